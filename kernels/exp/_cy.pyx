@@ -1,0 +1,101 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""EXP kernels for Cython; the reference is combatsim.exp.reference."""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+
+from rng cimport DOMAIN_DENSE, Stream, Words, block, dense_die, rejection_threshold
+
+cdef enum:
+    KILODIE = 1000
+    # Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly.
+    TILE_BLOCKS = 1024
+
+
+cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bonus,
+                         int64_t maximum_roll, int64_t hit_bar, uint32_t threshold) noexcept nogil:
+    cdef Stream stream
+    cdef int64_t i, hits = 0
+    for i in range(first, last):
+        hits += _min(dense_die(&stream, seed, <uint64_t>i, KILODIE, threshold) + bonus,
+                     maximum_roll) > hit_bar
+    return hits
+
+
+cdef void _fast_hits(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                     uint64_t bar, uint32_t threshold, int64_t* hits, int64_t* rejected) noexcept nogil:
+    # Branch-free over whole dense blocks so the compiler vectorises it; the rare rejected
+    # words are left to the exact path.
+    cdef int64_t g, hit_count = 0, reject_count = 0
+    cdef uint64_t p0, p1, p2, p3
+    cdef Words w
+    for g in range(first_block, last_block):
+        w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
+        p0 = <uint64_t>w.w0 * KILODIE
+        p1 = <uint64_t>w.w1 * KILODIE
+        p2 = <uint64_t>w.w2 * KILODIE
+        p3 = <uint64_t>w.w3 * KILODIE
+        hit_count += (p0 >= bar) + (p1 >= bar) + (p2 >= bar) + (p3 >= bar)
+        reject_count += ((<uint32_t>p0 < threshold) + (<uint32_t>p1 < threshold)
+                         + (<uint32_t>p2 < threshold) + (<uint32_t>p3 < threshold))
+    hits[0] = hit_count
+    rejected[0] = reject_count
+
+
+cdef int64_t _uniform_hits(uint64_t seed, int64_t start, int64_t count, int64_t bonus,
+                          int64_t maximum_roll, int64_t hit_bar) noexcept nogil:
+    # Same bonus, MR and AR for every attack, no per-attack output: dense blocks in tiles.
+    cdef uint32_t threshold = rejection_threshold(KILODIE)
+    cdef int64_t end = start + count, first_block, last_block, tile, tile_end
+    cdef int64_t hits, tile_hits, rejected
+    # roll + bonus > hit_bar  <=>  0-based roll value >= hit_bar - bonus
+    cdef uint64_t bar = (<uint64_t>_min(_max(hit_bar - bonus, 0), KILODIE)) << 32
+    if maximum_roll <= hit_bar:
+        return 0
+    first_block = (start + 3) >> 2
+    last_block = _max(first_block, end >> 2)
+    hits = _exact_hits(seed, start, _min(end, first_block * 4), bonus, maximum_roll, hit_bar, threshold)
+    hits += _exact_hits(seed, _max(last_block * 4, start), end, bonus, maximum_roll, hit_bar, threshold)
+    tile = first_block
+    while tile < last_block:
+        tile_end = _min(tile + TILE_BLOCKS, last_block)
+        _fast_hits(<uint32_t>seed, <uint32_t>(seed >> 32), tile, tile_end, bar, threshold,
+                   &tile_hits, &rejected)
+        if rejected:
+            tile_hits = _exact_hits(seed, tile * 4, tile_end * 4, bonus, maximum_roll, hit_bar, threshold)
+        hits += tile_hits
+        tile = tile_end
+    return hits
+
+
+def to_hit(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus,
+           const int64_t[::1] maximum_roll, const int64_t[::1] armour_rating, bint hit_on_equal,
+           int64_t[::1] counts, int32_t[::1] to_hit_out):
+    cdef uint32_t threshold = rejection_threshold(KILODIE)
+    cdef Stream stream
+    cdef int64_t k, b, cap, armour, total, hits = 0
+    cdef bint keep = to_hit_out.shape[0] > 0
+    cdef bint many_bonus = bonus.shape[0] > 1, many_cap = maximum_roll.shape[0] > 1
+    cdef bint many_armour = armour_rating.shape[0] > 1
+    if not (many_bonus or many_cap or many_armour or keep):
+        with nogil:
+            hits = _uniform_hits(seed, start, count, bonus[0], maximum_roll[0],
+                                 armour_rating[0] - hit_on_equal)  # a hit: to-hit > hit_bar
+        counts[0] += hits
+        return
+    with nogil:
+        for k in range(count):
+            b = bonus[k if many_bonus else 0]
+            cap = maximum_roll[k if many_cap else 0]
+            armour = armour_rating[k if many_armour else 0]
+            total = _min(dense_die(&stream, seed, <uint64_t>(start + k), KILODIE, threshold) + b, cap)
+            hits += total > armour - hit_on_equal
+            if keep:
+                to_hit_out[k] = <int32_t>total
+    counts[0] += hits

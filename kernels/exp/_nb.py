@@ -1,0 +1,95 @@
+"""EXP kernels for Numba; the reference is combatsim.exp.reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ..rng_nb import (
+    DOMAIN_DENSE,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
+    block,
+    dense_die,
+    rejection_threshold,
+    seed_key,
+)
+
+KILODIE = 1000
+#: Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly.
+TILE_BLOCKS = 1024
+
+
+@njit
+def _fast_hits(k0, k1, first_block, last_block, first_hit_value, threshold):
+    """Hits over whole dense blocks: a kilodie value (0-based) at or above ``first_hit_value``.
+
+    Branch-free so LLVM vectorises it; returns (hits, rejected words) and leaves the rare
+    rejected words to the exact path.
+    """
+    kilodie = np.uint64(KILODIE)
+    hits = np.int64(0)
+    rejected = np.int64(0)
+    bar = np.uint64(first_hit_value) << SHIFT32
+    for g in range(first_block, last_block):
+        w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
+        p0 = w0 * kilodie
+        p1 = w1 * kilodie
+        p2 = w2 * kilodie
+        p3 = w3 * kilodie
+        hits += np.int64(p0 >= bar) + np.int64(p1 >= bar) + np.int64(p2 >= bar) + np.int64(p3 >= bar)
+        rejected += (
+            np.int64((p0 & MASK32) < threshold)
+            + np.int64((p1 & MASK32) < threshold)
+            + np.int64((p2 & MASK32) < threshold)
+            + np.int64((p3 & MASK32) < threshold)
+        )
+    return hits, rejected
+
+
+@njit
+def _exact_hits(state, k0, k1, first, last, bonus, maximum_roll, hit_bar, threshold):
+    hits = 0
+    for i in range(first, last):
+        roll = dense_die(state, k0, k1, i, np.uint64(KILODIE), threshold)
+        hits += min(roll + bonus, maximum_roll) > hit_bar
+    return hits
+
+
+@njit
+def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal, counts, to_hit_out):
+    k0, k1 = seed_key(seed)
+    threshold = rejection_threshold(KILODIE)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    uniform = bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
+    if uniform and to_hit_out.shape[0] == 0:
+        b = bonus[0]
+        cap = maximum_roll[0]
+        hit_bar = armour_rating[0] - np.int64(hit_on_equal)  # a hit: to-hit > hit_bar
+        if cap <= hit_bar:
+            return
+        # roll + bonus > hit_bar  <=>  0-based roll value >= hit_bar - bonus
+        first_hit_value = min(max(hit_bar - b, 0), KILODIE)
+        end = start + count
+        first_block = (start + 3) >> 2
+        last_block = max(first_block, end >> 2)
+        hits = _exact_hits(state, k0, k1, start, min(end, first_block * 4), b, cap, hit_bar, threshold)
+        hits += _exact_hits(state, k0, k1, max(last_block * 4, start), end, b, cap, hit_bar, threshold)
+        for tile in range(first_block, last_block, TILE_BLOCKS):
+            tile_end = min(tile + TILE_BLOCKS, last_block)
+            tile_hits, rejected = _fast_hits(k0, k1, tile, tile_end, first_hit_value, threshold)
+            if rejected:
+                tile_hits = _exact_hits(state, k0, k1, tile * 4, tile_end * 4, b, cap, hit_bar, threshold)
+            hits += tile_hits
+        counts[0] += hits
+        return
+    for k in range(count):
+        roll = dense_die(state, k0, k1, start + k, np.uint64(KILODIE), threshold)
+        b = bonus[k if bonus.shape[0] > 1 else 0]
+        cap = maximum_roll[k if maximum_roll.shape[0] > 1 else 0]
+        armour = armour_rating[k if armour_rating.shape[0] > 1 else 0]
+        total = min(roll + b, cap)
+        counts[0] += total > armour - np.int64(hit_on_equal)
+        if to_hit_out.shape[0]:
+            to_hit_out[k] = total

@@ -1,0 +1,56 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Cython twins of the "rng" kernels (dice histograms, word streams) for tests and benchmarks."""
+from libc.stdint cimport int64_t, uint32_t, uint64_t
+
+from rng cimport (Stream, Words, block, dense_die, philox4x32 as _philox4x32,
+                   rejection_threshold, stream_die, stream_start)
+
+
+def philox4x32(counter, key):
+    cdef Words words = _philox4x32(counter[0], counter[1], counter[2], counter[3], key[0], key[1])
+    return words.w0, words.w1, words.w2, words.w3
+
+
+def philox_words(uint64_t seed, uint64_t index, int64_t blocks, uint32_t domain, uint64_t[::1] out):
+    cdef int64_t b
+    cdef Words words
+    for b in range(blocks):
+        words = block(<uint32_t>seed, <uint32_t>(seed >> 32), index, <uint32_t>b, domain)
+        out[4 * b] = words.w0
+        out[4 * b + 1] = words.w1
+        out[4 * b + 2] = words.w2
+        out[4 * b + 3] = words.w3
+
+
+def dense_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] sides,
+               int64_t[::1] counts, int64_t[::1] out):
+    cdef uint32_t side_count = <uint32_t>sides[0]
+    cdef uint32_t threshold = rejection_threshold(side_count)
+    cdef Stream stream
+    cdef int64_t k, value
+    cdef bint keep = out.shape[0] > 0
+    with nogil:
+        for k in range(count):
+            value = dense_die(&stream, seed, <uint64_t>(start + k), side_count, threshold)
+            counts[value - 1] += 1
+            if keep:
+                out[k] = value
+
+
+def item_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] sides,
+              int64_t dice_per_item, int64_t[::1] counts, int64_t[::1] out):
+    cdef uint32_t side_count = <uint32_t>sides[0]
+    cdef uint32_t threshold = rejection_threshold(side_count)
+    cdef Stream stream
+    cdef int64_t k, d, value, total
+    cdef bint keep = out.shape[0] > 0
+    with nogil:
+        for k in range(count):
+            stream_start(&stream, seed, <uint64_t>(start + k))
+            total = 0
+            for d in range(dice_per_item):
+                value = stream_die(&stream, side_count, threshold)
+                counts[value - 1] += 1
+                total += value
+            if keep:
+                out[k] = total

@@ -1,0 +1,36 @@
+"""Declares the Cython extensions; everything else lives in pyproject.toml.
+
+Kernels compile with -O3. Set COMBATSIM_NATIVE=1 when building from source to add
+-march=native (faster on the build machine, not portable to older CPUs).
+"""
+
+import os
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+compile_args = ["-O3"]
+if os.environ.get("COMBATSIM_NATIVE", "") not in ("", "0"):
+    compile_args.append("-march=native")
+
+
+def extension(pyx: Path) -> Extension:
+    module = "combatsim." + ".".join(pyx.with_suffix("").parts)
+    return Extension(
+        module,
+        [str(pyx)],
+        include_dirs=[numpy.get_include(), "."],
+        extra_compile_args=compile_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+
+
+setup(
+    ext_modules=cythonize(
+        [extension(pyx) for pyx in sorted(Path("kernels").rglob("*.pyx"))],
+        include_path=["kernels"],
+        compiler_directives={"language_level": 3},
+    )
+)

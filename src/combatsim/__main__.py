@@ -1,0 +1,5 @@
+import sys
+
+from combatsim.cli import main
+
+sys.exit(main())

@@ -1,0 +1,100 @@
+"""Backends and the kernel registry.
+
+Every kernel has one name and three implementations with one signature:
+``python`` (the reference in ``combatsim.<ruleset>.reference``), ``numba``
+(``combatsim.kernels.<ruleset>._nb``) and ``cython`` (``combatsim.kernels.<ruleset>._cy``).
+Tests and benchmarks iterate :data:`KERNELS`, so no kernel can exist in one backend only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from collections.abc import Callable
+
+BACKENDS = ("python", "numba", "cython")
+BACKEND_CHOICES = ("auto", *BACKENDS)
+#: Forces the backend that ``"auto"`` resolves to (an explicit backend argument still wins).
+BACKEND_ENVIRONMENT_VARIABLE = "COMBATSIM_BACKEND"
+
+#: ruleset -> kernel names. Each name resolves to the same function name in each backend module.
+KERNELS: dict[str, tuple[str, ...]] = {
+    "rng": ("dense_dice", "item_dice"),
+    "exp": ("to_hit",),
+}
+
+#: The rule systems (every registry family but the generator's own dice kernels).
+RULESETS = tuple(family for family in KERNELS if family != "rng")
+
+_MODULES = {
+    "python": "combatsim.{ruleset}.reference",
+    "numba": "combatsim.kernels.{ruleset}._nb",
+    "cython": "combatsim.kernels.{ruleset}._cy",
+}
+#: The dice kernels live beside the generator they test rather than in a ruleset folder.
+_MODULE_OVERRIDES = {
+    "rng": {"python": "combatsim.rng", "numba": "combatsim.kernels.rng_nb", "cython": "combatsim.kernels.rng_cy"}
+}
+_PROBE = _MODULE_OVERRIDES["rng"]
+_warned_fallback = False
+
+
+def kernel_names() -> list[str]:
+    """All registered kernels as ``ruleset.kernel``."""
+    return [f"{ruleset}.{name}" for ruleset, names in KERNELS.items() for name in names]
+
+
+def backend_available(backend: str) -> bool:
+    try:
+        importlib.import_module(_PROBE[backend])
+    except ImportError:
+        return False
+    return True
+
+
+def available_backends() -> list[str]:
+    return [backend for backend in BACKENDS if backend_available(backend)]
+
+
+def resolve_backend(backend: str | None = "auto") -> str:
+    """Turn ``auto`` into a concrete backend: cython, then numba, then python (warning once)."""
+    global _warned_fallback
+    if backend is None:
+        backend = "auto"
+    if backend not in BACKEND_CHOICES:
+        raise ValueError(f"backend must be one of {', '.join(BACKEND_CHOICES)}; got {backend!r}")
+    if backend == "auto":
+        forced = os.environ.get(BACKEND_ENVIRONMENT_VARIABLE, "").strip()
+        if forced and forced != "auto":
+            if forced not in BACKENDS:
+                raise ValueError(
+                    f"{BACKEND_ENVIRONMENT_VARIABLE} must be one of {', '.join(BACKEND_CHOICES)}; got {forced!r}"
+                )
+            backend = forced
+        else:
+            for candidate in BACKENDS[::-1]:
+                if backend_available(candidate):
+                    if candidate != "cython" and not _warned_fallback:
+                        _warned_fallback = True
+                        warnings.warn(
+                            f"combatsim: the cython backend is unavailable; falling back to {candidate}",
+                            RuntimeWarning,
+                            stacklevel=3,
+                        )
+                    return candidate
+    if not backend_available(backend):
+        raise ValueError(f"backend {backend!r} is not available here; available: {', '.join(available_backends())}")
+    return backend
+
+
+def get_kernel(name: str, backend: str) -> Callable:
+    """The implementation of kernel ``ruleset.kernel`` in ``backend`` (already resolved)."""
+    ruleset, _, kernel = name.partition(".")
+    if kernel not in KERNELS.get(ruleset, ()):
+        raise ValueError(f"unknown kernel {name!r}; known: {', '.join(kernel_names())}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+    path = _MODULE_OVERRIDES.get(ruleset, _MODULES)[backend].format(ruleset=ruleset)
+    module = importlib.import_module(path)
+    return getattr(module, kernel)
