@@ -28,11 +28,12 @@ def dense_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] s
     cdef uint32_t threshold = rejection_threshold(side_count)
     cdef Stream stream
     cdef int64_t k, value
-    cdef bint keep = out.shape[0] > 0
+    cdef bint keep = out.shape[0] > 0, histogram = counts.shape[0] > 0
     with nogil:
         for k in range(count):
             value = dense_die(&stream, seed, <uint64_t>(start + k), side_count, threshold)
-            counts[value - 1] += 1
+            if histogram:
+                counts[value - 1] += 1
             if keep:
                 out[k] = value
 
@@ -43,14 +44,15 @@ def item_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] si
     cdef uint32_t threshold = rejection_threshold(side_count)
     cdef Stream stream
     cdef int64_t k, d, value, total
-    cdef bint keep = out.shape[0] > 0
+    cdef bint keep = out.shape[0] > 0, histogram = counts.shape[0] > 0
     with nogil:
         for k in range(count):
             stream_start(&stream, seed, <uint64_t>(start + k))
             total = 0
             for d in range(dice_per_item):
                 value = stream_die(&stream, side_count, threshold)
-                counts[value - 1] += 1
+                if histogram:
+                    counts[value - 1] += 1
                 total += value
             if keep:
                 out[k] = total

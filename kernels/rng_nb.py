@@ -159,7 +159,8 @@ def dense_dice(seed, start, count, sides, counts, out):
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     for k in range(count):
         value = dense_die(state, k0, k1, start + k, side_count, threshold)
-        counts[value - 1] += 1
+        if counts.shape[0]:
+            counts[value - 1] += 1
         if out.shape[0]:
             out[k] = value
 
@@ -175,7 +176,8 @@ def item_dice(seed, start, count, sides, dice_per_item, counts, out):
         total = 0
         for _ in range(dice_per_item):
             value = stream_die(state, side_count, threshold)
-            counts[value - 1] += 1
+            if counts.shape[0]:
+                counts[value - 1] += 1
             total += value
         if out.shape[0]:
             out[k] = total

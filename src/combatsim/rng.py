@@ -47,9 +47,8 @@ def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tupl
 
 def block(seed: int, index: int, block_number: int, domain: int) -> tuple[int, int, int, int]:
     """The four words of one block of an item's counter space."""
-    return philox4x32(
-        (index & MASK32, (index >> 32) & MASK32, block_number, domain), (seed & MASK32, seed >> 32)
-    )
+    seed, index = int(seed), int(index)
+    return philox4x32((index & MASK32, index >> 32, block_number, domain), (seed & MASK32, seed >> 32))
 
 
 def rejection_threshold(sides: int) -> int:
@@ -66,7 +65,7 @@ def scale(word: int, sides: int) -> tuple[int, int]:
 class ItemStream:
     """The words of one item, consumed in order: item words from DOMAIN_ITEM, retries from DOMAIN_RETRY."""
 
-    __slots__ = ("seed", "index", "words_used", "retries_used", "_block", "_retry_block")
+    __slots__ = ("_block", "_retry_block", "index", "retries_used", "seed", "words_used")
 
     def __init__(self, seed: int, index: int) -> None:
         self.seed = seed
@@ -122,7 +121,8 @@ def dense_dice(seed, start, count, sides, counts, out) -> None:
     """Each item rolls one die of ``sides[0]`` from the dense layout."""
     for k in range(count):
         value = dense_die(seed, start + k, int(sides[0]))
-        counts[value - 1] += 1
+        if len(counts):
+            counts[value - 1] += 1
         if len(out):
             out[k] = value
 
@@ -134,7 +134,8 @@ def item_dice(seed, start, count, sides, dice_per_item, counts, out) -> None:
         total = 0
         for _ in range(dice_per_item):
             value = stream.die(int(sides[0]))
-            counts[value - 1] += 1
+            if len(counts):
+                counts[value - 1] += 1
             total += value
         if len(out):
             out[k] = total

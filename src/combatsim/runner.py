@@ -44,6 +44,7 @@ def run_kernel(
     items; other params pass through whole. ``outputs`` have one entry per item, or are empty.
     Ctrl-C stops after the slices in flight and returns what was done, marked partial.
     """
+    seed = np.uint64(seed)  # seeds past 2**63 must reach Numba as unsigned
     totals = np.zeros(counts_size, dtype=np.int64)
     done = 0
     slice_counts = [np.zeros(counts_size, dtype=np.int64) for _ in range(threads)]

@@ -1,0 +1,35 @@
+"""pytest-benchmark suite: every bench case of every ruleset, in every backend plus numpy.
+
+``pytest bench --benchmark-enable`` times them (tox -e bench); the default test run keeps
+benchmarks disabled, so each case runs once as a smoke check of the benchmark code itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from combatsim.bench import cases
+
+CASES = {case.kernel: case for case in cases()}
+ITEMS = {"python": 2_000, "numpy": 200_000, "numba": 2_000_000, "cython": 2_000_000}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("backend", ["python", "numpy", "numba", "cython"])
+@pytest.mark.parametrize("kernel", sorted(CASES))
+def test_kernel(benchmark, kernel, backend, threads):
+    case = CASES[kernel]
+    if backend in ("python", "numpy") and threads == 2:
+        pytest.skip("single-threaded baseline")
+    if backend == "numpy" and case.numpy is None:
+        pytest.skip("no numpy baseline for this kernel")
+    items = ITEMS[backend]
+    benchmark.extra_info["items"] = items
+    if backend == "numpy":
+        benchmark(case.numpy, items)
+    else:
+        case.run(backend, items, threads)  # JIT and caches outside the timing
+        benchmark(case.run, backend, items, threads)
+    stats = benchmark.stats
+    if stats is not None:
+        benchmark.extra_info["items_per_second"] = items / stats.stats.min

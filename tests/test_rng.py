@@ -1,0 +1,146 @@
+"""Philox4x32-10 and the dice built on it, in every backend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from combatsim import rng
+from combatsim.kernels import rng_cy, rng_nb
+from combatsim.registry import get_kernel
+from combatsim.runner import run_kernel
+
+# Random123's known-answer vectors for philox4x32_10 (kat_vectors): counter, key, output.
+KNOWN_ANSWERS = [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
+]
+
+
+def _numba_philox(counter, key):
+    values = rng_nb.philox4x32(*(np.uint64(c) for c in counter), np.uint64(key[0]), np.uint64(key[1]))
+    return tuple(int(v) for v in values)
+
+
+PHILOX = {"python": rng.philox4x32, "numba": _numba_philox, "cython": rng_cy.philox4x32}
+WORDS = {"python": rng.philox_words, "numba": rng_nb.philox_words, "cython": rng_cy.philox_words}
+
+
+@pytest.mark.parametrize(("counter", "key", "expected"), KNOWN_ANSWERS)
+def test_philox_known_answers(backend, counter, key, expected):
+    assert PHILOX[backend](counter, key) == expected
+
+
+def test_public_philox_is_the_reference():
+    from combatsim.rng import philox4x32
+
+    assert philox4x32((0, 0, 0, 0), (0, 0)) == KNOWN_ANSWERS[0][2]
+
+
+@given(
+    seed=st.integers(0, 2**64 - 1),
+    index=st.integers(0, 2**62),
+    domain=st.integers(0, 2),
+)
+def test_word_streams_identical_across_backends(seed, index, domain):
+    streams = {}
+    for name, words in WORDS.items():
+        out = np.zeros(12, dtype=np.uint64)
+        words(np.uint64(seed), index, 3, domain, out)
+        streams[name] = out
+    np.testing.assert_array_equal(streams["python"], streams["numba"])
+    np.testing.assert_array_equal(streams["python"], streams["cython"])
+
+
+def test_counter_layout_separates_index_words_and_seed_words():
+    # Index 2**32 must not alias index 0: the high word is a counter word of its own.
+    assert rng.block(5, 2**32, 0, 0) != rng.block(5, 0, 0, 0)
+    assert rng.block(2**32, 0, 0, 0) != rng.block(0, 0, 0, 0)
+    assert rng.block(5, 2**32 + 7, 0, 0) == rng.philox4x32((7, 1, 0, 0), (5, 0))
+    assert rng.block(2**32 + 9, 3, 2, 1) == rng.philox4x32((3, 0, 2, 1), (9, 1))
+
+
+def test_dense_layout_takes_one_word_per_item():
+    words = rng.block(11, 0, 0, rng.DOMAIN_DENSE) + rng.block(11, 1, 0, rng.DOMAIN_DENSE)
+    assert [rng.dense_word(11, i) for i in range(8)] == list(words)
+
+
+def test_rejection_retries_come_from_the_retry_domain():
+    # sides = 2**31 + 1 rejects almost half of all words, so retries are exercised constantly.
+    sides = 2**31 + 1
+    threshold = rng.rejection_threshold(sides)
+    assert threshold == 2**31 - 1
+    stream = rng.ItemStream(3, 12)
+    value = stream.bounded(0, sides)  # word 0: product 0 has low word 0 < threshold, rejected
+    assert stream.retries_used >= 1
+    retry = rng.block(3, 12, 0, rng.DOMAIN_RETRY)
+    accepted = next(w for w in retry if (w * sides) & rng.MASK32 >= threshold)
+    assert value == (accepted * sides) >> 32
+
+
+@pytest.mark.parametrize("family_kernel", ["rng.dense_dice", "rng.item_dice"])
+@given(seed=st.integers(0, 2**64 - 1), start=st.integers(0, 2**40), sides=st.sampled_from([1, 6, 20, 1000, 2**31 + 1]))
+def test_dice_identical_across_backends(family_kernel, seed, start, sides):
+    outputs = {}
+    for backend in ("python", "numba", "cython"):
+        kernel = get_kernel(family_kernel, backend)
+        out = np.zeros(37, dtype=np.int64)
+        counts = np.zeros(0, dtype=np.int64)
+        extra = (3,) if family_kernel == "rng.item_dice" else ()
+        kernel(np.uint64(seed), start, 37, np.array([sides], dtype=np.int64), *extra, counts, out)
+        outputs[backend] = out
+    np.testing.assert_array_equal(outputs["python"], outputs["numba"])
+    np.testing.assert_array_equal(outputs["python"], outputs["cython"])
+    per_die = 3 if family_kernel == "rng.item_dice" else 1
+    assert outputs["python"].min() >= per_die and outputs["python"].max() <= per_die * sides
+
+
+def _chi_square_p_value(observed: np.ndarray) -> float:
+    """Upper tail of the chi-square statistic against the uniform law (Wilson-Hilferty)."""
+    expected = observed.sum() / observed.size
+    statistic = float(((observed - expected) ** 2 / expected).sum())
+    dof = observed.size - 1
+    z = ((statistic / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / np.sqrt(2 / (9 * dof))
+    from math import erfc, sqrt
+
+    return 0.5 * erfc(z / sqrt(2))
+
+
+@pytest.mark.parametrize("sides", [1000, 100, 20])
+@pytest.mark.parametrize("family_kernel", ["rng.dense_dice", "rng.item_dice"])
+def test_dice_chi_square_uniform(backend, family_kernel, sides):
+    n = 20_000 if backend == "python" else 2_000_000
+    extra = (4,) if family_kernel == "rng.item_dice" else ()
+    result = run_kernel(
+        get_kernel(family_kernel, backend),
+        n=n // 4 if extra else n,
+        seed=20261130,
+        params=(np.array([sides], dtype=np.int64), *extra),
+        per_item=(False,) * (1 + len(extra)),
+        counts_size=sides,
+        outputs=(np.zeros(0, dtype=np.int64),),
+        chunk_size=1 << 20,
+    )
+    assert result.counts.sum() == (n // 4) * 4 if extra else n
+    assert _chi_square_p_value(result.counts) > 1e-4
+
+
+def test_documented_vectors():
+    """The vectors printed in docs/rng.md."""
+    assert rng.block(7, 0, 0, rng.DOMAIN_DENSE) == (0xD6A62573, 0x71EADE72, 0x3AC9655A, 0x2AFFC9A4)
+    assert [rng.dense_die(7, i, 1000) for i in range(8)] == [839, 445, 230, 168, 740, 652, 137, 698]
+    assert [rng.dense_die(7, 2**32 + i, 1000) for i in range(4)] == [180, 555, 449, 819]
+    stream = rng.ItemStream(42, 5)
+    assert [stream.word() for _ in range(5)] == [0x5099D809, 0x4B20B5D2, 0x0D41B5E2, 0x0A653407, 0x4E9B5CDF]
+    stream = rng.ItemStream(42, 5)
+    assert [stream.die(s) for s in (20, 100, 8, 8, 4, 6)] == [7, 30, 1, 1, 2, 6]
+    assert rng.ItemStream(2**64 - 1, 2**40 + 3).roll(3, 10) == 13
+    stream = rng.ItemStream(3, 12)
+    assert stream.bounded(0, 2**31 + 1) == 591835129 and stream.retries_used == 1
