@@ -21,7 +21,7 @@ def extension(pyx: Path) -> Extension:
     return Extension(
         module,
         [str(pyx)],
-        include_dirs=[numpy.get_include(), "."],
+        include_dirs=[numpy.get_include(), "kernels"],
         extra_compile_args=compile_args,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )

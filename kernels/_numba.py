@@ -12,9 +12,12 @@ import numba
 
 
 def njit(function=None, **options):
-    """``numba.njit`` with ``cache=True`` and ``nogil=True`` (threads run kernels in parallel)."""
+    """``numba.njit`` with ``cache=True``, ``nogil=True`` (threads run kernels in parallel) and
+    ``error_model="numpy"``."""
     options.setdefault("cache", True)
     options.setdefault("nogil", True)
+    # Kernels never divide by zero (inputs are validated), so skip Python's division checks.
+    options.setdefault("error_model", "numpy")
 
     def decorate(func):
         try:

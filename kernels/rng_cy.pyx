@@ -56,3 +56,23 @@ def item_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] si
                 total += value
             if keep:
                 out[k] = total
+
+
+cdef extern from "dense_count.h" nogil:
+    int64_t dense_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                        uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
+    int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                               uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
+
+
+def dense_count_paths(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t sides,
+                      int64_t first_value):
+    """(count, rejected) from the dispatched path (AVX2 where available) and the portable path."""
+    cdef int64_t fast_rejected, portable_rejected, fast, portable
+    cdef uint64_t bar = (<uint64_t>first_value) << 32
+    cdef uint32_t threshold = rejection_threshold(sides)
+    fast = dense_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block, sides, bar,
+                       threshold, &fast_rejected)
+    portable = dense_count_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block,
+                                  sides, bar, threshold, &portable_rejected)
+    return (fast, fast_rejected), (portable, portable_rejected)

@@ -26,7 +26,9 @@ _WORDS, _RETRY_WORDS = 6, 10
 STREAM_SIZE = 14
 
 
-@njit
+# Inlined at the Numba IR level: a call per block would stop LLVM from vectorising the loops
+# that draw many blocks.
+@njit(inline="always")
 def philox4x32(c0, c1, c2, c3, k0, k1):
     """Philox4x32-10 on uint64-held 32-bit words."""
     for _ in range(10):
@@ -50,7 +52,7 @@ def seed_key(seed):
     return seed & MASK32, seed >> SHIFT32
 
 
-@njit
+@njit(inline="always")
 def block(k0, k1, index, block_number, domain):
     unsigned = np.uint64(index)
     return philox4x32(unsigned & MASK32, unsigned >> SHIFT32, np.uint64(block_number), domain, k0, k1)

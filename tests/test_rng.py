@@ -144,3 +144,20 @@ def test_documented_vectors():
     assert rng.ItemStream(2**64 - 1, 2**40 + 3).roll(3, 10) == 13
     stream = rng.ItemStream(3, 12)
     assert stream.bounded(0, 2**31 + 1) == 591835129 and stream.retries_used == 1
+
+
+@given(
+    seed=st.integers(0, 2**64 - 1),
+    first_block=st.integers(0, 2**40),
+    blocks=st.integers(0, 300),
+    sides=st.sampled_from([6, 20, 100, 1000]),
+    data=st.data(),
+)
+def test_dense_count_simd_path_equals_portable_path_and_reference(seed, first_block, blocks, sides, data):
+    first_value = data.draw(st.integers(0, sides))
+    fast, portable = rng_cy.dense_count_paths(seed, first_block, first_block + blocks, sides, first_value)
+    assert fast == portable
+    if blocks <= 40:
+        words = [w for g in range(first_block, first_block + blocks) for w in rng.block(seed, g, 0, rng.DOMAIN_DENSE)]
+        assert fast[0] == sum(rng.scale(w, sides)[0] >= first_value for w in words)
+        assert fast[1] == sum(rng.scale(w, sides)[1] < rng.rejection_threshold(sides) for w in words)
