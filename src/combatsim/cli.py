@@ -23,6 +23,9 @@ def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000)
     parser.add_argument("--threads", type=_integer, default=None, help="threads (default: all cores)")
     parser.add_argument("--chunk-size", type=_integer, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help="where chunks run: this process, or a Dask cluster (needs the dask extra)")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a LocalCluster)")
 
 
 def emit(args: argparse.Namespace, record: dict, human: Callable[[dict], str]) -> int:
@@ -87,9 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from combatsim.executors import use_executor
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "executor", "local") == "dask":
+            with use_executor("dask", args.scheduler):
+                return args.handler(args)
         return args.handler(args)
     except (ValueError, TypeError) as error:
         print(f"combatsim: error: {error}", file=sys.stderr)

@@ -102,12 +102,15 @@ def simulate(
     counts_size: int,
     outputs: Sequence[np.ndarray] = (),
     progress: Callable[[int, int], None] | None = None,
+    executor: object = None,
 ) -> tuple[RunResult, str, int]:
     """Validate the run-level arguments, resolve the backend and stream the kernel.
 
     Ruleset APIs validate their own inputs first, then call this; the kernel itself never
-    validates. Returns (result, backend used, threads used).
+    validates. ``executor`` is "local", "dask" or None (the one set by
+    ``combatsim.executors.use_executor``, else local). Returns (result, backend used, threads used).
     """
+    from combatsim.executors import resolve_executor, run_dask
     from combatsim.registry import get_kernel, resolve_backend
     from combatsim.validation import check_int, check_seed, check_threads
 
@@ -115,7 +118,15 @@ def simulate(
     seed = check_seed(seed)
     threads = check_threads(threads)
     backend = resolve_backend(backend)
-    chunk = DEFAULT_CHUNK[backend] if chunk_size is None else check_int("chunk_size", chunk_size, 1, 1 << 40)
+    choice = resolve_executor(executor)
+    if chunk_size is not None:
+        chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
+    if choice.name == "dask":
+        result = run_dask(choice, kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params,
+                          per_item=per_item, counts_size=counts_size, outputs=outputs, chunk_size=chunk_size,
+                          progress=progress)
+        return result, backend, threads
+    chunk = DEFAULT_CHUNK[backend] if chunk_size is None else chunk_size
     kernel = get_kernel(kernel_name, backend)
     result = run_kernel(
         kernel,

@@ -56,12 +56,14 @@ def simulate_to_hit(
     chunk_size: int | None = None,
     outcomes: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    executor: str | None = None,
 ) -> ToHitResult:
     """Simulate ``n`` kilodie to-hit rolls: to-hit = min(kilodie + bonus, maximum roll).
 
     ``bonus``, ``maximum_roll`` and ``armour_rating`` are scalars or arrays with one entry per
     attack. A hit needs to-hit greater than the armour rating, or equal with ``hit_on_equal``.
     With ``outcomes=True`` the result carries every attack's to-hit roll (memory grows with n).
+    ``executor="dask"`` runs the chunks on a Dask cluster (combatsim.executors), bit-identically.
     """
     if not isinstance(hit_on_equal, bool | np.bool_):
         raise TypeError(f"hit_on_equal must be a bool, got {type(hit_on_equal).__name__}")
@@ -84,6 +86,7 @@ def simulate_to_hit(
         counts_size=1,
         outputs=(to_hit,),
         progress=progress,
+        executor=executor,
     )
     return ToHitResult(
         attacks=result.items_done,
