@@ -1,8 +1,11 @@
 """The one place that decides how Numba kernels are compiled.
 
 ``cache=True`` keeps JIT compilation out of every run after the first. A cache directory that is
-missing, stale or read-only must never break an import: Numba raises at decoration time when it
-finds no writable cache location, and then the kernel compiles uncached instead. Set
+missing, stale, corrupt or read-only must never break an import or a call: Numba raises at
+decoration time when it finds no writable cache location, and then the kernel compiles uncached
+instead; an entry that fails to load counts as a miss. Numba checks a cached kernel against its
+own file's timestamp only, so after editing a shared module such as rng_nb.py in a source
+checkout, delete the kernels' ``__pycache__`` folders (installed copies are rebuilt on upgrade). Set
 ``NUMBA_CACHE_DIR`` to move the cache (for example when the package is installed read-only).
 """
 
@@ -21,9 +24,28 @@ def njit(function=None, **options):
 
     def decorate(func):
         try:
-            return numba.njit(**options)(func)
+            dispatcher = numba.njit(**options)(func)
         except (RuntimeError, OSError, PermissionError):
             uncached = dict(options, cache=False)
             return numba.njit(**uncached)(func)
+        _tolerate_corrupt_entries(dispatcher)
+        return dispatcher
 
     return decorate if function is None else decorate(function)
+
+
+def _tolerate_corrupt_entries(dispatcher) -> None:
+    """Treat a cache entry that fails to load (truncated, corrupt, from another Numba) as a miss:
+    the kernel recompiles and overwrites it instead of raising at its first call."""
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None:
+        return
+
+    def load_or_miss(*args, **kwargs):
+        try:
+            return load(*args, **kwargs)
+        except Exception:
+            return None
+
+    cache.load_overload = load_or_miss

@@ -26,7 +26,9 @@ class ExecutorChoice:
     scheduler: object = None
 
 
-_current: contextvars.ContextVar[ExecutorChoice] = contextvars.ContextVar("combatsim_executor", default=ExecutorChoice())
+_current: contextvars.ContextVar[ExecutorChoice] = contextvars.ContextVar(
+    "combatsim_executor", default=ExecutorChoice()  # noqa: B039 (frozen dataclass: immutable)
+)
 
 
 def resolve_executor(executor: str | ExecutorChoice | None, scheduler: object = None) -> ExecutorChoice:
