@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
@@ -76,6 +77,19 @@ def build_parser() -> argparse.ArgumentParser:
     rulesets = attack.add_subparsers(dest="ruleset", required=True)
     for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
         importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
+
+    odds = commands.add_parser("odds", help="exact probabilities of one attack's outcomes")
+    odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
+    curve = commands.add_parser("curve", help="hit probability over a range of one parameter")
+    curve_rulesets = curve.add_subparsers(dest="ruleset", required=True)
+    for ruleset in RULESETS:  # each combatsim.<ruleset>.odds may provide add_odds_parser / add_curve_parser
+        if importlib.util.find_spec(f"combatsim.{ruleset}.odds") is None:
+            continue
+        module = importlib.import_module(f"combatsim.{ruleset}.odds")
+        if hasattr(module, "add_odds_parser"):
+            module.add_odds_parser(odds_rulesets)
+        if hasattr(module, "add_curve_parser"):
+            module.add_curve_parser(curve_rulesets)
 
     backends = commands.add_parser("backends", help="list the available backends")
     backends.add_argument("--json", action="store_true")

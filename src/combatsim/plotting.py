@@ -1,0 +1,45 @@
+"""Plots (optional extra ``plot``: matplotlib)."""
+
+from __future__ import annotations
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ValueError('plots need the plot extra: pip install "combatsim[plot]" (matplotlib)') from None
+    return plt
+
+
+def plot_curve(curve: dict, path: str, title: str) -> None:
+    plt = _pyplot()
+    parameter = curve["parameter"]
+    xs = [point[parameter] for point in curve["points"]]
+    ys = [point["hit_probability_float"] for point in curve["points"]]
+    figure, axes = plt.subplots(figsize=(7, 4))
+    axes.step(xs, ys, where="mid")
+    axes.set_xlabel(parameter.replace("_", " "))
+    axes.set_ylabel("hit probability")
+    fixed = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in curve["fixed"].items())
+    axes.set_title(f"{title} ({fixed})")
+    axes.set_ylim(-0.02, 1.02)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def plot_histogram(histogram: dict, path: str, title: str, xlabel: str) -> None:
+    plt = _pyplot()
+    xs = [int(k) for k in histogram]
+    figure, axes = plt.subplots(figsize=(7, 4))
+    axes.bar(xs, list(histogram.values()))
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("fights")
+    axes.set_title(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

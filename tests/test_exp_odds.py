@@ -1,0 +1,58 @@
+"""Exact EXP odds and curves: against icepool, against Monte Carlo, and through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from combatsim.cli import main as cli_main
+from combatsim.exp import simulate_to_hit
+from combatsim.exp.odds import hit_curve, hit_probability
+from tests.test_exp_to_hit import exact_hit_probability
+
+
+@given(
+    bonus=st.integers(-1200, 1200),
+    maximum_roll=st.integers(1, 2200),
+    armour_rating=st.integers(-100, 2100),
+    hit_on_equal=st.booleans(),
+)
+def test_hit_probability_equals_icepool(bonus, maximum_roll, armour_rating, hit_on_equal):
+    assert hit_probability(bonus, maximum_roll, armour_rating, hit_on_equal) == exact_hit_probability(
+        bonus, maximum_roll, armour_rating, hit_on_equal
+    )
+
+
+@pytest.mark.parametrize(("bonus", "maximum_roll", "armour_rating"), [(184, 843, 700), (87, 801, 575), (0, 625, 624)])
+def test_hit_probability_agrees_with_monte_carlo(bonus, maximum_roll, armour_rating):
+    n = 1_000_000
+    p = float(hit_probability(bonus, maximum_roll, armour_rating))
+    hits = simulate_to_hit(n, bonus=bonus, maximum_roll=maximum_roll, armour_rating=armour_rating, seed=8).hits
+    assert abs(hits - n * p) <= 5 * math.sqrt(n * p * (1 - p)) + 1e-9
+
+
+def test_curve_is_monotone_in_armour_rating():
+    curve = hit_curve("110", "760", "400:1000:10")
+    values = [point["hit_probability_float"] for point in curve["points"]]
+    assert curve["parameter"] == "armour_rating" and len(values) == 61
+    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert values[-1] == 0.0  # MR 760 cannot beat AR 1000
+
+
+def test_cli_odds_and_curve(capsys, tmp_path):
+    assert cli_main(["odds", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "580", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"probabilities": {"hits": "53/100", "misses": "47/100"}}
+    plot = tmp_path / "curve.png"
+    assert cli_main(["curve", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "400:1000:10",
+                     "--json", "--plot", str(plot)]) == 0
+    curve = json.loads(capsys.readouterr().out)
+    assert curve["points"][18] == {"armour_rating": 580, "hit_probability": "53/100", "hit_probability_float": 0.53}
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli_main(["curve", "exp", "--bonus", "1:2:1", "--max-roll", "760", "--armour-rating", "4:5:1"]) == 2
+    assert "sweep one parameter at a time" in capsys.readouterr().err
+    assert cli_main(["curve", "exp", "--bonus", "x", "--max-roll", "760", "--armour-rating", "4"]) == 2
+    assert "bonus must be an integer or start:stop:step" in capsys.readouterr().err
