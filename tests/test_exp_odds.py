@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -39,7 +40,7 @@ def test_curve_is_monotone_in_armour_rating():
     curve = hit_curve("110", "760", "400:1000:10")
     values = [point["hit_probability_float"] for point in curve["points"]]
     assert curve["parameter"] == "armour_rating" and len(values) == 61
-    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(values))
     assert values[-1] == 0.0  # MR 760 cannot beat AR 1000
 
 

@@ -99,5 +99,6 @@ def _run_curve(args: argparse.Namespace) -> int:
     else:
         parameter = curve["parameter"]
         for point in curve["points"]:
-            print(f"{parameter}={point[parameter]:>6}  P(hit)={point['hit_probability_float']:.4f}  ({point['hit_probability']})")
+            value, p = point[parameter], point["hit_probability_float"]
+            print(f"{parameter}={value:>6}  P(hit)={p:.4f}  ({point['hit_probability']})")
     return 0
