@@ -10,6 +10,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -78,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
         importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
 
+    from combatsim.fights import add_fight_parser
+
+    add_fight_parser(commands, add_run_options)
+
     odds = commands.add_parser("odds", help="exact probabilities of one attack's outcomes")
     odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
     curve = commands.add_parser("curve", help="hit probability over a range of one parameter")
@@ -119,6 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("combatsim: interrupted", file=sys.stderr)
         return 130
+    except OSError as error:  # unreadable or unwritable files named on the command line
+        print(f"combatsim: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a bug: one line, the traceback only on request
+        if os.environ.get("COMBATSIM_DEBUG"):
+            raise
+        print(f"combatsim: internal error: {type(error).__name__}: {error} (set COMBATSIM_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -88,10 +88,14 @@ def run_dask(
     chunk_size: int | None,
     progress: Callable[[int, int], None] | None,
 ):
-    """Submit one task per chunk and sum the counts; Ctrl-C cancels what has not finished."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    """Submit one task per chunk and sum the counts; Ctrl-C cancels what has not finished.
 
-    from combatsim.runner import RunResult
+    Chunks are gathered in index order, so a stop rule sees (and a stopped run keeps) exactly
+    the first items, as in a local run.
+    """
+    from dask.distributed import Client, LocalCluster
+
+    from combatsim.runner import RunResult, after_chunk
 
     own_client = not hasattr(choice.scheduler, "submit")
     if own_client:
@@ -113,15 +117,16 @@ def run_dask(
                 client.submit(_run_chunk, kernel_name, backend, int(seed), start, stop, sliced, counts_size,
                               output_kinds, pure=False)
             )
-        for future in as_completed(futures):
+        for future in futures:
             start, stop, counts, chunk_outputs = future.result()
             totals += counts
             for out, part in zip(outputs, chunk_outputs, strict=True):
                 if out.shape[0]:
                     out[start:start + part.shape[0]] = part
-            done += stop - start
-            if progress is not None:
-                progress(done, n)
+            done = stop
+            if after_chunk(done, n, totals, progress):
+                client.cancel(futures)
+                return RunResult(totals, done, partial=False, stopped_early=True)
     except KeyboardInterrupt:
         client.cancel(futures)
         return RunResult(totals, done, partial=True)

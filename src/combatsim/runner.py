@@ -7,7 +7,9 @@ chunk's outputs (none when per-item outputs are not requested) and one counts bu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -22,7 +24,48 @@ DEFAULT_CHUNK = {"python": 1 << 12, "numba": 1 << 22, "cython": 1 << 22}
 class RunResult:
     counts: np.ndarray
     items_done: int
+    #: Interrupted (Ctrl-C): fewer items than asked for, whatever whole chunks were done.
     partial: bool
+    #: Stopped on purpose by an observer's stop rule (e.g. a target confidence interval).
+    stopped_early: bool = False
+
+
+@dataclass(frozen=True)
+class Observer:
+    """Watches a run from outside the ruleset APIs (the CLI's progress bar, --target-error).
+
+    ``progress(done, n)`` after every chunk; ``stop(done, totals)`` returning True ends the run
+    after that chunk. Items are done in index order, so a run stopped after k items is exactly
+    the first k items of the full run.
+    """
+
+    progress: Callable[[int, int], None] | None = None
+    stop: Callable[[int, np.ndarray], bool] | None = None
+
+
+_observer: contextvars.ContextVar[Observer | None] = contextvars.ContextVar("combatsim_observer", default=None)
+
+
+@contextlib.contextmanager
+def observe(progress: Callable[[int, int], None] | None = None,
+            stop: Callable[[int, np.ndarray], bool] | None = None) -> Iterator[None]:
+    token = _observer.set(Observer(progress, stop))
+    try:
+        yield
+    finally:
+        _observer.reset(token)
+
+
+def after_chunk(done: int, n: int, totals: np.ndarray, progress: Callable[[int, int], None] | None) -> bool:
+    """Report progress; True when an observer asks the run to stop here."""
+    if progress is not None:
+        progress(done, n)
+    observer = _observer.get()
+    if observer is None:
+        return False
+    if observer.progress is not None:
+        observer.progress(done, n)
+    return observer.stop is not None and done < n and bool(observer.stop(done, totals))
 
 
 def run_kernel(
@@ -79,8 +122,8 @@ def run_kernel(
             for counts in slice_counts:
                 totals += counts
             done = stop
-            if progress is not None:
-                progress(done, n)
+            if after_chunk(done, n, totals, progress):
+                return RunResult(totals, done, partial=False, stopped_early=True)
     except KeyboardInterrupt:
         return RunResult(totals, done, partial=True)
     finally:
