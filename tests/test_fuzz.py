@@ -1,0 +1,93 @@
+"""Hostile input: every public entry point answers with a result or a clear error, never a crash.
+
+Errors are ValueError or TypeError naming the field; the CLI prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from combatsim.cli import main as cli_main
+from combatsim.dice import Dice
+from combatsim.exp import simulate_to_hit
+
+FIELDS = ("bonus", "maximum_roll", "armour_rating")
+
+hostile_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=8),
+    st.binary(max_size=4),
+    st.lists(st.integers(-5, 5), max_size=3),
+    st.just(object()),
+)
+hostile_arrays = hnp.arrays(
+    dtype=st.sampled_from([np.int8, np.int64, np.uint64, np.float64, np.bool_, np.complex64, object]),
+    shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=5),
+    elements=st.integers(0, 3),
+)
+
+
+def _strided(values):
+    """A non-contiguous view, which kernels must never see as such."""
+    return np.asarray(values, dtype=np.int64).repeat(2)[::2]
+
+
+@given(field=st.sampled_from(FIELDS), value=st.one_of(hostile_scalars, hostile_arrays), n=st.integers(-3, 5))
+def test_to_hit_rejects_or_runs(field, value, n):
+    arguments = dict(bonus=100, maximum_roll=800, armour_rating=500)
+    arguments[field] = value
+    try:
+        result = simulate_to_hit(n, seed=1, backend="cython", outcomes=True, **arguments)
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        assert field in message or message.startswith("n must"), message
+        return
+    assert result.attacks == n
+    assert 0 <= result.hits <= n
+    assert len(result.to_hit) == n
+
+
+@given(values=st.lists(st.integers(-1000, 1000), min_size=1, max_size=40), seed=st.integers(0, 2**64 - 1))
+def test_non_contiguous_arrays_equal_contiguous(values, seed):
+    strided = _strided(values)
+    assert not strided.flags.c_contiguous or len(values) == 1
+    one = simulate_to_hit(len(values), bonus=strided, maximum_roll=900, armour_rating=400, seed=seed, outcomes=True)
+    other = simulate_to_hit(len(values), bonus=np.array(values), maximum_roll=900, armour_rating=400, seed=seed,
+                            outcomes=True)
+    np.testing.assert_array_equal(one.to_hit, other.to_hit)
+
+
+@given(st.text(max_size=12))
+def test_dice_parse_never_crashes(text):
+    try:
+        dice = Dice.parse(text, field="damage")
+    except ValueError as error:
+        assert "damage" in str(error)
+        return
+    assert dice.minimum <= dice.maximum
+
+
+WORDS = ["attack", "exp", "d100", "tss", "--bonus", "--max-roll", "--armour-rating", "-n", "--seed", "--backend",
+         "--threads", "--json", "numba", "python", "fortran", "1e3", "-1", "0", "nan", "inf", "3.5", "100", "2**64",
+         "18446744073709551616", "backends", "odds", "curve", "1:5:1", "fight", "x.toml", "--executor"]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=10))
+def test_cli_never_prints_a_traceback(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli_main(argv)
+        except SystemExit as exit_:  # argparse's own usage errors
+            code = exit_.code
+    assert "Traceback" not in err.getvalue() + out.getvalue()
+    assert code in (0, 2, 130), (argv, err.getvalue())
