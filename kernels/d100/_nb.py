@@ -131,21 +131,26 @@ def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, w
     rejected = np.int64(0)
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        for w in (w0, w1, w2, w3):
-            product = w * sides
-            rejected += np.int64((product & MASK32) < threshold)
-            a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _tallies(product >> SHIFT32, cb, hb, sb, fb, lb1, wb1,
-                                                              lb2, wb2, two)
-            t0 += a0
-            t1 += a1
-            t2 += a2
-            t3 += a3
-            t4 += a4
-            t5 += a5
-            t6 += a6
-            t7 += a7
-            t8 += a8
-            t9 += a9
+        p0 = w0 * sides
+        p1 = w1 * sides
+        p2 = w2 * sides
+        p3 = w3 * sides
+        rejected += (np.int64((p0 & MASK32) < threshold) + np.int64((p1 & MASK32) < threshold)
+                     + np.int64((p2 & MASK32) < threshold) + np.int64((p3 & MASK32) < threshold))
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _tallies(p0 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = _tallies(p1 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _tallies(p2 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 = _tallies(p3 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        t0 += a0 + b0 + c0 + d0
+        t1 += a1 + b1 + c1 + d1
+        t2 += a2 + b2 + c2 + d2
+        t3 += a3 + b3 + c3 + d3
+        t4 += a4 + b4 + c4 + d4
+        t5 += a5 + b5 + c5 + d5
+        t6 += a6 + b6 + c6 + d6
+        t7 += a7 + b7 + c7 + d7
+        t8 += a8 + b8 + c8 + d8
+        t9 += a9 + b9 + c9 + d9
     return t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected
 
 
