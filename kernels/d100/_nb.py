@@ -227,7 +227,7 @@ def _damage_bars(lethality, serious, nonlethal):
 
 
 @njit
-def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
            weapons, counts, tier_out, wound_out, wound2_out):
     uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
                and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
@@ -319,7 +319,7 @@ def _first_active_opponent(table, st, m, c):
 
 @njit
 def _side_out(table, st, m, side):
-    for o in range(m):
+    for o in range(m):  # noqa: SIM110 (Numba: no generators)
         if st[o, S_ACTIVE] and table[o, C_SIDE] == side:
             return False
     return True
@@ -397,7 +397,7 @@ def _declare(table, st, rng, m, c, first_pass, d100_threshold):
     target = st[c, S_ENGAGED] if engaged else _first_active_opponent(table, st, m, c)
     st[c, S_ACTION] = action
     st[c, S_TARGET] = target
-    if action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE or action == ACTION_PRESS:
+    if action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE or action == ACTION_PRESS:  # noqa: SIM109
         st[target, S_TARGETED] = 1
     if action == ACTION_DEFEND:
         st[c, S_DEFENDING] = 1
@@ -408,7 +408,7 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
     """Returns the winning side when the fight just ended, else -1."""
     action = st[c, S_ACTION]
     d100 = np.uint64(D100)
-    if action == ACTION_NONE or action == ACTION_DEFEND:
+    if action == ACTION_NONE or action == ACTION_DEFEND:  # noqa: SIM109
         return -1
     if action == ACTION_TAKE_COVER:
         st[c, S_COVER] = 1
@@ -449,7 +449,7 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
         target = _first_active_opponent(table, st, m, c)
     if action == ACTION_CHARGE:
         st[c, S_COVER] = 0
-    quick = np.int64(action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE)
+    quick = np.int64(action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE)  # noqa: SIM109
     _attack(table, st, rng, c, target, quick, counts, sides_attack, threshold_attack)
     if st[target, S_ACTIVE] and (action == ACTION_CHARGE or not table[c, C_RANGED]):
         _release(st, c)
@@ -461,7 +461,7 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
 
 
 @njit
-def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     rng = np.zeros(STREAM_SIZE, dtype=np.uint64)
@@ -529,3 +529,18 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
             winner_out[k] = winner if winner >= 0 else NO_WINNER
         if rounds_out.shape[0]:
             rounds_out[k] = rounds
+
+
+# The registry's entry points. Numba types a Python int seed as int64 on the first call and then
+# cannot take a seed of 2**63 or more ("int too big to convert"); passing np.uint64 fixes the type.
+def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+           weapons, counts, tier_out, wound_out, wound2_out):
+    """Attacks with damage; the reference is combatsim.d100.reference.attack."""
+    _attack_kernel(np.uint64(seed), np.int64(start), np.int64(count), full_skill, lethality, serious, nonlethal,
+            lethality2, serious2, nonlethal2, weapons, counts, tier_out, wound_out, wound2_out)
+
+
+def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Fights; the reference is combatsim.d100.reference.fight."""
+    _fight_kernel(np.uint64(seed), np.int64(start), np.int64(count), table, np.int64(passes), np.int64(max_rounds),
+           np.int64(ambush_side), counts, winner_out, rounds_out)

@@ -74,7 +74,9 @@ def _check_ranks(name: str, ranks: object) -> tuple[int, ...]:
 def check_severity(value: object) -> Fraction:
     """Weapon severity: an int, a Fraction or a decimal string, in tenths, 0..100."""
     if isinstance(value, bool) or not isinstance(value, int | Fraction | str):
-        raise TypeError(f"severity must be an int, Fraction or decimal string such as '1.5', got {type(value).__name__}")
+        raise TypeError(
+            f"severity must be an int, Fraction or decimal string such as '1.5', got {type(value).__name__}"
+        )
     try:
         severity = Fraction(value)
     except (ValueError, ZeroDivisionError):

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from combatsim.d100 import model
 from combatsim.d100.layout import (
+    A_FLESH,
+    A_INSTANT_DEATH,
+    A_LETHAL,
+    A_SERIOUS,
     ACTION_ATTACK,
     ACTION_CHARGE,
     ACTION_DEFEND,
@@ -25,7 +29,6 @@ from combatsim.d100.layout import (
     C_AMBUSH_DEFEND,
     C_ARMOUR,
     C_ATTACK,
-    C_DAMAGE,
     C_DUAL_ALLOWED,
     C_FLEE_BASE,
     C_NONLETHAL,
@@ -40,19 +43,15 @@ from combatsim.d100.layout import (
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
     F_FLEE_SUCCESSES,
+    F_FLESH,
     F_INSTANT_DEATH,
     F_LETHAL,
     F_ROUNDS,
     F_SERIOUS,
-    F_FLESH,
     F_SURPRISED,
     F_WINS,
     NO_WINNER,
     POLICY_ACTIONS,
-    A_FLESH,
-    A_INSTANT_DEATH,
-    A_LETHAL,
-    A_SERIOUS,
     damage_column,
 )
 from combatsim.rng import ItemStream, dense_die
