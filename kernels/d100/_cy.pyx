@@ -168,40 +168,108 @@ cdef inline void _tally(uint64_t value, const Bars* b, int64_t* t) noexcept nogi
     t[9] += lethal2 & critical
 
 
-cdef inline void _untally(uint64_t value, const Bars* b, int64_t* t) noexcept nogil:
-    cdef int64_t scratch[10]
-    cdef int j
-    for j in range(10):
-        scratch[j] = 0
-    _tally(value, b, scratch)
-    for j in range(10):
-        t[j] -= scratch[j]
+ctypedef struct WordBars:
+    # The bars as thresholds on the 32-bit words themselves (docs/d100.md, "fast path"):
+    # attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B  <=>  r1 (or r2) < the same.
+    uint32_t critical
+    uint32_t hard
+    uint32_t success
+    uint32_t critical_failure
+    uint32_t lethal1
+    uint32_t worse1
+    uint32_t lethal2
+    uint32_t worse2
+    uint32_t two
 
 
-cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const Bars* b,
+cdef inline uint32_t _word_bar(uint64_t bar) noexcept nogil:
+    # ceil(bar 2^32 / 100), at most 2^32 - 1: r1 and r2 are multiples of 4, never 2^32 - 1.
+    cdef uint64_t threshold = ((bar << 32) + 99) / 100
+    return <uint32_t>(threshold if threshold < 0xFFFFFFFFu else 0xFFFFFFFFu)
+
+
+cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
+    wb.critical = _word_bar(b.critical)
+    wb.hard = _word_bar(b.hard)
+    wb.success = _word_bar(b.success)
+    wb.critical_failure = _word_bar(b.critical_failure)
+    wb.lethal1 = _word_bar(b.lethal1)
+    wb.worse1 = _word_bar(b.worse1)
+    wb.lethal2 = _word_bar(b.lethal2)
+    wb.worse2 = _word_bar(b.worse2)
+    wb.two = <uint32_t>b.two
+
+
+cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
+    # Removes what the fast pass tallied for word w (see _fast_tile).
+    cdef uint32_t r1 = w * 100u
+    cdef uint32_t r2 = r1 * 100u
+    cdef int64_t critical = w < b.critical
+    cdef int64_t success = w < b.success
+    cdef int64_t lethal1 = success & (r1 < b.lethal1)
+    cdef int64_t lethal2 = success & <int64_t>b.two & (r2 < b.lethal2)
+    t[0] -= critical
+    t[1] -= w < b.hard
+    t[2] -= success
+    t[3] -= w >= b.critical_failure
+    t[4] -= lethal1
+    t[5] -= success & (r1 < b.worse1)
+    t[6] -= lethal1 & critical
+    t[7] -= lethal2
+    t[8] -= success & <int64_t>b.two & (r2 < b.worse2)
+    t[9] -= lethal2 & critical
+
+
+cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const WordBars* b,
                         uint32_t threshold, int64_t* totals) noexcept nogil:
     # Tallies over whole dense blocks; returns the rejected words, fixed by the caller.
+    # With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
+    # v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit
+    # (100 r2) >> 32 with r2 = 100 r1 mod 2^32, and the product's low word 100 r2 mod 2^32 decides
+    # Lemire's rejection: 32-bit multiplies and compares only.
     cdef int64_t g, rejected = 0
-    cdef uint64_t p0, p1, p2, p3
-    cdef Words w
-    cdef int64_t t[10]
+    cdef uint32_t ws[4]
+    cdef uint32_t w, r1, r2, r3
+    cdef int64_t critical, success, lethal1, lethal2, two = b.two
+    cdef int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0
     cdef int j
-    for j in range(10):
-        t[j] = 0
+    cdef Words words
     for g in range(first_block, last_block):
-        w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
-        p0 = <uint64_t>w.w0 * ATTACK_SIDES
-        p1 = <uint64_t>w.w1 * ATTACK_SIDES
-        p2 = <uint64_t>w.w2 * ATTACK_SIDES
-        p3 = <uint64_t>w.w3 * ATTACK_SIDES
-        rejected += ((<uint32_t>p0 < threshold) + (<uint32_t>p1 < threshold)
-                     + (<uint32_t>p2 < threshold) + (<uint32_t>p3 < threshold))
-        _tally(p0 >> 32, b, t)
-        _tally(p1 >> 32, b, t)
-        _tally(p2 >> 32, b, t)
-        _tally(p3 >> 32, b, t)
-    for j in range(10):
-        totals[j] += t[j]
+        words = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
+        ws[0] = words.w0
+        ws[1] = words.w1
+        ws[2] = words.w2
+        ws[3] = words.w3
+        for j in range(4):
+            w = ws[j]
+            r1 = w * 100u
+            r2 = r1 * 100u
+            r3 = r2 * 100u
+            rejected += r3 < threshold
+            critical = w < b.critical
+            success = w < b.success
+            lethal1 = success & (r1 < b.lethal1)
+            lethal2 = success & two & (r2 < b.lethal2)
+            t0 += critical
+            t1 += w < b.hard
+            t2 += success
+            t3 += w >= b.critical_failure
+            t4 += lethal1
+            t5 += success & (r1 < b.worse1)
+            t6 += lethal1 & critical
+            t7 += lethal2
+            t8 += success & two & (r2 < b.worse2)
+            t9 += lethal2 & critical
+    totals[0] += t0
+    totals[1] += t1
+    totals[2] += t2
+    totals[3] += t3
+    totals[4] += t4
+    totals[5] += t5
+    totals[6] += t6
+    totals[7] += t7
+    totals[8] += t8
+    totals[9] += t9
     return rejected
 
 
@@ -216,6 +284,8 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     cdef uint32_t word
     cdef uint64_t product
     cdef Words w
+    cdef WordBars wb
+    _word_bars(b, &wb)
     for j in range(10):
         totals[j] = 0
     first_block = (start + 3) >> 2
@@ -228,7 +298,7 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     tile = first_block
     while tile < last_block:
         tile_end = _min(tile + TILE_BLOCKS, last_block)
-        if _fast_tile(k0, k1, tile, tile_end, b, threshold, totals):
+        if _fast_tile(k0, k1, tile, tile_end, &wb, threshold, totals):
             # Replace each rejected word's fast tally with its exact value (retry domain).
             for g in range(tile, tile_end):
                 w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
@@ -236,7 +306,7 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
                     word = pick(w, position)
                     product = <uint64_t>word * ATTACK_SIDES
                     if <uint32_t>product < threshold:
-                        _untally(product >> 32, b, totals)
+                        _untally_word(word, &wb, totals)
                         stream_start(&stream, seed, <uint64_t>(g * 4 + position))
                         _tally(<uint64_t>stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
         tile = tile_end

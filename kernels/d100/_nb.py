@@ -124,23 +124,59 @@ def _tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
 
 
 @njit
+def _word_bar(bar):
+    """ceil(bar 2^32 / 100), at most 2^32 - 1 (r1 and r2 are multiples of 4, never 2^32 - 1)."""
+    threshold = ((np.uint64(bar) << SHIFT32) + np.uint64(99)) // np.uint64(100)
+    return min(threshold, MASK32)
+
+
+@njit
+def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
+    """_tallies of the word w itself, with the bars as word thresholds (_word_bar).
+
+    With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
+    v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit (100 r2) >> 32
+    with r2 = 100 r1 mod 2^32; so "digit < B" is "w (or r1, r2) < ceil(B 2^32 / 100)".
+    """
+    r1 = (w * np.uint64(100)) & MASK32
+    r2 = (r1 * np.uint64(100)) & MASK32
+    critical = np.int64(w < cb)
+    success = np.int64(w < sb)
+    lethal1 = success & np.int64(r1 < lb1)
+    lethal2 = success & two & np.int64(r2 < lb2)
+    return (
+        critical,
+        np.int64(w < hb),
+        success,
+        np.int64(w >= fb),
+        lethal1,
+        success & np.int64(r1 < wb1),
+        lethal1 & critical,
+        lethal2,
+        success & two & np.int64(r2 < wb2),
+        lethal2 & critical,
+    )
+
+
+@njit
 def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold):
-    """Tallies over whole dense blocks plus the count of rejected words (fixed by the caller)."""
-    sides = np.uint64(ATTACK_SIDES)
+    """Tallies over whole dense blocks (word thresholds) plus the count of rejected words; the low
+    word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32."""
+    hundred = np.uint64(100)
     t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = np.int64(0)
     rejected = np.int64(0)
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        p0 = w0 * sides
-        p1 = w1 * sides
-        p2 = w2 * sides
-        p3 = w3 * sides
-        rejected += (np.int64((p0 & MASK32) < threshold) + np.int64((p1 & MASK32) < threshold)
-                     + np.int64((p2 & MASK32) < threshold) + np.int64((p3 & MASK32) < threshold))
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _tallies(p0 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = _tallies(p1 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _tallies(p2 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 = _tallies(p3 >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        r0 = (((((w0 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
+        r1 = (((((w1 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
+        r2 = (((((w2 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
+        r3 = (((((w3 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
+        rejected += (np.int64(r0 < threshold) + np.int64(r1 < threshold) + np.int64(r2 < threshold)
+                     + np.int64(r3 < threshold))
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _word_tallies(w0, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = _word_tallies(w1, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _word_tallies(w2, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 = _word_tallies(w3, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
         t0 += a0 + b0 + c0 + d0
         t1 += a1 + b1 + c1 + d1
         t2 += a2 + b2 + c2 + d2
@@ -190,10 +226,12 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
     for i in range(max(last_block * 4, start), end):
         value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
+    wl1, ww1, wl2, ww2 = _word_bar(lethal1), _word_bar(serious1), _word_bar(lethal2), _word_bar(serious2)
     for tile in range(first_block, last_block, TILE_BLOCKS):
         tile_end = min(tile + TILE_BLOCKS, last_block)
         t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected = _fast_tile(
-            k0, k1, tile, tile_end, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold)
+            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold)
         _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
         if rejected:
             # Replace each rejected word's fast tally with its exact value (retry domain).
@@ -203,7 +241,7 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
                     word = pick(w0, w1, w2, w3, position)
                     product = word * sides
                     if (product & MASK32) < threshold:
-                        _add(totals, -1, *_tallies(product >> SHIFT32, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+                        _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two))
                         stream_start(state, k0, k1, g * 4 + position)
                         value = np.uint64(stream_bounded(state, word, sides, threshold))
                         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
