@@ -402,3 +402,26 @@ def test_flee_is_blocked_while_engaged(backend):
     shooter = [Combatant(0, 0, Weapon(30, 2, category="pistol"), policy=ALWAYS_ATTACK), fighters[1]]
     result = simulate_fights(100, shooter, passes=2, max_rounds=4, seed=2, backend=backend, threads=1)
     assert result.counts["flee_successes"] == result.counts["wins_side_0"] > 90
+
+
+MIXED = (20, 10, 10, 15, 15, 10, 10, 10)
+#: Every action, dual wield (melee and pistols), nonlethal weapons, armour, cover and an ambush.
+SKIRMISH = [
+    Combatant(0, 60, Weapon(30, 2), parkour=40, perception=50, specialty=(2,), policy=MIXED),
+    Combatant(0, 50, Weapon(20, 3, category="pistol"), second_weapon=Weapon(20, 3, category="pistol"),
+              two_gun_style=2, torso="light"),
+    Combatant(1, 55, Weapon(40, 2, category="carbine"), torso="heavy", helmet=True, policy=MIXED),
+    Combatant(1, 45, Weapon(25, 2, nonlethal=True), second_weapon=Weapon(25, 2), two_weapon_style=2, policy=MIXED),
+]
+
+
+def test_fight_snapshot(backend):
+    # Pins fight outcomes (seed 2026) so the three backends cannot drift wrong together.
+    result = simulate_fights(300, SKIRMISH, ambush_side=1, seed=2026, backend=backend, threads=1, outcomes=True)
+    assert result.counts == {
+        "wins_side_0": 179, "wins_side_1": 119, "draws": 2, "rounds": 1494, "attacks": 4521, "lethal": 330,
+        "serious": 407, "flesh": 1066, "instant_death": 35, "escalated_serious": 151, "escalated_lethal": 161,
+        "flee_successes": 261, "surprised": 271,
+    }
+    assert result.winner[:12].tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]
+    assert result.rounds[:12].tolist() == [4, 4, 7, 2, 3, 5, 3, 3, 6, 2, 3, 3]
