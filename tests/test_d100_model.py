@@ -319,3 +319,21 @@ def test_kernel_division_free_digits_are_exact():
     assert np.array_equal((v * np.uint64(429497)) >> np.uint64(32), v // np.uint64(10000))
     r = np.arange(10_000, dtype=np.uint64)
     assert np.array_equal((r * np.uint64(5243)) >> np.uint64(19), r // np.uint64(100))
+
+
+def test_fast_path_word_digits_equal_the_value_digits():
+    # docs/d100.md: with r1 = 100 w mod 2^32 and r2 = 100 r1 mod 2^32, the digits of
+    # v = (w 10^6) >> 32 are (100 w) >> 32, (100 r1) >> 32, (100 r2) >> 32, and the low word of
+    # w 10^6 is 100 r2 mod 2^32. Checked on 2 million random words and the edges.
+    rng = np.random.default_rng(7)
+    w = np.concatenate([rng.integers(0, 2**32, size=2_000_000, dtype=np.uint64),
+                        np.array([0, 1, 42949672, 42949673, 2**32 - 1], dtype=np.uint64)])
+    mask, hundred, shift = np.uint64(2**32 - 1), np.uint64(100), np.uint64(32)
+    v = (w * np.uint64(1_000_000)) >> shift
+    r1 = (w * hundred) & mask
+    r2 = (r1 * hundred) & mask
+    np.testing.assert_array_equal((w * hundred) >> shift, v // np.uint64(10000))
+    np.testing.assert_array_equal((r1 * hundred) >> shift, v // hundred % hundred)
+    np.testing.assert_array_equal((r2 * hundred) >> shift, v % hundred)
+    np.testing.assert_array_equal((r2 * hundred) & mask, (w * np.uint64(1_000_000)) & mask)
+    assert not np.any(r1 == mask) and not np.any(r1 % np.uint64(4))
