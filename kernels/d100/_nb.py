@@ -50,17 +50,24 @@ from combatsim.d100.layout import (
 
 from .._numba import njit
 from ..rng_nb import (
+    _HI,
+    _K0,
+    _K1,
+    _LO,
+    _USED,
+    _WORDS,
     DOMAIN_DENSE,
+    DOMAIN_ITEM,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
     block,
     dense_die,
+    philox4x32,
     pick,
     rejection_threshold,
     seed_key,
     stream_bounded,
-    stream_die,
     stream_start,
 )
 
@@ -326,6 +333,26 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
 # ---------------------------------------------------------------------------------------------
 # Fights: the reference's _Fight, with its per-combatant lists as arrays made once per call.
 # ---------------------------------------------------------------------------------------------
+@njit
+def _die(rng, sides, threshold):
+    """rng_nb.stream_die, word for word, with the common path kept in locals (about 2x faster in
+    Numba); a rejected word still retries through rng_nb.stream_bounded."""
+    used = rng[_USED]
+    position = np.int64(used & np.uint64(3))
+    if position == 0:
+        w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], used >> np.uint64(2), DOMAIN_ITEM, rng[_K0], rng[_K1])
+        rng[_WORDS] = w0
+        rng[_WORDS + 1] = w1
+        rng[_WORDS + 2] = w2
+        rng[_WORDS + 3] = w3
+    rng[_USED] = used + np.uint64(1)
+    word = rng[_WORDS + position]
+    product = word * sides
+    if (product & MASK32) < threshold:
+        return stream_bounded(rng, word, sides, threshold) + 1
+    return np.int64(product >> SHIFT32) + 1
+
+
 # State columns (int64 array of shape (m, S_FIELDS)).
 S_ACTIVE, S_DEADLY_FLESH, S_SERIOUS, S_LETHAL, S_COVER, S_DEFENDING, S_DUAL = 0, 1, 2, 3, 4, 5, 6
 S_FAILED_FLEE, S_ENGAGED, S_SURPRISED, S_TARGETED, S_ACTION, S_TARGET = 7, 8, 9, 10, 11, 12
@@ -377,7 +404,7 @@ def _attack(table, st, rng, c, t, quick, counts, sides_attack, threshold_attack)
     cover = st[t, S_COVER] & ranged
     dual = st[c, S_DUAL]
     steps = quick + dual + cover + st[t, S_DEFENDING]
-    value = np.uint64(stream_die(rng, sides_attack, threshold_attack) - 1)
+    value = np.uint64(_die(rng, sides_attack, threshold_attack) - 1)
     attack_value, damage, damage2 = _split(value)
     roll = np.int64(attack_value) + 1
     column = C_ATTACK + 4 * steps
@@ -420,7 +447,7 @@ def _declare(table, st, rng, m, c, first_pass, d100_threshold):
     if first_pass and st[c, S_SURPRISED]:
         st[c, S_ACTION] = ACTION_NONE
         return
-    policy_roll = stream_die(rng, np.uint64(D100), d100_threshold)
+    policy_roll = _die(rng, np.uint64(D100), d100_threshold)
     choice = 0
     while policy_roll > table[c, C_POLICY + choice]:
         choice += 1
@@ -459,8 +486,8 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
         if partner < 0:
             return -1
         if st[partner, S_ACTIVE] and st[partner, S_ACTION] == ACTION_PRESS and st[partner, S_TARGET] == c:
-            disengage_roll = stream_die(rng, d100, d100_threshold)
-            press_roll = stream_die(rng, d100, d100_threshold)
+            disengage_roll = _die(rng, d100, d100_threshold)
+            press_roll = _die(rng, d100, d100_threshold)
             if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(st, c)
         else:
@@ -471,7 +498,7 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
             return -1
         if st[c, S_TARGETED]:
             flee_target = min(95, table[c, C_FLEE_BASE] + 20 * st[c, S_FAILED_FLEE])
-            if stream_die(rng, d100, d100_threshold) > flee_target:
+            if _die(rng, d100, d100_threshold) > flee_target:
                 st[c, S_FAILED_FLEE] += 1
                 st[c, S_COVER] = 1
                 return -1
@@ -529,8 +556,8 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
                     continue
                 a = ambushers[rank % ambusher_count]
                 rank += 1
-                attacker_roll = stream_die(rng, d100, d100_threshold)
-                defender_roll = stream_die(rng, d100, d100_threshold)
+                attacker_roll = _die(rng, d100, d100_threshold)
+                defender_roll = _die(rng, d100, d100_threshold)
                 if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
                     st[d, S_SURPRISED] = 1
                     counts[F_SURPRISED] += 1
