@@ -4,6 +4,7 @@ probabilities, the API's validation and the CLI."""
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -425,3 +426,21 @@ def test_fight_snapshot(backend):
     }
     assert result.winner[:12].tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]
     assert result.rounds[:12].tolist() == [4, 4, 7, 2, 3, 5, 3, 3, 6, 2, 3, 3]
+
+
+@pytest.mark.slow
+def test_escalation_chain_win_rate_matches_binomial(backend):
+    # Lethality 0 and severity 0: every hit is a deadly flesh wound. Full skill 200 caps at 95, so
+    # each attack hits with probability 95/100 (the defender's -20 leaves 180, still capped). Six
+    # flesh wounds escalate to serious twice, then to lethal: side 0 wins within four rounds of two
+    # passes exactly when at least 6 of its 8 attacks hit.
+    fighters = [Combatant(0, 200, Weapon(0, 0), policy=ALWAYS_ATTACK),
+                Combatant(1, 50, Weapon(30, 2), policy=ALWAYS_DEFEND)]
+    n = 2000 if backend == "python" else 100_000
+    result = simulate_fights(n, fighters, passes=2, max_rounds=4, seed=21, backend=backend, threads=1)
+    p = Fraction(95, 100)
+    win = sum(Fraction(math.comb(8, k)) * p**k * (1 - p) ** (8 - k) for k in range(6, 9))
+    check_rate(result.counts["wins_side_0"], n, win)
+    assert result.counts["lethal"] == result.counts["serious"] == 0
+    assert result.counts["escalated_lethal"] == result.counts["wins_side_0"]
+    assert result.counts["escalated_serious"] >= 2 * result.counts["wins_side_0"]
