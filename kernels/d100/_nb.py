@@ -166,34 +166,40 @@ def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
 
 
 @njit
-def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold):
+def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold, buffer):
     """Tallies over whole dense blocks (word thresholds) plus the count of rejected words; the low
-    word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32."""
+    word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32. Two loops: Philox into
+    ``buffer``, then a branch-free pass over it that LLVM can vectorise."""
     hundred = np.uint64(100)
-    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = np.int64(0)
-    rejected = np.int64(0)
+    n = 0
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        r0 = (((((w0 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
-        r1 = (((((w1 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
-        r2 = (((((w2 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
-        r3 = (((((w3 * hundred) & MASK32) * hundred) & MASK32) * hundred) & MASK32
-        rejected += (np.int64(r0 < threshold) + np.int64(r1 < threshold) + np.int64(r2 < threshold)
-                     + np.int64(r3 < threshold))
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _word_tallies(w0, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        b0, b1, b2, b3, b4, b5, b6, b7, b8, b9 = _word_tallies(w1, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = _word_tallies(w2, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        d0, d1, d2, d3, d4, d5, d6, d7, d8, d9 = _word_tallies(w3, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
-        t0 += a0 + b0 + c0 + d0
-        t1 += a1 + b1 + c1 + d1
-        t2 += a2 + b2 + c2 + d2
-        t3 += a3 + b3 + c3 + d3
-        t4 += a4 + b4 + c4 + d4
-        t5 += a5 + b5 + c5 + d5
-        t6 += a6 + b6 + c6 + d6
-        t7 += a7 + b7 + c7 + d7
-        t8 += a8 + b8 + c8 + d8
-        t9 += a9 + b9 + c9 + d9
+        buffer[n] = w0
+        buffer[n + 1] = w1
+        buffer[n + 2] = w2
+        buffer[n + 3] = w3
+        n += 4
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = np.int64(0)
+    rejected = np.int64(0)
+    for j in range(n):
+        w = buffer[j]
+        r1 = (w * hundred) & MASK32
+        r2 = (r1 * hundred) & MASK32
+        rejected += np.int64(((r2 * hundred) & MASK32) < threshold)
+        critical = np.int64(w < cb)
+        success = np.int64(w < sb)
+        lethal1 = success & np.int64(r1 < lb1)
+        lethal2 = success & two & np.int64(r2 < lb2)
+        t0 += critical
+        t1 += np.int64(w < hb)
+        t2 += success
+        t3 += np.int64(w >= fb)
+        t4 += lethal1
+        t5 += success & np.int64(r1 < wb1)
+        t6 += lethal1 & critical
+        t7 += lethal2
+        t8 += success & two & np.int64(r2 < wb2)
+        t9 += lethal2 & critical
     return t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected
 
 
@@ -234,11 +240,12 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
         value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
+    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint64)
     wl1, ww1, wl2, ww2 = _word_bar(lethal1), _word_bar(serious1), _word_bar(lethal2), _word_bar(serious2)
     for tile in range(first_block, last_block, TILE_BLOCKS):
         tile_end = min(tile + TILE_BLOCKS, last_block)
         t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected = _fast_tile(
-            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold)
+            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold, buffer)
         _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
         if rejected:
             # Replace each rejected word's fast tally with its exact value (retry domain).
