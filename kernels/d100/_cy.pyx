@@ -221,45 +221,46 @@ cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexce
 
 
 cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const WordBars* b,
-                        uint32_t threshold, int64_t* totals) noexcept nogil:
+                        uint32_t threshold, int64_t* totals, uint32_t* buffer) noexcept nogil:
     # Tallies over whole dense blocks; returns the rejected words, fixed by the caller.
     # With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
     # v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit
     # (100 r2) >> 32 with r2 = 100 r1 mod 2^32, and the product's low word 100 r2 mod 2^32 decides
-    # Lemire's rejection: 32-bit multiplies and compares only.
-    cdef int64_t g, rejected = 0
-    cdef uint32_t ws[4]
-    cdef uint32_t w, r1, r2, r3
-    cdef int64_t critical, success, lethal1, lethal2, two = b.two
+    # Lemire's rejection: 32-bit multiplies and compares only. Two loops: Philox into ``buffer``,
+    # then a branch-free pass over it that the compiler vectorises.
+    cdef int64_t g, n = 0, j, rejected = 0
+    cdef uint32_t w, r1, r2
+    cdef uint32_t critical, success, lethal1, lethal2, two = b.two
+    cdef uint32_t cb = b.critical, hb = b.hard, sb = b.success, fb = b.critical_failure
+    cdef uint32_t lb1 = b.lethal1, wb1 = b.worse1, lb2 = b.lethal2, wb2 = b.worse2
     cdef int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0
-    cdef int j
     cdef Words words
     for g in range(first_block, last_block):
         words = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
-        ws[0] = words.w0
-        ws[1] = words.w1
-        ws[2] = words.w2
-        ws[3] = words.w3
-        for j in range(4):
-            w = ws[j]
-            r1 = w * 100u
-            r2 = r1 * 100u
-            r3 = r2 * 100u
-            rejected += r3 < threshold
-            critical = w < b.critical
-            success = w < b.success
-            lethal1 = success & (r1 < b.lethal1)
-            lethal2 = success & two & (r2 < b.lethal2)
-            t0 += critical
-            t1 += w < b.hard
-            t2 += success
-            t3 += w >= b.critical_failure
-            t4 += lethal1
-            t5 += success & (r1 < b.worse1)
-            t6 += lethal1 & critical
-            t7 += lethal2
-            t8 += success & two & (r2 < b.worse2)
-            t9 += lethal2 & critical
+        buffer[n] = words.w0
+        buffer[n + 1] = words.w1
+        buffer[n + 2] = words.w2
+        buffer[n + 3] = words.w3
+        n += 4
+    for j in range(n):
+        w = buffer[j]
+        r1 = w * 100u
+        r2 = r1 * 100u
+        rejected += (r2 * 100u) < threshold
+        critical = w < cb
+        success = w < sb
+        lethal1 = success & (r1 < lb1)
+        lethal2 = success & two & (r2 < lb2)
+        t0 += critical
+        t1 += w < hb
+        t2 += success
+        t3 += w >= fb
+        t4 += lethal1
+        t5 += success & (r1 < wb1)
+        t6 += lethal1 & critical
+        t7 += lethal2
+        t8 += success & two & (r2 < wb2)
+        t9 += lethal2 & critical
     totals[0] += t0
     totals[1] += t1
     totals[2] += t2
@@ -285,6 +286,7 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     cdef uint64_t product
     cdef Words w
     cdef WordBars wb
+    cdef uint32_t buffer[4 * TILE_BLOCKS]
     _word_bars(b, &wb)
     for j in range(10):
         totals[j] = 0
@@ -298,7 +300,7 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     tile = first_block
     while tile < last_block:
         tile_end = _min(tile + TILE_BLOCKS, last_block)
-        if _fast_tile(k0, k1, tile, tile_end, &wb, threshold, totals):
+        if _fast_tile(k0, k1, tile, tile_end, &wb, threshold, totals, buffer):
             # Replace each rejected word's fast tally with its exact value (retry domain).
             for g in range(tile, tile_end):
                 w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
