@@ -220,6 +220,47 @@ cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexce
     t[9] -= lethal2 & critical
 
 
+cdef enum:
+    # Philox lanes: blocks computed side by side so that the compiler vectorises the rounds.
+    LANES = 8
+
+
+cdef inline void _dense_blocks(uint32_t k0, uint32_t k1, int64_t first, uint32_t* out) noexcept nogil:
+    # Philox4x32-10 of the LANES dense blocks first..first+LANES-1 (counter: block index low and
+    # high words, 0, DOMAIN_DENSE), words in block order into out: rng.pxd's block(), lane-wise.
+    cdef uint32_t c0[LANES]
+    cdef uint32_t c1[LANES]
+    cdef uint32_t c2[LANES]
+    cdef uint32_t c3[LANES]
+    cdef uint64_t product0, product1
+    cdef uint32_t key0 = k0, key1 = k1, n0, n2
+    cdef int lane, round_number
+    cdef uint64_t g
+    for lane in range(LANES):
+        g = <uint64_t>(first + lane)
+        c0[lane] = <uint32_t>g
+        c1[lane] = <uint32_t>(g >> 32)
+        c2[lane] = 0
+        c3[lane] = DOMAIN_DENSE
+    for round_number in range(10):
+        for lane in range(LANES):
+            product0 = <uint64_t>0xD2511F53u * c0[lane]
+            product1 = <uint64_t>0xCD9E8D57u * c2[lane]
+            n0 = <uint32_t>(product1 >> 32) ^ c1[lane] ^ key0
+            n2 = <uint32_t>(product0 >> 32) ^ c3[lane] ^ key1
+            c0[lane] = n0
+            c1[lane] = <uint32_t>product1
+            c2[lane] = n2
+            c3[lane] = <uint32_t>product0
+        key0 = key0 + 0x9E3779B9u
+        key1 = key1 + 0xBB67AE85u
+    for lane in range(LANES):
+        out[4 * lane] = c0[lane]
+        out[4 * lane + 1] = c1[lane]
+        out[4 * lane + 2] = c2[lane]
+        out[4 * lane + 3] = c3[lane]
+
+
 cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const WordBars* b,
                         uint32_t threshold, int64_t* totals, uint32_t* buffer) noexcept nogil:
     # Tallies over whole dense blocks; returns the rejected words, fixed by the caller.
@@ -235,13 +276,19 @@ cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t l
     cdef uint32_t lb1 = b.lethal1, wb1 = b.worse1, lb2 = b.lethal2, wb2 = b.worse2
     cdef int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0
     cdef Words words
-    for g in range(first_block, last_block):
+    g = first_block
+    while g + LANES <= last_block:
+        _dense_blocks(k0, k1, g, buffer + n)
+        n += 4 * LANES
+        g += LANES
+    while g < last_block:
         words = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
         buffer[n] = words.w0
         buffer[n + 1] = words.w1
         buffer[n + 2] = words.w2
         buffer[n + 3] = words.w3
         n += 4
+        g += 1
     for j in range(n):
         w = buffer[j]
         r1 = w * 100u
