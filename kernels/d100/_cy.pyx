@@ -1,0 +1,726 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md)."""
+import numpy as np
+
+from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+
+from rng cimport (
+    DOMAIN_DENSE,
+    Stream,
+    Words,
+    block,
+    dense_die,
+    pick,
+    rejection_threshold,
+    stream_bounded,
+    stream_die,
+    stream_start,
+)
+
+# combatsim.d100.layout, repeated (tests compare LAYOUT with the Python tuple).
+cdef enum:
+    ATTACK_SIDES = 1000000
+    D100 = 100
+    A_LETHAL = 5
+    A_SERIOUS = 6
+    A_FLESH = 7
+    A_INSTANT_DEATH = 8
+    ATTACK_COUNTS = 9
+    F_WINS = 0
+    F_DRAWS = 2
+    F_ROUNDS = 3
+    F_ATTACKS = 4
+    F_LETHAL = 5
+    F_SERIOUS = 6
+    F_FLESH = 7
+    F_INSTANT_DEATH = 8
+    F_ESCALATED_SERIOUS = 9
+    F_ESCALATED_LETHAL = 10
+    F_FLEE_SUCCESSES = 11
+    F_SURPRISED = 12
+    FIGHT_COUNTS = 13
+    ACTION_NONE = 0
+    ACTION_ATTACK = 1
+    ACTION_QUICK_ATTACK = 2
+    ACTION_DEFEND = 3
+    ACTION_FLEE = 4
+    ACTION_PRESS = 5
+    ACTION_DISENGAGE = 6
+    ACTION_CHARGE = 7
+    ACTION_TAKE_COVER = 8
+    ACTION_TOGGLE_DUAL_WIELD = 9
+    C_SIDE = 0
+    C_RANGED = 1
+    C_ARMOUR = 2
+    C_DUAL_ALLOWED = 3
+    C_FLEE_BASE = 4
+    C_PRESS = 5
+    C_AMBUSH_ATTACK = 10
+    C_AMBUSH_DEFEND = 15
+    C_ATTACK = 20
+    C_NONLETHAL = 40
+    C_DAMAGE = 42
+    C_POLICY = 90
+    FIELDS = 98
+    NO_WINNER = -1
+    # Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
+    TILE_BLOCKS = 64
+    TIER_CRITICAL = 0
+    TIER_SUCCESS = 2
+    FLESH = 1
+    SERIOUS = 2
+    LETHAL = 3
+    INSTANT_DEATH = 4
+    # Fight state columns.
+    S_ACTIVE = 0
+    S_DEADLY_FLESH = 1
+    S_SERIOUS = 2
+    S_LETHAL = 3
+    S_COVER = 4
+    S_DEFENDING = 5
+    S_DUAL = 6
+    S_FAILED_FLEE = 7
+    S_ENGAGED = 8
+    S_SURPRISED = 9
+    S_TARGETED = 10
+    S_ACTION = 11
+    S_TARGET = 12
+    S_FIELDS = 13
+
+LAYOUT = (
+    ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
+    F_WINS, F_DRAWS, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH,
+    F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_FLEE_SUCCESSES, F_SURPRISED, FIGHT_COUNTS,
+    ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
+    ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
+    C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND, C_ATTACK, C_NONLETHAL, C_DAMAGE, C_POLICY, FIELDS,
+)
+
+ctypedef struct Bars:
+    # 0-based attack bars (attack value < bar: roll <= bar) and damage bars.
+    uint64_t critical
+    uint64_t hard
+    uint64_t success
+    uint64_t critical_failure
+    uint64_t lethal1
+    uint64_t worse1
+    uint64_t lethal2
+    uint64_t worse2
+    uint64_t two
+
+
+cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef inline int64_t _floor_div(int64_t a, int64_t b) noexcept nogil:
+    # Python's floor division (cdivision truncates toward zero).
+    cdef int64_t q = a / b
+    if (a % b != 0) and ((a < 0) != (b < 0)):
+        q -= 1
+    return q
+
+
+cdef inline void _tier_bars(int64_t skill, int64_t* bars) noexcept nogil:
+    # model.tier_bars
+    cdef int64_t capped = _min(95, skill)
+    cdef int64_t success_bar = _max(0, capped)
+    cdef int64_t hard_bar = _max(0, _min(capped, _floor_div(skill, 2)))
+    bars[0] = _max(0, _min(hard_bar, _floor_div(skill, 10)))
+    bars[1] = hard_bar
+    bars[2] = success_bar
+    bars[3] = 100 - (100 - success_bar + 9) / 10
+
+
+cdef inline void _split(uint64_t value, uint64_t* attack, uint64_t* damage, uint64_t* damage2) noexcept nogil:
+    # model.split_attack_value, 0-based, by exact multiply-shifts (v // 10000, r // 100).
+    cdef uint64_t a = (value * 429497u) >> 32
+    cdef uint64_t rest = value - a * 10000u
+    cdef uint64_t d = (rest * 5243u) >> 19
+    attack[0] = a
+    damage[0] = d
+    damage2[0] = rest - d * 100u
+
+
+cdef inline void _tally(uint64_t value, const Bars* b, int64_t* t) noexcept nogil:
+    # One attack's contributions, branch-free (see the Numba twin's _tallies).
+    cdef uint64_t a, d1, d2
+    cdef int64_t critical, success, lethal1, lethal2
+    _split(value, &a, &d1, &d2)
+    critical = a < b.critical
+    success = a < b.success
+    lethal1 = success & (d1 < b.lethal1)
+    lethal2 = success & <int64_t>b.two & (d2 < b.lethal2)
+    t[0] += critical
+    t[1] += a < b.hard
+    t[2] += success
+    t[3] += a >= b.critical_failure
+    t[4] += lethal1
+    t[5] += success & (d1 < b.worse1)
+    t[6] += lethal1 & critical
+    t[7] += lethal2
+    t[8] += success & <int64_t>b.two & (d2 < b.worse2)
+    t[9] += lethal2 & critical
+
+
+ctypedef struct WordBars:
+    # The bars as thresholds on the 32-bit words themselves (docs/d100.md, "fast path"):
+    # attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B  <=>  r1 (or r2) < the same.
+    uint32_t critical
+    uint32_t hard
+    uint32_t success
+    uint32_t critical_failure
+    uint32_t lethal1
+    uint32_t worse1
+    uint32_t lethal2
+    uint32_t worse2
+    uint32_t two
+
+
+cdef inline uint32_t _word_bar(uint64_t bar) noexcept nogil:
+    # ceil(bar 2^32 / 100), at most 2^32 - 1: r1 and r2 are multiples of 4, never 2^32 - 1.
+    cdef uint64_t threshold = ((bar << 32) + 99) / 100
+    return <uint32_t>(threshold if threshold < 0xFFFFFFFFu else 0xFFFFFFFFu)
+
+
+cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
+    wb.critical = _word_bar(b.critical)
+    wb.hard = _word_bar(b.hard)
+    wb.success = _word_bar(b.success)
+    wb.critical_failure = _word_bar(b.critical_failure)
+    wb.lethal1 = _word_bar(b.lethal1)
+    wb.worse1 = _word_bar(b.worse1)
+    wb.lethal2 = _word_bar(b.lethal2)
+    wb.worse2 = _word_bar(b.worse2)
+    wb.two = <uint32_t>b.two
+
+
+cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
+    # Removes what the fast pass tallied for word w (see _fast_tile).
+    cdef uint32_t r1 = w * 100u
+    cdef uint32_t r2 = r1 * 100u
+    cdef int64_t critical = w < b.critical
+    cdef int64_t success = w < b.success
+    cdef int64_t lethal1 = success & (r1 < b.lethal1)
+    cdef int64_t lethal2 = success & <int64_t>b.two & (r2 < b.lethal2)
+    t[0] -= critical
+    t[1] -= w < b.hard
+    t[2] -= success
+    t[3] -= w >= b.critical_failure
+    t[4] -= lethal1
+    t[5] -= success & (r1 < b.worse1)
+    t[6] -= lethal1 & critical
+    t[7] -= lethal2
+    t[8] -= success & <int64_t>b.two & (r2 < b.worse2)
+    t[9] -= lethal2 & critical
+
+
+cdef enum:
+    # Philox lanes: blocks computed side by side so that the compiler vectorises the rounds.
+    LANES = 8
+
+
+cdef inline void _dense_blocks(uint32_t k0, uint32_t k1, int64_t first, uint32_t* out) noexcept nogil:
+    # Philox4x32-10 of the LANES dense blocks first..first+LANES-1 (counter: block index low and
+    # high words, 0, DOMAIN_DENSE), words in block order into out: rng.pxd's block(), lane-wise.
+    cdef uint32_t c0[LANES]
+    cdef uint32_t c1[LANES]
+    cdef uint32_t c2[LANES]
+    cdef uint32_t c3[LANES]
+    cdef uint64_t product0, product1
+    cdef uint32_t key0 = k0, key1 = k1, n0, n2
+    cdef int lane, round_number
+    cdef uint64_t g
+    for lane in range(LANES):
+        g = <uint64_t>(first + lane)
+        c0[lane] = <uint32_t>g
+        c1[lane] = <uint32_t>(g >> 32)
+        c2[lane] = 0
+        c3[lane] = DOMAIN_DENSE
+    for round_number in range(10):
+        for lane in range(LANES):
+            product0 = <uint64_t>0xD2511F53u * c0[lane]
+            product1 = <uint64_t>0xCD9E8D57u * c2[lane]
+            n0 = <uint32_t>(product1 >> 32) ^ c1[lane] ^ key0
+            n2 = <uint32_t>(product0 >> 32) ^ c3[lane] ^ key1
+            c0[lane] = n0
+            c1[lane] = <uint32_t>product1
+            c2[lane] = n2
+            c3[lane] = <uint32_t>product0
+        key0 = key0 + 0x9E3779B9u
+        key1 = key1 + 0xBB67AE85u
+    for lane in range(LANES):
+        out[4 * lane] = c0[lane]
+        out[4 * lane + 1] = c1[lane]
+        out[4 * lane + 2] = c2[lane]
+        out[4 * lane + 3] = c3[lane]
+
+
+cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const WordBars* b,
+                        uint32_t threshold, int64_t* totals, uint32_t* buffer) noexcept nogil:
+    # Tallies over whole dense blocks; returns the rejected words, fixed by the caller.
+    # With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
+    # v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit
+    # (100 r2) >> 32 with r2 = 100 r1 mod 2^32, and the product's low word 100 r2 mod 2^32 decides
+    # Lemire's rejection: 32-bit multiplies and compares only. Two loops: Philox into ``buffer``,
+    # then a branch-free pass over it that the compiler vectorises.
+    cdef int64_t g, n = 0, j, rejected = 0
+    cdef uint32_t w, r1, r2
+    cdef uint32_t critical, success, lethal1, lethal2, two = b.two
+    cdef uint32_t cb = b.critical, hb = b.hard, sb = b.success, fb = b.critical_failure
+    cdef uint32_t lb1 = b.lethal1, wb1 = b.worse1, lb2 = b.lethal2, wb2 = b.worse2
+    cdef int64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0
+    cdef Words words
+    g = first_block
+    while g + LANES <= last_block:
+        _dense_blocks(k0, k1, g, buffer + n)
+        n += 4 * LANES
+        g += LANES
+    while g < last_block:
+        words = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
+        buffer[n] = words.w0
+        buffer[n + 1] = words.w1
+        buffer[n + 2] = words.w2
+        buffer[n + 3] = words.w3
+        n += 4
+        g += 1
+    for j in range(n):
+        w = buffer[j]
+        r1 = w * 100u
+        r2 = r1 * 100u
+        rejected += (r2 * 100u) < threshold
+        critical = w < cb
+        success = w < sb
+        lethal1 = success & (r1 < lb1)
+        lethal2 = success & two & (r2 < lb2)
+        t0 += critical
+        t1 += w < hb
+        t2 += success
+        t3 += w >= fb
+        t4 += lethal1
+        t5 += success & (r1 < wb1)
+        t6 += lethal1 & critical
+        t7 += lethal2
+        t8 += success & two & (r2 < wb2)
+        t9 += lethal2 & critical
+    totals[0] += t0
+    totals[1] += t1
+    totals[2] += t2
+    totals[3] += t3
+    totals[4] += t4
+    totals[5] += t5
+    totals[6] += t6
+    totals[7] += t7
+    totals[8] += t8
+    totals[9] += t9
+    return rejected
+
+
+cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Bars* b,
+                           int64_t* counts) noexcept nogil:
+    cdef uint32_t threshold = rejection_threshold(ATTACK_SIDES)
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
+    cdef Stream stream
+    cdef int64_t totals[10]
+    cdef int64_t end = start + count, first_block, last_block, tile, tile_end, i, g
+    cdef int j, position
+    cdef uint32_t word
+    cdef uint64_t product
+    cdef Words w
+    cdef WordBars wb
+    cdef uint32_t buffer[4 * TILE_BLOCKS]
+    _word_bars(b, &wb)
+    for j in range(10):
+        totals[j] = 0
+    first_block = (start + 3) >> 2
+    last_block = _max(first_block, end >> 2)
+    # Items outside whole blocks (at most 3 at each end) go one by one.
+    for i in range(start, _min(end, first_block * 4)):
+        _tally(<uint64_t>(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1), b, totals)
+    for i in range(_max(last_block * 4, start), end):
+        _tally(<uint64_t>(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1), b, totals)
+    tile = first_block
+    while tile < last_block:
+        tile_end = _min(tile + TILE_BLOCKS, last_block)
+        if _fast_tile(k0, k1, tile, tile_end, &wb, threshold, totals, buffer):
+            # Replace each rejected word's fast tally with its exact value (retry domain).
+            for g in range(tile, tile_end):
+                w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
+                for position in range(4):
+                    word = pick(w, position)
+                    product = <uint64_t>word * ATTACK_SIDES
+                    if <uint32_t>product < threshold:
+                        _untally_word(word, &wb, totals)
+                        stream_start(&stream, seed, <uint64_t>(g * 4 + position))
+                        _tally(<uint64_t>stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
+        tile = tile_end
+    counts[0] += totals[0]
+    counts[1] += totals[1] - totals[0]
+    counts[2] += totals[2] - totals[1]
+    counts[3] += count - totals[2] - totals[3]
+    counts[4] += totals[3]
+    counts[A_LETHAL] += totals[4] + totals[7]
+    counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
+    counts[A_FLESH] += totals[2] * (1 + <int64_t>b.two) - totals[5] - totals[8]
+    counts[A_INSTANT_DEATH] += totals[6] + totals[9]
+
+
+cdef inline void _damage_bars(int64_t lethality, int64_t serious, int64_t nonlethal,
+                              int64_t* lethal_bar, int64_t* worse_bar) noexcept nogil:
+    # model.damage_bars
+    lethal_bar[0] = 0 if nonlethal else lethality
+    worse_bar[0] = _max(lethality, serious)
+
+
+def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_skill,
+           const int64_t[::1] lethality, const int64_t[::1] serious, const int64_t[::1] nonlethal,
+           const int64_t[::1] lethality2, const int64_t[::1] serious2, const int64_t[::1] nonlethal2,
+           const int64_t[::1] weapons, int64_t[::1] counts, int8_t[::1] tier_out, int8_t[::1] wound_out,
+           int8_t[::1] wound2_out):
+    cdef uint32_t threshold = rejection_threshold(ATTACK_SIDES)
+    cdef Stream stream
+    cdef Bars b
+    cdef int64_t bars[4]
+    cdef int64_t lb, wb, k, tier, roll, roll_w, w, wound, wound1, wound2, weapon_count
+    cdef uint64_t a, d1, d2
+    cdef int64_t local[ATTACK_COUNTS]
+    cdef int j
+    cdef bint uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
+                         and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
+                         and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
+    cdef bint keep = tier_out.shape[0] > 0 or wound_out.shape[0] > 0 or wound2_out.shape[0] > 0
+    for j in range(ATTACK_COUNTS):
+        local[j] = 0
+    if uniform and not keep:
+        _tier_bars(full_skill[0], bars)
+        b.critical = bars[0]
+        b.hard = bars[1]
+        b.success = bars[2]
+        b.critical_failure = bars[3]
+        _damage_bars(lethality[0], serious[0], nonlethal[0], &lb, &wb)
+        b.lethal1 = lb
+        b.worse1 = wb
+        _damage_bars(lethality2[0], serious2[0], nonlethal2[0], &lb, &wb)
+        b.lethal2 = lb
+        b.worse2 = wb
+        b.two = weapons[0] == 2
+        with nogil:
+            _uniform_attacks(seed, start, count, &b, local)
+    else:
+        with nogil:
+            for k in range(count):
+                _split(<uint64_t>(dense_die(&stream, seed, <uint64_t>(start + k), ATTACK_SIDES, threshold) - 1),
+                       &a, &d1, &d2)
+                roll = <int64_t>a + 1
+                _tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0], bars)
+                tier = (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
+                local[tier] += 1
+                wound1 = 0
+                wound2 = 0
+                if tier <= TIER_SUCCESS:
+                    weapon_count = weapons[k if weapons.shape[0] > 1 else 0]
+                    for w in range(weapon_count):
+                        if w == 0:
+                            _damage_bars(lethality[k if lethality.shape[0] > 1 else 0],
+                                         serious[k if serious.shape[0] > 1 else 0],
+                                         nonlethal[k if nonlethal.shape[0] > 1 else 0], &lb, &wb)
+                            roll_w = <int64_t>d1 + 1
+                        else:
+                            _damage_bars(lethality2[k if lethality2.shape[0] > 1 else 0],
+                                         serious2[k if serious2.shape[0] > 1 else 0],
+                                         nonlethal2[k if nonlethal2.shape[0] > 1 else 0], &lb, &wb)
+                            roll_w = <int64_t>d2 + 1
+                        if roll_w <= lb:
+                            wound = INSTANT_DEATH if tier == TIER_CRITICAL else LETHAL
+                            local[A_LETHAL] += 1
+                            local[A_INSTANT_DEATH] += tier == TIER_CRITICAL
+                        elif roll_w <= wb:
+                            wound = SERIOUS
+                            local[A_SERIOUS] += 1
+                        else:
+                            wound = FLESH
+                            local[A_FLESH] += 1
+                        if w == 0:
+                            wound1 = wound
+                        else:
+                            wound2 = wound
+                if tier_out.shape[0]:
+                    tier_out[k] = <int8_t>tier
+                if wound_out.shape[0]:
+                    wound_out[k] = <int8_t>wound1
+                if wound2_out.shape[0]:
+                    wound2_out[k] = <int8_t>wound2
+    for j in range(ATTACK_COUNTS):
+        counts[j] += local[j]
+
+
+# ---------------------------------------------------------------------------------------------
+# Fights: the reference's _Fight with per-combatant state in one int64 array made once per call.
+# ---------------------------------------------------------------------------------------------
+ctypedef struct Fight:
+    const int64_t* table  # m x FIELDS
+    int64_t* st  # m x S_FIELDS
+    int64_t m
+    int64_t* counts
+    Stream stream
+    uint32_t attack_threshold
+    uint32_t d100_threshold
+
+
+cdef inline int64_t T(Fight* f, int64_t c, int64_t column) noexcept nogil:
+    return f.table[c * FIELDS + column]
+
+
+cdef inline int64_t* S(Fight* f, int64_t c, int64_t column) noexcept nogil:
+    return &f.st[c * S_FIELDS + column]
+
+
+cdef inline int64_t _contest_tier(Fight* f, int64_t roll, int64_t c, int64_t column) noexcept nogil:
+    return ((roll > T(f, c, column)) + (roll > T(f, c, column + 1)) + (roll > T(f, c, column + 2))
+            + (roll > T(f, c, column + 3)))
+
+
+cdef inline bint _first_wins(Fight* f, int64_t roll, int64_t c, int64_t column, int64_t opposing_roll,
+                             int64_t o, int64_t opposing_column) noexcept nogil:
+    cdef int64_t own = _contest_tier(f, roll, c, column)
+    cdef int64_t other = _contest_tier(f, opposing_roll, o, opposing_column)
+    if own != other:
+        return own < other
+    return T(f, c, column + 4) - roll > T(f, o, opposing_column + 4) - opposing_roll
+
+
+cdef inline int64_t _first_active_opponent(Fight* f, int64_t c) noexcept nogil:
+    cdef int64_t o
+    for o in range(f.m):
+        if S(f, o, S_ACTIVE)[0] and T(f, o, C_SIDE) != T(f, c, C_SIDE):
+            return o
+    return -1
+
+
+cdef inline int64_t _end_if_out(Fight* f, int64_t side) noexcept nogil:
+    # The winning side when ``side`` has nobody left in the fight, else -1.
+    cdef int64_t o
+    for o in range(f.m):
+        if S(f, o, S_ACTIVE)[0] and T(f, o, C_SIDE) == side:
+            return -1
+    return 1 - side
+
+
+cdef inline void _release(Fight* f, int64_t c) noexcept nogil:
+    cdef int64_t partner = S(f, c, S_ENGAGED)[0]
+    if partner >= 0 and S(f, partner, S_ENGAGED)[0] == c:
+        S(f, partner, S_ENGAGED)[0] = -1
+    S(f, c, S_ENGAGED)[0] = -1
+
+
+cdef void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
+    cdef int64_t ranged = T(f, c, C_RANGED)
+    cdef int64_t cover = S(f, t, S_COVER)[0] & ranged
+    cdef int64_t dual = S(f, c, S_DUAL)[0]
+    cdef int64_t steps = quick + dual + cover + S(f, t, S_DEFENDING)[0]
+    cdef uint64_t a, d1, d2
+    cdef int64_t roll, column, tier, armour, w, dcol, damage_roll, nonlethal
+    _split(<uint64_t>(stream_die(&f.stream, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
+    roll = <int64_t>a + 1
+    column = C_ATTACK + 4 * steps
+    tier = ((roll > T(f, c, column)) + (roll > T(f, c, column + 1)) + (roll > T(f, c, column + 2))
+            + (roll > T(f, c, column + 3)))
+    f.counts[F_ATTACKS] += 1
+    if tier > TIER_SUCCESS:
+        return
+    armour = T(f, t, C_ARMOUR)
+    for w in range(1 + dual):
+        dcol = C_DAMAGE + 2 * (((w * 2 + cover) * 3 + armour) * 2 + dual)
+        damage_roll = (<int64_t>d1 if w == 0 else <int64_t>d2) + 1
+        nonlethal = T(f, c, C_NONLETHAL + w)
+        if damage_roll <= T(f, c, dcol):
+            f.counts[F_LETHAL] += 1
+            f.counts[F_INSTANT_DEATH] += tier == TIER_CRITICAL
+            S(f, t, S_LETHAL)[0] += 1
+        elif damage_roll <= T(f, c, dcol + 1):
+            f.counts[F_SERIOUS] += 1
+            S(f, t, S_SERIOUS)[0] += 1
+        else:
+            f.counts[F_FLESH] += 1
+            S(f, t, S_DEADLY_FLESH)[0] += 1 - nonlethal  # nonlethal flesh wounds do not count
+        # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
+        if S(f, t, S_DEADLY_FLESH)[0] >= 3:
+            S(f, t, S_DEADLY_FLESH)[0] -= 3
+            S(f, t, S_SERIOUS)[0] += 1
+            f.counts[F_ESCALATED_SERIOUS] += 1
+        if S(f, t, S_SERIOUS)[0] >= 2:
+            S(f, t, S_SERIOUS)[0] -= 2
+            S(f, t, S_LETHAL)[0] += 1
+            f.counts[F_ESCALATED_LETHAL] += 1
+    if S(f, t, S_LETHAL)[0] > 0:
+        S(f, t, S_ACTIVE)[0] = 0
+        _release(f, t)
+
+
+cdef void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
+    cdef int64_t policy_roll, choice, action, target
+    cdef bint engaged
+    if first_pass and S(f, c, S_SURPRISED)[0]:
+        S(f, c, S_ACTION)[0] = ACTION_NONE
+        return
+    policy_roll = stream_die(&f.stream, D100, f.d100_threshold)
+    choice = 0
+    while policy_roll > T(f, c, C_POLICY + choice):
+        choice += 1
+    action = choice + ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
+    engaged = S(f, c, S_ENGAGED)[0] >= 0
+    if T(f, c, C_DUAL_ALLOWED) and not S(f, c, S_DUAL)[0]:
+        action = ACTION_TOGGLE_DUAL_WIELD
+    elif action == ACTION_FLEE and engaged:
+        action = ACTION_DISENGAGE
+    elif action == ACTION_DISENGAGE and not engaged:
+        action = ACTION_ATTACK
+    target = S(f, c, S_ENGAGED)[0] if engaged else _first_active_opponent(f, c)
+    S(f, c, S_ACTION)[0] = action
+    S(f, c, S_TARGET)[0] = target
+    if (action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE
+            or action == ACTION_PRESS):
+        S(f, target, S_TARGETED)[0] = 1
+    if action == ACTION_DEFEND:
+        S(f, c, S_DEFENDING)[0] = 1
+
+
+cdef int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
+    # The winning side when the fight just ended, else -1.
+    cdef int64_t action = S(f, c, S_ACTION)[0]
+    cdef int64_t partner, disengage_roll, press_roll, flee_target, target, quick
+    if action == ACTION_NONE or action == ACTION_DEFEND:
+        return -1
+    if action == ACTION_TAKE_COVER:
+        S(f, c, S_COVER)[0] = 1
+        return -1
+    if action == ACTION_TOGGLE_DUAL_WIELD:
+        S(f, c, S_DUAL)[0] = 1
+        return -1
+    if action == ACTION_DISENGAGE:
+        partner = S(f, c, S_ENGAGED)[0]
+        if partner < 0:
+            return -1
+        if (S(f, partner, S_ACTIVE)[0] and S(f, partner, S_ACTION)[0] == ACTION_PRESS
+                and S(f, partner, S_TARGET)[0] == c):
+            disengage_roll = stream_die(&f.stream, D100, f.d100_threshold)
+            press_roll = stream_die(&f.stream, D100, f.d100_threshold)
+            if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):
+                _release(f, c)
+        else:
+            _release(f, c)
+        return -1
+    if action == ACTION_FLEE:
+        if S(f, c, S_ENGAGED)[0] >= 0:
+            return -1
+        if S(f, c, S_TARGETED)[0]:
+            flee_target = _min(95, T(f, c, C_FLEE_BASE) + 20 * S(f, c, S_FAILED_FLEE)[0])
+            if stream_die(&f.stream, D100, f.d100_threshold) > flee_target:
+                S(f, c, S_FAILED_FLEE)[0] += 1
+                S(f, c, S_COVER)[0] = 1
+                return -1
+        f.counts[F_FLEE_SUCCESSES] += 1
+        S(f, c, S_ACTIVE)[0] = 0
+        _release(f, c)
+        return _end_if_out(f, T(f, c, C_SIDE))
+    target = S(f, c, S_TARGET)[0]
+    if (action == ACTION_PRESS and S(f, target, S_ACTION)[0] == ACTION_DISENGAGE
+            and S(f, target, S_TARGET)[0] == c):
+        return -1
+    if not S(f, target, S_ACTIVE)[0]:
+        target = _first_active_opponent(f, c)
+    if action == ACTION_CHARGE:
+        S(f, c, S_COVER)[0] = 0
+    quick = action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE
+    _attack(f, c, target, quick)
+    if S(f, target, S_ACTIVE)[0] and (action == ACTION_CHARGE or not T(f, c, C_RANGED)):
+        _release(f, c)
+        _release(f, target)
+        S(f, c, S_ENGAGED)[0] = target
+        S(f, target, S_ENGAGED)[0] = c
+    return _end_if_out(f, T(f, target, C_SIDE))
+
+
+def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
+          int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out,
+          int32_t[::1] rounds_out):
+    cdef int64_t m = table.shape[0]
+    cdef int64_t[:, ::1] state = np.zeros((m, S_FIELDS), dtype=np.int64)
+    cdef int64_t[::1] ambushers = np.zeros(m, dtype=np.int64)
+    cdef int64_t local[FIGHT_COUNTS]
+    cdef Fight f
+    cdef int64_t ambusher_count = 0, k, c, d, j, a, rank, rounds, winner, round_number, pass_number
+    cdef int64_t attacker_roll, defender_roll
+    cdef bint first_pass
+    for j in range(FIGHT_COUNTS):
+        local[j] = 0
+    for c in range(m):
+        if table[c, C_SIDE] == ambush_side:
+            ambushers[ambusher_count] = c
+            ambusher_count += 1
+    f.table = &table[0, 0]
+    f.st = &state[0, 0]
+    f.m = m
+    f.counts = local
+    f.attack_threshold = rejection_threshold(ATTACK_SIDES)
+    f.d100_threshold = rejection_threshold(D100)
+    with nogil:
+        for k in range(count):
+            stream_start(&f.stream, seed, <uint64_t>(start + k))
+            for c in range(m):
+                for j in range(S_FIELDS):
+                    S(&f, c, j)[0] = 0
+                S(&f, c, S_ACTIVE)[0] = 1
+                S(&f, c, S_ENGAGED)[0] = -1
+                S(&f, c, S_TARGET)[0] = -1
+            if ambush_side >= 0:
+                rank = 0
+                for d in range(m):
+                    if T(&f, d, C_SIDE) == ambush_side:
+                        continue
+                    a = ambushers[rank % ambusher_count]
+                    rank += 1
+                    attacker_roll = stream_die(&f.stream, D100, f.d100_threshold)
+                    defender_roll = stream_die(&f.stream, D100, f.d100_threshold)
+                    if _first_wins(&f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
+                        S(&f, d, S_SURPRISED)[0] = 1
+                        local[F_SURPRISED] += 1
+            rounds = 0
+            winner = -1
+            for round_number in range(1, max_rounds + 1):
+                rounds = round_number
+                for c in range(m):
+                    S(&f, c, S_TARGETED)[0] = 0
+                for pass_number in range(1, passes + 1):
+                    first_pass = round_number == 1 and pass_number == 1
+                    for c in range(m):
+                        S(&f, c, S_DEFENDING)[0] = 0
+                        S(&f, c, S_ACTION)[0] = ACTION_NONE
+                    for c in range(m):
+                        if S(&f, c, S_ACTIVE)[0]:
+                            _declare(&f, c, first_pass)
+                    for c in range(m):
+                        if S(&f, c, S_ACTIVE)[0]:
+                            winner = _resolve(&f, c)
+                            if winner >= 0:
+                                break
+                    if winner >= 0:
+                        break
+                if winner >= 0:
+                    break
+            local[F_ROUNDS] += rounds
+            if winner >= 0:
+                local[F_WINS + winner] += 1
+            else:
+                local[F_DRAWS] += 1
+            if winner_out.shape[0]:
+                winner_out[k] = <int8_t>(winner if winner >= 0 else NO_WINNER)
+            if rounds_out.shape[0]:
+                rounds_out[k] = <int32_t>rounds
+    for j in range(FIGHT_COUNTS):
+        counts[j] += local[j]

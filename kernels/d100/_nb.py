@@ -1,0 +1,618 @@
+"""d100 kernels for Numba; the reference is combatsim.d100.reference (layout: docs/d100.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.d100.layout import (
+    A_FLESH,
+    A_INSTANT_DEATH,
+    A_LETHAL,
+    A_SERIOUS,
+    ACTION_ATTACK,
+    ACTION_CHARGE,
+    ACTION_DEFEND,
+    ACTION_DISENGAGE,
+    ACTION_FLEE,
+    ACTION_NONE,
+    ACTION_PRESS,
+    ACTION_QUICK_ATTACK,
+    ACTION_TAKE_COVER,
+    ACTION_TOGGLE_DUAL_WIELD,
+    ATTACK_SIDES,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DAMAGE,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    D100,
+    F_ATTACKS,
+    F_DRAWS,
+    F_ESCALATED_LETHAL,
+    F_ESCALATED_SERIOUS,
+    F_FLEE_SUCCESSES,
+    F_FLESH,
+    F_INSTANT_DEATH,
+    F_LETHAL,
+    F_ROUNDS,
+    F_SERIOUS,
+    F_SURPRISED,
+    F_WINS,
+    NO_WINNER,
+)
+
+from .._numba import njit
+from ..rng_nb import (
+    _HI,
+    _K0,
+    _K1,
+    _LO,
+    _USED,
+    _WORDS,
+    DOMAIN_DENSE,
+    DOMAIN_ITEM,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
+    block,
+    dense_die,
+    philox4x32,
+    pick,
+    rejection_threshold,
+    seed_key,
+    stream_bounded,
+    stream_start,
+)
+
+#: Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
+TILE_BLOCKS = 64
+# Exact digit extraction without division (checked exhaustively in the tests):
+# v // 10000 == (v * 429497) >> 32 for v < 1000000; r // 100 == (r * 5243) >> 19 for r < 10000.
+DIV10000_M = np.uint64(429497)
+DIV10000_S = np.uint64(32)
+DIV100_M = np.uint64(5243)
+DIV100_S = np.uint64(19)
+TIER_SUCCESS = 2
+TIER_CRITICAL = 0
+FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 1, 2, 3, 4
+
+
+@njit
+def tier_bars(skill):
+    """model.tier_bars: (critical, hard, success, critical-failure) roll bars of a full skill."""
+    capped = min(95, skill)
+    success_bar = max(0, capped)
+    hard_bar = max(0, min(capped, skill // 2))
+    critical_bar = max(0, min(hard_bar, skill // 10))
+    failure_range = 100 - success_bar
+    return critical_bar, hard_bar, success_bar, 100 - (failure_range + 9) // 10
+
+
+@njit
+def _split(value):
+    """model.split_attack_value, 0-based: (attack, damage, second damage) in 0..99."""
+    attack = (value * DIV10000_M) >> DIV10000_S
+    rest = value - attack * np.uint64(10000)
+    damage = (rest * DIV100_M) >> DIV100_S
+    return attack, damage, rest - damage * np.uint64(100)
+
+
+@njit
+def _tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
+    """One attack's contributions, branch-free: bars are 0-based (value < bar means roll <= bar).
+
+    Returns (critical, hard-or-better, success-or-better, critical failure, lethal 1, serious-or-worse 1,
+    instant 1, lethal 2, serious-or-worse 2, instant 2).
+    """
+    attack, damage, damage2 = _split(value)
+    critical = np.int64(attack < cb)
+    success = np.int64(attack < sb)
+    lethal1 = success & np.int64(damage < lb1)
+    lethal2 = success & two & np.int64(damage2 < lb2)
+    return (
+        critical,
+        np.int64(attack < hb),
+        success,
+        np.int64(attack >= fb),
+        lethal1,
+        success & np.int64(damage < wb1),
+        lethal1 & critical,
+        lethal2,
+        success & two & np.int64(damage2 < wb2),
+        lethal2 & critical,
+    )
+
+
+@njit
+def _word_bar(bar):
+    """ceil(bar 2^32 / 100), at most 2^32 - 1 (r1 and r2 are multiples of 4, never 2^32 - 1)."""
+    threshold = ((np.uint64(bar) << SHIFT32) + np.uint64(99)) // np.uint64(100)
+    return min(threshold, MASK32)
+
+
+@njit
+def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
+    """_tallies of the word w itself, with the bars as word thresholds (_word_bar).
+
+    With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
+    v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit (100 r2) >> 32
+    with r2 = 100 r1 mod 2^32; so "digit < B" is "w (or r1, r2) < ceil(B 2^32 / 100)".
+    """
+    r1 = (w * np.uint64(100)) & MASK32
+    r2 = (r1 * np.uint64(100)) & MASK32
+    critical = np.int64(w < cb)
+    success = np.int64(w < sb)
+    lethal1 = success & np.int64(r1 < lb1)
+    lethal2 = success & two & np.int64(r2 < lb2)
+    return (
+        critical,
+        np.int64(w < hb),
+        success,
+        np.int64(w >= fb),
+        lethal1,
+        success & np.int64(r1 < wb1),
+        lethal1 & critical,
+        lethal2,
+        success & two & np.int64(r2 < wb2),
+        lethal2 & critical,
+    )
+
+
+@njit
+def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold, buffer):
+    """Tallies over whole dense blocks (word thresholds) plus the count of rejected words; the low
+    word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32. Two loops: Philox into
+    ``buffer``, then a branch-free pass over it that LLVM can vectorise."""
+    hundred = np.uint64(100)
+    n = 0
+    for g in range(first_block, last_block):
+        w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
+        buffer[n] = w0
+        buffer[n + 1] = w1
+        buffer[n + 2] = w2
+        buffer[n + 3] = w3
+        n += 4
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = np.int64(0)
+    rejected = np.int64(0)
+    for j in range(n):
+        w = buffer[j]
+        r1 = (w * hundred) & MASK32
+        r2 = (r1 * hundred) & MASK32
+        rejected += np.int64(((r2 * hundred) & MASK32) < threshold)
+        critical = np.int64(w < cb)
+        success = np.int64(w < sb)
+        lethal1 = success & np.int64(r1 < lb1)
+        lethal2 = success & two & np.int64(r2 < lb2)
+        t0 += critical
+        t1 += np.int64(w < hb)
+        t2 += success
+        t3 += np.int64(w >= fb)
+        t4 += lethal1
+        t5 += success & np.int64(r1 < wb1)
+        t6 += lethal1 & critical
+        t7 += lethal2
+        t8 += success & two & np.int64(r2 < wb2)
+        t9 += lethal2 & critical
+    return t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected
+
+
+@njit
+def _add(totals, sign, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9):
+    totals[0] += sign * a0
+    totals[1] += sign * a1
+    totals[2] += sign * a2
+    totals[3] += sign * a3
+    totals[4] += sign * a4
+    totals[5] += sign * a5
+    totals[6] += sign * a6
+    totals[7] += sign * a7
+    totals[8] += sign * a8
+    totals[9] += sign * a9
+
+
+@njit
+def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, serious2, two, counts):
+    """Same parameters for every attack, no per-attack outputs: dense blocks in tiles."""
+    k0, k1 = seed_key(seed)
+    sides = np.uint64(ATTACK_SIDES)
+    threshold = rejection_threshold(sides)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    totals = np.zeros(10, dtype=np.int64)
+    c, h, s, f = tier_bars(skill)
+    cb, hb, sb, fb = np.uint64(c), np.uint64(h), np.uint64(s), np.uint64(f)
+    lb1, wb1 = np.uint64(lethal1), np.uint64(serious1)
+    lb2, wb2 = np.uint64(lethal2), np.uint64(serious2)
+    end = start + count
+    first_block = (start + 3) >> 2
+    last_block = max(first_block, end >> 2)
+    # Items outside whole blocks (at most 3 at each end) go one by one.
+    for i in range(start, min(end, first_block * 4)):
+        value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
+        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    for i in range(max(last_block * 4, start), end):
+        value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
+        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
+    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint64)
+    wl1, ww1, wl2, ww2 = _word_bar(lethal1), _word_bar(serious1), _word_bar(lethal2), _word_bar(serious2)
+    for tile in range(first_block, last_block, TILE_BLOCKS):
+        tile_end = min(tile + TILE_BLOCKS, last_block)
+        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected = _fast_tile(
+            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold, buffer)
+        _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
+        if rejected:
+            # Replace each rejected word's fast tally with its exact value (retry domain).
+            for g in range(tile, tile_end):
+                w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
+                for position in range(4):
+                    word = pick(w0, w1, w2, w3, position)
+                    product = word * sides
+                    if (product & MASK32) < threshold:
+                        _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two))
+                        stream_start(state, k0, k1, g * 4 + position)
+                        value = np.uint64(stream_bounded(state, word, sides, threshold))
+                        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    critical, hard_or_better, success_or_better, critical_failure = totals[0], totals[1], totals[2], totals[3]
+    counts[0] += critical
+    counts[1] += hard_or_better - critical
+    counts[2] += success_or_better - hard_or_better
+    counts[3] += count - success_or_better - critical_failure
+    counts[4] += critical_failure
+    counts[A_LETHAL] += totals[4] + totals[7]
+    counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
+    counts[A_FLESH] += success_or_better * (1 + two) - totals[5] - totals[8]
+    counts[A_INSTANT_DEATH] += totals[6] + totals[9]
+
+
+@njit
+def _damage_bars(lethality, serious, nonlethal):
+    """model.damage_bars: (lethal bar, serious-or-worse bar)."""
+    worst = max(lethality, serious)
+    return (0 if nonlethal else lethality), worst
+
+
+@njit
+def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+           weapons, counts, tier_out, wound_out, wound2_out):
+    uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
+               and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
+               and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
+    keep = tier_out.shape[0] > 0 or wound_out.shape[0] > 0 or wound2_out.shape[0] > 0
+    if uniform and not keep:
+        lb1, wb1 = _damage_bars(lethality[0], serious[0], nonlethal[0])
+        lb2, wb2 = _damage_bars(lethality2[0], serious2[0], nonlethal2[0])
+        _uniform_attacks(seed, start, count, full_skill[0], lb1, wb1, lb2, wb2, np.int64(weapons[0] == 2), counts)
+        return
+    k0, k1 = seed_key(seed)
+    sides = np.uint64(ATTACK_SIDES)
+    threshold = rejection_threshold(sides)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    for k in range(count):
+        value = np.uint64(dense_die(state, k0, k1, start + k, sides, threshold) - 1)
+        attack_value, damage, damage2 = _split(value)
+        roll = np.int64(attack_value) + 1
+        c, h, s, f = tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0])
+        tier = np.int64(roll > c) + np.int64(roll > h) + np.int64(roll > s) + np.int64(roll > f)
+        counts[tier] += 1
+        wound1 = 0
+        wound2 = 0
+        if tier <= TIER_SUCCESS:
+            for w in range(weapons[k if weapons.shape[0] > 1 else 0]):
+                if w == 0:
+                    lb, wb = _damage_bars(lethality[k if lethality.shape[0] > 1 else 0],
+                                          serious[k if serious.shape[0] > 1 else 0],
+                                          nonlethal[k if nonlethal.shape[0] > 1 else 0])
+                    roll_w = np.int64(damage) + 1
+                else:
+                    lb, wb = _damage_bars(lethality2[k if lethality2.shape[0] > 1 else 0],
+                                          serious2[k if serious2.shape[0] > 1 else 0],
+                                          nonlethal2[k if nonlethal2.shape[0] > 1 else 0])
+                    roll_w = np.int64(damage2) + 1
+                if roll_w <= lb:
+                    wound = INSTANT_DEATH if tier == TIER_CRITICAL else LETHAL
+                    counts[A_LETHAL] += 1
+                    counts[A_INSTANT_DEATH] += tier == TIER_CRITICAL
+                elif roll_w <= wb:
+                    wound = SERIOUS
+                    counts[A_SERIOUS] += 1
+                else:
+                    wound = FLESH
+                    counts[A_FLESH] += 1
+                if w == 0:
+                    wound1 = wound
+                else:
+                    wound2 = wound
+        if tier_out.shape[0]:
+            tier_out[k] = tier
+        if wound_out.shape[0]:
+            wound_out[k] = wound1
+        if wound2_out.shape[0]:
+            wound2_out[k] = wound2
+
+
+# ---------------------------------------------------------------------------------------------
+# Fights: the reference's _Fight, with its per-combatant lists as arrays made once per call.
+# ---------------------------------------------------------------------------------------------
+@njit
+def _die(rng, sides, threshold):
+    """rng_nb.stream_die, word for word, with the common path kept in locals (about 2x faster in
+    Numba); a rejected word still retries through rng_nb.stream_bounded."""
+    used = rng[_USED]
+    position = np.int64(used & np.uint64(3))
+    if position == 0:
+        w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], used >> np.uint64(2), DOMAIN_ITEM, rng[_K0], rng[_K1])
+        rng[_WORDS] = w0
+        rng[_WORDS + 1] = w1
+        rng[_WORDS + 2] = w2
+        rng[_WORDS + 3] = w3
+    rng[_USED] = used + np.uint64(1)
+    word = rng[_WORDS + position]
+    product = word * sides
+    if (product & MASK32) < threshold:
+        return stream_bounded(rng, word, sides, threshold) + 1
+    return np.int64(product >> SHIFT32) + 1
+
+
+# State columns (int64 array of shape (m, S_FIELDS)).
+S_ACTIVE, S_DEADLY_FLESH, S_SERIOUS, S_LETHAL, S_COVER, S_DEFENDING, S_DUAL = 0, 1, 2, 3, 4, 5, 6
+S_FAILED_FLEE, S_ENGAGED, S_SURPRISED, S_TARGETED, S_ACTION, S_TARGET = 7, 8, 9, 10, 11, 12
+S_FIELDS = 13
+
+
+@njit
+def _contest_tier(roll, table, c, column):
+    return (np.int64(roll > table[c, column]) + np.int64(roll > table[c, column + 1])
+            + np.int64(roll > table[c, column + 2]) + np.int64(roll > table[c, column + 3]))
+
+
+@njit
+def _first_wins(roll, table, c, column, opposing_roll, o, opposing_column):
+    own = _contest_tier(roll, table, c, column)
+    other = _contest_tier(opposing_roll, table, o, opposing_column)
+    if own != other:
+        return own < other
+    return table[c, column + 4] - roll > table[o, opposing_column + 4] - opposing_roll
+
+
+@njit
+def _first_active_opponent(table, st, m, c):
+    for o in range(m):
+        if st[o, S_ACTIVE] and table[o, C_SIDE] != table[c, C_SIDE]:
+            return o
+    return -1
+
+
+@njit
+def _side_out(table, st, m, side):
+    for o in range(m):  # noqa: SIM110 (Numba: no generators)
+        if st[o, S_ACTIVE] and table[o, C_SIDE] == side:
+            return False
+    return True
+
+
+@njit
+def _release(st, c):
+    partner = st[c, S_ENGAGED]
+    if partner >= 0 and st[partner, S_ENGAGED] == c:
+        st[partner, S_ENGAGED] = -1
+    st[c, S_ENGAGED] = -1
+
+
+@njit
+def _attack(table, st, rng, c, t, quick, counts, sides_attack, threshold_attack):
+    ranged = table[c, C_RANGED]
+    cover = st[t, S_COVER] & ranged
+    dual = st[c, S_DUAL]
+    steps = quick + dual + cover + st[t, S_DEFENDING]
+    value = np.uint64(_die(rng, sides_attack, threshold_attack) - 1)
+    attack_value, damage, damage2 = _split(value)
+    roll = np.int64(attack_value) + 1
+    column = C_ATTACK + 4 * steps
+    tier = (np.int64(roll > table[c, column]) + np.int64(roll > table[c, column + 1])
+            + np.int64(roll > table[c, column + 2]) + np.int64(roll > table[c, column + 3]))
+    counts[F_ATTACKS] += 1
+    if tier > TIER_SUCCESS:
+        return
+    armour = table[t, C_ARMOUR]
+    for w in range(1 + dual):
+        dcol = C_DAMAGE + 2 * (((w * 2 + cover) * 3 + armour) * 2 + dual)
+        damage_roll = (np.int64(damage) if w == 0 else np.int64(damage2)) + 1
+        nonlethal = table[c, C_NONLETHAL + w]
+        if damage_roll <= table[c, dcol]:
+            counts[F_LETHAL] += 1
+            counts[F_INSTANT_DEATH] += tier == TIER_CRITICAL
+            st[t, S_LETHAL] += 1
+        elif damage_roll <= table[c, dcol + 1]:
+            counts[F_SERIOUS] += 1
+            st[t, S_SERIOUS] += 1
+        else:
+            counts[F_FLESH] += 1
+            st[t, S_DEADLY_FLESH] += 1 - nonlethal  # nonlethal flesh wounds do not count
+        # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
+        if st[t, S_DEADLY_FLESH] >= 3:
+            st[t, S_DEADLY_FLESH] -= 3
+            st[t, S_SERIOUS] += 1
+            counts[F_ESCALATED_SERIOUS] += 1
+        if st[t, S_SERIOUS] >= 2:
+            st[t, S_SERIOUS] -= 2
+            st[t, S_LETHAL] += 1
+            counts[F_ESCALATED_LETHAL] += 1
+    if st[t, S_LETHAL] > 0:
+        st[t, S_ACTIVE] = 0
+        _release(st, t)
+
+
+@njit
+def _declare(table, st, rng, m, c, first_pass, d100_threshold):
+    if first_pass and st[c, S_SURPRISED]:
+        st[c, S_ACTION] = ACTION_NONE
+        return
+    policy_roll = _die(rng, np.uint64(D100), d100_threshold)
+    choice = 0
+    while policy_roll > table[c, C_POLICY + choice]:
+        choice += 1
+    action = choice + ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
+    engaged = st[c, S_ENGAGED] >= 0
+    if table[c, C_DUAL_ALLOWED] and not st[c, S_DUAL]:
+        action = ACTION_TOGGLE_DUAL_WIELD
+    elif action == ACTION_FLEE and engaged:
+        action = ACTION_DISENGAGE
+    elif action == ACTION_DISENGAGE and not engaged:
+        action = ACTION_ATTACK
+    target = st[c, S_ENGAGED] if engaged else _first_active_opponent(table, st, m, c)
+    st[c, S_ACTION] = action
+    st[c, S_TARGET] = target
+    if action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE or action == ACTION_PRESS:  # noqa: SIM109
+        st[target, S_TARGETED] = 1
+    if action == ACTION_DEFEND:
+        st[c, S_DEFENDING] = 1
+
+
+@njit
+def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_threshold):
+    """Returns the winning side when the fight just ended, else -1."""
+    action = st[c, S_ACTION]
+    d100 = np.uint64(D100)
+    if action == ACTION_NONE or action == ACTION_DEFEND:  # noqa: SIM109
+        return -1
+    if action == ACTION_TAKE_COVER:
+        st[c, S_COVER] = 1
+        return -1
+    if action == ACTION_TOGGLE_DUAL_WIELD:
+        st[c, S_DUAL] = 1
+        return -1
+    if action == ACTION_DISENGAGE:
+        partner = st[c, S_ENGAGED]
+        if partner < 0:
+            return -1
+        if st[partner, S_ACTIVE] and st[partner, S_ACTION] == ACTION_PRESS and st[partner, S_TARGET] == c:
+            disengage_roll = _die(rng, d100, d100_threshold)
+            press_roll = _die(rng, d100, d100_threshold)
+            if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
+                _release(st, c)
+        else:
+            _release(st, c)
+        return -1
+    if action == ACTION_FLEE:
+        if st[c, S_ENGAGED] >= 0:
+            return -1
+        if st[c, S_TARGETED]:
+            flee_target = min(95, table[c, C_FLEE_BASE] + 20 * st[c, S_FAILED_FLEE])
+            if _die(rng, d100, d100_threshold) > flee_target:
+                st[c, S_FAILED_FLEE] += 1
+                st[c, S_COVER] = 1
+                return -1
+        counts[F_FLEE_SUCCESSES] += 1
+        st[c, S_ACTIVE] = 0
+        _release(st, c)
+        side = table[c, C_SIDE]
+        return 1 - side if _side_out(table, st, m, side) else -1
+    target = st[c, S_TARGET]
+    if action == ACTION_PRESS and st[target, S_ACTION] == ACTION_DISENGAGE and st[target, S_TARGET] == c:
+        return -1
+    if not st[target, S_ACTIVE]:
+        target = _first_active_opponent(table, st, m, c)
+    if action == ACTION_CHARGE:
+        st[c, S_COVER] = 0
+    quick = np.int64(action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE)  # noqa: SIM109
+    _attack(table, st, rng, c, target, quick, counts, sides_attack, threshold_attack)
+    if st[target, S_ACTIVE] and (action == ACTION_CHARGE or not table[c, C_RANGED]):
+        _release(st, c)
+        _release(st, target)
+        st[c, S_ENGAGED] = target
+        st[target, S_ENGAGED] = c
+    side = table[target, C_SIDE]
+    return 1 - side if _side_out(table, st, m, side) else -1
+
+
+@njit
+def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    k0, k1 = seed_key(seed)
+    m = table.shape[0]
+    rng = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    st = np.zeros((m, S_FIELDS), dtype=np.int64)
+    ambushers = np.zeros(m, dtype=np.int64)
+    ambusher_count = 0
+    for c in range(m):
+        if table[c, C_SIDE] == ambush_side:
+            ambushers[ambusher_count] = c
+            ambusher_count += 1
+    sides_attack = np.uint64(ATTACK_SIDES)
+    threshold_attack = np.uint64(rejection_threshold(sides_attack))
+    d100 = np.uint64(D100)
+    d100_threshold = np.uint64(rejection_threshold(d100))
+    for k in range(count):
+        stream_start(rng, k0, k1, start + k)
+        for c in range(m):
+            for j in range(S_FIELDS):
+                st[c, j] = 0
+            st[c, S_ACTIVE] = 1
+            st[c, S_ENGAGED] = -1
+            st[c, S_TARGET] = -1
+        if ambush_side >= 0:
+            rank = 0
+            for d in range(m):
+                if table[d, C_SIDE] == ambush_side:
+                    continue
+                a = ambushers[rank % ambusher_count]
+                rank += 1
+                attacker_roll = _die(rng, d100, d100_threshold)
+                defender_roll = _die(rng, d100, d100_threshold)
+                if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
+                    st[d, S_SURPRISED] = 1
+                    counts[F_SURPRISED] += 1
+        rounds = 0
+        winner = -1
+        for round_number in range(1, max_rounds + 1):
+            rounds = round_number
+            for c in range(m):
+                st[c, S_TARGETED] = 0
+            for pass_number in range(1, passes + 1):
+                first_pass = round_number == 1 and pass_number == 1
+                for c in range(m):
+                    st[c, S_DEFENDING] = 0
+                    st[c, S_ACTION] = ACTION_NONE
+                for c in range(m):
+                    if st[c, S_ACTIVE]:
+                        _declare(table, st, rng, m, c, first_pass, d100_threshold)
+                for c in range(m):
+                    if st[c, S_ACTIVE]:
+                        winner = _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack,
+                                          d100_threshold)
+                        if winner >= 0:
+                            break
+                if winner >= 0:
+                    break
+            if winner >= 0:
+                break
+        counts[F_ROUNDS] += rounds
+        if winner >= 0:
+            counts[F_WINS + winner] += 1
+        else:
+            counts[F_DRAWS] += 1
+        if winner_out.shape[0]:
+            winner_out[k] = winner if winner >= 0 else NO_WINNER
+        if rounds_out.shape[0]:
+            rounds_out[k] = rounds
+
+
+# The registry's entry points. Numba types a Python int seed as int64 on the first call and then
+# cannot take a seed of 2**63 or more ("int too big to convert"); passing np.uint64 fixes the type.
+def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+           weapons, counts, tier_out, wound_out, wound2_out):
+    """Attacks with damage; the reference is combatsim.d100.reference.attack."""
+    _attack_kernel(np.uint64(seed), np.int64(start), np.int64(count), full_skill, lethality, serious, nonlethal,
+            lethality2, serious2, nonlethal2, weapons, counts, tier_out, wound_out, wound2_out)
+
+
+def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Fights; the reference is combatsim.d100.reference.fight."""
+    _fight_kernel(np.uint64(seed), np.int64(start), np.int64(count), table, np.int64(passes), np.int64(max_rounds),
+           np.int64(ambush_side), counts, winner_out, rounds_out)

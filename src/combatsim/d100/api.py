@@ -1,0 +1,451 @@
+"""d100 Python API: validate, derive the rule values with :mod:`combatsim.d100.model`, then stream
+the kernels ("d100.attack", "d100.fight")."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.d100 import model
+from combatsim.d100.layout import (
+    ATTACK_COUNT_NAMES,
+    ATTACK_COUNTS,
+    ATTACK_STEPS,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    FIELDS,
+    FIGHT_COUNT_NAMES,
+    FIGHT_COUNTS,
+    POLICY_NAMES,
+    damage_column,
+)
+from combatsim.runner import INT64_MAX_ITEMS, simulate
+from combatsim.validation import check_choice, check_int
+
+MAX_SCORE = 1000
+MAX_RANK = 10
+MAX_RANKS = 10
+MAX_LETHALITY = 100
+MAX_SEVERITY = 100
+MAX_COMBATANTS = 64
+MAX_PASSES = 16
+MAX_ROUNDS = 10_000
+
+#: Attack modifier names (d100-combat-math.txt, "Attack modifiers"). "cover" is a ranged attack
+#: on a target in cover: -20 and lethality x 0.5 (cover counts for ranged attacks only).
+MODIFIERS = (
+    "quick", "automatic_fire", "cover", "defend", "dual_wield",
+    "distant_pistol", "distant_thrown", "distant_archery", "distant_carbine", "distant_long_gun",
+)
+
+#: The scripted policy's default weights (percent, in layout.POLICY_NAMES order).
+DEFAULT_POLICY = (40, 10, 10, 5, 10, 5, 10, 10)
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_ranks(name: str, ranks: object) -> tuple[int, ...]:
+    if isinstance(ranks, int) and not isinstance(ranks, bool):
+        ranks = (ranks,) if ranks else ()
+    if isinstance(ranks, str) or not isinstance(ranks, Iterable):
+        raise TypeError(f"{name} must be a rank 0..{MAX_RANK} or a sequence of ranks, got {type(ranks).__name__}")
+    checked = tuple(check_int(name, rank, 0, MAX_RANK) for rank in ranks)
+    if len(checked) > MAX_RANKS:
+        raise ValueError(f"{name} must list at most {MAX_RANKS} ranks, got {len(checked)}")
+    return checked
+
+
+def check_severity(value: object) -> Fraction:
+    """Weapon severity: an int, a Fraction or a decimal string, in tenths, 0..100."""
+    if isinstance(value, bool) or not isinstance(value, int | Fraction | str):
+        raise TypeError(
+            f"severity must be an int, Fraction or decimal string such as '1.5', got {type(value).__name__}"
+        )
+    try:
+        severity = Fraction(value)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths, got {value!r}") from None
+    if (severity * 10).denominator != 1 or not 0 <= severity <= MAX_SEVERITY:
+        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5), got {value!r}")
+    return severity
+
+
+@dataclass(frozen=True)
+class Weapon:
+    """A weapon (d100-combat-math.txt, "Damage resolution"): weapon_lethality, weapon_severity."""
+
+    lethality: int
+    severity: int | Fraction | str = 1
+    nonlethal: bool = False
+    category: str = "melee"
+    long_range: bool = False
+
+    @property
+    def ranged(self) -> bool:
+        return self.category != "melee"
+
+    def checked(self, name: str = "weapon") -> Weapon:
+        if not isinstance(self, Weapon):
+            raise TypeError(f"{name} must be a Weapon, got {type(self).__name__}")
+        check_int(f"{name}.lethality", self.lethality, 0, MAX_LETHALITY)
+        try:
+            check_severity(self.severity)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}.{error}") from None
+        _check_bool(f"{name}.nonlethal", self.nonlethal)
+        _check_bool(f"{name}.long_range", self.long_range)
+        check_choice(f"{name}.category", self.category, model.CATEGORIES)
+        return self
+
+
+@dataclass(frozen=True)
+class Combatant:
+    """One fighter. ``pool`` is the attack pool (Fighting, or Arcane for Active Elementalism
+    blasts); it defaults to ``fighting``. ``distant``: its attacks are distant ranged attacks."""
+
+    side: int
+    fighting: int
+    weapon: Weapon
+    pool: int | None = None
+    parkour: int = 0
+    perception: int = 0
+    specialty: Sequence[int] = ()
+    second_weapon: Weapon | None = None
+    two_weapon_style: int = 0
+    two_gun_style: int = 0
+    ambush_specialist: Sequence[int] = ()
+    combat_reflexes: Sequence[int] = ()
+    torso: str = "none"
+    helmet: bool = False
+    automatic_fire: bool = False
+    distant: bool = False
+    policy: Sequence[int] = DEFAULT_POLICY
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    attacks: int
+    counts: dict[str, int]
+    full_skill: int
+    lethality: int
+    serious_threshold: int
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    #: Per-attack tier and wounds (int8) with ``outcomes=True``.
+    tier: np.ndarray | None = field(default=None, repr=False)
+    wound: np.ndarray | None = field(default=None, repr=False)
+    second_wound: np.ndarray | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        return {
+            "attacks": self.attacks,
+            **self.counts,
+            "full_skill": self.full_skill,
+            "capped_target": model.capped_target(self.full_skill),
+            "lethality": self.lethality,
+            "serious_threshold": self.serious_threshold,
+            "seed": self.seed,
+            "backend": self.backend,
+            "threads": self.threads,
+            "partial": self.partial,
+        }
+
+
+@dataclass(frozen=True)
+class AttackParameters:
+    full_skill: int
+    lethality: int
+    serious_threshold: int
+    nonlethal: bool
+    weapons: int
+
+
+def attack_parameters(
+    *,
+    pool: int,
+    specialty: object = (),
+    taper: str = "halving",
+    modifiers: Iterable[str] = (),
+    lethality: int,
+    severity: object = 1,
+    armour: str = "none",
+    nonlethal: bool = False,
+    dual_wield: bool = False,
+) -> AttackParameters:
+    """Validate one attack's inputs and derive full skill, final lethality and serious threshold."""
+    pool = check_int("pool", pool, 0, MAX_SCORE)
+    ranks = _check_ranks("specialty", specialty)
+    check_choice("taper", taper, model.TAPERS)
+    lethality = check_int("lethality", lethality, 0, MAX_LETHALITY)
+    severity = check_severity(severity)
+    check_choice("armour", armour, model.ARMOUR_NAMES)
+    nonlethal = _check_bool("nonlethal", nonlethal)
+    dual_wield = _check_bool("dual_wield", dual_wield)
+    if isinstance(modifiers, str) or not isinstance(modifiers, Iterable):
+        raise TypeError(f"modifiers must be a sequence of names from {', '.join(MODIFIERS)}")
+    names = [check_choice("modifier", str(name).replace("-", "_"), MODIFIERS) if isinstance(name, str)
+             else check_choice("modifier", name, MODIFIERS) for name in modifiers]
+    if len(set(names)) != len(names):
+        raise ValueError(f"modifier must not repeat, got {list(modifiers)!r}")
+    distant = [name for name in names if name.startswith("distant_")]
+    if len(distant) > 1:
+        raise ValueError(f"modifier: at most one distant_* modifier, got {distant!r}")
+    dual_wield = dual_wield or "dual_wield" in names
+    category = distant[0].removeprefix("distant_") if distant else "melee"
+    cover = "cover" in names
+    total = model.attack_modifiers(
+        quick="quick" in names,
+        automatic_fire="automatic_fire" in names,
+        target_in_cover=cover,
+        ranged=cover,
+        target_defending="defend" in names,
+        dual_wield=dual_wield,
+        distant=bool(distant),
+        category=category,
+    )
+    skill = model.full_skill(pool, model.specialty_multiplier(ranks, taper), total)
+    factor = model.lethality_factor(cover=cover, ranged=cover, armour=model.ARMOUR_NAMES.index(armour),
+                                    dual_wield=dual_wield)
+    final = model.final_lethality(lethality, factor)
+    return AttackParameters(skill, final, model.serious_threshold(final, severity), nonlethal, 2 if dual_wield else 1)
+
+
+def simulate_attacks(
+    n: int,
+    *,
+    pool: int,
+    specialty: object = (),
+    taper: str = "halving",
+    modifiers: Iterable[str] = (),
+    lethality: int,
+    severity: object = 1,
+    armour: str = "none",
+    nonlethal: bool = False,
+    dual_wield: bool = False,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> AttackResult:
+    """Simulate ``n`` d100 attacks with damage (d100-combat-math.txt).
+
+    ``pool`` is the attack pool (Fighting or Arcane), ``specialty`` the weapon specialty ranks,
+    ``modifiers`` names from :data:`MODIFIERS`. Dual wield (``dual_wield=True`` or the
+    ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
+    Returns the five tier counts and the wounds (lethal includes instant deaths).
+    """
+    outcomes = _check_bool("outcomes", outcomes)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    p = attack_parameters(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
+                          severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
+    one = lambda value: np.array([int(value)], dtype=np.int64)  # noqa: E731
+    tier = np.empty(n if outcomes else 0, dtype=np.int8)
+    wound = np.empty(n if outcomes else 0, dtype=np.int8)
+    wound2 = np.empty(n if outcomes else 0, dtype=np.int8)
+    params = (one(p.full_skill), one(p.lethality), one(p.serious_threshold), one(p.nonlethal),
+              one(p.lethality), one(p.serious_threshold), one(p.nonlethal), one(p.weapons))
+    result, backend, threads = simulate(
+        "d100.attack", n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
+        params=params, per_item=(False,) * len(params), counts_size=ATTACK_COUNTS,
+        outputs=(tier, wound, wound2), progress=progress,
+    )
+    done = result.items_done
+    return AttackResult(
+        attacks=done,
+        counts={name: int(value) for name, value in zip(ATTACK_COUNT_NAMES, result.counts, strict=True)},
+        full_skill=p.full_skill,
+        lethality=p.lethality,
+        serious_threshold=p.serious_threshold,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        tier=tier[:done] if outcomes else None,
+        wound=wound[:done] if outcomes else None,
+        second_wound=wound2[:done] if outcomes else None,
+    )
+
+
+def _contest_row(target: int) -> list[int]:
+    return [*model.tier_bars(target), model.capped_target(target)]
+
+
+def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant") -> list[int]:
+    """Validate one combatant and derive its row of the fight table (columns: layout.C_*)."""
+    if not isinstance(c, Combatant):
+        raise TypeError(f"{name} must be a Combatant, got {type(c).__name__}")
+    check_int(f"{name}.side", c.side, 0, 1)
+    fighting = check_int(f"{name}.fighting", c.fighting, 0, MAX_SCORE)
+    pool = fighting if c.pool is None else check_int(f"{name}.pool", c.pool, 0, MAX_SCORE)
+    parkour = check_int(f"{name}.parkour", c.parkour, 0, MAX_SCORE)
+    perception = check_int(f"{name}.perception", c.perception, 0, MAX_SCORE)
+    weapon = Weapon.checked(c.weapon, f"{name}.weapon")
+    second = None if c.second_weapon is None else Weapon.checked(c.second_weapon, f"{name}.second_weapon")
+    two_weapon = check_int(f"{name}.two_weapon_style", c.two_weapon_style, 0, MAX_RANK)
+    two_gun = check_int(f"{name}.two_gun_style", c.two_gun_style, 0, MAX_RANK)
+    check_choice(f"{name}.torso", c.torso, model.TORSO_COVERAGES)
+    helmet = _check_bool(f"{name}.helmet", c.helmet)
+    automatic_fire = _check_bool(f"{name}.automatic_fire", c.automatic_fire)
+    distant = _check_bool(f"{name}.distant", c.distant)
+    policy = [check_int(f"{name}.policy", weight, 0, 100) for weight in c.policy]
+    if len(policy) != len(POLICY_NAMES) or sum(policy) != 100:
+        raise ValueError(f"{name}.policy must be {len(POLICY_NAMES)} weights ({', '.join(POLICY_NAMES)}) "
+                         f"summing to 100, got {list(c.policy)!r}")
+    multiplier = model.specialty_multiplier(_check_ranks(f"{name}.specialty", c.specialty), taper)
+    ambush = model.specialty_multiplier(_check_ranks(f"{name}.ambush_specialist", c.ambush_specialist), taper)
+    reflexes = model.specialty_multiplier(_check_ranks(f"{name}.combat_reflexes", c.combat_reflexes), taper)
+    weapons = [weapon] if second is None else [weapon, second]
+    dual_allowed = model.dual_wield_allowed(two_weapon, two_gun, [w.category for w in weapons])
+    row = [0] * FIELDS
+    row[C_SIDE] = c.side
+    row[C_RANGED] = int(weapon.ranged)
+    armour = model.armour_class(c.torso, helmet)
+    row[C_ARMOUR] = armour
+    row[C_DUAL_ALLOWED] = int(dual_allowed)
+    row[C_FLEE_BASE] = (fighting + parkour) // 2  # model.flee_target before the +20 steps and cap
+    # Press versus Disengage: full attack target with no action modifiers.
+    row[C_PRESS : C_PRESS + 5] = _contest_row(model.full_skill(pool, multiplier))
+    row[C_AMBUSH_ATTACK : C_AMBUSH_ATTACK + 5] = _contest_row(
+        model.ambush_attacker_target(fighting, parkour, perception, ambush))
+    row[C_AMBUSH_DEFEND : C_AMBUSH_DEFEND + 5] = _contest_row(
+        model.ambush_defender_target(fighting, parkour, perception, reflexes))
+    static = model.attack_modifiers(automatic_fire=automatic_fire, distant=distant, category=weapon.category,
+                                    long_range=weapon.long_range)
+    for step in range(ATTACK_STEPS):
+        skill = model.full_skill(pool, multiplier, static + step * model.QUICK_ATTACK)
+        row[C_ATTACK + 4 * step : C_ATTACK + 4 * step + 4] = model.tier_bars(skill)
+    for w in range(2):
+        weapon_w = weapons[min(w, len(weapons) - 1)]
+        row[C_NONLETHAL + w] = int(weapon_w.nonlethal)
+        for cover in range(2):
+            for target_armour in range(3):
+                for dual in range(2):
+                    factor = model.lethality_factor(cover=bool(cover), ranged=weapon_w.ranged, armour=target_armour,
+                                                    dual_wield=bool(dual))
+                    final = model.final_lethality(weapon_w.lethality, factor)
+                    serious = model.serious_threshold(final, check_severity(weapon_w.severity))
+                    column = damage_column(w, cover, target_armour, dual)
+                    row[column : column + 2] = model.damage_bars(final, serious, weapon_w.nonlethal)
+    bound = 0
+    for j, weight in enumerate(policy):
+        bound += weight
+        row[C_POLICY + j] = bound
+    return row
+
+
+def fight_table(combatants: Sequence[Combatant], taper: str = "halving") -> np.ndarray:
+    """The int64 combatant table of "d100.fight" (one row per combatant)."""
+    check_choice("taper", taper, model.TAPERS)
+    if isinstance(combatants, Combatant) or not isinstance(combatants, Sequence):
+        raise TypeError("combatants must be a sequence of Combatant")
+    if not 2 <= len(combatants) <= MAX_COMBATANTS:
+        raise ValueError(f"combatants must hold 2..{MAX_COMBATANTS} combatants, got {len(combatants)}")
+    rows = [combatant_row(c, taper, f"combatants[{i}]") for i, c in enumerate(combatants)]
+    sides = {row[C_SIDE] for row in rows}
+    if sides != {0, 1}:
+        raise ValueError("combatants must include at least one combatant on side 0 and one on side 1")
+    return np.ascontiguousarray(np.array(rows, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class FightResult:
+    fights: int
+    counts: dict[str, int]
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    winner: np.ndarray | None = field(default=None, repr=False)
+    rounds: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def win_rates(self) -> tuple[float, float, float]:
+        """(side 0 wins, side 1 wins, draws) per fight."""
+        n = self.fights or 1
+        return (self.counts["wins_side_0"] / n, self.counts["wins_side_1"] / n, self.counts["draws"] / n)
+
+    @property
+    def mean_rounds(self) -> float:
+        return self.counts["rounds"] / self.fights if self.fights else 0.0
+
+    def as_dict(self) -> dict:
+        side0, side1, draws = self.win_rates
+        return {
+            "fights": self.fights,
+            **self.counts,
+            "win_rate_side_0": side0,
+            "win_rate_side_1": side1,
+            "draw_rate": draws,
+            "mean_rounds": self.mean_rounds,
+            "seed": self.seed,
+            "backend": self.backend,
+            "threads": self.threads,
+            "partial": self.partial,
+        }
+
+
+def simulate_fights(
+    n: int,
+    combatants: Sequence[Combatant],
+    *,
+    passes: int = 2,
+    max_rounds: int = 20,
+    ambush_side: int | None = None,
+    taper: str = "halving",
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> FightResult:
+    """Simulate ``n`` independent fights of the same combatants (docs/d100.md, "Fights").
+
+    Each round has ``passes`` passes; a fight ends when a side has no combatant left in it (out
+    with a lethal wound, dead, or fled) or, as a draw, after ``max_rounds`` rounds. With
+    ``ambush_side`` 0 or 1 that side ambushes the other before round 1.
+    """
+    outcomes = _check_bool("outcomes", outcomes)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    table = fight_table(combatants, taper)
+    passes = check_int("passes", passes, 1, MAX_PASSES)
+    max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
+    ambush = -1 if ambush_side is None else check_int("ambush_side", ambush_side, 0, 1)
+    winner = np.empty(n if outcomes else 0, dtype=np.int8)
+    rounds = np.empty(n if outcomes else 0, dtype=np.int32)
+    result, backend, threads = simulate(
+        "d100.fight", n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
+        params=(table, passes, max_rounds, ambush), per_item=(False, False, False, False),
+        counts_size=FIGHT_COUNTS, outputs=(winner, rounds), progress=progress,
+    )
+    done = result.items_done
+    return FightResult(
+        fights=done,
+        counts={name: int(value) for name, value in zip(FIGHT_COUNT_NAMES, result.counts, strict=True)},
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        winner=winner[:done] if outcomes else None,
+        rounds=rounds[:done] if outcomes else None,
+    )

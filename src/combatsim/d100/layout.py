@@ -1,0 +1,87 @@
+"""Shared integer layouts of the d100 kernels: counts, actions and the fight combatant table.
+
+The Numba kernels import these names; the Cython kernels repeat them in a ``cdef enum`` (a test
+checks that the two agree through ``combatsim.kernels.d100._cy.LAYOUT``).
+"""
+
+from __future__ import annotations
+
+#: One attack draws one exactly uniform value 1..1000000 = three d100s (model.split_attack_value).
+ATTACK_SIDES = 1_000_000
+D100 = 100
+
+# "d100.attack" counts: the five tiers (model.CRITICAL_SUCCESS..CRITICAL_FAILURE), then wounds.
+A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH = 5, 6, 7, 8
+ATTACK_COUNTS = 9
+ATTACK_COUNT_NAMES = (
+    "critical_success", "hard_success", "success", "failure", "critical_failure",
+    "lethal", "serious", "flesh", "instant_death",
+)
+
+# "d100.fight" counts.
+F_WINS = 0  # F_WINS + side: wins of side 0, of side 1
+F_DRAWS = 2
+F_ROUNDS = 3
+F_ATTACKS = 4
+F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH = 5, 6, 7, 8
+F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL = 9, 10
+F_FLEE_SUCCESSES = 11
+F_SURPRISED = 12
+FIGHT_COUNTS = 13
+FIGHT_COUNT_NAMES = (
+    "wins_side_0", "wins_side_1", "draws", "rounds", "attacks", "lethal", "serious", "flesh",
+    "instant_death", "escalated_serious", "escalated_lethal", "flee_successes", "surprised",
+)
+#: winner output of a fight that reached the round limit.
+NO_WINNER = -1
+
+# Actions (one per pass). The policy d100 picks among the first eight in this order.
+ACTION_NONE = 0
+ACTION_ATTACK = 1
+ACTION_QUICK_ATTACK = 2
+ACTION_DEFEND = 3
+ACTION_FLEE = 4
+ACTION_PRESS = 5
+ACTION_DISENGAGE = 6
+ACTION_CHARGE = 7
+ACTION_TAKE_COVER = 8
+ACTION_TOGGLE_DUAL_WIELD = 9
+POLICY_ACTIONS = (
+    ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE,
+    ACTION_PRESS, ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER,
+)
+POLICY_NAMES = ("attack", "quick_attack", "defend", "flee", "press", "disengage", "charge", "take_cover")
+
+# Fight combatant table: one int64 row per combatant, these columns.
+C_SIDE = 0
+C_RANGED = 1
+C_ARMOUR = 2
+C_DUAL_ALLOWED = 3
+C_FLEE_BASE = 4  # floor((Fighting + Parkour) / 2)
+CONTEST_FIELDS = 5  # critical bar, hard bar, success bar, critical-failure bar, capped target
+C_PRESS = 5  # full attack target without action modifiers
+C_AMBUSH_ATTACK = 10
+C_AMBUSH_DEFEND = 15
+ATTACK_STEPS = 5  # 0..4 penalties of -20 (quick, dual wield, cover if ranged, target defending)
+C_ATTACK = 20  # 4 bars per step
+C_NONLETHAL = 40  # per weapon
+C_DAMAGE = 42  # (lethal bar, serious-or-worse bar) per weapon, cover, target armour, dual wield
+C_POLICY = 90  # cumulative policy bounds, one per POLICY_ACTIONS entry, the last = 100
+FIELDS = 98
+
+
+def damage_column(weapon: int, cover: int, armour: int, dual_wield: int) -> int:
+    """Column of the lethal bar (the serious-or-worse bar follows) for weapon 0 or 1 (dual wield's
+    second weapon), target in cover (ranged attacker), target armour class 0..2, dual wield."""
+    return C_DAMAGE + 2 * (((weapon * 2 + cover) * 3 + armour) * 2 + dual_wield)
+
+
+LAYOUT = (
+    ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
+    F_WINS, F_DRAWS, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH,
+    F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_FLEE_SUCCESSES, F_SURPRISED, FIGHT_COUNTS,
+    ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
+    ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
+    C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND, C_ATTACK, C_NONLETHAL, C_DAMAGE, C_POLICY, FIELDS,
+)

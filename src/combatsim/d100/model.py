@@ -1,0 +1,299 @@
+"""d100 combat math as pure functions (d100-combat-math.txt, RULINGS.md "d100").
+
+Every function here is exact integer (or :class:`fractions.Fraction`) arithmetic: multipliers
+such as the specialty multiplier (1.0..1.5) and the lethality factors (x 0.5, x 0.75) are
+rationals, and each result rounds down once at the end, so no value can land on x.9999.
+The API builds kernel parameters from these functions; the reference kernels use them directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+# Roll result tiers, best first (the order quick contests compare in).
+CRITICAL_SUCCESS, HARD_SUCCESS, SUCCESS, FAILURE, CRITICAL_FAILURE = 0, 1, 2, 3, 4
+TIER_NAMES = ("critical_success", "hard_success", "success", "failure", "critical_failure")
+
+# Wound severities of one damage resolution; NO_WOUND when the attack failed.
+NO_WOUND, FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 0, 1, 2, 3, 4
+WOUND_NAMES = ("none", "flesh", "serious", "lethal", "instant_death")
+
+# Armour classes.
+ARMOUR_NONE, ARMOUR_LIGHT, ARMOUR_HEAVY = 0, 1, 2
+ARMOUR_NAMES = ("none", "light", "heavy")
+TORSO_COVERAGES = ("none", "light", "heavy")
+
+# Weapon categories (the distant-attack modifiers depend on them).
+CATEGORIES = ("melee", "pistol", "thrown", "archery", "carbine", "long_gun")
+
+#: "The target is capped at 95" (attack targets and the flee target).
+TARGET_CAP = 95
+#: "Serious threshold: min(90, final_lethality x weapon_severity)".
+SERIOUS_CAP = 90
+#: "min(1.5, ...)": the specialty multiplier never exceeds 1.5.
+SPECIALTY_CAP = Fraction(3, 2)
+#: Specialty taper readings (RULINGS: "The taper is an option"; the first is the default).
+TAPERS = ("halving", "highest", "flat")
+
+# Attack modifiers (d100-combat-math.txt, "Attack modifiers").
+QUICK_ATTACK = -20
+AUTOMATIC_FIRE = 20
+TARGET_IN_COVER = -20
+TARGET_DEFENDING = -20
+DUAL_WIELD = -20
+DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_gun": -10, "melee": 0}
+
+# Lethality factors (d100-combat-math.txt, "Damage resolution").
+COVER_FACTOR = Fraction(1, 2)
+ARMOUR_FACTOR = (Fraction(1), Fraction(3, 4), Fraction(1, 2))
+DUAL_WIELD_FACTOR = Fraction(3, 4)
+
+#: Escalation (d100-combat-math.txt, "Wound escalation").
+FLESH_PER_SERIOUS = 3
+SERIOUS_PER_LETHAL = 2
+#: Flee under fire: +20 per prior failed attempt.
+FLEE_STEP = 20
+
+
+def floor_div(numerator: int, denominator: int) -> int:
+    """Round down (RULINGS: "Where a text says nothing about rounding, round down")."""
+    return numerator // denominator
+
+
+def fighting_score(combat: int, athletics: int, strength: int, agility: int, endurance: int, perception: int) -> int:
+    """Fighting = floor((Combat x 4 + Athletics + Strength + Agility + Endurance + Perception) / 9)."""
+    return (combat * 4 + athletics + strength + agility + endurance + perception) // 9
+
+
+def specialty_multiplier(ranks: Iterable[int], taper: str = "halving") -> Fraction:
+    """The weapon specialty multiplier, exact.
+
+    One rank: min(1.5, 1.0 + 0.1 x rank). Several ranks, sorted high to low (RULINGS):
+    1 + 0.1 r1 + sum over k >= 2 of 0.1 r_k 0.5^(k-1), capped at 1.5 (``taper="halving"``).
+    The taper is an option: ``"highest"`` counts the highest rank only, ``"flat"`` adds every
+    further rank at full value. No ranks: 1.
+    """
+    ordered = sorted((int(rank) for rank in ranks), reverse=True)
+    if taper not in TAPERS:
+        raise ValueError(f"taper must be one of {', '.join(map(repr, TAPERS))}; got {taper!r}")
+    if not ordered:
+        return Fraction(1)
+    bonus = Fraction(ordered[0], 10)
+    for k, rank in enumerate(ordered[1:], start=2):
+        if taper == "halving":
+            bonus += Fraction(rank, 10) / 2 ** (k - 1)
+        elif taper == "flat":
+            bonus += Fraction(rank, 10)
+    return min(SPECIALTY_CAP, 1 + bonus)
+
+
+def attack_modifiers(
+    *,
+    quick: bool = False,
+    automatic_fire: bool = False,
+    target_in_cover: bool = False,
+    ranged: bool = False,
+    target_defending: bool = False,
+    dual_wield: bool = False,
+    distant: bool = False,
+    category: str = "melee",
+    long_range: bool = False,
+) -> int:
+    """The sum of the action modifiers of one attack (d100-combat-math.txt, "Attack modifiers").
+
+    Cover counts for ranged attacks only. ``distant`` marks a ranged attack at a distance: -30
+    with a pistol or thrown weapon, -20 with archery or a carbine, -10 with a long gun without
+    the ``long_range`` tag (0 with it), 0 for melee.
+    """
+    total = 0
+    total += QUICK_ATTACK if quick else 0
+    total += AUTOMATIC_FIRE if automatic_fire else 0
+    total += TARGET_IN_COVER if (target_in_cover and ranged) else 0
+    total += TARGET_DEFENDING if target_defending else 0
+    total += DUAL_WIELD if dual_wield else 0
+    if distant and not (category == "long_gun" and long_range):
+        total += DISTANT[category]
+    return total
+
+
+def full_skill(pool: int, multiplier: Fraction = Fraction(1), modifiers: int = 0) -> int:
+    """full_skill = floor(pool x specialty multiplier) + action modifiers, uncapped (RULINGS)."""
+    return floor_div(pool * multiplier.numerator, multiplier.denominator) + modifiers
+
+
+def capped_target(skill: int) -> int:
+    """capped_target = min(95, full_skill)."""
+    return min(TARGET_CAP, skill)
+
+
+def tier_bars(skill: int) -> tuple[int, int, int, int]:
+    """(critical bar, hard bar, success bar, critical-failure bar) of a full skill.
+
+    A roll r (1..100) is a critical success when r <= critical bar, hard when r <= hard bar,
+    a success when r <= success bar, a critical failure when r > critical-failure bar, else a
+    failure. Bars below 0 are clamped to 0 (no roll reaches them), so they ascend.
+    Critical: r <= floor(full_skill / 10) and r <= capped; hard: r <= floor(full_skill / 2) and
+    r <= capped; critical failure (RULINGS): F = 100 - max(0, capped), a failed roll above
+    100 - ceil(F / 10).
+    """
+    capped = capped_target(skill)
+    success_bar = max(0, capped)
+    hard_bar = max(0, min(capped, floor_div(skill, 2)))
+    critical_bar = max(0, min(hard_bar, floor_div(skill, 10)))
+    failure_range = 100 - success_bar
+    critical_failure_bar = 100 - (-(-failure_range // 10))
+    return critical_bar, hard_bar, success_bar, critical_failure_bar
+
+
+def tier(roll: int, skill: int) -> int:
+    """The result tier of a d100 ``roll`` against ``full_skill`` ``skill``."""
+    critical_bar, hard_bar, success_bar, critical_failure_bar = tier_bars(skill)
+    if roll <= critical_bar:
+        return CRITICAL_SUCCESS
+    if roll <= hard_bar:
+        return HARD_SUCCESS
+    if roll <= success_bar:
+        return SUCCESS
+    if roll > critical_failure_bar:
+        return CRITICAL_FAILURE
+    return FAILURE
+
+
+def armour_class(torso: str = "none", helmet: bool = False) -> int:
+    """Heavy torso plus helmet is heavy; heavy torso alone, light torso, or a helmet alone is
+    light; otherwise none (d100-combat-math.txt, "Armor")."""
+    if torso not in TORSO_COVERAGES:
+        raise ValueError(f"torso must be one of {', '.join(map(repr, TORSO_COVERAGES))}; got {torso!r}")
+    if torso == "heavy" and helmet:
+        return ARMOUR_HEAVY
+    if torso in ("heavy", "light") or helmet:
+        return ARMOUR_LIGHT
+    return ARMOUR_NONE
+
+
+def lethality_factor(*, cover: bool = False, ranged: bool = False, armour: int = ARMOUR_NONE,
+                     dual_wield: bool = False) -> Fraction:
+    """The product of the protection multipliers (cover counts for ranged attacks only)."""
+    factor = Fraction(1)
+    if cover and ranged:
+        factor *= COVER_FACTOR
+    factor *= ARMOUR_FACTOR[armour]
+    if dual_wield:
+        factor *= DUAL_WIELD_FACTOR
+    return factor
+
+
+def final_lethality(weapon_lethality: int, factor: Fraction = Fraction(1)) -> int:
+    """All applicable factors multiplied, rounded down once (RULINGS)."""
+    return floor_div(weapon_lethality * factor.numerator, factor.denominator)
+
+
+def serious_threshold(lethality: int, severity: Fraction | int) -> int:
+    """Serious threshold = min(90, floor(final lethality x weapon severity))."""
+    severity = Fraction(severity)
+    return min(SERIOUS_CAP, floor_div(lethality * severity.numerator, severity.denominator))
+
+
+def wound_severity(damage_roll: int, lethality: int, serious: int, nonlethal: bool, critical: bool) -> int:
+    """Wound severity of a successful attack's damage d100.
+
+    damage <= lethality: lethal (instant death on a critical success); damage <= serious
+    threshold: serious; otherwise flesh. Nonlethal weapons cap lethal and instant-death
+    results at serious.
+    """
+    if damage_roll <= lethality:
+        if nonlethal:
+            return SERIOUS
+        return INSTANT_DEATH if critical else LETHAL
+    if damage_roll <= serious:
+        return SERIOUS
+    return FLESH
+
+
+def damage_bars(lethality: int, serious: int, nonlethal: bool) -> tuple[int, int]:
+    """(lethal bar, serious-or-worse bar): damage <= lethal bar is lethal, <= the other at least
+    serious. A nonlethal weapon has no lethal results, and its lethal range counts as serious."""
+    if nonlethal:
+        return 0, max(lethality, serious)
+    return lethality, max(lethality, serious)
+
+
+def record_wound(
+    deadly_flesh: int, serious: int, lethal: int, severity: int, nonlethal: bool
+) -> tuple[int, int, int, int, int]:
+    """Record one wound on a combatant in one combat, then escalate (RULINGS: cascading).
+
+    Three deadly flesh wounds (flesh wounds from weapons that are not nonlethal) become one
+    serious wound; two serious wounds (nonlethal ones included) become one lethal wound.
+    Returns (deadly_flesh, serious, lethal, flesh-to-serious escalations, serious-to-lethal
+    escalations). Nonlethal flesh wounds leave the counters unchanged.
+    """
+    if severity == FLESH and not nonlethal:
+        deadly_flesh += 1
+    elif severity == SERIOUS:
+        serious += 1
+    elif severity in (LETHAL, INSTANT_DEATH):
+        lethal += 1
+    to_serious = 0
+    to_lethal = 0
+    while deadly_flesh >= FLESH_PER_SERIOUS:
+        deadly_flesh -= FLESH_PER_SERIOUS
+        serious += 1
+        to_serious += 1
+    while serious >= SERIOUS_PER_LETHAL:
+        serious -= SERIOUS_PER_LETHAL
+        lethal += 1
+        to_lethal += 1
+    return deadly_flesh, serious, lethal, to_serious, to_lethal
+
+
+def flee_target(fighting: int, parkour: int, failed_attempts: int = 0) -> int:
+    """floor((Fighting + Parkour) / 2) + 20 per prior failed attempt, capped at 95."""
+    return min(TARGET_CAP, (fighting + parkour) // 2 + FLEE_STEP * failed_attempts)
+
+
+def ambush_attacker_target(fighting: int, parkour: int, perception: int,
+                           ambush_specialist: Fraction = Fraction(1)) -> int:
+    """average(Fighting, Fighting, Parkour, Perception) rounded down, times the Ambush
+    Specialist multiplier (a specialty multiplier, rounded down once)."""
+    return full_skill((2 * fighting + parkour + perception) // 4, ambush_specialist)
+
+
+def ambush_defender_target(fighting: int, parkour: int, perception: int,
+                           combat_reflexes: Fraction = Fraction(1)) -> int:
+    """average(Fighting, Parkour, Perception, Perception) rounded down, times the Combat
+    Reflexes multiplier (a specialty multiplier, rounded down once)."""
+    return full_skill((fighting + parkour + 2 * perception) // 4, combat_reflexes)
+
+
+def contest_wins(roll: int, target: int, opposing_roll: int, opposing_target: int) -> bool:
+    """Quick contest: does the side rolling ``roll`` against ``target`` beat the other side?
+
+    Each side rolls against its own target; compare tier (critical > hard > success > failure
+    > critical failure), then margin (capped target - roll). Ties go to the other side (the
+    defender or the blocker), so call this with the ambusher or the disengager first.
+    """
+    own_tier = tier(roll, target)
+    other_tier = tier(opposing_roll, opposing_target)
+    if own_tier != other_tier:
+        return own_tier < other_tier
+    return capped_target(target) - roll > capped_target(opposing_target) - opposing_roll
+
+
+def dual_wield_allowed(two_weapon_style: int, two_gun_style: int, categories: Sequence[str]) -> bool:
+    """Two-Weapon Style rank 2 with two melee weapons, or Two-Gun Style rank 2 with two pistols."""
+    if len(categories) != 2:
+        return False
+    if two_weapon_style >= 2 and all(category == "melee" for category in categories):
+        return True
+    return two_gun_style >= 2 and all(category == "pistol" for category in categories)
+
+
+def split_attack_value(value: int) -> tuple[int, int, int]:
+    """One attack's uniform value 0..999999 as three d100s: (attack, damage, second damage).
+
+    value = 10000 (attack - 1) + 100 (damage - 1) + (second damage - 1): three independent,
+    exactly uniform d100s from one exactly uniform 1..1000000 draw (docs/d100.md).
+    """
+    return value // 10000 + 1, value // 100 % 100 + 1, value % 100 + 1

@@ -1,0 +1,365 @@
+"""d100 reference kernels: plain loops, the executable specification (docs/d100.md).
+
+Kernel signature (shared by the Numba and Cython twins):
+``kernel(seed, start, count, *params, counts, *outputs)``. Rule arithmetic comes from
+:mod:`combatsim.d100.model`; the parameters are the already-derived rule values (full skill,
+final lethality, ...) or, for fights, the combatant table built by :mod:`combatsim.d100.api`.
+"""
+
+from __future__ import annotations
+
+from combatsim.d100 import model
+from combatsim.d100.layout import (
+    A_FLESH,
+    A_INSTANT_DEATH,
+    A_LETHAL,
+    A_SERIOUS,
+    ACTION_ATTACK,
+    ACTION_CHARGE,
+    ACTION_DEFEND,
+    ACTION_DISENGAGE,
+    ACTION_FLEE,
+    ACTION_NONE,
+    ACTION_PRESS,
+    ACTION_QUICK_ATTACK,
+    ACTION_TAKE_COVER,
+    ACTION_TOGGLE_DUAL_WIELD,
+    ATTACK_SIDES,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    CONTEST_FIELDS,
+    D100,
+    F_ATTACKS,
+    F_DRAWS,
+    F_ESCALATED_LETHAL,
+    F_ESCALATED_SERIOUS,
+    F_FLEE_SUCCESSES,
+    F_FLESH,
+    F_INSTANT_DEATH,
+    F_LETHAL,
+    F_ROUNDS,
+    F_SERIOUS,
+    F_SURPRISED,
+    F_WINS,
+    NO_WINNER,
+    POLICY_ACTIONS,
+    damage_column,
+)
+from combatsim.rng import ItemStream, dense_die
+
+
+def _at(values, k: int) -> int:
+    return int(values[k] if len(values) > 1 else values[0])
+
+
+def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+           weapons, counts, tier_out, wound_out, wound2_out) -> None:
+    """Attacks with damage (d100-combat-math.txt, "Roll result tiers", "Damage resolution").
+
+    Attack ``start + k`` draws one value 1..1000000 from the dense layout and splits it into the
+    attack d100, the damage d100 and the second weapon's damage d100 (model.split_attack_value).
+    ``counts`` gains the five tiers (0..4), then lethal (instant deaths included), serious,
+    flesh and instant deaths (5..8), over every weapon that dealt damage. ``weapons`` is 2 for a
+    dual-wield attack (both weapons deal damage on a success), else 1.
+    """
+    for k in range(count):
+        roll, damage, damage2 = model.split_attack_value(dense_die(seed, start + k, ATTACK_SIDES) - 1)
+        tier = model.tier(roll, _at(full_skill, k))
+        counts[tier] += 1
+        wounds = [model.NO_WOUND, model.NO_WOUND]
+        if tier <= model.SUCCESS:
+            critical = tier == model.CRITICAL_SUCCESS
+            weapon_values = [
+                (damage, _at(lethality, k), _at(serious, k), _at(nonlethal, k)),
+                (damage2, _at(lethality2, k), _at(serious2, k), _at(nonlethal2, k)),
+            ]
+            for w in range(_at(weapons, k)):
+                roll_w, lethal_w, serious_w, nonlethal_w = weapon_values[w]
+                wounds[w] = model.wound_severity(roll_w, lethal_w, serious_w, bool(nonlethal_w), critical)
+                _count_wound(counts, wounds[w])
+        if len(tier_out):
+            tier_out[k] = tier
+        if len(wound_out):
+            wound_out[k] = wounds[0]
+        if len(wound2_out):
+            wound2_out[k] = wounds[1]
+
+
+def _count_wound(counts, wound: int) -> None:
+    if wound == model.FLESH:
+        counts[A_FLESH] += 1
+    elif wound == model.SERIOUS:
+        counts[A_SERIOUS] += 1
+    elif wound >= model.LETHAL:
+        counts[A_LETHAL] += 1
+        if wound == model.INSTANT_DEATH:
+            counts[A_INSTANT_DEATH] += 1
+
+
+def _contest_tier(roll: int, bars) -> int:
+    """Tier of ``roll`` against a contest target stored as (critical, hard, success, critical
+    failure, capped target) bars (model.tier_bars plus the capped target)."""
+    critical_bar, hard_bar, success_bar, critical_failure_bar = bars[0], bars[1], bars[2], bars[3]
+    if roll <= critical_bar:
+        return model.CRITICAL_SUCCESS
+    if roll <= hard_bar:
+        return model.HARD_SUCCESS
+    if roll <= success_bar:
+        return model.SUCCESS
+    if roll > critical_failure_bar:
+        return model.CRITICAL_FAILURE
+    return model.FAILURE
+
+
+def _first_wins(roll: int, bars, opposing_roll: int, opposing_bars) -> bool:
+    """Quick contest (RULINGS): tier first, then margin (capped target - roll); ties to the other side."""
+    own = _contest_tier(roll, bars)
+    other = _contest_tier(opposing_roll, opposing_bars)
+    if own != other:
+        return own < other
+    return bars[4] - roll > opposing_bars[4] - opposing_roll
+
+
+class _Fight:
+    """One fight's state: per combatant, in plain lists (the reference favours clarity)."""
+
+    def __init__(self, table, stream: ItemStream, counts) -> None:
+        self.table = table
+        self.stream = stream
+        self.counts = counts
+        m = len(table)
+        self.m = m
+        self.active = [True] * m
+        self.deadly_flesh = [0] * m
+        self.serious = [0] * m
+        self.lethal = [0] * m
+        self.in_cover = [False] * m
+        self.defending = [False] * m
+        self.dual_on = [False] * m
+        self.failed_flee = [0] * m
+        self.engaged_with = [-1] * m
+        self.surprised = [False] * m
+        self.targeted = [False] * m
+        self.action = [ACTION_NONE] * m
+        self.target = [-1] * m
+        self.winner = NO_WINNER
+
+    def side(self, c: int) -> int:
+        return int(self.table[c][C_SIDE])
+
+    def first_active_opponent(self, c: int) -> int:
+        for o in range(self.m):
+            if self.active[o] and self.side(o) != self.side(c):
+                return o
+        return -1
+
+    def side_out(self, side: int) -> bool:
+        return not any(self.active[o] and self.side(o) == side for o in range(self.m))
+
+    def check_end(self, side: int) -> bool:
+        """Did ``side`` just run out of combatants? Then the other side wins."""
+        if self.side_out(side):
+            self.winner = 1 - side
+            return True
+        return False
+
+    def release(self, c: int) -> None:
+        """``c`` leaves its engagement (and its partner's points back to nobody)."""
+        partner = self.engaged_with[c]
+        if partner >= 0 and self.engaged_with[partner] == c:
+            self.engaged_with[partner] = -1
+        self.engaged_with[c] = -1
+
+    def engage(self, a: int, t: int) -> None:
+        self.release(a)
+        self.release(t)
+        self.engaged_with[a] = t
+        self.engaged_with[t] = a
+
+    def take_out(self, c: int) -> None:
+        self.active[c] = False
+        self.release(c)
+
+    def attack(self, c: int, t: int, quick: bool) -> None:
+        """One attack roll by ``c`` on ``t``: modifiers, tier, damage, wounds, escalation."""
+        row = self.table[c]
+        ranged = bool(row[C_RANGED])
+        cover = self.in_cover[t] and ranged  # cover counts for ranged attacks only
+        steps = int(quick) + int(self.dual_on[c]) + int(cover) + int(self.defending[t])  # each -20
+        roll, damage, damage2 = model.split_attack_value(self.stream.die(ATTACK_SIDES) - 1)
+        bars = [int(row[C_ATTACK + 4 * steps + j]) for j in range(4)]
+        self.counts[F_ATTACKS] += 1
+        tier = _contest_tier(roll, bars)
+        if tier > model.SUCCESS:
+            return
+        critical = tier == model.CRITICAL_SUCCESS
+        armour = int(self.table[t][C_ARMOUR])
+        for w in range(2 if self.dual_on[c] else 1):
+            column = damage_column(w, int(cover), armour, int(self.dual_on[c]))
+            lethal_bar, serious_bar = int(row[column]), int(row[column + 1])
+            nonlethal = bool(row[C_NONLETHAL + w])
+            damage_roll = damage if w == 0 else damage2
+            if damage_roll <= lethal_bar:
+                wound = model.INSTANT_DEATH if critical else model.LETHAL
+            elif damage_roll <= serious_bar:
+                wound = model.SERIOUS
+            else:
+                wound = model.FLESH
+            if wound == model.FLESH:
+                self.counts[F_FLESH] += 1
+            elif wound == model.SERIOUS:
+                self.counts[F_SERIOUS] += 1
+            else:
+                self.counts[F_LETHAL] += 1
+                self.counts[F_INSTANT_DEATH] += wound == model.INSTANT_DEATH
+            flesh, serious, lethal, to_serious, to_lethal = model.record_wound(
+                self.deadly_flesh[t], self.serious[t], self.lethal[t], wound, nonlethal
+            )
+            self.deadly_flesh[t], self.serious[t], self.lethal[t] = flesh, serious, lethal
+            self.counts[F_ESCALATED_SERIOUS] += to_serious
+            self.counts[F_ESCALATED_LETHAL] += to_lethal
+        if self.lethal[t] > 0:  # a lethal wound (or death) takes a combatant out
+            self.take_out(t)
+
+    def declare(self, c: int, first_pass: bool) -> None:
+        """The scripted policy (docs/d100.md): one policy d100, then the documented overrides."""
+        if first_pass and self.surprised[c]:
+            self.action[c] = ACTION_NONE  # a surprised defender skips pass 1 of round 1
+            return
+        row = self.table[c]
+        policy_roll = self.stream.die(D100)
+        choice = 0
+        while policy_roll > row[C_POLICY + choice]:
+            choice += 1
+        action = POLICY_ACTIONS[choice]
+        engaged = self.engaged_with[c] >= 0
+        if row[C_DUAL_ALLOWED] and not self.dual_on[c]:
+            action = ACTION_TOGGLE_DUAL_WIELD
+        elif action == ACTION_FLEE and engaged:
+            action = ACTION_DISENGAGE  # flee is blocked while engaged
+        elif action == ACTION_DISENGAGE and not engaged:
+            action = ACTION_ATTACK
+        target = self.engaged_with[c] if engaged else self.first_active_opponent(c)
+        self.action[c] = action
+        self.target[c] = target
+        if action in (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_CHARGE, ACTION_PRESS):
+            self.targeted[target] = True
+        if action == ACTION_DEFEND:
+            self.defending[c] = True
+
+    def resolve(self, c: int) -> bool:
+        """Carry out ``c``'s declared action; True when the fight just ended."""
+        action = self.action[c]
+        row = self.table[c]
+        if action in (ACTION_NONE, ACTION_DEFEND):
+            return False
+        if action == ACTION_TAKE_COVER:
+            self.in_cover[c] = True
+            return False
+        if action == ACTION_TOGGLE_DUAL_WIELD:
+            self.dual_on[c] = True
+            return False
+        if action == ACTION_DISENGAGE:
+            partner = self.engaged_with[c]
+            if partner < 0:
+                return False
+            if self.active[partner] and self.action[partner] == ACTION_PRESS and self.target[partner] == c:
+                # Press versus Disengage: both roll full attack target, no action modifiers;
+                # ties favour the blocker.
+                disengage_roll = self.stream.die(D100)
+                press_roll = self.stream.die(D100)
+                press_bars = row[C_PRESS : C_PRESS + CONTEST_FIELDS]
+                blocker_bars = self.table[partner][C_PRESS : C_PRESS + CONTEST_FIELDS]
+                if _first_wins(disengage_roll, press_bars, press_roll, blocker_bars):
+                    self.release(c)
+            else:
+                self.release(c)
+            return False
+        if action == ACTION_FLEE:
+            if self.engaged_with[c] >= 0:
+                return False  # engaged since it declared: blocked
+            if self.targeted[c]:
+                flee_target = min(model.TARGET_CAP, int(row[C_FLEE_BASE]) + model.FLEE_STEP * self.failed_flee[c])
+                if self.stream.die(D100) > flee_target:
+                    self.failed_flee[c] += 1
+                    self.in_cover[c] = True  # failure: in cover at the current position
+                    return False
+            self.counts[F_FLEE_SUCCESSES] += 1
+            self.take_out(c)
+            return self.check_end(self.side(c))
+        # Attack, quick attack, charge or press.
+        target = self.target[c]
+        if action == ACTION_PRESS and self.action[target] == ACTION_DISENGAGE and self.target[target] == c:
+            return False  # the press is spent blocking the disengage (resolved at the disengager's turn)
+        if not self.active[target]:
+            target = self.first_active_opponent(c)
+        if action == ACTION_CHARGE:
+            self.in_cover[c] = False  # a charge leaves the combatant's position
+        self.attack(c, target, action in (ACTION_QUICK_ATTACK, ACTION_CHARGE))
+        if self.active[target] and (action == ACTION_CHARGE or not row[C_RANGED]):
+            self.engage(c, target)
+        return self.check_end(self.side(target))
+
+
+def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out) -> None:
+    """Fights between side 0 and side 1 (docs/d100.md, "Fights").
+
+    ``table`` has one row per combatant (columns: combatsim.d100.layout). Fight ``start + k``
+    uses item stream ``start + k`` for all its dice. ``counts`` gains the layout's F_* fields;
+    ``winner_out[k]`` gets 0, 1 or -1 (draw at the round limit), ``rounds_out[k]`` the rounds.
+    """
+    m = len(table)
+    for k in range(count):
+        state = _Fight(table, ItemStream(seed, start + k), counts)
+        if ambush_side >= 0:
+            ambushers = [c for c in range(m) if state.side(c) == ambush_side]
+            rank = 0
+            for d in range(m):
+                if state.side(d) == ambush_side:
+                    continue
+                a = ambushers[rank % len(ambushers)]
+                rank += 1
+                attacker_roll = state.stream.die(D100)
+                defender_roll = state.stream.die(D100)
+                if _first_wins(attacker_roll, table[a][C_AMBUSH_ATTACK : C_AMBUSH_ATTACK + CONTEST_FIELDS],
+                               defender_roll, table[d][C_AMBUSH_DEFEND : C_AMBUSH_DEFEND + CONTEST_FIELDS]):
+                    state.surprised[d] = True
+                    counts[F_SURPRISED] += 1
+        rounds = 0
+        ended = False
+        for round_number in range(1, max_rounds + 1):
+            rounds = round_number
+            state.targeted = [False] * m
+            for pass_number in range(1, passes + 1):
+                first_pass = round_number == 1 and pass_number == 1
+                state.defending = [False] * m  # Defend lasts one pass
+                state.action = [ACTION_NONE] * m
+                for c in range(m):
+                    if state.active[c]:
+                        state.declare(c, first_pass)
+                for c in range(m):
+                    if state.active[c] and state.resolve(c):
+                        ended = True
+                        break
+                if ended:
+                    break
+            if ended:
+                break
+        counts[F_ROUNDS] += rounds
+        if ended:
+            counts[F_WINS + state.winner] += 1
+        else:
+            counts[F_DRAWS] += 1
+        if len(winner_out):
+            winner_out[k] = state.winner if ended else NO_WINNER
+        if len(rounds_out):
+            rounds_out[k] = rounds
