@@ -30,12 +30,14 @@ def run_attack(backend, seed, start, count, params, keep=True):
 
 
 def run_fight(backend, seed, start, count, table, passes, max_rounds, ambush_side):
-    counts = np.zeros(layout.FIGHT_COUNTS, dtype=np.int64)
+    counts = np.zeros(layout.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
     winner = np.zeros(count, dtype=np.int8)
     rounds = np.zeros(count, dtype=np.int32)
     get_kernel("d100.fight", backend)(seed, start, count, table, passes, max_rounds, ambush_side, counts,
                                       winner, rounds)
-    return counts, winner, rounds
+    # The rounds histogram after the fixed counts is exactly the per-fight rounds.
+    np.testing.assert_array_equal(counts[layout.FIGHT_COUNTS:], np.bincount(rounds, minlength=max_rounds + 1))
+    return counts[: layout.FIGHT_COUNTS], winner, rounds
 
 
 def test_cython_layout_matches_python_layout():

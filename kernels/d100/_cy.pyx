@@ -714,6 +714,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                 if winner >= 0:
                     break
             local[F_ROUNDS] += rounds
+            counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
             if winner >= 0:
                 local[F_WINS + winner] += 1
             else:

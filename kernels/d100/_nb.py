@@ -35,6 +35,7 @@ from combatsim.d100.layout import (
     D100,
     F_ATTACKS,
     F_DRAWS,
+    FIGHT_COUNTS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
     F_FLEE_SUCCESSES,
@@ -593,6 +594,7 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
             if winner >= 0:
                 break
         counts[F_ROUNDS] += rounds
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         if winner >= 0:
             counts[F_WINS + winner] += 1
         else:

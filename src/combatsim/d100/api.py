@@ -377,6 +377,8 @@ class FightResult:
     partial: bool = False
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
+    #: rounds to the end -> fights (0 rounds: decided by the ambush alone, if ever)
+    rounds_histogram: dict[int, int] = field(default_factory=dict)
 
     @property
     def win_rates(self) -> tuple[float, float, float]:
@@ -436,12 +438,14 @@ def simulate_fights(
     result, backend, threads = simulate(
         "d100.fight", n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
         params=(table, passes, max_rounds, ambush), per_item=(False, False, False, False),
-        counts_size=FIGHT_COUNTS, outputs=(winner, rounds), progress=progress,
+        counts_size=FIGHT_COUNTS + max_rounds + 1, outputs=(winner, rounds), progress=progress,
     )
     done = result.items_done
+    histogram = result.counts[FIGHT_COUNTS:]
     return FightResult(
         fights=done,
-        counts={name: int(value) for name, value in zip(FIGHT_COUNT_NAMES, result.counts, strict=True)},
+        counts={name: int(value) for name, value in zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS], strict=True)},
+        rounds_histogram={r: int(c) for r, c in enumerate(histogram) if c},
         seed=seed,
         backend=backend,
         threads=threads,

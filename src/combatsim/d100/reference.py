@@ -40,6 +40,7 @@ from combatsim.d100.layout import (
     D100,
     F_ATTACKS,
     F_DRAWS,
+    FIGHT_COUNTS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
     F_FLEE_SUCCESSES,
@@ -355,6 +356,7 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
             if ended:
                 break
         counts[F_ROUNDS] += rounds
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         if ended:
             counts[F_WINS + state.winner] += 1
         else:
