@@ -38,9 +38,9 @@ def run_attack(backend, seed, start, count, *, bonus, maximum_roll, armour_ratin
     def arr(v):
         return np.ascontiguousarray(v, dtype=np.int64) if isinstance(v, np.ndarray) else one(v)
 
-    kernel(np.uint64(seed), start, count, arr(bonus), arr(maximum_roll), arr(armour_rating), arr(adjustment), one(dice[0]),
-           one(dice[1]), one(dice[2]), arr(damage_adjustment), arr(rolls), arr(automatic), hit_on_equal, critical,
-           counts, hits, rounds, dealt)
+    kernel(np.uint64(seed), start, count, arr(bonus), arr(maximum_roll), arr(armour_rating), arr(adjustment),
+           one(dice[0]), one(dice[1]), one(dice[2]), arr(damage_adjustment), arr(rolls), arr(automatic),
+           hit_on_equal, critical, counts, hits, rounds, dealt)
     return counts, hits, rounds, dealt
 
 
@@ -182,7 +182,8 @@ def test_rolls_per_unit_d_e_f_and_automatic(backend):
 
 def test_ammunition_limits_rolls_and_empty_weapon_cannot_fire(backend):
     gun = Weapon("rifle", "F", "d6", ammunition=3)
-    assert simulate_attack(10, bonus=0, maximum_roll=1000, armour_rating=0, weapon=gun, backend=backend).to_hit_rolls == 30
+    result = simulate_attack(10, bonus=0, maximum_roll=1000, armour_rating=0, weapon=gun, backend=backend)
+    assert result.to_hit_rolls == 30
     smg = Weapon("smg", "automatic", "d6", ammunition=7)  # two 3-round bursts, one round left over
     result = simulate_attack(10, bonus=0, maximum_roll=1000, armour_rating=0, weapon=smg, backend=backend)
     assert (result.to_hit_rolls, result.rounds_fired) == (20, 60)
@@ -384,3 +385,13 @@ def test_cli_attack_exp_to_hit_only_unchanged(capsys):
     assert main(["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "580", "-n", "1000",
                  "--backend", "python", "--json"]) == 0
     assert "damage_total" not in json.loads(capsys.readouterr().out)
+
+
+def test_docs_test_vector_long_sword(backend):
+    """docs/exp.md's test vector: seed 1, items 0..2, long sword d8 + 6 against AR 580."""
+    sword = Weapon("long sword", "A", "d8")
+    result = simulate_attack(3, bonus=110, maximum_roll=760, damage_adjustment=6, armour_rating=580, weapon=sword,
+                             seed=1, backend=backend, outcomes=True)
+    assert result.hits_per_unit.tolist() == [1, 1, 0]
+    assert result.damage_per_unit.tolist() == [14, 13, 0]
+    assert [ItemStream(1, i).die(KILODIE) for i in range(3)] == [891, 672, 248]

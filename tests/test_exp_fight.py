@@ -181,7 +181,8 @@ def test_ammunition_runs_out_then_a_draw_at_the_limit(backend):
 
 
 def test_automatic_ammunition_in_bursts(backend):
-    gunner = always_hits("gunner", 10, "1", armour_rating=1, weapon_type="automatic", ammunition=20)  # 6 bursts, 2 rounds left
+    # 6 bursts, 2 rounds left over
+    gunner = always_hits("gunner", 10, "1", armour_rating=1, weapon_type="automatic", ammunition=20)
     target = never_hits("target", 10_000)
     result = simulate_fight(2, [gunner], [target], unit_limit=5, seed=1, backend=backend)
     assert result.to_hit_rolls[0] == 2 * 6

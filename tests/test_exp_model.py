@@ -53,9 +53,9 @@ def test_bob_too_pstr_drop_of_two():
 
 def test_table_9_8_bob_too_nomad_combat_table():
     table = bob_too().combat_table()
-    assert table.A == CombatRow(bp=125, bnp=19, mr=750, da=6)
-    assert table.B == CombatRow(bp=110, bnp=39, mr=760, da=3)
-    assert table.C == CombatRow(bp=178, bnp=0, mr=853, da=0)
+    assert CombatRow(bp=125, bnp=19, mr=750, da=6) == table.A
+    assert CombatRow(bp=110, bnp=39, mr=760, da=3) == table.B
+    assert CombatRow(bp=178, bnp=0, mr=853, da=0) == table.C
 
 
 def test_nomad_bnp_example_100_gives_15():

@@ -237,7 +237,9 @@ def simulate_attack(
         raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
     if weapon is None:
         weapon = Weapon(
-            "weapon", "A" if weapon_type is None else weapon_type, Dice.parse("0" if damage is None else damage, "damage")
+            "weapon",
+            "A" if weapon_type is None else weapon_type,
+            Dice.parse("0" if damage is None else damage, "damage"),
         )
     elif damage is not None or weapon_type is not None:
         raise ValueError("damage and weapon_type come from the weapon: give one or the other, not both")

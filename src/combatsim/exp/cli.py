@@ -8,7 +8,9 @@ import json
 from combatsim.exp.model import CLASSES, SPECIAL_CLASSES, WEAPON_TYPES
 
 #: Options that turn ``attack exp`` from the plain to-hit kernel into the attack-with-damage kernel.
-_ATTACK_OPTIONS = ("damage", "weapon_type", "persona_class", "ammunition", "adjustment", "critical", "damage_adjustment")
+_ATTACK_OPTIONS = (
+    "damage", "weapon_type", "persona_class", "ammunition", "adjustment", "critical", "damage_adjustment"
+)
 
 
 def _bonus_triple(text: str) -> tuple[int, int, int]:
@@ -177,7 +179,9 @@ def add_table_parser(subparsers) -> None:
     """``combatsim table exp``: a persona's combat table, laid out like Table 9.8."""
     parser = subparsers.add_parser("exp", help="EXP combat table (Chapter 9)")
     add_persona_options(parser, required=True)
-    parser.add_argument("--json", action="store_true", help='print {"A": {"bp": .., "bnp": .., "mr": .., "da": ..}, ..}')
+    parser.add_argument(
+        "--json", action="store_true", help='print {"A": {"bp": .., "bnp": .., "mr": .., "da": ..}, "B": .., "C": ..}'
+    )
     parser.set_defaults(handler=run_table)
 
 
