@@ -395,3 +395,54 @@ def test_docs_test_vector_long_sword(backend):
     assert result.hits_per_unit.tolist() == [1, 1, 0]
     assert result.damage_per_unit.tolist() == [14, 13, 0]
     assert [ItemStream(1, i).die(KILODIE) for i in range(3)] == [891, 672, 248]
+
+
+def test_alien_ar_580_needs_greater_not_equal():
+    """"If some alien were to have an AR of 580 ... any to hit roll greater than 580 would indicate a
+    hit": 581 hits, 580 does not (RULINGS.md), unless the hit-on-equal option is on."""
+    assert is_hit(581, 580) and not is_hit(580, 580)
+    assert is_hit(580, 580, hit_on_equal=True)
+
+
+# --- differential over personas and weapons ----------------------------------------------------------
+@st.composite
+def persona_and_weapon(draw):
+    from combatsim.exp.model import CLASSES, SPECIAL_CLASSES
+
+    persona_class = draw(st.sampled_from(CLASSES))
+    adopted = None
+    if persona_class in SPECIAL_CLASSES:
+        adopted = draw(st.one_of(st.none(), st.sampled_from([c for c in CLASSES if c not in SPECIAL_CLASSES])))
+    level = draw(st.integers(1, 14))
+    bonus = draw(st.tuples(*[st.integers(0, 200)] * 3)) if level > 1 else None
+    weapon = Weapon(
+        "w",
+        draw(st.sampled_from(["A", "B", "C", "D", "E", "F", "automatic"])),
+        draw(st.sampled_from(["d4", "d6", "2d6", "d8", "3d10", "d4-2", "4", "d12+1"])),
+        ammunition=draw(st.one_of(st.none(), st.integers(3, 40))),
+        natural=adopted is None and persona_class in SPECIAL_CLASSES,
+    )
+    attributes = {name: draw(st.integers(0, 25)) for name in ("awe", "cha", "con", "dex", "int_", "mstr", "pstr")}
+    values = dict(attributes, hit_points=10, persona_class=persona_class, level=level, experience_bonus=bonus,
+                  adopted_class=adopted)
+    proficient = draw(st.booleans())
+    try:
+        persona = Persona(**values, proficiencies=(weapon,) if proficient else ())
+    except ValueError:  # no slot for it: not proficient
+        persona = Persona(**values)
+    return persona, weapon
+
+
+@given(persona_and_weapon(), st.integers(0, 2**63 - 1), st.integers(300, 1000), st.integers(-50, 50), st.booleans())
+def test_attack_personas_backends_identical(pair, seed, armour_rating, adjustment, critical):
+    persona, weapon = pair
+    results = [
+        simulate_attack(25, persona=persona, weapon=weapon, armour_rating=armour_rating, adjustment=adjustment,
+                        critical=critical, seed=seed, backend=backend, outcomes=True)
+        for backend in ("python", "numba", "cython")
+    ]
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0].hits_per_unit, other.hits_per_unit)
+        np.testing.assert_array_equal(results[0].rounds_hit_per_unit, other.rounds_hit_per_unit)
+        np.testing.assert_array_equal(results[0].damage_per_unit, other.damage_per_unit)
+        assert results[0].as_dict() | {"backend": ""} == other.as_dict() | {"backend": ""}
