@@ -74,16 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
     for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
         importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
 
+    backends = commands.add_parser("backends", help="list the available backends")
+    backends.add_argument("--json", action="store_true")
+    backends.set_defaults(handler=_backends)
+
     table = commands.add_parser("table", help="print a persona's combat table for one ruleset")
     table_rulesets = table.add_subparsers(dest="ruleset", required=True)
     for ruleset in RULESETS:  # rulesets with a combat table provide add_table_parser
         module = importlib.import_module(f"combatsim.{ruleset}.cli")
         if hasattr(module, "add_table_parser"):
             module.add_table_parser(table_rulesets)
-
-    backends = commands.add_parser("backends", help="list the available backends")
-    backends.add_argument("--json", action="store_true")
-    backends.set_defaults(handler=_backends)
 
     bench = commands.add_parser("bench", help="time every kernel against numpy and pure Python")
     bench.add_argument("--kernel", action="append", help="only this kernel (repeatable), e.g. exp.to_hit")
