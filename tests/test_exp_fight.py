@@ -238,3 +238,35 @@ def test_fight_validation():
         simulate_fight(1, [a], [a], unit_limit=0, backend="python")
     with pytest.raises(TypeError, match="hit_on_equal must be a bool"):
         simulate_fight(1, [a], [a], hit_on_equal="yes", backend="python")
+
+
+@st.composite
+def persona_combatant(draw):
+    """A persona of any class and level with a weapon it may be proficient with, as a combatant."""
+    from combatsim.exp.model import CLASSES, SPECIAL_CLASSES
+
+    persona_class = draw(st.sampled_from(CLASSES))
+    level = draw(st.integers(1, 10))
+    weapon = Weapon("w", draw(st.sampled_from(WEAPON_TYPES)), draw(st.sampled_from(["d4", "2d6", "d8", "3d10"])),
+                    ammunition=draw(st.one_of(st.none(), st.integers(0, 30))),
+                    natural=persona_class in SPECIAL_CLASSES)
+    values = {name: draw(st.integers(0, 20)) for name in ("awe", "cha", "con", "dex", "int_", "mstr", "pstr")}
+    values.update(hit_points=draw(st.integers(1, 40)), persona_class=persona_class, level=level,
+                  experience_bonus=draw(st.tuples(*[st.integers(0, 150)] * 3)) if level > 1 else None)
+    try:
+        persona = Persona(**values, proficiencies=(weapon,) if draw(st.booleans()) else ())
+    except ValueError:
+        persona = Persona(**values)
+    return Combatant.from_persona(persona, weapon, armour_rating=draw(st.integers(300, 900)),
+                                  adjustment=draw(st.integers(-50, 50)))
+
+
+@given(st.lists(persona_combatant(), min_size=1, max_size=3), st.lists(persona_combatant(), min_size=1, max_size=3),
+       st.integers(0, 2**63 - 1), st.booleans())
+def test_fight_personas_backends_identical(side0, side1, seed, critical):
+    results = [simulate_fight(5, side0, side1, unit_limit=20, critical=critical, seed=seed, backend=backend,
+                              outcomes=True) for backend in ("python", "numba", "cython")]
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0].winner, other.winner)
+        np.testing.assert_array_equal(results[0].units, other.units)
+        assert results[0].as_dict() | {"backend": ""} == other.as_dict() | {"backend": ""}
