@@ -66,7 +66,7 @@ def scale(word: int, sides: int) -> tuple[int, int]:
 class ItemStream:
     """The words of one item, consumed in order: item words from DOMAIN_ITEM, retries from DOMAIN_RETRY."""
 
-    __slots__ = ("_block", "_retry_block", "index", "retries_used", "seed", "words_used")
+    __slots__ = ("seed", "index", "words_used", "retries_used", "_block", "_retry_block")
 
     def __init__(self, seed: int, index: int) -> None:
         self.seed = seed
