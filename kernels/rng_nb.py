@@ -76,7 +76,7 @@ def rejection_threshold(sides):
     return (np.uint64(0x100000000) - sides) % sides
 
 
-@njit
+@njit(inline="always")
 def stream_start(state, k0, k1, index):
     """Point ``state`` at item ``index``'s counter space, no words used yet."""
     unsigned = np.uint64(index)
@@ -88,7 +88,7 @@ def stream_start(state, k0, k1, index):
     state[_RETRIES] = 0
 
 
-@njit
+@njit(inline="always")
 def _refill(state, used, domain, offset):
     w0, w1, w2, w3 = philox4x32(
         state[_LO], state[_HI], used >> np.uint64(2), domain, state[_K0], state[_K1]
@@ -99,7 +99,7 @@ def _refill(state, used, domain, offset):
     state[offset + 3] = w3
 
 
-@njit
+@njit(inline="always")
 def stream_word(state):
     used = state[_USED]
     position = used & np.uint64(3)
@@ -109,7 +109,7 @@ def stream_word(state):
     return state[_WORDS + position]
 
 
-@njit
+@njit(inline="always")
 def stream_retry_word(state):
     used = state[_RETRIES]
     position = used & np.uint64(3)
@@ -119,7 +119,7 @@ def stream_retry_word(state):
     return state[_RETRY_WORDS + position]
 
 
-@njit
+@njit(inline="always")
 def stream_bounded(state, word, sides, threshold):
     """Uniform 0..sides-1 from ``word``; rejected products retry from the item's retry domain."""
     product = word * sides
@@ -128,13 +128,13 @@ def stream_bounded(state, word, sides, threshold):
     return np.int64(product >> SHIFT32)
 
 
-@njit
+@njit(inline="always")
 def stream_die(state, sides, threshold):
     """One die 1..sides from the next item word."""
     return stream_bounded(state, stream_word(state), sides, threshold) + 1
 
 
-@njit
+@njit(inline="always")
 def stream_roll(state, count, sides, threshold, modifier):
     """NdS+K: ``count`` dice, consuming item words left to right."""
     total = np.int64(modifier)

@@ -86,3 +86,7 @@ def to_hit(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
             if keep:
                 to_hit_out[k] = <int32_t>total
     counts[0] += hits
+
+
+# The tactical combat system ("exp.attack", "exp.fight") lives in its own include file.
+include "_combat.pxi"

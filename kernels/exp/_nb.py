@@ -93,3 +93,7 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
         counts[0] += total > armour - np.int64(hit_on_equal)
         if to_hit_out.shape[0]:
             to_hit_out[k] = total
+
+
+# The tactical combat system ("exp.attack", "exp.fight") lives in its own module.
+from ._nb_combat import attack, fight  # noqa: E402, F401

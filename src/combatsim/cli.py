@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     backends.add_argument("--json", action="store_true")
     backends.set_defaults(handler=_backends)
 
+    table = commands.add_parser("table", help="print a persona's combat table for one ruleset")
+    table_rulesets = table.add_subparsers(dest="ruleset", required=True)
+    for ruleset in RULESETS:  # rulesets with a combat table provide add_table_parser
+        module = importlib.import_module(f"combatsim.{ruleset}.cli")
+        if hasattr(module, "add_table_parser"):
+            module.add_table_parser(table_rulesets)
+
     bench = commands.add_parser("bench", help="time every kernel against numpy and pure Python")
     bench.add_argument("--kernel", action="append", help="only this kernel (repeatable), e.g. exp.to_hit")
     bench.add_argument("--seconds", type=float, default=0.5, help="minimum time per measurement")

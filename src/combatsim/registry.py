@@ -21,7 +21,7 @@ BACKEND_ENVIRONMENT_VARIABLE = "COMBATSIM_BACKEND"
 #: ruleset -> kernel names. Each name resolves to the same function name in each backend module.
 KERNELS: dict[str, tuple[str, ...]] = {
     "rng": ("dense_dice", "item_dice"),
-    "exp": ("to_hit",),
+    "exp": ("to_hit", "attack", "fight"),
     "d100": ("attack", "fight"),
 }
 

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from combatsim.dice import Dice
+from combatsim.exp.model import MAX_AMMUNITION, Persona, Weapon
+from combatsim.exp.reference import (
+    ATTACK_COUNTS,
+    COMBATANT_FIELDS,
+    FIGHT_AMMUNITION_SIDE0,
+    FIGHT_AMMUNITION_SIDE1,
+    FIGHT_COUNTS,
+    FIGHT_DAMAGE_SIDE0,
+    FIGHT_DAMAGE_SIDE1,
+    FIGHT_DRAWS,
+    FIGHT_HITS_SIDE0,
+    FIGHT_HITS_SIDE1,
+    FIGHT_MUTUAL,
+    FIGHT_ROLLS_SIDE0,
+    FIGHT_ROLLS_SIDE1,
+    FIGHT_UNITS,
+    FIGHT_WINS_SIDE0,
+    FIGHT_WINS_SIDE1,
+)
 from combatsim.runner import INT64_MAX_ITEMS, simulate
 from combatsim.validation import check_int, check_int_array
 
@@ -96,4 +116,392 @@ def simulate_to_hit(
         threads=threads,
         partial=result.partial,
         to_hit=to_hit[: result.items_done] if outcomes else None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Attacks with damage ("exp.attack") and fights ("exp.fight"): docs/exp.md.
+# ---------------------------------------------------------------------------------------------
+#: Bounds of the other attack inputs.
+MAX_ADJUSTMENT = 1_000_000
+MAX_DAMAGE_ADJUSTMENT = 1_000_000
+MAX_HIT_POINTS = 1_000_000_000
+MAX_UNIT_LIMIT = 1_000_000
+MAX_COMBATANTS = 10_000
+DEFAULT_UNIT_LIMIT = 100
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
+    """To-hit rolls in one unit of fire: the type's rolls, fewer if the load runs short."""
+    shots = weapon.shots(ammunition)
+    rolls = weapon.rolls_per_unit if shots < 0 else min(weapon.rolls_per_unit, shots)
+    if rolls == 0:
+        load = weapon.ammunition if ammunition is None else ammunition
+        raise ValueError(
+            f"ammunition: {weapon.name!r} has {load} round(s) and needs {weapon.rounds_per_roll} per to-hit roll; "
+            "a weapon without ammunition cannot fire"
+        )
+    return rolls
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """Totals of ``units`` units of fire (one per simulated item)."""
+
+    units: int
+    to_hit_rolls: int
+    hits: int
+    damage_total: int
+    rounds_fired: int
+    rounds_hit: int
+    automatic: bool
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    #: Per-unit hits, rounds hit and damage, when asked for with ``outcomes=True``.
+    hits_per_unit: np.ndarray | None = field(default=None, repr=False)
+    rounds_hit_per_unit: np.ndarray | None = field(default=None, repr=False)
+    damage_per_unit: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def hit_rate(self) -> float:
+        """Hits per to-hit roll (for automatic weapons: bursts that hit per burst)."""
+        return self.hits / self.to_hit_rolls if self.to_hit_rolls else 0.0
+
+    @property
+    def damage_mean_per_hit(self) -> float:
+        """Damage per hit (for automatic weapons: per burst that hit)."""
+        return self.damage_total / self.hits if self.hits else 0.0
+
+    def as_dict(self) -> dict:
+        record = {
+            "attacks": self.units,
+            "units": self.units,
+            "to_hit_rolls": self.to_hit_rolls,
+            "hits": self.hits,
+            "hit_rate": self.hit_rate,
+            "damage_total": self.damage_total,
+            "damage_mean_per_hit": self.damage_mean_per_hit,
+        }
+        if self.automatic:
+            record["rounds_fired"] = self.rounds_fired
+            record["rounds_hit"] = self.rounds_hit
+        record.update(seed=self.seed, backend=self.backend, threads=self.threads, partial=self.partial)
+        return record
+
+
+def simulate_attack(
+    n: int,
+    *,
+    armour_rating,
+    persona: Persona | None = None,
+    weapon: Weapon | None = None,
+    bonus=None,
+    maximum_roll=None,
+    damage_adjustment=None,
+    damage: str | Dice | None = None,
+    weapon_type: str | None = None,
+    ammunition: int | None = None,
+    adjustment=0,
+    hit_on_equal: bool = False,
+    critical: bool = False,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> AttackResult:
+    """Simulate ``n`` units of fire of one weapon against armour rating ``armour_rating`` (Chapter 27).
+
+    Either a ``persona`` with a ``weapon`` (BP if proficient, else BNP; MR and DA of the weapon's
+    row), or raw ``bonus`` and ``maximum_roll`` (and ``damage_adjustment``, default 0) with a
+    ``weapon`` or with ``damage`` dice and ``weapon_type`` (default "A").
+
+    Options (RULINGS.md), honoured by every backend: ``adjustment`` is the signed situational
+    adjustment (a penalty applies before the MR cap, a bonus after it); ``hit_on_equal`` lets a
+    to-hit equal to the AR hit; ``critical`` lets a natural 1000 ignore the MR cap.
+    ``ammunition`` overrides the weapon's load: a unit makes as many to-hit rolls as it allows.
+    ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
+    be arrays with one entry per unit.
+    """
+    hit_on_equal = _check_bool("hit_on_equal", hit_on_equal)
+    critical = _check_bool("critical", critical)
+    outcomes = _check_bool("outcomes", outcomes)
+    n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
+    if weapon is not None and not isinstance(weapon, Weapon):
+        raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
+    if weapon is None:
+        weapon = Weapon(
+            "weapon",
+            "A" if weapon_type is None else weapon_type,
+            Dice.parse("0" if damage is None else damage, "damage"),
+        )
+    elif damage is not None or weapon_type is not None:
+        raise ValueError("damage and weapon_type come from the weapon: give one or the other, not both")
+    if persona is not None:
+        if not isinstance(persona, Persona):
+            raise TypeError(f"persona must be a Persona, got {type(persona).__name__}")
+        if bonus is not None or maximum_roll is not None or damage_adjustment is not None:
+            raise ValueError("bonus, maximum_roll and damage_adjustment come from the persona: give one or the other")
+        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
+    elif bonus is None or maximum_roll is None:
+        raise ValueError("give a persona, or both bonus and maximum_roll")
+    if ammunition is not None:
+        ammunition = check_int("ammunition", ammunition, 0, MAX_AMMUNITION)
+    rolls = _rolls_this_unit(weapon, ammunition)
+    bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
+    maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
+    armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
+    adjustment = check_int_array("adjustment", adjustment, length, -MAX_ADJUSTMENT, MAX_ADJUSTMENT)
+    damage_adjustment = check_int_array(
+        "damage_adjustment", 0 if damage_adjustment is None else damage_adjustment, length,
+        -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT,
+    )
+    dice = weapon.damage
+    one = lambda value: np.array([value], dtype=np.int64)  # noqa: E731
+    params = (
+        bonus, maximum_roll, armour_rating, adjustment, one(dice.count), one(dice.sides), one(dice.modifier),
+        damage_adjustment, one(rolls), one(int(weapon.automatic)), hit_on_equal, critical,
+    )
+    per_item = tuple(isinstance(p, np.ndarray) and len(p) > 1 for p in params)
+    hits_out = np.empty(length if outcomes else 0, dtype=np.int32)
+    rounds_out = np.empty(length if outcomes else 0, dtype=np.int32)
+    damage_out = np.empty(length if outcomes else 0, dtype=np.int64)
+    result, backend, threads = simulate(
+        "exp.attack",
+        n=n,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        chunk_size=chunk_size,
+        params=params,
+        per_item=per_item,
+        counts_size=ATTACK_COUNTS,
+        outputs=(hits_out, rounds_out, damage_out),
+        progress=progress,
+    )
+    done = result.items_done
+    counts = result.counts
+    return AttackResult(
+        units=done,
+        to_hit_rolls=int(counts[0]),
+        hits=int(counts[1]),
+        damage_total=int(counts[2]),
+        rounds_fired=int(counts[3]),
+        rounds_hit=int(counts[4]),
+        automatic=weapon.automatic,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        hits_per_unit=hits_out[:done] if outcomes else None,
+        rounds_hit_per_unit=rounds_out[:done] if outcomes else None,
+        damage_per_unit=damage_out[:done] if outcomes else None,
+    )
+
+
+@dataclass(frozen=True)
+class Combatant:
+    """One fighter: a persona with a weapon (``from_persona``) or a creature with explicit numbers.
+
+    ``bonus``, ``maximum_roll`` and ``damage_adjustment`` are what its attacks use; ``adjustment``
+    is its situational adjustment (RULINGS.md); ``ammunition`` overrides the weapon's load.
+    """
+
+    name: str
+    hit_points: int
+    armour_rating: int
+    weapon: Weapon
+    bonus: int
+    maximum_roll: int
+    damage_adjustment: int = 0
+    adjustment: int = 0
+    ammunition: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.weapon, Weapon):
+            raise TypeError(f"weapon must be a Weapon, got {type(self.weapon).__name__}")
+        check_int("hit_points", self.hit_points, 1, MAX_HIT_POINTS)
+        check_int("armour_rating", self.armour_rating, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
+        check_int("bonus", self.bonus, -MAX_BONUS, MAX_BONUS)
+        check_int("maximum_roll", self.maximum_roll, 1, MAX_ROLL)
+        check_int("damage_adjustment", self.damage_adjustment, -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT)
+        check_int("adjustment", self.adjustment, -MAX_ADJUSTMENT, MAX_ADJUSTMENT)
+        if self.ammunition is not None:
+            check_int("ammunition", self.ammunition, 0, MAX_AMMUNITION)
+
+    @classmethod
+    def from_persona(
+        cls,
+        persona: Persona,
+        weapon: Weapon,
+        *,
+        armour_rating: int,
+        adjustment: int = 0,
+        ammunition: int | None = None,
+        name: str | None = None,
+    ) -> Combatant:
+        """A persona fighting with ``weapon``: BP or BNP, MR and DA from its combat table."""
+        if not isinstance(persona, Persona):
+            raise TypeError(f"persona must be a Persona, got {type(persona).__name__}")
+        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
+        return cls(
+            name=name or persona.persona_class,
+            hit_points=persona.hit_points,
+            armour_rating=armour_rating,
+            weapon=weapon,
+            bonus=bonus,
+            maximum_roll=maximum_roll,
+            damage_adjustment=damage_adjustment,
+            adjustment=adjustment,
+            ammunition=ammunition,
+        )
+
+    def row(self, side: int) -> list[int]:
+        """This combatant's row of the kernel's combatant table (reference.C_* columns)."""
+        dice = self.weapon.damage
+        return [
+            side, self.hit_points, self.armour_rating, self.bonus, self.maximum_roll, self.adjustment,
+            dice.count, dice.sides, dice.modifier, self.damage_adjustment, self.weapon.rolls_per_unit,
+            int(self.weapon.automatic), self.weapon.shots(self.ammunition),
+        ]
+
+
+@dataclass(frozen=True)
+class FightResult:
+    fights: int
+    wins: tuple[int, int]
+    draws: int
+    mutual: int
+    units_total: int
+    #: units_histogram[u - 1]: fights that ended after u units.
+    units_histogram: np.ndarray
+    damage: tuple[int, int]
+    ammunition: tuple[int, int]
+    to_hit_rolls: tuple[int, int]
+    hits: tuple[int, int]
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    #: Per-fight winner (0, 1, or -1 for a draw) and units, with ``outcomes=True``.
+    winner: np.ndarray | None = field(default=None, repr=False)
+    units: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def win_rates(self) -> tuple[float, float]:
+        return (self.wins[0] / self.fights, self.wins[1] / self.fights) if self.fights else (0.0, 0.0)
+
+    @property
+    def draw_rate(self) -> float:
+        return self.draws / self.fights if self.fights else 0.0
+
+    @property
+    def units_mean(self) -> float:
+        return self.units_total / self.fights if self.fights else 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "fights": self.fights,
+            "wins": list(self.wins),
+            "win_rates": list(self.win_rates),
+            "draws": self.draws,
+            "draw_rate": self.draw_rate,
+            "mutual": self.mutual,
+            "units_mean": self.units_mean,
+            "units_histogram": [int(v) for v in self.units_histogram],
+            "damage": list(self.damage),
+            "ammunition": list(self.ammunition),
+            "to_hit_rolls": list(self.to_hit_rolls),
+            "hits": list(self.hits),
+            "seed": self.seed,
+            "backend": self.backend,
+            "threads": self.threads,
+            "partial": self.partial,
+        }
+
+
+def combatant_table(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> np.ndarray:
+    """The kernel's int64 combatant table: side 0's combatants, then side 1's (docs/exp.md)."""
+    for name, side in (("side0", side0), ("side1", side1)):
+        if isinstance(side, Combatant) or not isinstance(side, Sequence):
+            raise TypeError(f"{name} must be a sequence of Combatant")
+        if not 1 <= len(side) <= MAX_COMBATANTS:
+            raise ValueError(f"{name} must hold 1..{MAX_COMBATANTS} combatants, got {len(side)}")
+        for member in side:
+            if not isinstance(member, Combatant):
+                raise TypeError(f"{name} must hold Combatant objects, got {type(member).__name__}")
+    rows = [c.row(0) for c in side0] + [c.row(1) for c in side1]
+    return np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(len(rows), COMBATANT_FIELDS))
+
+
+def simulate_fight(
+    n: int,
+    side0: Sequence[Combatant],
+    side1: Sequence[Combatant],
+    *,
+    unit_limit: int = DEFAULT_UNIT_LIMIT,
+    hit_on_equal: bool = False,
+    critical: bool = False,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> FightResult:
+    """Simulate ``n`` independent fights of ``side0`` against ``side1`` (docs/exp.md, "Fights").
+
+    Each unit every standing combatant with ammunition left attacks a uniformly random standing
+    enemy; attacks are simultaneous. A fight ends when a side has no one standing (hit points at
+    or below 0; both sides at once is a draw) or after ``unit_limit`` units (a draw).
+    """
+    hit_on_equal = _check_bool("hit_on_equal", hit_on_equal)
+    critical = _check_bool("critical", critical)
+    outcomes = _check_bool("outcomes", outcomes)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
+    table = combatant_table(side0, side1)
+    winner = np.empty(n if outcomes else 0, dtype=np.int8)
+    units = np.empty(n if outcomes else 0, dtype=np.int32)
+    result, backend, threads = simulate(
+        "exp.fight",
+        n=n,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        chunk_size=chunk_size,
+        params=(table, unit_limit, hit_on_equal, critical),
+        per_item=(False, False, False, False),
+        counts_size=FIGHT_COUNTS + unit_limit,
+        outputs=(winner, units),
+        progress=progress,
+    )
+    c = result.counts
+    done = result.items_done
+    return FightResult(
+        fights=done,
+        wins=(int(c[FIGHT_WINS_SIDE0]), int(c[FIGHT_WINS_SIDE1])),
+        draws=int(c[FIGHT_DRAWS]),
+        mutual=int(c[FIGHT_MUTUAL]),
+        units_total=int(c[FIGHT_UNITS]),
+        units_histogram=c[FIGHT_COUNTS:].copy(),
+        damage=(int(c[FIGHT_DAMAGE_SIDE0]), int(c[FIGHT_DAMAGE_SIDE1])),
+        ammunition=(int(c[FIGHT_AMMUNITION_SIDE0]), int(c[FIGHT_AMMUNITION_SIDE1])),
+        to_hit_rolls=(int(c[FIGHT_ROLLS_SIDE0]), int(c[FIGHT_ROLLS_SIDE1])),
+        hits=(int(c[FIGHT_HITS_SIDE0]), int(c[FIGHT_HITS_SIDE1])),
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        winner=winner[:done] if outcomes else None,
+        units=units[:done] if outcomes else None,
     )

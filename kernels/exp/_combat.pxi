@@ -1,0 +1,328 @@
+# EXP tactical-combat kernels for Cython: "exp.attack" and "exp.fight" (word layout: docs/exp.md).
+# Included at the end of _cy.pyx (it uses _min, _max and KILODIE from there); the reference is
+# combatsim.exp.reference.
+from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+
+from rng cimport (DOMAIN_ITEM, Stream, Words, block, rejection_threshold, stream_bounded, stream_die, stream_roll,
+                 stream_start, stream_word)
+
+import numpy as np
+
+
+cdef extern from "attack_count.h" nogil:
+    # The single-block fast path, four items at a time (AVX2 where the CPU has it); it counts the
+    # rejected words so a tile with any is redone exactly.
+    int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first, int64_t last, uint64_t kilodie_bar,
+                         int64_t dice_count, uint64_t sides, uint32_t dice_threshold, int64_t offset,
+                         uint32_t kilodie_threshold, int64_t* damage, int64_t* rejected)
+
+cdef enum:
+    ROUNDS_PER_BURST = 3
+    FIGHT_COUNTS = 13
+    DRAW = -1
+    # Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
+    LANES = 8
+    # Dice per unit of fire the single-block fast path covers: kilodie + up to 3 damage dice.
+    FAST_DICE = 3
+    # Items per tile: a tile whose fast pass saw a rejected word is recounted exactly.
+    TILE_ITEMS = 4096
+
+# The cap a critical natural 1000 uses instead of MR (above any to-hit).
+cdef int64_t NO_CAP = (<int64_t>1) << 60
+
+
+ctypedef struct Fired:
+    int64_t hits
+    int64_t damage
+    int64_t rounds_hit
+
+
+cdef inline Fired _fire_unit(Stream* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
+                             int64_t adjustment, int64_t dice_count, uint32_t dice_sides, uint32_t dice_threshold,
+                             int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls, bint automatic,
+                             bint hit_on_equal, bint critical, uint32_t kilodie_threshold) noexcept nogil:
+    # One unit of fire from the item stream: reference.fire_unit.
+    cdef int64_t penalty = _min(adjustment, 0)
+    cdef int64_t boost = _max(adjustment, 0)
+    cdef int64_t hit_bar = armour_rating - hit_on_equal  # a hit: to-hit > hit_bar
+    cdef int64_t offset = dice_modifier + damage_adjustment
+    cdef int64_t r, round_number, roll, cap, hit, landed, dealt
+    cdef Fired out
+    out.hits = 0
+    out.damage = 0
+    out.rounds_hit = 0
+    for r in range(rolls):
+        roll = stream_die(stream, KILODIE, kilodie_threshold)
+        cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
+        hit = _min(roll + bonus + penalty, cap) + boost > hit_bar
+        if automatic:
+            landed = stream_die(stream, ROUNDS_PER_BURST + 1, 0) - 1
+            for round_number in range(ROUNDS_PER_BURST):
+                dealt = _max(stream_roll(stream, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+                out.damage += dealt * hit * (round_number < landed)
+            out.rounds_hit += landed * hit
+        else:
+            dealt = _max(stream_roll(stream, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+            out.damage += dealt * hit
+            out.rounds_hit += hit
+        out.hits += hit
+    return out
+
+
+cdef inline uint64_t _kilodie_bar(int64_t bonus, int64_t maximum_roll, int64_t armour_rating, int64_t adjustment,
+                                  bint hit_on_equal, bint critical) noexcept nogil:
+    # The least 0-based kilodie value that hits, as a product bar (<< 32); above all if none.
+    cdef int64_t penalty = _min(adjustment, 0)
+    cdef int64_t boost = _max(adjustment, 0)
+    cdef int64_t hit_bar = armour_rating - hit_on_equal
+    cdef int64_t v_min = hit_bar - bonus - penalty - boost + 1
+    cdef int64_t u_min
+    if maximum_roll + boost > hit_bar:
+        u_min = _min(_max(v_min - 1, 0), KILODIE)
+    elif critical and v_min <= KILODIE:
+        u_min = KILODIE - 1
+    else:
+        u_min = KILODIE
+    return (<uint64_t>u_min) << 32
+
+
+cdef Fired _exact_attacks(uint64_t seed, int64_t first, int64_t last, int64_t bonus, int64_t maximum_roll,
+                          int64_t armour_rating, int64_t adjustment, int64_t dice_count, uint32_t dice_sides,
+                          uint32_t dice_threshold, int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls,
+                          bint automatic, bint hit_on_equal, bint critical,
+                          uint32_t kilodie_threshold) noexcept nogil:
+    cdef Stream stream
+    cdef Fired one, out
+    cdef int64_t i
+    out.hits = 0
+    out.damage = 0
+    out.rounds_hit = 0
+    for i in range(first, last):
+        stream_start(&stream, seed, <uint64_t>i)
+        one = _fire_unit(&stream, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
+                         dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
+                         critical, kilodie_threshold)
+        out.hits += one.hits
+        out.damage += one.damage
+        out.rounds_hit += one.rounds_hit
+    return out
+
+
+def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus,
+           const int64_t[::1] maximum_roll, const int64_t[::1] armour_rating, const int64_t[::1] adjustment,
+           const int64_t[::1] dice_count, const int64_t[::1] dice_sides, const int64_t[::1] dice_modifier,
+           const int64_t[::1] damage_adjustment, const int64_t[::1] rolls, const int64_t[::1] automatic,
+           bint hit_on_equal, bint critical, int64_t[::1] counts, int32_t[::1] hits_out,
+           int32_t[::1] rounds_hit_out, int64_t[::1] damage_out):
+    cdef uint32_t kilodie_threshold = rejection_threshold(KILODIE)
+    cdef uint32_t sides, last_sides = 0, dice_threshold = 0
+    cdef uint64_t bar
+    cdef int64_t k, n_rolls, end, tile, tile_end, h, t, rejected, hits = 0, total = 0, rounds_hit = 0
+    cdef int64_t rolls_total = 0, rounds_fired = 0
+    cdef bint auto
+    cdef Stream stream
+    cdef Fired fired
+    cdef bint uniform = (bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
+                         and adjustment.shape[0] == 1 and dice_count.shape[0] == 1 and dice_sides.shape[0] == 1
+                         and dice_modifier.shape[0] == 1 and damage_adjustment.shape[0] == 1
+                         and rolls.shape[0] == 1 and automatic.shape[0] == 1)
+    cdef bint keep_hits = hits_out.shape[0] > 0, keep_rounds = rounds_hit_out.shape[0] > 0
+    cdef bint keep_damage = damage_out.shape[0] > 0
+    if uniform and not (keep_hits or keep_rounds or keep_damage):
+        sides = <uint32_t>dice_sides[0]
+        dice_threshold = rejection_threshold(sides)
+        n_rolls = rolls[0]
+        auto = automatic[0] != 0
+        end = start + count
+        with nogil:
+            if n_rolls == 1 and not auto and dice_count[0] <= FAST_DICE:
+                bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal,
+                                   critical)
+                tile = start
+                while tile < end:
+                    tile_end = _min(tile + TILE_ITEMS, end)
+                    h = attack_count(<uint32_t>seed, <uint32_t>(seed >> 32), tile, tile_end, bar, dice_count[0],
+                                     sides, dice_threshold, dice_modifier[0] + damage_adjustment[0],
+                                     kilodie_threshold, &t, &rejected)
+                    if rejected:
+                        fired = _exact_attacks(seed, tile, tile_end, bonus[0], maximum_roll[0], armour_rating[0],
+                                               adjustment[0], dice_count[0], sides, dice_threshold,
+                                               dice_modifier[0], damage_adjustment[0], 1, False, hit_on_equal,
+                                               critical, kilodie_threshold)
+                        h = fired.hits
+                        t = fired.damage
+                    hits += h
+                    total += t
+                    tile = tile_end
+                rounds_hit = hits
+            else:
+                fired = _exact_attacks(seed, start, end, bonus[0], maximum_roll[0], armour_rating[0],
+                                       adjustment[0], dice_count[0], sides, dice_threshold, dice_modifier[0],
+                                       damage_adjustment[0], n_rolls, auto, hit_on_equal, critical,
+                                       kilodie_threshold)
+                hits = fired.hits
+                total = fired.damage
+                rounds_hit = fired.rounds_hit
+        counts[0] += n_rolls * count
+        counts[1] += hits
+        counts[2] += total
+        counts[3] += n_rolls * count * (ROUNDS_PER_BURST if auto else 1)
+        counts[4] += rounds_hit
+        return
+    with nogil:
+        for k in range(count):
+            sides = <uint32_t>dice_sides[k if dice_sides.shape[0] > 1 else 0]
+            if sides != last_sides:  # a threshold is a division: only when the die size changes
+                dice_threshold = rejection_threshold(sides)
+                last_sides = sides
+            n_rolls = rolls[k if rolls.shape[0] > 1 else 0]
+            auto = automatic[k if automatic.shape[0] > 1 else 0] != 0
+            stream_start(&stream, seed, <uint64_t>(start + k))
+            fired = _fire_unit(&stream, bonus[k if bonus.shape[0] > 1 else 0],
+                               maximum_roll[k if maximum_roll.shape[0] > 1 else 0],
+                               armour_rating[k if armour_rating.shape[0] > 1 else 0],
+                               adjustment[k if adjustment.shape[0] > 1 else 0],
+                               dice_count[k if dice_count.shape[0] > 1 else 0], sides, dice_threshold,
+                               dice_modifier[k if dice_modifier.shape[0] > 1 else 0],
+                               damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0],
+                               n_rolls, auto, hit_on_equal, critical, kilodie_threshold)
+            rolls_total += n_rolls
+            rounds_fired += n_rolls * (ROUNDS_PER_BURST if auto else 1)
+            hits += fired.hits
+            total += fired.damage
+            rounds_hit += fired.rounds_hit
+            if keep_hits:
+                hits_out[k] = <int32_t>fired.hits
+            if keep_rounds:
+                rounds_hit_out[k] = <int32_t>fired.rounds_hit
+            if keep_damage:
+                damage_out[k] = fired.damage
+    counts[0] += rolls_total
+    counts[1] += hits
+    counts[2] += total
+    counts[3] += rounds_fired
+    counts[4] += rounds_hit
+
+
+cdef inline void _start_fight(Stream* stream, uint64_t seed, int64_t index, const int64_t[:, ::1] combatants,
+                              int64_t[::1] hit_points, int64_t[::1] shots) noexcept nogil:
+    cdef Py_ssize_t a
+    stream_start(stream, seed, <uint64_t>index)
+    for a in range(combatants.shape[0]):
+        hit_points[a] = combatants[a, 1]
+        shots[a] = combatants[a, 12]
+
+
+def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] combatants, int64_t unit_limit,
+          bint hit_on_equal, bint critical, int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] units_out):
+    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight)."""
+    cdef uint32_t kilodie_threshold = rejection_threshold(KILODIE)
+    cdef Py_ssize_t members = combatants.shape[0]
+    cdef int64_t lanes = _min(LANES, count)
+    if lanes <= 0:
+        return
+    # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
+    cdef uint32_t[::1] dice_threshold = np.empty(members, dtype=np.uint32)
+    cdef uint32_t[::1] target_threshold = np.zeros(members + 1, dtype=np.uint32)
+    cdef int64_t[:, ::1] hit_points = np.empty((lanes, members), dtype=np.int64)
+    cdef int64_t[:, ::1] shots = np.empty((lanes, members), dtype=np.int64)
+    cdef int64_t[::1] taken = np.zeros(members, dtype=np.int64)
+    cdef int64_t[::1] lane_fight = np.empty(lanes, dtype=np.int64)
+    cdef int64_t[::1] lane_units = np.zeros(lanes, dtype=np.int64)
+    cdef int64_t[::1] local = np.zeros(counts.shape[0], dtype=np.int64)
+    cdef Stream streams[LANES]
+    cdef Stream* stream
+    cdef Py_ssize_t a, t
+    cdef int64_t lane, k, next_fight = 0, running, standing0, standing1, side, enemies, pick, target
+    cdef int64_t n_rolls, units, winner, alive
+    cdef bint auto
+    cdef bint keep_winner = winner_out.shape[0] > 0, keep_units = units_out.shape[0] > 0
+    cdef Fired fired
+    for a in range(members):
+        dice_threshold[a] = rejection_threshold(<uint32_t>combatants[a, 7])
+    for a in range(1, members + 1):
+        target_threshold[a] = rejection_threshold(<uint32_t>a)
+    with nogil:
+        for lane in range(lanes):
+            lane_fight[lane] = next_fight
+            _start_fight(&streams[lane], seed, start + next_fight, combatants, hit_points[lane], shots[lane])
+            next_fight += 1
+        running = lanes
+        while running:
+            for lane in range(lanes):
+                k = lane_fight[lane]
+                if k < 0:
+                    continue
+                stream = &streams[lane]
+                standing0 = 0
+                standing1 = 0
+                for a in range(members):
+                    alive = hit_points[lane, a] > 0
+                    standing0 += alive * (combatants[a, 0] == 0)
+                    standing1 += alive * (combatants[a, 0] != 0)
+                    taken[a] = 0
+                for a in range(members):
+                    if hit_points[lane, a] <= 0 or shots[lane, a] == 0:
+                        continue
+                    side = combatants[a, 0]
+                    enemies = standing1 if side == 0 else standing0
+                    pick = stream_bounded(stream, stream_word(stream), <uint32_t>enemies,
+                                          target_threshold[enemies])
+                    target = 0
+                    for t in range(members):  # the pick-th standing enemy in table order
+                        if combatants[t, 0] != side and hit_points[lane, t] > 0:
+                            if pick == 0:
+                                target = t
+                                break
+                            pick -= 1
+                    n_rolls = combatants[a, 10]
+                    if shots[lane, a] > 0:
+                        n_rolls = _min(n_rolls, shots[lane, a])
+                        shots[lane, a] -= n_rolls
+                    auto = combatants[a, 11] != 0
+                    fired = _fire_unit(stream, combatants[a, 3], combatants[a, 4], combatants[target, 2],
+                                       combatants[a, 5], combatants[a, 6], <uint32_t>combatants[a, 7],
+                                       dice_threshold[a], combatants[a, 8], combatants[a, 9], n_rolls, auto,
+                                       hit_on_equal, critical, kilodie_threshold)
+                    taken[target] += fired.damage
+                    local[5 + side] += fired.damage
+                    local[7 + side] += n_rolls * (ROUNDS_PER_BURST if auto else 1)
+                    local[9 + side] += n_rolls
+                    local[11 + side] += fired.hits
+                standing0 = 0
+                standing1 = 0
+                for a in range(members):
+                    hit_points[lane, a] -= taken[a]
+                    alive = hit_points[lane, a] > 0
+                    standing0 += alive * (combatants[a, 0] == 0)
+                    standing1 += alive * (combatants[a, 0] != 0)
+                units = lane_units[lane] + 1
+                lane_units[lane] = units
+                if standing0 == 0 or standing1 == 0 or units >= unit_limit:
+                    if standing0 > 0 and standing1 == 0:
+                        winner = 0
+                        local[0] += 1
+                    elif standing1 > 0 and standing0 == 0:
+                        winner = 1
+                        local[1] += 1
+                    else:
+                        winner = DRAW
+                        local[2] += 1
+                        local[3] += standing0 == 0 and standing1 == 0
+                    local[4] += units
+                    local[FIGHT_COUNTS + units - 1] += 1
+                    if keep_winner:
+                        winner_out[k] = <int8_t>winner
+                    if keep_units:
+                        units_out[k] = <int32_t>units
+                    lane_units[lane] = 0
+                    if next_fight < count:  # the lane restarts at once with the next fight
+                        lane_fight[lane] = next_fight
+                        _start_fight(&streams[lane], seed, start + next_fight, combatants, hit_points[lane],
+                                     shots[lane])
+                        next_fight += 1
+                    else:
+                        lane_fight[lane] = -1
+                        running -= 1
+    for a in range(counts.shape[0]):
+        counts[a] += local[a]

@@ -1,0 +1,346 @@
+"""EXP tactical-combat kernels for Numba: "exp.attack" and "exp.fight" (word layout: docs/exp.md).
+
+The reference is combatsim.exp.reference; kernels/exp/_nb.py re-exports these for the registry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ..rng_nb import (
+    DOMAIN_ITEM,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
+    block,
+    rejection_threshold,
+    seed_key,
+    stream_bounded,
+    stream_die,
+    stream_roll,
+    stream_start,
+    stream_word,
+)
+
+KILODIE = 1000
+#: Items per tile: a tile whose fast pass saw a rejected word is recounted exactly.
+TILE_ITEMS = 4096
+ROUNDS_PER_BURST = 3
+#: The cap a critical natural 1000 uses instead of MR (above any to-hit).
+NO_CAP = np.int64(1) << np.int64(60)
+ATTACK_COUNTS = 5
+COMBATANT_FIELDS = 13
+FIGHT_COUNTS = 13
+DRAW = -1
+#: Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
+LANES = 8
+#: Dice per unit of fire the single-block fast path covers: kilodie + up to 3 damage dice.
+FAST_DICE = 3
+
+
+@njit
+def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+               dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
+    """One unit of fire from ``state``'s item stream: (hits, damage, rounds hit); reference.fire_unit."""
+    kilodie = np.uint64(KILODIE)
+    four = np.uint64(ROUNDS_PER_BURST + 1)
+    penalty = min(adjustment, 0)
+    boost = max(adjustment, 0)
+    hit_bar = armour_rating - np.int64(hit_on_equal)  # a hit: to-hit > hit_bar
+    offset = dice_modifier + damage_adjustment
+    hits = np.int64(0)
+    total = np.int64(0)
+    rounds_hit = np.int64(0)
+    for _ in range(rolls):
+        roll = stream_die(state, kilodie, kilodie_threshold)
+        cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
+        hit = np.int64(min(roll + bonus + penalty, cap) + boost > hit_bar)
+        if automatic:
+            landed = stream_die(state, four, np.uint64(0)) - 1
+            for round_number in range(ROUNDS_PER_BURST):
+                dealt = max(stream_roll(state, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+                total += dealt * hit * np.int64(round_number < landed)
+            rounds_hit += landed * hit
+        else:
+            dealt = max(stream_roll(state, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+            total += dealt * hit
+            rounds_hit += hit
+        hits += hit
+    return hits, total, rounds_hit
+
+
+@njit
+def _fast_attack(k0, k1, first, last, kilodie_bar, dice_count, dice_sides, dice_threshold, offset, kilodie_threshold):
+    """Uniform single-roll attacks whose words fit one block: (hits, damage, rejected words).
+
+    Branch-free so LLVM vectorises it: word 0 is the kilodie (a hit when its product reaches
+    ``kilodie_bar``), words 1..dice_count the damage dice. A tile with a rejected word is redone
+    exactly by the caller.
+    """
+    kilodie = np.uint64(KILODIE)
+    used1 = np.int64(dice_count >= 1)
+    used2 = np.int64(dice_count >= 2)
+    used3 = np.int64(dice_count >= 3)
+    base = np.int64(dice_count) + offset  # dice are 1-based: +1 per die
+    hits = np.int64(0)
+    total = np.int64(0)
+    rejected = np.int64(0)
+    for i in range(first, last):
+        w0, w1, w2, w3 = block(k0, k1, i, 0, DOMAIN_ITEM)
+        p0 = w0 * kilodie
+        p1 = w1 * dice_sides
+        p2 = w2 * dice_sides
+        p3 = w3 * dice_sides
+        hit = np.int64(p0 >= kilodie_bar)
+        dice = (
+            np.int64(p1 >> SHIFT32) * used1 + np.int64(p2 >> SHIFT32) * used2 + np.int64(p3 >> SHIFT32) * used3
+        )
+        hits += hit
+        total += hit * max(dice + base, 0)
+        rejected += (
+            np.int64((p0 & MASK32) < kilodie_threshold)
+            + np.int64((p1 & MASK32) < dice_threshold) * used1
+            + np.int64((p2 & MASK32) < dice_threshold) * used2
+            + np.int64((p3 & MASK32) < dice_threshold) * used3
+        )
+    return hits, total, rejected
+
+
+@njit
+def _kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical):
+    """The least 0-based kilodie value that hits, as a product bar (``<< 32``); above all if none.
+
+    to-hit = min(v + bonus + penalty, cap) + boost > hit_bar holds for v >= v_min when the cap
+    allows a hit at all; otherwise only a critical natural 1000 (if it reaches v_min) can hit.
+    """
+    penalty = min(adjustment, 0)
+    boost = max(adjustment, 0)
+    hit_bar = armour_rating - np.int64(hit_on_equal)
+    v_min = hit_bar - bonus - penalty - boost + 1
+    if maximum_roll + boost > hit_bar:
+        u_min = min(max(v_min - 1, 0), KILODIE)
+    elif critical and v_min <= KILODIE:
+        u_min = KILODIE - 1
+    else:
+        u_min = KILODIE
+    return np.uint64(u_min) << SHIFT32
+
+
+@njit
+def _exact_attacks(state, k0, k1, first, last, bonus, maximum_roll, armour_rating, adjustment, dice_count,
+                   dice_sides, dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
+                   critical, kilodie_threshold):
+    hits = np.int64(0)
+    total = np.int64(0)
+    rounds_hit = np.int64(0)
+    for i in range(first, last):
+        stream_start(state, k0, k1, i)
+        h, t, r = _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
+                             dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
+                             critical, kilodie_threshold)
+        hits += h
+        total += t
+        rounds_hit += r
+    return hits, total, rounds_hit
+
+
+@njit
+def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
+           damage_adjustment, rolls, automatic, hit_on_equal, critical, counts, hits_out, rounds_hit_out, damage_out):
+    k0, k1 = seed_key(seed)
+    kilodie_threshold = rejection_threshold(KILODIE)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    uniform = (
+        bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
+        and adjustment.shape[0] == 1 and dice_count.shape[0] == 1 and dice_sides.shape[0] == 1
+        and dice_modifier.shape[0] == 1 and damage_adjustment.shape[0] == 1 and rolls.shape[0] == 1
+        and automatic.shape[0] == 1
+    )
+    outputs = hits_out.shape[0] > 0 or rounds_hit_out.shape[0] > 0 or damage_out.shape[0] > 0
+    if uniform and not outputs:
+        sides = np.uint64(dice_sides[0])
+        dice_threshold = rejection_threshold(sides)
+        n_rolls = rolls[0]
+        auto = automatic[0] != 0
+        end = start + count
+        if n_rolls == 1 and not auto and dice_count[0] <= FAST_DICE:
+            bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal, critical)
+            offset = dice_modifier[0] + damage_adjustment[0]
+            hits = np.int64(0)
+            total = np.int64(0)
+            for tile in range(start, end, TILE_ITEMS):
+                tile_end = min(tile + TILE_ITEMS, end)
+                h, t, rejected = _fast_attack(k0, k1, tile, tile_end, bar, dice_count[0], sides, dice_threshold,
+                                              offset, kilodie_threshold)
+                if rejected:
+                    h, t, _ = _exact_attacks(state, k0, k1, tile, tile_end, bonus[0], maximum_roll[0],
+                                             armour_rating[0], adjustment[0], dice_count[0], sides, dice_threshold,
+                                             dice_modifier[0], damage_adjustment[0], 1, False, hit_on_equal,
+                                             critical, kilodie_threshold)
+                hits += h
+                total += t
+            rounds_hit = hits
+        else:
+            hits, total, rounds_hit = _exact_attacks(
+                state, k0, k1, start, end, bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],
+                dice_count[0], sides, dice_threshold, dice_modifier[0], damage_adjustment[0], n_rolls, auto,
+                hit_on_equal, critical, kilodie_threshold)
+        counts[0] += n_rolls * count
+        counts[1] += hits
+        counts[2] += total
+        counts[3] += n_rolls * count * (ROUNDS_PER_BURST if auto else 1)
+        counts[4] += rounds_hit
+        return
+    last_sides = np.uint64(0)
+    dice_threshold = np.uint64(0)
+    for k in range(count):
+        sides = np.uint64(dice_sides[k if dice_sides.shape[0] > 1 else 0])
+        if sides != last_sides:  # a threshold is a division: only when the die size changes
+            dice_threshold = rejection_threshold(sides)
+            last_sides = sides
+        n_rolls = rolls[k if rolls.shape[0] > 1 else 0]
+        auto = automatic[k if automatic.shape[0] > 1 else 0] != 0
+        stream_start(state, k0, k1, start + k)
+        hits, total, rounds_hit = _fire_unit(
+            state,
+            bonus[k if bonus.shape[0] > 1 else 0],
+            maximum_roll[k if maximum_roll.shape[0] > 1 else 0],
+            armour_rating[k if armour_rating.shape[0] > 1 else 0],
+            adjustment[k if adjustment.shape[0] > 1 else 0],
+            dice_count[k if dice_count.shape[0] > 1 else 0],
+            sides,
+            dice_threshold,
+            dice_modifier[k if dice_modifier.shape[0] > 1 else 0],
+            damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0],
+            n_rolls,
+            auto,
+            hit_on_equal,
+            critical,
+            kilodie_threshold,
+        )
+        counts[0] += n_rolls
+        counts[1] += hits
+        counts[2] += total
+        counts[3] += n_rolls * (ROUNDS_PER_BURST if auto else 1)
+        counts[4] += rounds_hit
+        if hits_out.shape[0]:
+            hits_out[k] = hits
+        if rounds_hit_out.shape[0]:
+            rounds_hit_out[k] = rounds_hit
+        if damage_out.shape[0]:
+            damage_out[k] = total
+
+
+@njit
+def _start_fight(lane, state, k0, k1, index, combatants, hit_points, shots):
+    members = combatants.shape[0]
+    stream_start(state[lane], k0, k1, index)
+    for a in range(members):
+        hit_points[lane, a] = combatants[a, 1]
+        shots[lane, a] = combatants[a, 12]
+
+
+@njit
+def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
+    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight)."""
+    k0, k1 = seed_key(seed)
+    kilodie_threshold = rejection_threshold(KILODIE)
+    members = combatants.shape[0]
+    lanes = min(LANES, count)
+    if lanes == 0:
+        return
+    # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
+    dice_threshold = np.empty(members, dtype=np.uint64)
+    for a in range(members):
+        dice_threshold[a] = rejection_threshold(np.uint64(combatants[a, 7]))
+    target_threshold = np.zeros(members + 1, dtype=np.uint64)
+    for n in range(1, members + 1):
+        target_threshold[n] = rejection_threshold(np.uint64(n))
+    state = np.zeros((lanes, STREAM_SIZE), dtype=np.uint64)
+    hit_points = np.empty((lanes, members), dtype=np.int64)
+    shots = np.empty((lanes, members), dtype=np.int64)
+    taken = np.zeros(members, dtype=np.int64)
+    lane_fight = np.empty(lanes, dtype=np.int64)
+    lane_units = np.zeros(lanes, dtype=np.int64)
+    next_fight = 0
+    for lane in range(lanes):
+        lane_fight[lane] = next_fight
+        _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
+        next_fight += 1
+    running = lanes
+    while running:
+        for lane in range(lanes):
+            k = lane_fight[lane]
+            if k < 0:
+                continue
+            lane_state = state[lane]
+            standing0 = np.int64(0)
+            standing1 = np.int64(0)
+            for a in range(members):
+                alive = np.int64(hit_points[lane, a] > 0)
+                standing0 += alive * np.int64(combatants[a, 0] == 0)
+                standing1 += alive * np.int64(combatants[a, 0] != 0)
+                taken[a] = 0
+            for a in range(members):
+                if hit_points[lane, a] <= 0 or shots[lane, a] == 0:
+                    continue
+                side = combatants[a, 0]
+                enemies = standing1 if side == 0 else standing0
+                pick = stream_bounded(lane_state, stream_word(lane_state), np.uint64(enemies),
+                                      target_threshold[enemies])
+                target = 0
+                for t in range(members):  # the pick-th standing enemy in table order
+                    if combatants[t, 0] != side and hit_points[lane, t] > 0:
+                        if pick == 0:
+                            target = t
+                            break
+                        pick -= 1
+                n_rolls = combatants[a, 10]
+                if shots[lane, a] > 0:
+                    n_rolls = min(n_rolls, shots[lane, a])
+                    shots[lane, a] -= n_rolls
+                auto = combatants[a, 11] != 0
+                h, t, _ = _fire_unit(lane_state, combatants[a, 3], combatants[a, 4], combatants[target, 2],
+                                     combatants[a, 5], combatants[a, 6], np.uint64(combatants[a, 7]),
+                                     dice_threshold[a], combatants[a, 8], combatants[a, 9], n_rolls, auto,
+                                     hit_on_equal, critical, kilodie_threshold)
+                taken[target] += t
+                counts[5 + side] += t
+                counts[7 + side] += n_rolls * (ROUNDS_PER_BURST if auto else 1)
+                counts[9 + side] += n_rolls
+                counts[11 + side] += h
+            standing0 = 0
+            standing1 = 0
+            for a in range(members):
+                hit_points[lane, a] -= taken[a]
+                alive = np.int64(hit_points[lane, a] > 0)
+                standing0 += alive * np.int64(combatants[a, 0] == 0)
+                standing1 += alive * np.int64(combatants[a, 0] != 0)
+            units = lane_units[lane] + 1
+            lane_units[lane] = units
+            if standing0 == 0 or standing1 == 0 or units >= unit_limit:
+                if standing0 > 0 and standing1 == 0:
+                    winner = 0
+                    counts[0] += 1
+                elif standing1 > 0 and standing0 == 0:
+                    winner = 1
+                    counts[1] += 1
+                else:
+                    winner = DRAW
+                    counts[2] += 1
+                    counts[3] += np.int64(standing0 == 0 and standing1 == 0)
+                counts[4] += units
+                counts[FIGHT_COUNTS + units - 1] += 1
+                if winner_out.shape[0]:
+                    winner_out[k] = winner
+                if units_out.shape[0]:
+                    units_out[k] = units
+                lane_units[lane] = 0
+                if next_fight < count:  # the lane restarts at once with the next fight
+                    lane_fight[lane] = next_fight
+                    _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
+                    next_fight += 1
+                else:
+                    lane_fight[lane] = -1
+                    running -= 1
