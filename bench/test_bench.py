@@ -11,6 +11,7 @@ import pytest
 from combatsim.bench import cases
 
 CASES = {case.kernel: case for case in cases()}
+#: At most this many items per smoke run (a case's own figure, if smaller, wins: fights are slow).
 ITEMS = {"python": 2_000, "numpy": 200_000, "numba": 2_000_000, "cython": 2_000_000}
 
 
@@ -23,7 +24,8 @@ def test_kernel(benchmark, kernel, backend, threads):
         pytest.skip("single-threaded baseline")
     if backend == "numpy" and case.numpy is None:
         pytest.skip("no numpy baseline for this kernel")
-    items = ITEMS[backend]
+    own = {"python": case.python_items, "numpy": case.numpy_items}.get(backend, case.compiled_items)
+    items = min(ITEMS[backend], own)
     benchmark.extra_info["items"] = items
     if backend == "numpy":
         benchmark(case.numpy, items)

@@ -113,7 +113,8 @@ def run_fight_command(args: argparse.Namespace) -> int:
 
     progress = ProgressLine(enabled=not args.json)
     with observe(progress=progress, stop=precise_enough if args.target_error else None):
-        summary = module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads)
+        summary = module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
+                             chunk_size=args.chunk_size)
     record = {"scenario": scenario.name, "ruleset": scenario.ruleset, **summary.as_dict(scenario.side_names)}
     if args.csv:
         write_csv(args.csv, record, summary.round_name)

@@ -121,10 +121,11 @@ def build(top: Reader, sides: list[Reader]) -> dict:
     return spec
 
 
-def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None) -> FightSummary:
+def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
+        chunk_size: int | None = None) -> FightSummary:
     result = simulate_fights(n, spec["combatants"], passes=spec["passes"], max_rounds=spec["max_rounds"],
                              ambush_side=spec["ambush_side"], taper=spec["taper"], seed=seed, backend=backend,
-                             threads=threads)
+                             threads=threads, chunk_size=chunk_size)
     counts = result.counts
     return FightSummary(
         fights=result.fights,
