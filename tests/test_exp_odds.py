@@ -5,7 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from fractions import Fraction
 
+import icepool
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -57,3 +60,51 @@ def test_cli_odds_and_curve(capsys, tmp_path):
     assert "sweep one parameter at a time" in capsys.readouterr().err
     assert cli_main(["curve", "exp", "--bonus", "x", "--max-roll", "760", "--armour-rating", "4"]) == 2
     assert "bonus must be an integer or start:stop:step" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("weapon_type", "damage", "damage_adjustment", "adjustment", "critical"),
+    [("B", "d8", 3, 0, False), ("E", "2d6-4", 0, -50, False), ("automatic", "3d10", 0, 25, True), ("A", "d4", -2, 0, True)],
+)
+def test_attack_odds_agree_with_monte_carlo(weapon_type, damage, damage_adjustment, adjustment, critical):
+    from combatsim.dice import Dice
+    from combatsim.exp.api import simulate_attack
+    from combatsim.exp.model import Weapon
+    from combatsim.exp.odds import attack_odds
+
+    weapon = Weapon("gun", weapon_type, damage)
+    odds = attack_odds(bonus=150, maximum_roll=850, armour_rating=640, dice=Dice.parse(damage),
+                       damage_adjustment=damage_adjustment, rolls=weapon.rolls_per_unit, automatic=weapon.automatic,
+                       adjustment=adjustment, critical=critical)
+    n = 400_000
+    result = simulate_attack(n, weapon=weapon, bonus=150, maximum_roll=850, armour_rating=640,
+                             damage_adjustment=damage_adjustment, adjustment=adjustment, critical=critical, seed=21,
+                             outcomes=True)
+    p = float(odds["hits"])
+    rolls = n * weapon.rolls_per_unit
+    assert abs(result.hits - rolls * p) <= 5 * math.sqrt(rolls * p * (1 - p))
+    per_unit = odds["damage_per_unit"]
+    mean = sum(float(v) * k for k, v in per_unit.items())
+    variance = sum(float(v) * k * k for k, v in per_unit.items()) - mean * mean
+    assert abs(result.damage_total - n * mean) <= 5 * math.sqrt(n * variance) + 1e-9
+    assert sum(per_unit.values()) == 1
+    # the whole per-unit damage distribution, face by face
+    observed = np.bincount(result.damage_per_unit, minlength=max(per_unit) + 1)
+    for value, probability in per_unit.items():
+        expected = n * float(probability)
+        assert abs(observed[value] - expected) <= 5 * math.sqrt(expected * (1 - float(probability))) + 1
+
+
+def test_attack_odds_match_icepool_for_a_single_roll():
+    from combatsim.dice import Dice
+    from combatsim.exp.odds import attack_odds
+
+    odds = attack_odds(bonus=184, maximum_roll=834, armour_rating=600, dice=Dice.parse("d8"), damage_adjustment=3)
+    hit = icepool.d(1000).map(lambda r: min(r + 184, 834) > 600)
+    damage = hit.map(lambda h: h).probability(True)
+    assert odds["hits"] == damage
+    expected = (icepool.d(1000).map(lambda r: min(r + 184, 834) > 600)
+                .map(lambda h: 1 if h else 0) * (icepool.d8 + 3))
+    assert {k: Fraction(v) for k, v in odds["damage_per_unit"].items()} == {
+        outcome: expected.probability(outcome) for outcome in expected.outcomes() if expected.probability(outcome)
+    }

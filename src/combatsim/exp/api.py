@@ -137,7 +137,7 @@ def _check_bool(name: str, value: object) -> bool:
     return bool(value)
 
 
-def _rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
+def rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
     """To-hit rolls in one unit of fire: the type's rolls, fewer if the load runs short."""
     shots = weapon.shots(ammunition)
     rolls = weapon.rolls_per_unit if shots < 0 else min(weapon.rolls_per_unit, shots)
@@ -256,7 +256,7 @@ def simulate_attack(
         raise ValueError("give a persona, or both bonus and maximum_roll")
     if ammunition is not None:
         ammunition = check_int("ammunition", ammunition, 0, MAX_AMMUNITION)
-    rolls = _rolls_this_unit(weapon, ammunition)
+    rolls = rolls_this_unit(weapon, ammunition)
     bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
     maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
     armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)

@@ -75,6 +75,13 @@ def add_attack_parser(subparsers, add_run_options) -> None:
             "to-hit kernel."
         ),
     )
+    add_attack_arguments(parser)
+    add_run_options(parser, default_n=10_000_000)
+    parser.set_defaults(handler=run_attack)
+
+
+def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
+    """What one attack is: shared by ``attack exp`` and ``odds exp``."""
     parser.add_argument("--bonus", type=int, default=None, help="BP or BNP added to the kilodie")
     parser.add_argument("--max-roll", type=int, default=None, help="maximum roll (MR)")
     parser.add_argument("--armour-rating", "--armor-rating", type=int, required=True, help="target AR")
@@ -88,16 +95,15 @@ def add_attack_parser(subparsers, add_run_options) -> None:
     parser.add_argument("--damage-adjustment", type=int, default=None, help="DA added to each damage roll (raw mode)")
     add_persona_options(parser, required=False)
     parser.add_argument("--proficient", action="store_true", help="the persona is proficient with the weapon")
-    add_run_options(parser, default_n=10_000_000)
-    parser.set_defaults(handler=run_attack)
 
 
-def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit
+def is_plain_to_hit(args: argparse.Namespace) -> bool:
+    """No damage, weapon or persona option: the plain to-hit kernel."""
+    return not any(getattr(args, name) is not None for name in _ATTACK_OPTIONS)
 
-    if not any(getattr(args, name) is not None for name in _ATTACK_OPTIONS):
-        return _run_to_hit(args)
-    from combatsim.exp.api import simulate_attack
+
+def weapon_and_persona(args: argparse.Namespace):
+    """The weapon and, if a class is given, the persona that ``attack exp``/``odds exp`` describe."""
     from combatsim.exp.model import Weapon
 
     weapon = Weapon(
@@ -112,6 +118,17 @@ def run_attack(args: argparse.Namespace) -> int:
         if missing:
             raise ValueError(f"a persona needs --{', --'.join(missing)}")
         persona = _persona(args, (weapon,) if args.proficient else ())
+    return weapon, persona
+
+
+def run_attack(args: argparse.Namespace) -> int:
+    from combatsim.cli import emit
+
+    if is_plain_to_hit(args):
+        return _run_to_hit(args)
+    from combatsim.exp.api import simulate_attack
+
+    weapon, persona = weapon_and_persona(args)
     result = simulate_attack(
         args.n,
         persona=persona,
