@@ -9,6 +9,13 @@ from combatsim.d100.api import MODIFIERS
 
 def add_attack_parser(subparsers, add_run_options) -> None:
     parser = subparsers.add_parser("d100", help="d100 attacks with damage (tiers and wounds)")
+    add_attack_arguments(parser)
+    add_run_options(parser, default_n=10_000_000)
+    parser.set_defaults(handler=run_attack)
+
+
+def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
+    """What one attack is: shared by ``attack d100`` and ``odds d100``."""
     parser.add_argument("--pool", type=int, required=True, help="attack pool: Fighting or Arcane")
     parser.add_argument("--specialty", type=int, action="append", default=[],
                         help="a weapon specialty rank (repeat for several ranks)")
@@ -21,8 +28,13 @@ def add_attack_parser(subparsers, add_run_options) -> None:
     parser.add_argument("--armor", "--armour", dest="armour", choices=("none", "light", "heavy"), default="none")
     parser.add_argument("--nonlethal", action="store_true", help="a nonlethal weapon (lethal results become serious)")
     parser.add_argument("--dual-wield", action="store_true", help="two such weapons: -20, each at 75%% lethality")
-    add_run_options(parser, default_n=10_000_000)
-    parser.set_defaults(handler=run_attack)
+
+
+def attack_arguments(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``simulate_attacks``/``attack_parameters`` that the flags give."""
+    return dict(pool=args.pool, specialty=args.specialty, taper=args.taper, modifiers=args.modifier,
+                lethality=args.lethality, severity=args.severity, armour=args.armour, nonlethal=args.nonlethal,
+                dual_wield=args.dual_wield)
 
 
 def run_attack(args: argparse.Namespace) -> int:
@@ -31,15 +43,7 @@ def run_attack(args: argparse.Namespace) -> int:
 
     result = simulate_attacks(
         args.n,
-        pool=args.pool,
-        specialty=args.specialty,
-        taper=args.taper,
-        modifiers=args.modifier,
-        lethality=args.lethality,
-        severity=args.severity,
-        armour=args.armour,
-        nonlethal=args.nonlethal,
-        dual_wield=args.dual_wield,
+        **attack_arguments(args),
         seed=args.seed,
         backend=args.backend,
         threads=args.threads,
