@@ -21,6 +21,13 @@ def check_int(name: str, value: object, low: int | None = None, high: int | None
     return value
 
 
+def check_bool(name: str, value: object) -> bool:
+    """A real bool (numpy's included); 0, 1 and "yes" are refused."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
 def check_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")

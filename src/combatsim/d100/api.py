@@ -32,7 +32,7 @@ from combatsim.d100.layout import (
     damage_column,
 )
 from combatsim.runner import INT64_MAX_ITEMS, simulate
-from combatsim.validation import check_choice, check_int
+from combatsim.validation import check_bool, check_choice, check_int
 
 MAX_SCORE = 1000
 MAX_RANK = 10
@@ -52,12 +52,6 @@ MODIFIERS = (
 
 #: The scripted policy's default weights (percent, in layout.POLICY_NAMES order).
 DEFAULT_POLICY = (40, 10, 10, 5, 10, 5, 10, 10)
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def _check_ranks(name: str, ranks: object) -> tuple[int, ...]:
@@ -108,8 +102,8 @@ class Weapon:
             check_severity(self.severity)
         except (TypeError, ValueError) as error:
             raise type(error)(f"{name}.{error}") from None
-        _check_bool(f"{name}.nonlethal", self.nonlethal)
-        _check_bool(f"{name}.long_range", self.long_range)
+        check_bool(f"{name}.nonlethal", self.nonlethal)
+        check_bool(f"{name}.long_range", self.long_range)
         check_choice(f"{name}.category", self.category, model.CATEGORIES)
         return self
 
@@ -197,8 +191,8 @@ def attack_parameters(
     lethality = check_int("lethality", lethality, 0, MAX_LETHALITY)
     severity = check_severity(severity)
     check_choice("armour", armour, model.ARMOUR_NAMES)
-    nonlethal = _check_bool("nonlethal", nonlethal)
-    dual_wield = _check_bool("dual_wield", dual_wield)
+    nonlethal = check_bool("nonlethal", nonlethal)
+    dual_wield = check_bool("dual_wield", dual_wield)
     if isinstance(modifiers, str) or not isinstance(modifiers, Iterable):
         raise TypeError(f"modifiers must be a sequence of names from {', '.join(MODIFIERS)}")
     names = [check_choice("modifier", str(name).replace("-", "_"), MODIFIERS) if isinstance(name, str)
@@ -254,7 +248,7 @@ def simulate_attacks(
     ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
     Returns the five tier counts and the wounds (lethal includes instant deaths).
     """
-    outcomes = _check_bool("outcomes", outcomes)
+    outcomes = check_bool("outcomes", outcomes)
     n = check_int("n", n, 0, INT64_MAX_ITEMS)
     p = attack_parameters(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
                           severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
@@ -304,9 +298,9 @@ def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant")
     two_weapon = check_int(f"{name}.two_weapon_style", c.two_weapon_style, 0, MAX_RANK)
     two_gun = check_int(f"{name}.two_gun_style", c.two_gun_style, 0, MAX_RANK)
     check_choice(f"{name}.torso", c.torso, model.TORSO_COVERAGES)
-    helmet = _check_bool(f"{name}.helmet", c.helmet)
-    automatic_fire = _check_bool(f"{name}.automatic_fire", c.automatic_fire)
-    distant = _check_bool(f"{name}.distant", c.distant)
+    helmet = check_bool(f"{name}.helmet", c.helmet)
+    automatic_fire = check_bool(f"{name}.automatic_fire", c.automatic_fire)
+    distant = check_bool(f"{name}.distant", c.distant)
     policy = [check_int(f"{name}.policy", weight, 0, 100) for weight in c.policy]
     if len(policy) != len(POLICY_NAMES) or sum(policy) != 100:
         raise ValueError(f"{name}.policy must be {len(POLICY_NAMES)} weights ({', '.join(POLICY_NAMES)}) "
@@ -427,7 +421,7 @@ def simulate_fights(
     with a lethal wound, dead, or fled) or, as a draw, after ``max_rounds`` rounds. With
     ``ambush_side`` 0 or 1 that side ambushes the other before round 1.
     """
-    outcomes = _check_bool("outcomes", outcomes)
+    outcomes = check_bool("outcomes", outcomes)
     n = check_int("n", n, 0, INT64_MAX_ITEMS)
     table = fight_table(combatants, taper)
     passes = check_int("passes", passes, 1, MAX_PASSES)

@@ -28,7 +28,7 @@ from combatsim.exp.reference import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.runner import INT64_MAX_ITEMS, simulate
-from combatsim.validation import check_int, check_int_array
+from combatsim.validation import check_bool, check_int, check_int_array
 
 #: Bounds that keep every sum in int64 and every to-hit roll in int32.
 MAX_BONUS = 1_000_000
@@ -85,10 +85,8 @@ def simulate_to_hit(
     With ``outcomes=True`` the result carries every attack's to-hit roll (memory grows with n).
     ``executor="dask"`` runs the chunks on a Dask cluster (combatsim.executors), bit-identically.
     """
-    if not isinstance(hit_on_equal, bool | np.bool_):
-        raise TypeError(f"hit_on_equal must be a bool, got {type(hit_on_equal).__name__}")
-    if not isinstance(outcomes, bool | np.bool_):
-        raise TypeError(f"outcomes must be a bool, got {type(outcomes).__name__}")
+    hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
+    outcomes = check_bool("outcomes", outcomes)
     n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
     bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
     maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
@@ -129,12 +127,6 @@ MAX_HIT_POINTS = 1_000_000_000
 MAX_UNIT_LIMIT = 1_000_000
 MAX_COMBATANTS = 10_000
 DEFAULT_UNIT_LIMIT = 100
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
 
 
 def rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
@@ -232,9 +224,9 @@ def simulate_attack(
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    hit_on_equal = _check_bool("hit_on_equal", hit_on_equal)
-    critical = _check_bool("critical", critical)
-    outcomes = _check_bool("outcomes", outcomes)
+    hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
+    critical = check_bool("critical", critical)
+    outcomes = check_bool("outcomes", outcomes)
     n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
     if weapon is not None and not isinstance(weapon, Weapon):
         raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
@@ -464,9 +456,9 @@ def simulate_fight(
     enemy; attacks are simultaneous. A fight ends when a side has no one standing (hit points at
     or below 0; both sides at once is a draw) or after ``unit_limit`` units (a draw).
     """
-    hit_on_equal = _check_bool("hit_on_equal", hit_on_equal)
-    critical = _check_bool("critical", critical)
-    outcomes = _check_bool("outcomes", outcomes)
+    hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
+    critical = check_bool("critical", critical)
+    outcomes = check_bool("outcomes", outcomes)
     n = check_int("n", n, 0, INT64_MAX_ITEMS)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
     table = combatant_table(side0, side1)
