@@ -22,6 +22,7 @@ BACKEND_ENVIRONMENT_VARIABLE = "COMBATSIM_BACKEND"
 KERNELS: dict[str, tuple[str, ...]] = {
     "rng": ("dense_dice", "item_dice"),
     "exp": ("to_hit",),
+    "tss": ("attack", "fight"),
 }
 
 #: The rule systems (every registry family but the generator's own dice kernels).

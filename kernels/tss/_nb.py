@@ -1,0 +1,427 @@
+"""TSS kernels for Numba; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ..rng_nb import (
+    DOMAIN_ITEM,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
+    block,
+    rejection_threshold,
+    seed_key,
+    stream_bounded,
+    stream_die,
+    stream_start,
+    stream_word,
+)
+
+#: Items per tile of the fast path: a tile whose fast pass saw a rejected word is redone exactly.
+TILE = 1024
+MAX_STEPS = 24
+# Attack config layout (combatsim.tss.reference).
+C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
+C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
+C_DAMAGE = 11
+# Fight row layout (combatsim.tss.reference).
+R_SIDE, R_SKILL, R_ACTION_CHECK, R_ACTIONS = 0, 1, 4, 7
+R_ATTACK_STEPS, R_DEFENCE_STEPS, R_HAS_RESOLVE, R_RESOLVE = 8, 9, 10, 11
+R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
+R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
+R_DAMAGE, R_ARMOUR, ROW_BASE = 20, 32, 32
+
+D20 = np.uint64(20)
+
+
+@njit
+def tier_of(control, total, amazing, good, ordinary):
+    if control == 20:
+        return 4
+    if total <= amazing:
+        return 0
+    if total <= good:
+        return 1
+    if total <= ordinary:
+        return 2
+    return 3
+
+
+@njit
+def situation(steps):
+    """The Difficulty Scale: (sign, count, sides) for summed steps (combatsim.tss.reference.situation)."""
+    if steps <= -5:
+        return -1, 1, 20
+    if steps > 7:
+        return 1, min(steps, MAX_STEPS) - 4, 20
+    if steps == -4:
+        return -1, 1, 12
+    if steps == -3:
+        return -1, 1, 8
+    if steps == -2:
+        return -1, 1, 6
+    if steps == -1:
+        return -1, 1, 4
+    if steps == 0:
+        return 0, 0, 1
+    if steps == 1:
+        return 1, 1, 4
+    if steps == 2:
+        return 1, 1, 6
+    if steps == 3:
+        return 1, 1, 8
+    if steps == 4:
+        return 1, 1, 12
+    if steps == 5:
+        return 1, 1, 20
+    if steps == 6:
+        return 1, 2, 20
+    return 1, 3, 20
+
+
+@njit
+def dealt(amount, damage_type, soak):
+    amount = max(amount, 0)
+    primary = max(amount - max(soak, 0), 0)
+    half = amount >> 1
+    stun = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
+    wound = primary if damage_type == 2 else (half if damage_type == 3 else 0)
+    mortal = primary if damage_type == 3 else 0
+    return stun, wound, mortal
+
+
+@njit
+def _roll(state, count, sides):
+    total = np.int64(0)
+    if count > 0:
+        unsigned = np.uint64(sides)
+        threshold = rejection_threshold(unsigned)
+        for _ in range(count):
+            total += stream_die(state, unsigned, threshold)
+    return total
+
+
+@njit
+def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """Attack by attack, exactly as the reference."""
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = np.uint64(config[C_SIT_SIDES])
+    sit_threshold = rejection_threshold(sit_sides)
+    damage_words = config[C_DAMAGE_WORDS]
+    present = config[C_ARMOUR_PRESENT]
+    armour_count = config[C_ARMOUR_COUNT] if present else 0
+    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
+    armour_threshold = rejection_threshold(armour_sides)
+    thresholds = np.zeros(3, dtype=np.uint64)
+    for t in range(3):
+        thresholds[t] = rejection_threshold(np.uint64(config[C_DAMAGE + 4 * t + 1]))
+    threshold20 = rejection_threshold(D20)
+    keep = tier_out.shape[0] > 0
+    for k in range(count):
+        stream_start(state, k0, k1, start + k)
+        control = stream_die(state, D20, threshold20)
+        situation_total = np.int64(0)
+        for _ in range(sit_count):
+            situation_total += stream_die(state, sit_sides, sit_threshold)
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        stun = wound = mortal = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            dice = config[base]
+            sides = np.uint64(config[base + 1])
+            amount = config[base + 2]
+            for j in range(damage_words):
+                word = stream_word(state)
+                if j < dice:
+                    amount += stream_bounded(state, word, sides, thresholds[tier]) + 1
+            soak = np.int64(0)
+            if present:
+                for _ in range(armour_count):
+                    soak += stream_bounded(state, stream_word(state), armour_sides, armour_threshold) + 1
+                soak += config[C_ARMOUR_MODIFIER]
+            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        counts[tier] += 1
+        counts[5] += stun
+        counts[6] += wound
+        counts[7] += mortal
+        if keep:
+            tier_out[k] = tier
+            stun_out[k] = stun
+            wound_out[k] = wound
+            mortal_out[k] = mortal
+
+
+@njit
+def _attack_fast(k0, k1, first, last, config, tally):
+    """Attacks first..last-1 whose words fit one block (1 + S + D + A <= 4), branch-free.
+
+    ``tally`` gains the eight counts and, in tally[8], the number of words that might have been
+    rejected (a superset of the true rejections): the caller redoes such a tile exactly.
+    """
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    s = config[C_SIT_COUNT]
+    d = config[C_DAMAGE_WORDS]
+    a = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    sit_sides = np.uint64(config[C_SIT_SIDES])
+    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    # Per slot 1..3: fixed sides (situation or armour; 1 elsewhere) and the slot's role masks.
+    fs1 = sit_sides if s >= 1 else (armour_sides if 1 > s + d and 1 <= s + d + a else np.uint64(1))
+    fs2 = sit_sides if s >= 2 else (armour_sides if 2 > s + d and 2 <= s + d + a else np.uint64(1))
+    fs3 = sit_sides if s >= 3 else (armour_sides if 3 > s + d and 3 <= s + d + a else np.uint64(1))
+    ft1 = rejection_threshold(fs1)
+    ft2 = rejection_threshold(fs2)
+    ft3 = rejection_threshold(fs3)
+    sit1, sit2, sit3 = np.int64(s >= 1), np.int64(s >= 2), np.int64(s >= 3)
+    arm1 = np.int64(1 > s + d and 1 <= s + d + a)
+    arm2 = np.int64(2 > s + d and 2 <= s + d + a)
+    arm3 = np.int64(3 > s + d and 3 <= s + d + a)
+    # Damage slot j holds damage die (j - s - 1); a slot outside the damage words gets index 99.
+    di1 = 1 - s - 1 if 1 > s and 1 <= s + d else 99
+    di2 = 2 - s - 1 if 2 > s and 2 <= s + d else 99
+    di3 = 3 - s - 1 if 3 > s and 3 <= s + d else 99
+    dm1, dm2, dm3 = np.uint64(di1 != 99), np.uint64(di2 != 99), np.uint64(di3 != 99)
+    # Damage per tier: 0 Amazing, 1 Good, 2 Ordinary.
+    c0, c1, c2 = config[C_DAMAGE], config[C_DAMAGE + 4], config[C_DAMAGE + 8]
+    z0, z1, z2 = np.uint64(config[C_DAMAGE + 1]), np.uint64(config[C_DAMAGE + 5]), np.uint64(config[C_DAMAGE + 9])
+    t0, t1, t2 = rejection_threshold(z0), rejection_threshold(z1), rejection_threshold(z2)
+    m0, m1, m2 = config[C_DAMAGE + 2], config[C_DAMAGE + 6], config[C_DAMAGE + 10]
+    y0, y1, y2 = config[C_DAMAGE + 3], config[C_DAMAGE + 7], config[C_DAMAGE + 11]
+    threshold20 = rejection_threshold(D20)
+    n_amazing = n_good = n_ordinary = n_failure = n_critical = np.int64(0)
+    n_stun = n_wound = n_mortal = rejected = np.int64(0)
+    for i in range(first, last):
+        w0, w1, w2, w3 = block(k0, k1, i, 0, DOMAIN_ITEM)
+        p0 = w0 * D20
+        p1 = w1 * fs1
+        p2 = w2 * fs2
+        p3 = w3 * fs3
+        control = np.int64(p0 >> SHIFT32) + 1
+        v1 = np.int64(p1 >> SHIFT32) + 1
+        v2 = np.int64(p2 >> SHIFT32) + 1
+        v3 = np.int64(p3 >> SHIFT32) + 1
+        rejected += (
+            np.int64((p0 & MASK32) < threshold20)
+            + np.int64((p1 & MASK32) < ft1)
+            + np.int64((p2 & MASK32) < ft2)
+            + np.int64((p3 & MASK32) < ft3)
+        )
+        total = control + sign * (v1 * sit1 + v2 * sit2 + v3 * sit3)
+        critical = control == 20
+        is_amazing = total <= amazing
+        is_good = total <= good
+        is_ordinary = total <= ordinary
+        hit = np.int64(is_ordinary and not critical)
+        n_critical += np.int64(critical)
+        n_amazing += np.int64(is_amazing and not critical)
+        n_good += np.int64(is_good and not is_amazing and not critical)
+        n_ordinary += np.int64(is_ordinary and not is_good and not critical)
+        n_failure += np.int64(not is_ordinary and not critical)
+        dice = c0 if is_amazing else (c1 if is_good else c2)
+        sides = z0 if is_amazing else (z1 if is_good else z2)
+        threshold = t0 if is_amazing else (t1 if is_good else t2)
+        modifier = m0 if is_amazing else (m1 if is_good else m2)
+        damage_type = y0 if is_amazing else (y1 if is_good else y2)
+        q1 = w1 * sides
+        q2 = w2 * sides
+        q3 = w3 * sides
+        rejected += np.int64(
+            ((q1 & MASK32) < threshold) * dm1 + ((q2 & MASK32) < threshold) * dm2 + ((q3 & MASK32) < threshold) * dm3
+        )
+        amount = (
+            (np.int64(q1 >> SHIFT32) + 1) * np.int64(di1 < dice)
+            + (np.int64(q2 >> SHIFT32) + 1) * np.int64(di2 < dice)
+            + (np.int64(q3 >> SHIFT32) + 1) * np.int64(di3 < dice)
+            + modifier
+        )
+        amount = max(amount, 0) * hit
+        soak = max(v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, 0)
+        primary = max(amount - soak, 0)
+        half = amount >> 1
+        n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
+        n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
+        n_mortal += np.int64(damage_type == 3) * primary
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+@njit
+def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    armour_words = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    words = 1 + config[C_SIT_COUNT] + config[C_DAMAGE_WORDS] + armour_words
+    if words > 4 or tier_out.shape[0] > 0:
+        _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
+    tally = np.zeros(9, dtype=np.int64)
+    end = start + count
+    for tile in range(start, end, TILE):
+        tile_end = min(tile + TILE, end)
+        tally[:] = 0
+        _attack_fast(k0, k1, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_exact(k0, k1, state, tile, tile_end - tile, config, counts, tier_out, stun_out, wound_out,
+                          mortal_out)
+        else:
+            for j in range(8):
+                counts[j] += tally[j]
+
+
+@njit
+def _dazed(characters, row, lost_stun, lost_wound, lost_mortal, negated):
+    penalty = (
+        np.int64(2 * lost_stun >= characters[row + R_STUN])
+        + np.int64(2 * lost_wound >= characters[row + R_WOUND])
+        + lost_mortal
+    )
+    return max(np.int64(0), penalty - negated)
+
+
+@njit
+def _before(characters, width, tiebreak, i, j):
+    """Does i act before j within a phase: higher action check score, higher tie-break, lower index."""
+    score_i = characters[i * width + R_ACTION_CHECK + 2]
+    score_j = characters[j * width + R_ACTION_CHECK + 2]
+    if score_i != score_j:
+        return score_i > score_j
+    if tiebreak[i] != tiebreak[j]:
+        return tiebreak[i] > tiebreak[j]
+    return i < j
+
+
+@njit
+def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    width = ROW_BASE + 4 * n_classes
+    n = n_characters
+    lost = np.zeros(3 * n, dtype=np.int64)
+    active = np.zeros(n, dtype=np.bool_)
+    negated = np.zeros(n, dtype=np.int64)
+    phase = np.zeros(n, dtype=np.int64)
+    used = np.zeros(n, dtype=np.int64)
+    tiebreak = np.zeros(n, dtype=np.uint64)
+    order = np.zeros(n, dtype=np.int64)
+    threshold20 = rejection_threshold(D20)
+    keep = winner_out.shape[0] > 0
+    for k in range(count):
+        stream_start(state, k0, k1, start + k)
+        lost[:] = 0
+        active[:] = True
+        winner = -1
+        rounds = 0
+        attacks = 0
+        total_stun = total_wound = total_mortal = np.int64(0)
+        for round_number in range(1, max_rounds + 1):
+            rounds = round_number
+            n_order = 0
+            for i in range(n):
+                if not active[i]:
+                    continue
+                row = i * width
+                negated[i] = 0
+                if characters[row + R_HAS_RESOLVE]:
+                    roll = stream_die(state, D20, threshold20)
+                    tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
+                                   characters[row + R_RESOLVE + 2])
+                    negated[i] = 3 - tier if tier <= 2 else 0
+                sign, dice, sides = situation(
+                    _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+                )
+                roll = stream_die(state, D20, threshold20)
+                roll += sign * _roll(state, dice, sides)
+                phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
+                                          characters[row + R_ACTION_CHECK + 1],
+                                          characters[row + R_ACTION_CHECK + 2]))
+                tiebreak[i] = stream_word(state)
+                used[i] = 0
+                # Insertion into the phase order.
+                position = n_order
+                while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
+                    order[position] = order[position - 1]
+                    position -= 1
+                order[position] = i
+                n_order += 1
+            for current in range(4):
+                for slot in range(n_order):
+                    i = order[slot]
+                    row = i * width
+                    if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
+                        continue
+                    used[i] += 1
+                    attacks += 1
+                    side = characters[row + R_SIDE]
+                    target = 0
+                    while not (active[target] and characters[target * width + R_SIDE] != side):
+                        target += 1
+                    defender = target * width
+                    steps = (
+                        characters[row + R_ATTACK_STEPS]
+                        + characters[defender + R_DEFENCE_STEPS]
+                        + _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+                    )
+                    sign, dice, sides = situation(steps)
+                    control = stream_die(state, D20, threshold20)
+                    total = control + sign * _roll(state, dice, sides)
+                    tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
+                                   characters[row + R_SKILL + 2])
+                    if tier <= 2:
+                        base = row + R_DAMAGE + 4 * tier
+                        amount = _roll(state, characters[base], characters[base + 1]) + characters[base + 2]
+                        damage_type = characters[base + 3]
+                        armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
+                        soak = np.int64(0)
+                        if characters[armour]:
+                            shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
+                            if one_step:
+                                shift = max(-1, min(1, shift))
+                            damage_type = max(0, min(3, damage_type + shift))
+                            soak = _roll(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
+                        stun, wound, mortal = dealt(amount, damage_type, soak)
+                        lost[3 * target] += stun
+                        lost[3 * target + 1] += wound
+                        lost[3 * target + 2] += mortal
+                        total_stun += stun
+                        total_wound += wound
+                        total_mortal += mortal
+                        if (
+                            lost[3 * target] >= characters[defender + R_STUN]
+                            or lost[3 * target + 1] >= characters[defender + R_WOUND]
+                            or lost[3 * target + 2] >= characters[defender + R_MORTAL]
+                        ):
+                            active[target] = False
+                            standing = False
+                            defending_side = characters[defender + R_SIDE]
+                            for j in range(n):
+                                if active[j] and characters[j * width + R_SIDE] == defending_side:
+                                    standing = True
+                            if not standing:
+                                winner = side
+                                break
+                if winner >= 0:
+                    break
+            if winner >= 0:
+                break
+        counts[winner if winner >= 0 else 2] += 1
+        counts[3] += rounds
+        counts[4] += attacks
+        counts[5] += total_stun
+        counts[6] += total_wound
+        counts[7] += total_mortal
+        if keep:
+            winner_out[k] = winner
+            rounds_out[k] = rounds
