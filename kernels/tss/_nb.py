@@ -171,20 +171,20 @@ def _attack_fast(k0, k1, first, last, config, tally):
     armour_sides = np.uint64(config[C_ARMOUR_SIDES])
     armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
     # Per slot 1..3: fixed sides (situation or armour; 1 elsewhere) and the slot's role masks.
-    fs1 = sit_sides if s >= 1 else (armour_sides if 1 > s + d and 1 <= s + d + a else np.uint64(1))
-    fs2 = sit_sides if s >= 2 else (armour_sides if 2 > s + d and 2 <= s + d + a else np.uint64(1))
-    fs3 = sit_sides if s >= 3 else (armour_sides if 3 > s + d and 3 <= s + d + a else np.uint64(1))
+    fs1 = sit_sides if s >= 1 else (armour_sides if s + d < 1 and s + d + a >= 1 else np.uint64(1))
+    fs2 = sit_sides if s >= 2 else (armour_sides if s + d < 2 and s + d + a >= 2 else np.uint64(1))
+    fs3 = sit_sides if s >= 3 else (armour_sides if s + d < 3 and s + d + a >= 3 else np.uint64(1))
     ft1 = rejection_threshold(fs1)
     ft2 = rejection_threshold(fs2)
     ft3 = rejection_threshold(fs3)
     sit1, sit2, sit3 = np.int64(s >= 1), np.int64(s >= 2), np.int64(s >= 3)
-    arm1 = np.int64(1 > s + d and 1 <= s + d + a)
-    arm2 = np.int64(2 > s + d and 2 <= s + d + a)
-    arm3 = np.int64(3 > s + d and 3 <= s + d + a)
+    arm1 = np.int64(s + d < 1 and s + d + a >= 1)
+    arm2 = np.int64(s + d < 2 and s + d + a >= 2)
+    arm3 = np.int64(s + d < 3 and s + d + a >= 3)
     # Damage slot j holds damage die (j - s - 1); a slot outside the damage words gets index 99.
-    di1 = 1 - s - 1 if 1 > s and 1 <= s + d else 99
-    di2 = 2 - s - 1 if 2 > s and 2 <= s + d else 99
-    di3 = 3 - s - 1 if 3 > s and 3 <= s + d else 99
+    di1 = 1 - s - 1 if s < 1 and s + d >= 1 else 99
+    di2 = 2 - s - 1 if s < 2 and s + d >= 2 else 99
+    di3 = 3 - s - 1 if s < 3 and s + d >= 3 else 99
     dm1, dm2, dm3 = np.uint64(di1 != 99), np.uint64(di2 != 99), np.uint64(di3 != 99)
     # Damage per tier: 0 Amazing, 1 Good, 2 Ordinary.
     c0, c1, c2 = config[C_DAMAGE], config[C_DAMAGE + 4], config[C_DAMAGE + 8]

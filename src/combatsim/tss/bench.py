@@ -47,7 +47,8 @@ THUG = Combatant(skill="12", action_check="+11/10/5/2", weapon=Weapon.make("d4s/
 
 
 def _fight(backend: str, n: int, threads: int) -> int:
-    return int(simulate_fights(n, side_a=[ALEX], side_b=[THUG, THUG], seed=1, backend=backend, threads=threads).counts[0])
+    result = simulate_fights(n, side_a=[ALEX], side_b=[THUG, THUG], seed=1, backend=backend, threads=threads)
+    return int(result.counts[0])
 
 
 CASES = [

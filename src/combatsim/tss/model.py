@@ -202,7 +202,7 @@ def attack_steps(
     *,
     skill: int = 0,
     accuracy: int = 0,
-    range: int = 0,  # noqa: A002 - the rule's name for the modifier
+    weapon_range: int = 0,
     resistance: int = 0,
     defence: int = 0,
     attacker_equipment: int = 0,
@@ -222,7 +222,7 @@ def attack_steps(
     for name, value in (
         ("skill", skill),
         ("accuracy", accuracy),
-        ("range", range),
+        ("weapon_range", weapon_range),
         ("resistance", resistance),
         ("defence", defence),
         ("attacker_equipment", attacker_equipment),
@@ -278,7 +278,9 @@ class DamageTrack:
             raise TypeError(f"{field} must be a damage track such as 'd4w/d4+2w/d4-1m', got {type(text).__name__}")
         parts = text.split("/")
         if len(parts) != 3:
-            raise ValueError(f"{field} must have three tiers Ordinary/Good/Amazing like 'd4w/d4+2w/d4-1m', got {text!r}")
+            raise ValueError(
+                f"{field} must have three tiers Ordinary/Good/Amazing like 'd4w/d4+2w/d4-1m', got {text!r}"
+            )
         tiers = []
         for tier_name, part in zip(("ordinary", "good", "amazing"), parts, strict=True):
             match = _TIER.match(part)
