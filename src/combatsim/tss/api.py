@@ -100,6 +100,7 @@ def attack_config(
     config = np.zeros(CONFIG_SIZE, dtype=np.int64)
     config[0:3] = (score.amazing, score.good, score.ordinary)
     config[C_SIT_SIGN], config[C_SIT_COUNT], config[C_SIT_SIDES] = situation_die(steps)
+    config[C_ARMOUR_SIDES] = 1  # no armour: a die size the kernels can still take a threshold of
     if die is not None:
         config[C_ARMOUR_PRESENT] = 1
         config[C_ARMOUR_COUNT], config[C_ARMOUR_SIDES], config[C_ARMOUR_MODIFIER] = die.count, die.sides, die.modifier

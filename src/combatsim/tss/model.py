@@ -170,6 +170,14 @@ class ActionCheck:
         return f"+{self.marginal}/{self.score}"
 
 
+def phases_played(first_phase: int, actions_per_round: int) -> tuple[int, ...]:
+    """The phases a character acts in: its own and the following ones, one action each, until its
+    actions per round are spent (the fight policy: act as early as allowed, distinct phases)."""
+    first_phase = check_int("phase", first_phase, 0, 3)
+    actions_per_round = check_int("actions_per_round", actions_per_round, 1, 4)
+    return tuple(range(first_phase, min(4, first_phase + actions_per_round)))
+
+
 def situation_die(steps: int) -> tuple[int, int, int]:
     """The Difficulty Scale: summed steps -> (sign, dice count, sides) of the situation die.
 
