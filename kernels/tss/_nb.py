@@ -257,8 +257,22 @@ def _attack_fast(k0, k1, first, last, config, tally):
     tally[8] += rejected
 
 
-@njit
 def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The attack kernel (combatsim.tss.reference.attack)."""
+    # A seed at or above 2**63 given as a Python int after an int64 specialisation exists makes
+    # Numba's dispatcher raise OverflowError: pass every seed as uint64.
+    _attack(np.uint64(seed), start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+
+
+def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    """The fight kernel (combatsim.tss.reference.fight)."""
+    _fight(np.uint64(seed), start, count, characters, n_characters, n_classes, max_rounds, bool(one_step), counts,
+           winner_out, rounds_out)
+
+
+@njit
+def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     armour_words = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
@@ -303,7 +317,7 @@ def _before(characters, width, tiebreak, i, j):
 
 
 @njit
-def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
           rounds_out):
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
