@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from combatsim.dice import Dice
-from combatsim.rng import ItemStream
+from combatsim.rng import dense_die
 from combatsim.tss.api import attack_config, simulate_attacks
 from combatsim.tss.model import (
     AMAZING,
@@ -39,6 +39,17 @@ ALEX_SKILL = "16/8/4"
 ALEX_TRACK = "d4w/d4+2w/d4-1m"
 
 
+def joint_dice(seed: int, index: int, radices: tuple[int, ...]) -> list[int]:
+    """The dice of attack ``index`` in the joint layout (docs/tss.md): one die of prod(radices)
+    faces from the dense word, read in mixed radix, least significant first."""
+    value = dense_die(seed, index, int(np.prod(radices))) - 1
+    dice = []
+    for radix in radices:
+        value, digit = divmod(value, radix)
+        dice.append(digit + 1)
+    return dice
+
+
 # --- worked examples (tss-combat.txt), one test each -------------------------------------------
 def test_example_alex_action_check_5_is_the_good_phase():
     check = ActionCheck.parse("+14/13/6/3")
@@ -66,8 +77,8 @@ def test_example_alex_rolls_1d20_minus_1d4_for_7_in_every_backend(backend):
                               outcomes=True)
     sevens = []
     for index in range(n):
-        stream = ItemStream(11, index)
-        if stream.die(20) - stream.die(4) == 7:
+        control, situation, _ = joint_dice(11, index, (20, 4, 4))  # d20, -d4, the damage position
+        if control - situation == 7:
             sevens.append(index)
     assert sevens
     assert set(result.tier[sevens].tolist()) == {GOOD}
@@ -98,8 +109,7 @@ def test_example_thug_ceremetal_soak_in_every_backend(backend):
                               armour="d6", armour_quality="ordinary", seed=5, backend=backend, outcomes=True)
     found = 0
     for index in range(n):
-        stream = ItemStream(5, index)
-        control, situation, damage, armour = stream.die(20), stream.die(4), stream.die(4), stream.die(6)
+        control, situation, damage, armour = joint_dice(5, index, (20, 4, 4, 6))
         if control != 20 and 4 < control - situation <= 8 and damage == 3 and armour == 4:
             found += 1
             assert result.tier[index] == GOOD
@@ -277,6 +287,6 @@ def test_critical_failure_is_a_control_die_of_20_whatever_the_total(backend):
     n = 300
     result = simulate_attacks(n, skill="40/30/25", steps=-5, damage=ALEX_TRACK, seed=9, backend=backend,
                               outcomes=True)
-    controls = np.array([ItemStream(9, i).die(20) for i in range(n)])
+    controls = np.array([joint_dice(9, i, (20, 20, 4))[0] for i in range(n)])
     np.testing.assert_array_equal(result.tier == CRITICAL_FAILURE, controls == 20)
     assert result.counts[3] == 0  # nothing else fails against 40/30/25

@@ -2,7 +2,8 @@
 """TSS kernels for Cython; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_ITEM, Stream, Words, block, rejection_threshold, stream_bounded, stream_die,
+from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, rejection_threshold, stream_bounded,
+                  stream_die,
                   stream_start, stream_word)
 
 cdef enum:
@@ -18,6 +19,9 @@ cdef enum:
     C_ARMOUR_SIDES = 9
     C_ARMOUR_MODIFIER = 10
     C_DAMAGE = 11
+    C_JOINT = 23
+    C_JOINT_SIDES = 24
+    C_JOINT_DAMAGE = 25
     # Fight row layout (combatsim.tss.reference).
     R_SIDE = 0
     R_SKILL = 1
@@ -173,6 +177,254 @@ cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64
             mortal_out[k] = <int32_t>damage[2]
 
 
+cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                              int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                              int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # The joint layout attack by attack, exactly as the reference.
+    cdef Stream stream
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT], sit_sides = config[C_SIT_SIDES]
+    cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
+    cdef int64_t armour_sides = config[C_ARMOUR_SIDES], modulus = config[C_JOINT_DAMAGE]
+    cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
+    cdef uint32_t threshold = rejection_threshold(faces)
+    cdef int64_t positions[64]
+    cdef int64_t k, j, value, control, situation_total, tier, base, sides, amount, soak
+    cdef int64_t damage[3]
+    cdef bint keep = tier_out.shape[0] > 0
+    for k in range(count):
+        value = dense_die(&stream, seed, <uint64_t>(start + k), faces, threshold) - 1
+        control = value % 20 + 1
+        value //= 20
+        situation_total = 0
+        for j in range(sit_count):
+            situation_total += value % sit_sides + 1
+            value //= sit_sides
+        for j in range(damage_words):
+            positions[j] = value % modulus
+            value //= modulus
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        damage[0] = damage[1] = damage[2] = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            sides = config[base + 1]
+            amount = config[base + 2]
+            for j in range(config[base]):
+                amount += positions[j] % sides + 1
+            soak = 0
+            if present:
+                for j in range(armour_count):
+                    soak += value % armour_sides + 1
+                    value //= armour_sides
+                soak += config[C_ARMOUR_MODIFIER]
+            dealt(amount, config[base + 3], soak, damage)
+        tally[tier] += 1
+        tally[5] += damage[0]
+        tally[6] += damage[1]
+        tally[7] += damage[2]
+        if keep:
+            tier_out[k] = <int8_t>tier
+            stun_out[k] = <int32_t>damage[0]
+            wound_out[k] = <int32_t>damage[1]
+            mortal_out[k] = <int32_t>damage[2]
+
+
+cdef inline uint64_t _magic(uint64_t divisor) noexcept nogil:
+    # ceil(2**32 / divisor): (v * magic) >> 32 == v // divisor for v < 2**16, divisor <= 2**16.
+    return (<uint64_t>0x100000000 + divisor - 1) // divisor
+
+
+ctypedef struct Joint:
+    # The constants of the joint fast path (see _attack_joint_fast).
+    uint64_t faces
+    uint32_t threshold
+    uint64_t magic20, ms1, ss1, ms2, ss2, ml1, l1, ml2, l2, ma1, as1, ma2, as2
+    int64_t e1, e2, f1, f2, armour_modifier, sign, amazing, good, ordinary
+    int64_t dice2, dice21, dice10, sides2, sides21, sides10, magic2, magic21, magic10
+    int64_t modifier2, modifier21, modifier10, type2, type21, type10
+
+
+cdef inline void _joint_attack(uint32_t word, const Joint* p, int64_t* acc) noexcept nogil:
+    # One attack of the joint layout from its word; acc gains the eight counts and rejections.
+    cdef int64_t control, situation_total, soak, total, critical, standing
+    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
+    cdef uint64_t product, value, quotient, position1, position2, sides, magic
+    product = <uint64_t>word * p.faces
+    acc[8] += <uint32_t>product < p.threshold
+    value = product >> 32
+    quotient = (value * p.magic20) >> 32
+    control = <int64_t>(value - quotient * 20) + 1
+    value = quotient
+    quotient = (value * p.ms1) >> 32
+    situation_total = (<int64_t>(value - quotient * p.ss1) + 1) * p.e1
+    value = quotient
+    quotient = (value * p.ms2) >> 32
+    situation_total += (<int64_t>(value - quotient * p.ss2) + 1) * p.e2
+    value = quotient
+    quotient = (value * p.ml1) >> 32
+    position1 = value - quotient * p.l1
+    value = quotient
+    quotient = (value * p.ml2) >> 32
+    position2 = value - quotient * p.l2
+    value = quotient
+    quotient = (value * p.ma1) >> 32
+    soak = (<int64_t>(value - quotient * p.as1) + 1) * p.f1
+    value = quotient
+    quotient = (value * p.ma2) >> 32
+    soak += (<int64_t>(value - quotient * p.as2) + 1) * p.f2
+    soak = _max(soak + p.armour_modifier, 0)
+    total = control + p.sign * situation_total
+    critical = control == 20
+    standing = 1 - critical
+    is_amazing = total <= p.amazing
+    is_good = total <= p.good
+    is_ordinary = total <= p.ordinary
+    acc[4] += critical
+    acc[0] += is_amazing * standing
+    acc[1] += (is_good - is_amazing) * standing
+    acc[2] += (is_ordinary - is_good) * standing
+    acc[3] += (1 - is_ordinary) * standing
+    hit = is_ordinary * standing
+    dice = p.dice2 + p.dice21 * is_good + p.dice10 * is_amazing
+    sides = <uint64_t>(p.sides2 + p.sides21 * is_good + p.sides10 * is_amazing)
+    magic = <uint64_t>(p.magic2 + p.magic21 * is_good + p.magic10 * is_amazing)
+    amount = (p.modifier2 + p.modifier21 * is_good + p.modifier10 * is_amazing
+              + (<int64_t>(position1 - ((position1 * magic) >> 32) * sides) + 1) * (dice >= 1)
+              + (<int64_t>(position2 - ((position2 * magic) >> 32) * sides) + 1) * (dice >= 2))
+    damage_type = p.type2 + p.type21 * is_good + p.type10 * is_amazing
+    amount = _max(amount, 0) * hit
+    primary = _max(amount - soak, 0)
+    half = amount >> 1
+    acc[5] += (damage_type == 1) * primary + (damage_type >= 2) * half
+    acc[6] += (damage_type == 2) * primary + (damage_type == 3) * half
+    acc[7] += (damage_type == 3) * primary
+
+
+cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_block,
+                             const int64_t[::1] config, int64_t* tally) noexcept nogil:
+    # The joint layout over whole dense blocks (four attacks a block), divisions by magic
+    # numbers, at most two situation dice, damage positions and armour dice, unrolled: an unused
+    # place divides by 1 and its die is masked out. tally[8] counts rejected words.
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT]
+    cdef int64_t damage_words = config[C_DAMAGE_WORDS]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef int64_t armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    cdef uint64_t sit_sides = <uint64_t>config[C_SIT_SIDES], armour_sides = <uint64_t>config[C_ARMOUR_SIDES]
+    cdef uint64_t modulus = <uint64_t>config[C_JOINT_DAMAGE], faces = <uint64_t>config[C_JOINT_SIDES]
+    cdef uint32_t threshold = rejection_threshold(<uint32_t>faces)
+    cdef uint64_t magic20 = _magic(20)
+    cdef int64_t e1 = sit_count >= 1, e2 = sit_count >= 2
+    cdef uint64_t ss1 = sit_sides if sit_count >= 1 else 1, ss2 = sit_sides if sit_count >= 2 else 1
+    cdef uint64_t ms1 = _magic(ss1), ms2 = _magic(ss2)
+    cdef uint64_t l1 = modulus if damage_words >= 1 else 1, l2 = modulus if damage_words >= 2 else 1
+    cdef uint64_t ml1 = _magic(l1), ml2 = _magic(l2)
+    cdef int64_t f1 = armour_count >= 1, f2 = armour_count >= 2
+    cdef uint64_t as1 = armour_sides if armour_count >= 1 else 1, as2 = armour_sides if armour_count >= 2 else 1
+    cdef uint64_t ma1 = _magic(as1), ma2 = _magic(as2)
+    # Damage per tier selected arithmetically by the tier bits: x2 + (x1 - x2) good + (x0 - x1) amazing.
+    cdef int64_t dice2 = config[C_DAMAGE + 8], dice21 = config[C_DAMAGE + 4] - config[C_DAMAGE + 8]
+    cdef int64_t dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
+    cdef int64_t sides2 = config[C_DAMAGE + 9], sides21 = config[C_DAMAGE + 5] - config[C_DAMAGE + 9]
+    cdef int64_t sides10 = config[C_DAMAGE + 1] - config[C_DAMAGE + 5]
+    cdef int64_t magic_a = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 1])
+    cdef int64_t magic_g = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 5])
+    cdef int64_t magic_o = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 9])
+    cdef int64_t magic2 = magic_o, magic21 = magic_g - magic_o, magic10 = magic_a - magic_g
+    cdef int64_t modifier2 = config[C_DAMAGE + 10], modifier21 = config[C_DAMAGE + 6] - config[C_DAMAGE + 10]
+    cdef int64_t modifier10 = config[C_DAMAGE + 2] - config[C_DAMAGE + 6]
+    cdef int64_t type2 = config[C_DAMAGE + 11], type21 = config[C_DAMAGE + 7] - config[C_DAMAGE + 11]
+    cdef int64_t type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
+    cdef Joint joint
+    cdef int64_t acc[9]
+    cdef int64_t g, j
+    cdef Words w
+    joint.faces = faces
+    joint.threshold = threshold
+    joint.magic20 = magic20
+    joint.ms1 = ms1
+    joint.ss1 = ss1
+    joint.ms2 = ms2
+    joint.ss2 = ss2
+    joint.ml1 = ml1
+    joint.l1 = l1
+    joint.ml2 = ml2
+    joint.l2 = l2
+    joint.ma1 = ma1
+    joint.as1 = as1
+    joint.ma2 = ma2
+    joint.as2 = as2
+    joint.e1 = e1
+    joint.e2 = e2
+    joint.f1 = f1
+    joint.f2 = f2
+    joint.armour_modifier = armour_modifier
+    joint.sign = sign
+    joint.amazing = amazing
+    joint.good = good
+    joint.ordinary = ordinary
+    joint.dice2 = dice2
+    joint.dice21 = dice21
+    joint.dice10 = dice10
+    joint.sides2 = sides2
+    joint.sides21 = sides21
+    joint.sides10 = sides10
+    joint.magic2 = magic2
+    joint.magic21 = magic21
+    joint.magic10 = magic10
+    joint.modifier2 = modifier2
+    joint.modifier21 = modifier21
+    joint.modifier10 = modifier10
+    joint.type2 = type2
+    joint.type21 = type21
+    joint.type10 = type10
+    for j in range(9):
+        acc[j] = 0
+    for g in range(first_block, last_block):
+        w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
+        _joint_attack(w.w0, &joint, acc)
+        _joint_attack(w.w1, &joint, acc)
+        _joint_attack(w.w2, &joint, acc)
+        _joint_attack(w.w3, &joint, acc)
+    for j in range(9):
+        tally[j] += acc[j]
+
+
+cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                        int64_t* totals, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                        int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # Exact head and tail, whole dense blocks in tiles through the fast pass.
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef bint unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
+    cdef int64_t end = start + count, first_block, last_block, head_end, tail_start, tile, tile_end, j
+    cdef int64_t tally[9]
+    if tier_out.shape[0] > 0 or not unrolled:
+        _attack_joint_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        return
+    first_block = (start + 3) >> 2
+    last_block = _max(first_block, end >> 2)
+    head_end = _min(end, first_block * 4)
+    _attack_joint_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
+    tail_start = _max(last_block * 4, head_end)
+    _attack_joint_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tile = first_block
+    while tile < last_block:
+        tile_end = _min(tile + TILE // 4, last_block)
+        for j in range(9):
+            tally[j] = 0
+        _attack_joint_fast(seed, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_joint_exact(seed, tile * 4, (tile_end - tile) * 4, config, totals, tier_out, stun_out,
+                                wound_out, mortal_out)
+        else:
+            for j in range(8):
+                totals[j] += tally[j]
+        tile = tile_end
+
+
 cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t[::1] config,
                        int64_t* tally) noexcept nogil:
     # Attacks whose words fit one block (1 + S + D + A <= 4), branch-free; tally[8] counts words
@@ -278,7 +530,9 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] confi
     for j in range(8):
         totals[j] = 0
     with nogil:
-        if words > 4 or tier_out.shape[0] > 0:
+        if config[C_JOINT]:
+            _attack_joint(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        elif words > 4 or tier_out.shape[0] > 0:
             _attack_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
         else:
             tile = start

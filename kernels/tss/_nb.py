@@ -6,11 +6,13 @@ import numpy as np
 
 from .._numba import njit
 from ..rng_nb import (
+    DOMAIN_DENSE,
     DOMAIN_ITEM,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
     block,
+    dense_die,
     rejection_threshold,
     seed_key,
     stream_bounded,
@@ -26,6 +28,7 @@ MAX_STEPS = 24
 C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
 C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
 C_DAMAGE = 11
+C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
 # Fight row layout (combatsim.tss.reference).
 R_SIDE, R_SKILL, R_ACTION_CHECK, R_ACTIONS = 0, 1, 4, 7
 R_ATTACK_STEPS, R_DEFENCE_STEPS, R_HAS_RESOLVE, R_RESOLVE = 8, 9, 10, 11
@@ -156,6 +159,187 @@ def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_ou
 
 
 @njit
+def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The joint layout attack by attack, exactly as the reference."""
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = config[C_SIT_SIDES]
+    damage_words = config[C_DAMAGE_WORDS]
+    present = config[C_ARMOUR_PRESENT]
+    armour_count = config[C_ARMOUR_COUNT] if present else 0
+    armour_sides = config[C_ARMOUR_SIDES]
+    faces = np.uint64(config[C_JOINT_SIDES])
+    modulus = config[C_JOINT_DAMAGE]
+    threshold = rejection_threshold(faces)
+    positions = np.zeros(max(damage_words, 1), dtype=np.int64)
+    keep = tier_out.shape[0] > 0
+    for k in range(count):
+        value = dense_die(state, k0, k1, start + k, faces, threshold) - 1
+        control = value % 20 + 1
+        value //= 20
+        situation_total = np.int64(0)
+        for _ in range(sit_count):
+            situation_total += value % sit_sides + 1
+            value //= sit_sides
+        for j in range(damage_words):
+            positions[j] = value % modulus
+            value //= modulus
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        stun = wound = mortal = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            sides = config[base + 1]
+            amount = config[base + 2]
+            for j in range(config[base]):
+                amount += positions[j] % sides + 1
+            soak = np.int64(0)
+            if present:
+                for _ in range(armour_count):
+                    soak += value % armour_sides + 1
+                    value //= armour_sides
+                soak += config[C_ARMOUR_MODIFIER]
+            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        counts[tier] += 1
+        counts[5] += stun
+        counts[6] += wound
+        counts[7] += mortal
+        if keep:
+            tier_out[k] = tier
+            stun_out[k] = stun
+            wound_out[k] = wound
+            mortal_out[k] = mortal
+
+
+@njit
+def _magic(divisor):
+    """ceil(2**32 / divisor): (v * magic) >> 32 == v // divisor for v < 2**16, divisor <= 2**16."""
+    d = np.uint64(divisor)
+    return (np.uint64(0x100000000) + d - np.uint64(1)) // d
+
+
+@njit
+def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
+    """The joint layout over whole dense blocks (four attacks a block), divisions by magic numbers.
+
+    ``tally[8]`` counts rejected words: the caller redoes such a tile exactly.
+    """
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = np.uint64(config[C_SIT_SIDES])
+    damage_words = config[C_DAMAGE_WORDS]
+    armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    faces = np.uint64(config[C_JOINT_SIDES])
+    threshold = rejection_threshold(faces)
+    modulus = np.uint64(config[C_JOINT_DAMAGE])
+    twenty = np.uint64(20)
+    magic20 = _magic(twenty)
+    # Damage per tier: t0 Amazing, t1 Good, t2 Ordinary. Selected arithmetically by the tier bits
+    # (x2 + (x1 - x2) * good + (x0 - x1) * amazing): no branches, no loads.
+    dice2 = config[C_DAMAGE + 8]
+    dice21 = config[C_DAMAGE + 4] - dice2
+    dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
+    sides2 = config[C_DAMAGE + 9]
+    sides21 = config[C_DAMAGE + 5] - sides2
+    sides10 = config[C_DAMAGE + 1] - config[C_DAMAGE + 5]
+    magic_a, magic_g, magic_o = (np.int64(_magic(config[C_DAMAGE + 1])), np.int64(_magic(config[C_DAMAGE + 5])),
+                                 np.int64(_magic(config[C_DAMAGE + 9])))
+    magic2 = magic_o
+    magic21 = magic_g - magic_o
+    magic10 = magic_a - magic_g
+    modifier2 = config[C_DAMAGE + 10]
+    modifier21 = config[C_DAMAGE + 6] - modifier2
+    modifier10 = config[C_DAMAGE + 2] - config[C_DAMAGE + 6]
+    type2 = config[C_DAMAGE + 11]
+    type21 = config[C_DAMAGE + 7] - type2
+    type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
+    # Up to two situation dice, two damage positions and two armour dice, unrolled: an unused
+    # place divides by 1 (quotient unchanged) and its die is masked out. The caller sends other
+    # joint attacks to the exact path.
+    one = np.uint64(1)
+    e1, e2 = np.int64(sit_count >= 1), np.int64(sit_count >= 2)
+    ss1 = sit_sides if sit_count >= 1 else one
+    ss2 = sit_sides if sit_count >= 2 else one
+    ms1, ms2 = _magic(ss1), _magic(ss2)
+    l1 = modulus if damage_words >= 1 else one
+    l2 = modulus if damage_words >= 2 else one
+    ml1, ml2 = _magic(l1), _magic(l2)
+    f1, f2 = np.int64(armour_count >= 1), np.int64(armour_count >= 2)
+    as1 = armour_sides if armour_count >= 1 else one
+    as2 = armour_sides if armour_count >= 2 else one
+    ma1, ma2 = _magic(as1), _magic(as2)
+    words = np.empty(4, dtype=np.uint64)
+    n_amazing = n_good = n_ordinary = n_failure = n_critical = np.int64(0)
+    n_stun = n_wound = n_mortal = rejected = np.int64(0)
+    for g in range(first_block, last_block):
+        words[0], words[1], words[2], words[3] = block(k0, k1, g, 0, DOMAIN_DENSE)
+        for lane in range(4):
+            product = words[lane] * faces
+            rejected += np.int64((product & MASK32) < threshold)
+            value = product >> SHIFT32
+            quotient = (value * magic20) >> SHIFT32
+            control = np.int64(value - quotient * twenty) + 1
+            value = quotient
+            quotient = (value * ms1) >> SHIFT32
+            situation_total = (np.int64(value - quotient * ss1) + 1) * e1
+            value = quotient
+            quotient = (value * ms2) >> SHIFT32
+            situation_total += (np.int64(value - quotient * ss2) + 1) * e2
+            value = quotient
+            quotient = (value * ml1) >> SHIFT32
+            position1 = value - quotient * l1
+            value = quotient
+            quotient = (value * ml2) >> SHIFT32
+            position2 = value - quotient * l2
+            value = quotient
+            quotient = (value * ma1) >> SHIFT32
+            soak = (np.int64(value - quotient * as1) + 1) * f1
+            value = quotient
+            quotient = (value * ma2) >> SHIFT32
+            soak += (np.int64(value - quotient * as2) + 1) * f2
+            soak = max(soak + armour_modifier, 0)
+            total = control + sign * situation_total
+            critical = np.int64(control == 20)
+            standing = 1 - critical
+            is_amazing = np.int64(total <= amazing)
+            is_good = np.int64(total <= good)
+            is_ordinary = np.int64(total <= ordinary)
+            n_critical += critical
+            n_amazing += is_amazing * standing
+            n_good += (is_good - is_amazing) * standing
+            n_ordinary += (is_ordinary - is_good) * standing
+            n_failure += (1 - is_ordinary) * standing
+            hit = is_ordinary * standing
+            dice = dice2 + dice21 * is_good + dice10 * is_amazing
+            sides = np.uint64(sides2 + sides21 * is_good + sides10 * is_amazing)
+            magic = np.uint64(magic2 + magic21 * is_good + magic10 * is_amazing)
+            amount = (
+                modifier2 + modifier21 * is_good + modifier10 * is_amazing
+                + (np.int64(position1 - ((position1 * magic) >> SHIFT32) * sides) + 1) * np.int64(dice >= 1)
+                + (np.int64(position2 - ((position2 * magic) >> SHIFT32) * sides) + 1) * np.int64(dice >= 2)
+            )
+            damage_type = type2 + type21 * is_good + type10 * is_amazing
+            amount = max(amount, 0) * hit
+            primary = max(amount - soak, 0)
+            half = amount >> 1
+            n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
+            n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
+            n_mortal += np.int64(damage_type == 3) * primary
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+@njit
 def _attack_fast(k0, k1, first, last, config, tally):
     """Attacks first..last-1 whose words fit one block (1 + S + D + A <= 4), branch-free.
 
@@ -275,6 +459,9 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
 def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    if config[C_JOINT]:
+        _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
     armour_words = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
     words = 1 + config[C_SIT_COUNT] + config[C_DAMAGE_WORDS] + armour_words
     if words > 4 or tier_out.shape[0] > 0:
@@ -289,6 +476,36 @@ def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, m
         if tally[8]:
             _attack_exact(k0, k1, state, tile, tile_end - tile, config, counts, tier_out, stun_out, wound_out,
                           mortal_out)
+        else:
+            for j in range(8):
+                counts[j] += tally[j]
+
+
+@njit
+def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """Joint layout: exact head and tail, whole dense blocks in tiles through the fast pass."""
+    armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
+    if tier_out.shape[0] > 0 or not unrolled:
+        _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
+    end = start + count
+    first_block = (start + 3) >> 2
+    last_block = max(first_block, end >> 2)
+    head_end = min(end, first_block * 4)
+    _attack_joint_exact(k0, k1, state, start, head_end - start, config, counts, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tail_start = max(last_block * 4, head_end)
+    _attack_joint_exact(k0, k1, state, tail_start, end - tail_start, config, counts, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tally = np.zeros(9, dtype=np.int64)
+    for tile in range(first_block, last_block, TILE // 4):
+        tile_end = min(tile + TILE // 4, last_block)
+        tally[:] = 0
+        _attack_joint_fast(k0, k1, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_joint_exact(k0, k1, state, tile * 4, (tile_end - tile) * 4, config, counts, tier_out, stun_out,
+                                wound_out, mortal_out)
         else:
             for j in range(8):
                 counts[j] += tally[j]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -34,11 +35,15 @@ from .reference import (
     C_ARMOUR_SIDES,
     C_DAMAGE,
     C_DAMAGE_WORDS,
+    C_JOINT,
+    C_JOINT_DAMAGE,
+    C_JOINT_SIDES,
     C_SIT_COUNT,
     C_SIT_SIDES,
     C_SIT_SIGN,
     CONFIG_SIZE,
     FIGHT_COUNTS,
+    JOINT_MAX_SIDES,
     R_ACTION_CHECK,
     R_ACTIONS,
     R_ARMOUR,
@@ -88,12 +93,16 @@ def attack_config(
     armour: str | Dice | Armour | None = None,
     armour_quality: str | int = "ordinary",
     one_step_shift: bool = False,
+    joint_layout: bool = True,
 ) -> np.ndarray:
-    """The attack kernel's int64 config (layout: combatsim.tss.reference, docs/tss.md)."""
+    """The attack kernel's int64 config (layout: combatsim.tss.reference, docs/tss.md).
+
+    ``joint_layout=False`` forces the per-die word layout (for tests and reproductions)."""
     score = Score.parse(skill, "skill")
     steps = check_int("steps", steps, -1000, MAX_STEPS)
     weapon = Weapon.make(damage, damage_class, weapon_quality)
     one_step_shift = _check_bool("one_step_shift", one_step_shift)
+    joint_layout = _check_bool("joint_layout", joint_layout)
     die, grade = _armour_die(armour, weapon.damage_class)
     if grade is None:
         grade = quality_grade(armour_quality, "armour_quality")
@@ -114,6 +123,17 @@ def attack_config(
         config[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, damage_type)
         words = max(words, tier.dice.count)
     config[C_DAMAGE_WORDS] = words
+    # The joint layout: one die for the whole attack when its faces stay small (docs/tss.md).
+    damage_modulus = 1
+    for degree in range(3):
+        tier = weapon.damage.tier(degree)
+        if tier.dice.count:
+            damage_modulus = math.lcm(damage_modulus, tier.dice.sides)
+    armour_words = int(config[C_ARMOUR_COUNT]) if die is not None else 0
+    faces = (20 * int(config[C_SIT_SIDES]) ** int(config[C_SIT_COUNT]) * damage_modulus**words
+             * int(config[C_ARMOUR_SIDES]) ** armour_words)
+    if faces <= JOINT_MAX_SIDES and joint_layout:
+        config[C_JOINT], config[C_JOINT_SIDES], config[C_JOINT_DAMAGE] = 1, faces, damage_modulus
     return config
 
 
