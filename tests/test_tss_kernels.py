@@ -232,3 +232,17 @@ def test_joint_layout_is_chosen_by_the_number_of_faces():
     mixed = attack_config(skill="16/8/4", steps=6, damage="d4w/d6+2w/2d8m", armour="d6")
     assert mixed[23] == 0  # 20 * 20**2 * 24**2 * 6 faces > 2**16: the per-die layout
     assert attack_config(skill="16", damage="d4w/d4w/d4w", joint_layout=False)[23] == 0
+
+
+@pytest.mark.parametrize(
+    ("joint", "tiers", "damage"),
+    [(True, [0, 0, 2, 3], [(0, 0, 0), (0, 0, 0), (2, 2, 0), (0, 0, 0)]),
+     (False, [0, 4, 0, 2], [(1, 1, 0), (0, 0, 0), (0, 0, 0), (1, 1, 0)])],
+)
+def test_docs_test_vectors(backend, joint, tiers, damage):
+    """The test vectors of docs/tss.md (seed 0, Alex's pistol against the thug's Ceremetal)."""
+    config = attack_config(skill="16/8/4", steps=-1, damage="d4w/d4+2w/d4-1m", weapon_quality="good", armour="d6",
+                           joint_layout=joint)
+    _, tier, (stun, wound, mortal) = run_attack(backend, 0, 0, 4, config)
+    assert tier.tolist() == tiers
+    assert list(zip(stun.tolist(), wound.tolist(), mortal.tolist(), strict=True)) == damage
