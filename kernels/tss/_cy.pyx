@@ -8,6 +8,8 @@ from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, re
 
 cdef enum:
     TILE = 1024
+    # Dense blocks whose Philox rounds run side by side in the joint fast path.
+    LANES = 64
     MAX_STEPS = 24
     # Attack config layout (combatsim.tss.reference).
     C_SIT_SIGN = 3
@@ -54,6 +56,11 @@ cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
 
 cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
+
+
+cdef inline int64_t _clamp0(int64_t x) noexcept nogil:
+    # max(x, 0) without a branch (the sign is random in the hot loops).
+    return x & ~(x >> 63)
 
 
 cdef inline int64_t tier_of(int64_t control, int64_t total, int64_t amazing, int64_t good,
@@ -235,70 +242,30 @@ cdef inline uint64_t _magic(uint64_t divisor) noexcept nogil:
     return (<uint64_t>0x100000000 + divisor - 1) // divisor
 
 
-ctypedef struct Joint:
-    # The constants of the joint fast path (see _attack_joint_fast).
-    uint64_t faces
-    uint32_t threshold
-    uint64_t magic20, ms1, ss1, ms2, ss2, ml1, l1, ml2, l2, ma1, as1, ma2, as2
-    int64_t e1, e2, f1, f2, armour_modifier, sign, amazing, good, ordinary
-    int64_t dice2, dice21, dice10, sides2, sides21, sides10, magic2, magic21, magic10
-    int64_t modifier2, modifier21, modifier10, type2, type21, type10
-
-
-cdef inline void _joint_attack(uint32_t word, const Joint* p, int64_t* acc) noexcept nogil:
-    # One attack of the joint layout from its word; acc gains the eight counts and rejections.
-    cdef int64_t control, situation_total, soak, total, critical, standing
-    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
-    cdef uint64_t product, value, quotient, position1, position2, sides, magic
-    product = <uint64_t>word * p.faces
-    acc[8] += <uint32_t>product < p.threshold
-    value = product >> 32
-    quotient = (value * p.magic20) >> 32
-    control = <int64_t>(value - quotient * 20) + 1
-    value = quotient
-    quotient = (value * p.ms1) >> 32
-    situation_total = (<int64_t>(value - quotient * p.ss1) + 1) * p.e1
-    value = quotient
-    quotient = (value * p.ms2) >> 32
-    situation_total += (<int64_t>(value - quotient * p.ss2) + 1) * p.e2
-    value = quotient
-    quotient = (value * p.ml1) >> 32
-    position1 = value - quotient * p.l1
-    value = quotient
-    quotient = (value * p.ml2) >> 32
-    position2 = value - quotient * p.l2
-    value = quotient
-    quotient = (value * p.ma1) >> 32
-    soak = (<int64_t>(value - quotient * p.as1) + 1) * p.f1
-    value = quotient
-    quotient = (value * p.ma2) >> 32
-    soak += (<int64_t>(value - quotient * p.as2) + 1) * p.f2
-    soak = _max(soak + p.armour_modifier, 0)
-    total = control + p.sign * situation_total
-    critical = control == 20
-    standing = 1 - critical
-    is_amazing = total <= p.amazing
-    is_good = total <= p.good
-    is_ordinary = total <= p.ordinary
-    acc[4] += critical
-    acc[0] += is_amazing * standing
-    acc[1] += (is_good - is_amazing) * standing
-    acc[2] += (is_ordinary - is_good) * standing
-    acc[3] += (1 - is_ordinary) * standing
-    hit = is_ordinary * standing
-    dice = p.dice2 + p.dice21 * is_good + p.dice10 * is_amazing
-    sides = <uint64_t>(p.sides2 + p.sides21 * is_good + p.sides10 * is_amazing)
-    magic = <uint64_t>(p.magic2 + p.magic21 * is_good + p.magic10 * is_amazing)
-    amount = (p.modifier2 + p.modifier21 * is_good + p.modifier10 * is_amazing
-              + (<int64_t>(position1 - ((position1 * magic) >> 32) * sides) + 1) * (dice >= 1)
-              + (<int64_t>(position2 - ((position2 * magic) >> 32) * sides) + 1) * (dice >= 2))
-    damage_type = p.type2 + p.type21 * is_good + p.type10 * is_amazing
-    amount = _max(amount, 0) * hit
-    primary = _max(amount - soak, 0)
-    half = amount >> 1
-    acc[5] += (damage_type == 1) * primary + (damage_type >= 2) * half
-    acc[6] += (damage_type == 2) * primary + (damage_type == 3) * half
-    acc[7] += (damage_type == 3) * primary
+cdef inline void _philox_lanes(uint32_t k0, uint32_t k1, int64_t first_block, uint32_t* x0, uint32_t* x1,
+                               uint32_t* x2, uint32_t* x3) noexcept nogil:
+    # Blocks (first_block + lane, 0, DOMAIN_DENSE): Philox4x32-10 written lane-parallel so the
+    # compiler vectorises the widening multiplies.
+    cdef int64_t lane, round_number
+    cdef uint32_t key0 = k0, key1 = k1, y0, y2
+    cdef uint64_t product0, product1
+    for lane in range(LANES):
+        x0[lane] = <uint32_t>(<uint64_t>(first_block + lane))
+        x1[lane] = <uint32_t>(<uint64_t>(first_block + lane) >> 32)
+        x2[lane] = 0
+        x3[lane] = DOMAIN_DENSE
+    for round_number in range(10):
+        for lane in range(LANES):
+            product0 = <uint64_t>0xD2511F53u * x0[lane]
+            product1 = <uint64_t>0xCD9E8D57u * x2[lane]
+            y0 = <uint32_t>(product1 >> 32) ^ x1[lane] ^ key0
+            y2 = <uint32_t>(product0 >> 32) ^ x3[lane] ^ key1
+            x1[lane] = <uint32_t>product1
+            x3[lane] = <uint32_t>product0
+            x0[lane] = y0
+            x2[lane] = y2
+        key0 = key0 + 0x9E3779B9u
+        key1 = key1 + 0xBB67AE85u
 
 
 cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_block,
@@ -312,18 +279,18 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
     cdef int64_t damage_words = config[C_DAMAGE_WORDS]
     cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
     cdef int64_t armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
-    cdef uint64_t sit_sides = <uint64_t>config[C_SIT_SIDES], armour_sides = <uint64_t>config[C_ARMOUR_SIDES]
-    cdef uint64_t modulus = <uint64_t>config[C_JOINT_DAMAGE], faces = <uint64_t>config[C_JOINT_SIDES]
-    cdef uint32_t threshold = rejection_threshold(<uint32_t>faces)
-    cdef uint64_t magic20 = _magic(20)
+    cdef int64_t sit_sides = config[C_SIT_SIDES], armour_sides = config[C_ARMOUR_SIDES]
+    cdef int64_t modulus = config[C_JOINT_DAMAGE], faces = config[C_JOINT_SIDES]
+    cdef int64_t threshold = rejection_threshold(<uint32_t>faces)
+    cdef int64_t magic20 = <int64_t>_magic(20)
     cdef int64_t e1 = sit_count >= 1, e2 = sit_count >= 2
-    cdef uint64_t ss1 = sit_sides if sit_count >= 1 else 1, ss2 = sit_sides if sit_count >= 2 else 1
-    cdef uint64_t ms1 = _magic(ss1), ms2 = _magic(ss2)
-    cdef uint64_t l1 = modulus if damage_words >= 1 else 1, l2 = modulus if damage_words >= 2 else 1
-    cdef uint64_t ml1 = _magic(l1), ml2 = _magic(l2)
+    cdef int64_t ss1 = sit_sides if sit_count >= 1 else 1, ss2 = sit_sides if sit_count >= 2 else 1
+    cdef int64_t ms1 = <int64_t>_magic(ss1), ms2 = <int64_t>_magic(ss2)
+    cdef int64_t l1 = modulus if damage_words >= 1 else 1, l2 = modulus if damage_words >= 2 else 1
+    cdef int64_t ml1 = <int64_t>_magic(l1), ml2 = <int64_t>_magic(l2)
     cdef int64_t f1 = armour_count >= 1, f2 = armour_count >= 2
-    cdef uint64_t as1 = armour_sides if armour_count >= 1 else 1, as2 = armour_sides if armour_count >= 2 else 1
-    cdef uint64_t ma1 = _magic(as1), ma2 = _magic(as2)
+    cdef int64_t as1 = armour_sides if armour_count >= 1 else 1, as2 = armour_sides if armour_count >= 2 else 1
+    cdef int64_t ma1 = <int64_t>_magic(as1), ma2 = <int64_t>_magic(as2)
     # Damage per tier selected arithmetically by the tier bits: x2 + (x1 - x2) good + (x0 - x1) amazing.
     cdef int64_t dice2 = config[C_DAMAGE + 8], dice21 = config[C_DAMAGE + 4] - config[C_DAMAGE + 8]
     cdef int64_t dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
@@ -337,59 +304,88 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
     cdef int64_t modifier10 = config[C_DAMAGE + 2] - config[C_DAMAGE + 6]
     cdef int64_t type2 = config[C_DAMAGE + 11], type21 = config[C_DAMAGE + 7] - config[C_DAMAGE + 11]
     cdef int64_t type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
-    cdef Joint joint
-    cdef int64_t acc[9]
-    cdef int64_t g, j
-    cdef Words w
-    joint.faces = faces
-    joint.threshold = threshold
-    joint.magic20 = magic20
-    joint.ms1 = ms1
-    joint.ss1 = ss1
-    joint.ms2 = ms2
-    joint.ss2 = ss2
-    joint.ml1 = ml1
-    joint.l1 = l1
-    joint.ml2 = ml2
-    joint.l2 = l2
-    joint.ma1 = ma1
-    joint.as1 = as1
-    joint.ma2 = ma2
-    joint.as2 = as2
-    joint.e1 = e1
-    joint.e2 = e2
-    joint.f1 = f1
-    joint.f2 = f2
-    joint.armour_modifier = armour_modifier
-    joint.sign = sign
-    joint.amazing = amazing
-    joint.good = good
-    joint.ordinary = ordinary
-    joint.dice2 = dice2
-    joint.dice21 = dice21
-    joint.dice10 = dice10
-    joint.sides2 = sides2
-    joint.sides21 = sides21
-    joint.sides10 = sides10
-    joint.magic2 = magic2
-    joint.magic21 = magic21
-    joint.magic10 = magic10
-    joint.modifier2 = modifier2
-    joint.modifier21 = modifier21
-    joint.modifier10 = modifier10
-    joint.type2 = type2
-    joint.type21 = type21
-    joint.type10 = type10
-    for j in range(9):
-        acc[j] = 0
-    for g in range(first_block, last_block):
-        w = block(k0, k1, <uint64_t>g, 0, DOMAIN_DENSE)
-        _joint_attack(w.w0, &joint, acc)
-        _joint_attack(w.w1, &joint, acc)
-        _joint_attack(w.w2, &joint, acc)
-        _joint_attack(w.w3, &joint, acc)
-    for j in range(9):
-        tally[j] += acc[j]
+    # Everything in the loop over attacks is int64 (every value stays below 2**48): one integer
+    # type and no branches, so the compiler can vectorise it.
+    cdef int64_t words[4 * LANES]
+    cdef int64_t n_amazing = 0, n_good = 0, n_ordinary = 0, n_failure = 0, n_critical = 0
+    cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
+    cdef int64_t control, situation_total, soak, total, critical, standing
+    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
+    cdef int64_t product, value, quotient, position1, position2, sides, magic
+    cdef int64_t lane, lanes, g
+    cdef uint32_t x0[LANES]
+    cdef uint32_t x1[LANES]
+    cdef uint32_t x2[LANES]
+    cdef uint32_t x3[LANES]
+    g = first_block
+    while g < last_block:
+        _philox_lanes(k0, k1, g, x0, x1, x2, x3)
+        lanes = _min(LANES, last_block - g)
+        for lane in range(lanes):
+            words[4 * lane] = x0[lane]
+            words[4 * lane + 1] = x1[lane]
+            words[4 * lane + 2] = x2[lane]
+            words[4 * lane + 3] = x3[lane]
+        for lane in range(4 * lanes):
+            product = words[lane] * faces
+            rejected += (product & <int64_t>0xFFFFFFFF) < threshold
+            value = product >> 32
+            quotient = (value * magic20) >> 32
+            control = (value - quotient * 20) + 1
+            value = quotient
+            quotient = (value * ms1) >> 32
+            situation_total = ((value - quotient * ss1) + 1) * e1
+            value = quotient
+            quotient = (value * ms2) >> 32
+            situation_total += ((value - quotient * ss2) + 1) * e2
+            value = quotient
+            quotient = (value * ml1) >> 32
+            position1 = value - quotient * l1
+            value = quotient
+            quotient = (value * ml2) >> 32
+            position2 = value - quotient * l2
+            value = quotient
+            quotient = (value * ma1) >> 32
+            soak = ((value - quotient * as1) + 1) * f1
+            value = quotient
+            quotient = (value * ma2) >> 32
+            soak += ((value - quotient * as2) + 1) * f2
+            soak = _clamp0(soak + armour_modifier)
+            total = control + sign * situation_total
+            critical = control == 20
+            standing = 1 - critical
+            is_amazing = total <= amazing
+            is_good = total <= good
+            is_ordinary = total <= ordinary
+            n_critical += critical
+            n_amazing += is_amazing * standing
+            n_good += (is_good - is_amazing) * standing
+            n_ordinary += (is_ordinary - is_good) * standing
+            n_failure += (1 - is_ordinary) * standing
+            hit = is_ordinary * standing
+            dice = dice2 + dice21 * is_good + dice10 * is_amazing
+            sides = (sides2 + sides21 * is_good + sides10 * is_amazing)
+            magic = (magic2 + magic21 * is_good + magic10 * is_amazing)
+            amount = (modifier2 + modifier21 * is_good + modifier10 * is_amazing
+                      + ((position1 - ((position1 * magic) >> 32) * sides) + 1) * (dice >= 1)
+                      + ((position2 - ((position2 * magic) >> 32) * sides) + 1) * (dice >= 2))
+            damage_type = type2 + type21 * is_good + type10 * is_amazing
+            amount = _clamp0(amount) * hit
+            primary = _clamp0(amount - soak)
+            half = amount >> 1
+            n_stun += (damage_type == 1) * primary + (damage_type >= 2) * half
+            n_wound += (damage_type == 2) * primary + (damage_type == 3) * half
+            n_mortal += (damage_type == 3) * primary
+        g += LANES
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
 
 
 cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
