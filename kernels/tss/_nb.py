@@ -251,6 +251,18 @@ def _philox_lanes(k0, k1, first_block, x0, x1, x2, x3):
         key1 = (key1 + W1) & MASK32
 
 
+#: The low 32 bits: masking both factors lets LLVM use one 32x32->64 vector multiply.
+LOW = np.int64(0xFFFFFFFF)
+
+
+@njit
+def _magic32(divisor):
+    """ceil(2**32 / divisor) for divisor >= 2 (at most 2**31), 0 for 1; with v < 2**16,
+    ((v * magic) >> 32) + v * (divisor == 1) == v // divisor."""
+    d = np.int64(divisor)
+    return np.int64(0) if d == 1 else (np.int64(0x100000000) + d - 1) // d
+
+
 @njit
 def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     """The joint layout over whole dense blocks (four attacks a block), divisions by magic numbers.
@@ -269,7 +281,7 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     threshold = np.int64(rejection_threshold(faces))
     modulus = config[C_JOINT_DAMAGE]
     twenty = np.int64(20)
-    magic20 = np.int64(_magic(twenty))
+    magic20 = _magic32(twenty)
     # Everything below is int64: every value stays below 2**48, and one integer type lets LLVM
     # vectorise the loop over attacks.
     # Damage per tier: t0 Amazing, t1 Good, t2 Ordinary. Selected arithmetically by the tier bits
@@ -280,8 +292,13 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     sides2 = config[C_DAMAGE + 9]
     sides21 = config[C_DAMAGE + 5] - sides2
     sides10 = config[C_DAMAGE + 1] - config[C_DAMAGE + 5]
-    magic_a, magic_g, magic_o = (np.int64(_magic(config[C_DAMAGE + 1])), np.int64(_magic(config[C_DAMAGE + 5])),
-                                 np.int64(_magic(config[C_DAMAGE + 9])))
+    magic_a, magic_g, magic_o = (_magic32(config[C_DAMAGE + 1]), _magic32(config[C_DAMAGE + 5]),
+                                 _magic32(config[C_DAMAGE + 9]))
+    unit_a, unit_g, unit_o = (np.int64(config[C_DAMAGE + 1] == 1), np.int64(config[C_DAMAGE + 5] == 1),
+                              np.int64(config[C_DAMAGE + 9] == 1))
+    unit2 = unit_o
+    unit21 = unit_g - unit_o
+    unit10 = unit_a - unit_g
     magic2 = magic_o
     magic21 = magic_g - magic_o
     magic10 = magic_a - magic_g
@@ -298,14 +315,17 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     e1, e2 = np.int64(sit_count >= 1), np.int64(sit_count >= 2)
     ss1 = sit_sides if sit_count >= 1 else one
     ss2 = sit_sides if sit_count >= 2 else one
-    ms1, ms2 = np.int64(_magic(ss1)), np.int64(_magic(ss2))
+    ms1, ms2 = _magic32(ss1), _magic32(ss2)
+    us1, us2 = np.int64(ss1 == 1), np.int64(ss2 == 1)
     l1 = modulus if damage_words >= 1 else one
     l2 = modulus if damage_words >= 2 else one
-    ml1, ml2 = np.int64(_magic(l1)), np.int64(_magic(l2))
+    ml1, ml2 = _magic32(l1), _magic32(l2)
+    ul1, ul2 = np.int64(l1 == 1), np.int64(l2 == 1)
     f1, f2 = np.int64(armour_count >= 1), np.int64(armour_count >= 2)
     as1 = armour_sides if armour_count >= 1 else one
     as2 = armour_sides if armour_count >= 2 else one
-    ma1, ma2 = np.int64(_magic(as1)), np.int64(_magic(as2))
+    ma1, ma2 = _magic32(as1), _magic32(as2)
+    ua1, ua2 = np.int64(as1 == 1), np.int64(as2 == 1)
     words = np.empty(4 * LANES, dtype=np.int64)
     x0 = np.empty(LANES, dtype=np.uint64)
     x1 = np.empty(LANES, dtype=np.uint64)
@@ -321,29 +341,29 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
             words[4 * lane + 2] = np.int64(x2[lane])
             words[4 * lane + 3] = np.int64(x3[lane])
         for lane in range(4 * min(LANES, last_block - group)):
-            product = words[lane] * faces
+            product = (words[lane] & LOW) * (faces & LOW)
             rejected += np.int64((product & 0xFFFFFFFF) < threshold)
             value = product >> 32
-            quotient = (value * magic20) >> 32
-            control = np.int64(value - quotient * twenty) + 1
+            quotient = ((value & LOW) * magic20) >> 32
+            control = value - (quotient & LOW) * twenty + 1
             value = quotient
-            quotient = (value * ms1) >> 32
-            situation_total = (np.int64(value - quotient * ss1) + 1) * e1
+            quotient = (((value & LOW) * ms1) >> 32) + value * us1
+            situation_total = (value - (quotient & LOW) * ss1 + 1) * e1
             value = quotient
-            quotient = (value * ms2) >> 32
-            situation_total += (np.int64(value - quotient * ss2) + 1) * e2
+            quotient = (((value & LOW) * ms2) >> 32) + value * us2
+            situation_total += (value - (quotient & LOW) * ss2 + 1) * e2
             value = quotient
-            quotient = (value * ml1) >> 32
-            position1 = value - quotient * l1
+            quotient = (((value & LOW) * ml1) >> 32) + value * ul1
+            position1 = value - (quotient & LOW) * l1
             value = quotient
-            quotient = (value * ml2) >> 32
-            position2 = value - quotient * l2
+            quotient = (((value & LOW) * ml2) >> 32) + value * ul2
+            position2 = value - (quotient & LOW) * l2
             value = quotient
-            quotient = (value * ma1) >> 32
-            soak = (np.int64(value - quotient * as1) + 1) * f1
+            quotient = (((value & LOW) * ma1) >> 32) + value * ua1
+            soak = (value - (quotient & LOW) * as1 + 1) * f1
             value = quotient
-            quotient = (value * ma2) >> 32
-            soak += (np.int64(value - quotient * as2) + 1) * f2
+            quotient = (((value & LOW) * ma2) >> 32) + value * ua2
+            soak += (value - (quotient & LOW) * as2 + 1) * f2
             soak = max(soak + armour_modifier, 0)
             total = control + sign * situation_total
             critical = np.int64(control == 20)
@@ -360,10 +380,13 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
             dice = dice2 + dice21 * is_good + dice10 * is_amazing
             sides = sides2 + sides21 * is_good + sides10 * is_amazing
             magic = magic2 + magic21 * is_good + magic10 * is_amazing
+            unit = unit2 + unit21 * is_good + unit10 * is_amazing
             amount = (
                 modifier2 + modifier21 * is_good + modifier10 * is_amazing
-                + (np.int64(position1 - ((position1 * magic) >> 32) * sides) + 1) * np.int64(dice >= 1)
-                + (np.int64(position2 - ((position2 * magic) >> 32) * sides) + 1) * np.int64(dice >= 2)
+                + (position1 - (((((position1 & LOW) * (magic & LOW)) >> 32) + position1 * unit) & LOW) * sides + 1)
+                * np.int64(dice >= 1)
+                + (position2 - (((((position2 & LOW) * (magic & LOW)) >> 32) + position2 * unit) & LOW) * sides + 1)
+                * np.int64(dice >= 2)
             )
             damage_type = type2 + type21 * is_good + type10 * is_amazing
             amount = max(amount, 0) * hit
