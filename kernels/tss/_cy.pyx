@@ -282,15 +282,17 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
     cdef int64_t sit_sides = config[C_SIT_SIDES], armour_sides = config[C_ARMOUR_SIDES]
     cdef int64_t modulus = config[C_JOINT_DAMAGE], faces = config[C_JOINT_SIDES]
     cdef int64_t threshold = rejection_threshold(<uint32_t>faces)
-    cdef int64_t magic20 = <int64_t>_magic(20)
     cdef int64_t e1 = sit_count >= 1, e2 = sit_count >= 2
     cdef int64_t ss1 = sit_sides if sit_count >= 1 else 1, ss2 = sit_sides if sit_count >= 2 else 1
-    cdef int64_t ms1 = <int64_t>_magic(ss1), ms2 = <int64_t>_magic(ss2)
     cdef int64_t l1 = modulus if damage_words >= 1 else 1, l2 = modulus if damage_words >= 2 else 1
-    cdef int64_t ml1 = <int64_t>_magic(l1), ml2 = <int64_t>_magic(l2)
     cdef int64_t f1 = armour_count >= 1, f2 = armour_count >= 2
     cdef int64_t as1 = armour_sides if armour_count >= 1 else 1, as2 = armour_sides if armour_count >= 2 else 1
-    cdef int64_t ma1 = <int64_t>_magic(as1), ma2 = <int64_t>_magic(as2)
+    # Place values P_1 = 20, P_2 = 20 ss1, ... (all >= 20, at most the joint faces <= 2**16).
+    cdef int64_t p1 = 20, p2 = 20 * ss1, p3 = 20 * ss1 * ss2, p4 = 20 * ss1 * ss2 * l1
+    cdef int64_t p5 = p4 * l2, p6 = p4 * l2 * as1, p7 = p4 * l2 * as1 * as2
+    cdef int64_t mp1 = <int64_t>_magic(p1), mp2 = <int64_t>_magic(p2), mp3 = <int64_t>_magic(p3)
+    cdef int64_t mp4 = <int64_t>_magic(p4), mp5 = <int64_t>_magic(p5), mp6 = <int64_t>_magic(p6)
+    cdef int64_t mp7 = <int64_t>_magic(p7)
     # Damage per tier selected arithmetically by the tier bits: x2 + (x1 - x2) good + (x0 - x1) amazing.
     cdef int64_t dice2 = config[C_DAMAGE + 8], dice21 = config[C_DAMAGE + 4] - config[C_DAMAGE + 8]
     cdef int64_t dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
@@ -311,7 +313,7 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
     cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
     cdef int64_t control, situation_total, soak, total, critical, standing
     cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
-    cdef int64_t product, value, quotient, position1, position2, sides, magic
+    cdef int64_t product, value, q1, q2, q3, q4, q5, q6, q7, position1, position2, sides, magic
     cdef int64_t lane, lanes, g
     cdef uint32_t x0[LANES]
     cdef uint32_t x1[LANES]
@@ -330,26 +332,19 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
             product = words[lane] * faces
             rejected += (product & <int64_t>0xFFFFFFFF) < threshold
             value = product >> 32
-            quotient = (value * magic20) >> 32
-            control = (value - quotient * 20) + 1
-            value = quotient
-            quotient = (value * ms1) >> 32
-            situation_total = ((value - quotient * ss1) + 1) * e1
-            value = quotient
-            quotient = (value * ms2) >> 32
-            situation_total += ((value - quotient * ss2) + 1) * e2
-            value = quotient
-            quotient = (value * ml1) >> 32
-            position1 = value - quotient * l1
-            value = quotient
-            quotient = (value * ml2) >> 32
-            position2 = value - quotient * l2
-            value = quotient
-            quotient = (value * ma1) >> 32
-            soak = ((value - quotient * as1) + 1) * f1
-            value = quotient
-            quotient = (value * ma2) >> 32
-            soak += ((value - quotient * as2) + 1) * f2
+            # Q_k = v // P_k, each straight from v (no dependency chain); digit k = Q_k - Q_{k+1} r_k.
+            q1 = (value * mp1) >> 32
+            q2 = (value * mp2) >> 32
+            q3 = (value * mp3) >> 32
+            q4 = (value * mp4) >> 32
+            q5 = (value * mp5) >> 32
+            q6 = (value * mp6) >> 32
+            q7 = (value * mp7) >> 32
+            control = value - q1 * 20 + 1
+            situation_total = (q1 - q2 * ss1 + 1) * e1 + (q2 - q3 * ss2 + 1) * e2
+            position1 = q3 - q4 * l1
+            position2 = q4 - q5 * l2
+            soak = (q5 - q6 * as1 + 1) * f1 + (q6 - q7 * as2 + 1) * f2
             soak = _clamp0(soak + armour_modifier)
             total = control + sign * situation_total
             critical = control == 20

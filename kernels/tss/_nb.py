@@ -281,7 +281,6 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     threshold = np.int64(rejection_threshold(faces))
     modulus = config[C_JOINT_DAMAGE]
     twenty = np.int64(20)
-    magic20 = _magic32(twenty)
     # Everything below is int64: every value stays below 2**48, and one integer type lets LLVM
     # vectorise the loop over attacks.
     # Damage per tier: t0 Amazing, t1 Good, t2 Ordinary. Selected arithmetically by the tier bits
@@ -309,23 +308,27 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
     type21 = config[C_DAMAGE + 7] - type2
     type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
     # Up to two situation dice, two damage positions and two armour dice, unrolled: an unused
-    # place divides by 1 (quotient unchanged) and its die is masked out. The caller sends other
+    # place has radix 1 (its digit is 0) and its die is masked out. The caller sends other
     # joint attacks to the exact path.
     one = np.int64(1)
     e1, e2 = np.int64(sit_count >= 1), np.int64(sit_count >= 2)
     ss1 = sit_sides if sit_count >= 1 else one
     ss2 = sit_sides if sit_count >= 2 else one
-    ms1, ms2 = _magic32(ss1), _magic32(ss2)
-    us1, us2 = np.int64(ss1 == 1), np.int64(ss2 == 1)
     l1 = modulus if damage_words >= 1 else one
     l2 = modulus if damage_words >= 2 else one
-    ml1, ml2 = _magic32(l1), _magic32(l2)
-    ul1, ul2 = np.int64(l1 == 1), np.int64(l2 == 1)
     f1, f2 = np.int64(armour_count >= 1), np.int64(armour_count >= 2)
     as1 = armour_sides if armour_count >= 1 else one
     as2 = armour_sides if armour_count >= 2 else one
-    ma1, ma2 = _magic32(as1), _magic32(as2)
-    ua1, ua2 = np.int64(as1 == 1), np.int64(as2 == 1)
+    # Place values P_1 = 20, P_2 = 20 ss1, ... (all >= 20, at most the joint faces <= 2**16).
+    p1 = twenty
+    p2 = p1 * ss1
+    p3 = p2 * ss2
+    p4 = p3 * l1
+    p5 = p4 * l2
+    p6 = p5 * as1
+    p7 = p6 * as2
+    mp1, mp2, mp3, mp4 = _magic32(p1), _magic32(p2), _magic32(p3), _magic32(p4)
+    mp5, mp6, mp7 = _magic32(p5), _magic32(p6), _magic32(p7)
     words = np.empty(4 * LANES, dtype=np.int64)
     x0 = np.empty(LANES, dtype=np.uint64)
     x1 = np.empty(LANES, dtype=np.uint64)
@@ -344,26 +347,19 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
             product = (words[lane] & LOW) * (faces & LOW)
             rejected += np.int64((product & 0xFFFFFFFF) < threshold)
             value = product >> 32
-            quotient = ((value & LOW) * magic20) >> 32
-            control = value - (quotient & LOW) * twenty + 1
-            value = quotient
-            quotient = (((value & LOW) * ms1) >> 32) + value * us1
-            situation_total = (value - (quotient & LOW) * ss1 + 1) * e1
-            value = quotient
-            quotient = (((value & LOW) * ms2) >> 32) + value * us2
-            situation_total += (value - (quotient & LOW) * ss2 + 1) * e2
-            value = quotient
-            quotient = (((value & LOW) * ml1) >> 32) + value * ul1
-            position1 = value - (quotient & LOW) * l1
-            value = quotient
-            quotient = (((value & LOW) * ml2) >> 32) + value * ul2
-            position2 = value - (quotient & LOW) * l2
-            value = quotient
-            quotient = (((value & LOW) * ma1) >> 32) + value * ua1
-            soak = (value - (quotient & LOW) * as1 + 1) * f1
-            value = quotient
-            quotient = (((value & LOW) * ma2) >> 32) + value * ua2
-            soak += (value - (quotient & LOW) * as2 + 1) * f2
+            # Q_k = v // P_k, each straight from v (no dependency chain); digit k = Q_k - Q_{k+1} r_k.
+            q1 = ((value & LOW) * mp1) >> 32
+            q2 = ((value & LOW) * mp2) >> 32
+            q3 = ((value & LOW) * mp3) >> 32
+            q4 = ((value & LOW) * mp4) >> 32
+            q5 = ((value & LOW) * mp5) >> 32
+            q6 = ((value & LOW) * mp6) >> 32
+            q7 = ((value & LOW) * mp7) >> 32
+            control = value - (q1 & LOW) * twenty + 1
+            situation_total = (q1 - (q2 & LOW) * ss1 + 1) * e1 + (q2 - (q3 & LOW) * ss2 + 1) * e2
+            position1 = q3 - (q4 & LOW) * l1
+            position2 = q4 - (q5 & LOW) * l2
+            soak = (q5 - (q6 & LOW) * as1 + 1) * f1 + (q6 - (q7 & LOW) * as2 + 1) * f2
             soak = max(soak + armour_modifier, 0)
             total = control + sign * situation_total
             critical = np.int64(control == 20)
