@@ -246,3 +246,21 @@ def test_docs_test_vectors(backend, joint, tiers, damage):
     _, tier, (stun, wound, mortal) = run_attack(backend, 0, 0, 4, config)
     assert tier.tolist() == tiers
     assert list(zip(stun.tolist(), wound.tolist(), mortal.tolist(), strict=True)) == damage
+
+
+@pytest.mark.parametrize(("action_check", "actions", "per_round"), [("20/20/20", 4, 4), ("0/0/0", 4, 1),
+                                                                    ("20/20/20", 2, 2), ("20/0/0", 3, 2)])
+def test_fight_actions_per_round_in_distinct_phases(backend, action_check, actions, per_round):
+    """Harmless weapons and a round limit: every round each side attacks once per phase it plays,
+    from its action check's phase on (a Marginal roll leaves one action), up to its actions."""
+    harmless = Weapon.make("0s/0s/0s")
+    fast = Combatant(skill="10", action_check=action_check, weapon=harmless, actions_per_round=actions,
+                     durability=(100, 100, 100))
+    slow = Combatant(skill="10", action_check="0/0/0", weapon=harmless, durability=(100, 100, 100))
+    rounds = 5
+    result = simulate_fights(20, side_a=[fast], side_b=[slow], max_rounds=rounds, seed=8, backend=backend)
+    expected_draws, expected_rounds = 20, 20 * rounds
+    assert result.counts[2:4].tolist() == [expected_draws, expected_rounds]
+    # 20/0/0 always rolls the Ordinary phase: Ordinary and Marginal are left, 2 of its 3 actions.
+    assert result.counts[4] == 20 * rounds * (per_round + 1)
+    assert not result.counts[5:].any()
