@@ -173,6 +173,7 @@ def simulate_attacks(
     armour: str | Dice | Armour | None = None,
     armour_quality: str | int = "ordinary",
     one_step_shift: bool = False,
+    joint_layout: bool = True,
     seed: int = 0,
     backend: str = "auto",
     threads: int | None = None,
@@ -186,6 +187,8 @@ def simulate_attacks(
 
     ``armour`` is the die against this weapon's class (``"d6"``) or an :class:`Armour`. With
     ``outcomes=True`` the result carries every attack's tier and damage (memory grows with n).
+    ``joint_layout=False`` forces the per-die word layout (docs/tss.md); the default takes one
+    word per attack whenever the attack's dice allow it.
     """
     outcomes = _check_bool("outcomes", outcomes)
     n = check_int("n", n, 0, INT64_MAX_ITEMS)
@@ -198,6 +201,7 @@ def simulate_attacks(
         armour=armour,
         armour_quality=armour_quality,
         one_step_shift=one_step_shift,
+        joint_layout=joint_layout,
     )
     length = n if outcomes else 0
     tier = np.empty(length, dtype=np.int8)
