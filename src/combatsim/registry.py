@@ -23,6 +23,7 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "rng": ("dense_dice", "item_dice"),
     "exp": ("to_hit", "attack", "fight"),
     "d100": ("attack", "fight"),
+    "tss": ("attack", "fight"),
 }
 
 #: The rule systems (every registry family but the generator's own dice kernels).

@@ -1,0 +1,697 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""TSS kernels for Cython; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
+from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+
+from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, rejection_threshold, stream_bounded,
+                  stream_die,
+                  stream_start, stream_word)
+
+cdef enum:
+    TILE = 1024
+    # Dense blocks whose Philox rounds run side by side in the joint fast path.
+    LANES = 64
+    MAX_STEPS = 24
+    # Attack config layout (combatsim.tss.reference).
+    C_SIT_SIGN = 3
+    C_SIT_COUNT = 4
+    C_SIT_SIDES = 5
+    C_DAMAGE_WORDS = 6
+    C_ARMOUR_PRESENT = 7
+    C_ARMOUR_COUNT = 8
+    C_ARMOUR_SIDES = 9
+    C_ARMOUR_MODIFIER = 10
+    C_DAMAGE = 11
+    C_JOINT = 23
+    C_JOINT_SIDES = 24
+    C_JOINT_DAMAGE = 25
+    # Fight row layout (combatsim.tss.reference).
+    R_SIDE = 0
+    R_SKILL = 1
+    R_ACTION_CHECK = 4
+    R_ACTIONS = 7
+    R_ATTACK_STEPS = 8
+    R_DEFENCE_STEPS = 9
+    R_HAS_RESOLVE = 10
+    R_RESOLVE = 11
+    R_STUN = 14
+    R_WOUND = 15
+    R_MORTAL = 16
+    R_WEAPON_QUALITY = 17
+    R_WEAPON_CLASS = 18
+    R_ARMOUR_QUALITY = 19
+    R_DAMAGE = 20
+    R_ARMOUR = 32
+    ROW_BASE = 32
+    MAX_CHARACTERS = 64
+
+ctypedef struct Situation:
+    int64_t sign
+    int64_t count
+    uint32_t sides
+
+
+cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
+    return a if a < b else b
+
+
+cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
+    return a if a > b else b
+
+
+cdef inline int64_t _clamp0(int64_t x) noexcept nogil:
+    # max(x, 0) without a branch (the sign is random in the hot loops).
+    return x & ~(x >> 63)
+
+
+cdef inline int64_t tier_of(int64_t control, int64_t total, int64_t amazing, int64_t good,
+                            int64_t ordinary) noexcept nogil:
+    if control == 20:
+        return 4
+    if total <= amazing:
+        return 0
+    if total <= good:
+        return 1
+    if total <= ordinary:
+        return 2
+    return 3
+
+
+cdef inline Situation situation(int64_t steps) noexcept nogil:
+    # The Difficulty Scale (combatsim.tss.reference.situation).
+    cdef Situation s
+    s.sign = 1
+    s.count = 1
+    if steps <= -5:
+        s.sign = -1
+        s.sides = 20
+    elif steps > 7:
+        s.count = _min(steps, MAX_STEPS) - 4
+        s.sides = 20
+    elif steps == 0:
+        s.sign = 0
+        s.count = 0
+        s.sides = 1
+    else:
+        if steps < 0:
+            s.sign = -1
+            steps = -steps
+        if steps == 1:
+            s.sides = 4
+        elif steps == 2:
+            s.sides = 6
+        elif steps == 3:
+            s.sides = 8
+        elif steps == 4:
+            s.sides = 12
+        else:
+            s.sides = 20
+            s.count = steps - 4 if steps > 5 else 1
+    return s
+
+
+cdef inline void dealt(int64_t amount, int64_t damage_type, int64_t soak, int64_t* out) noexcept nogil:
+    # (stun, wound, mortal): secondary from the pre-armour amount, soak off the primary only.
+    cdef int64_t primary, half
+    amount = _max(amount, 0)
+    primary = _max(amount - _max(soak, 0), 0)
+    half = amount >> 1
+    out[0] = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
+    out[1] = primary if damage_type == 2 else (half if damage_type == 3 else 0)
+    out[2] = primary if damage_type == 3 else 0
+
+
+cdef inline int64_t _roll(Stream* stream, int64_t count, int64_t sides) noexcept nogil:
+    cdef int64_t total = 0, j
+    cdef uint32_t threshold
+    if count > 0:
+        threshold = rejection_threshold(<uint32_t>sides)
+        for j in range(count):
+            total += stream_die(stream, <uint32_t>sides, threshold)
+    return total
+
+
+cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                        int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                        int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    cdef Stream stream
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT]
+    cdef uint32_t sit_sides = <uint32_t>config[C_SIT_SIDES]
+    cdef uint32_t sit_threshold = rejection_threshold(sit_sides)
+    cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
+    cdef uint32_t armour_sides = <uint32_t>config[C_ARMOUR_SIDES]
+    cdef uint32_t armour_threshold = rejection_threshold(armour_sides)
+    cdef uint32_t threshold20 = rejection_threshold(20)
+    cdef uint32_t thresholds[3]
+    cdef int64_t k, j, t, control, situation_total, tier, base, dice, amount, soak
+    cdef uint32_t sides, word
+    cdef int64_t damage[3]
+    cdef bint keep = tier_out.shape[0] > 0
+    for t in range(3):
+        thresholds[t] = rejection_threshold(<uint32_t>config[C_DAMAGE + 4 * t + 1])
+    for k in range(count):
+        stream_start(&stream, seed, <uint64_t>(start + k))
+        control = stream_die(&stream, 20, threshold20)
+        situation_total = 0
+        for j in range(sit_count):
+            situation_total += stream_die(&stream, sit_sides, sit_threshold)
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        damage[0] = damage[1] = damage[2] = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            dice = config[base]
+            sides = <uint32_t>config[base + 1]
+            amount = config[base + 2]
+            for j in range(damage_words):
+                word = stream_word(&stream)
+                if j < dice:
+                    amount += stream_bounded(&stream, word, sides, thresholds[tier]) + 1
+            soak = 0
+            if present:
+                for j in range(armour_count):
+                    soak += stream_bounded(&stream, stream_word(&stream), armour_sides, armour_threshold) + 1
+                soak += config[C_ARMOUR_MODIFIER]
+            dealt(amount, config[base + 3], soak, damage)
+        tally[tier] += 1
+        tally[5] += damage[0]
+        tally[6] += damage[1]
+        tally[7] += damage[2]
+        if keep:
+            tier_out[k] = <int8_t>tier
+            stun_out[k] = <int32_t>damage[0]
+            wound_out[k] = <int32_t>damage[1]
+            mortal_out[k] = <int32_t>damage[2]
+
+
+cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                              int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                              int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # The joint layout attack by attack, exactly as the reference.
+    cdef Stream stream
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT], sit_sides = config[C_SIT_SIDES]
+    cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
+    cdef int64_t armour_sides = config[C_ARMOUR_SIDES], modulus = config[C_JOINT_DAMAGE]
+    cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
+    cdef uint32_t threshold = rejection_threshold(faces)
+    cdef int64_t positions[64]
+    cdef int64_t k, j, value, control, situation_total, tier, base, sides, amount, soak
+    cdef int64_t damage[3]
+    cdef bint keep = tier_out.shape[0] > 0
+    for k in range(count):
+        value = dense_die(&stream, seed, <uint64_t>(start + k), faces, threshold) - 1
+        control = value % 20 + 1
+        value //= 20
+        situation_total = 0
+        for j in range(sit_count):
+            situation_total += value % sit_sides + 1
+            value //= sit_sides
+        for j in range(damage_words):
+            positions[j] = value % modulus
+            value //= modulus
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        damage[0] = damage[1] = damage[2] = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            sides = config[base + 1]
+            amount = config[base + 2]
+            for j in range(config[base]):
+                amount += positions[j] % sides + 1
+            soak = 0
+            if present:
+                for j in range(armour_count):
+                    soak += value % armour_sides + 1
+                    value //= armour_sides
+                soak += config[C_ARMOUR_MODIFIER]
+            dealt(amount, config[base + 3], soak, damage)
+        tally[tier] += 1
+        tally[5] += damage[0]
+        tally[6] += damage[1]
+        tally[7] += damage[2]
+        if keep:
+            tier_out[k] = <int8_t>tier
+            stun_out[k] = <int32_t>damage[0]
+            wound_out[k] = <int32_t>damage[1]
+            mortal_out[k] = <int32_t>damage[2]
+
+
+cdef inline uint64_t _magic(uint64_t divisor) noexcept nogil:
+    # ceil(2**32 / divisor): (v * magic) >> 32 == v // divisor for v < 2**16, divisor <= 2**16.
+    return (<uint64_t>0x100000000 + divisor - 1) // divisor
+
+
+cdef inline void _philox_lanes(uint32_t k0, uint32_t k1, int64_t first_block, uint32_t* x0, uint32_t* x1,
+                               uint32_t* x2, uint32_t* x3) noexcept nogil:
+    # Blocks (first_block + lane, 0, DOMAIN_DENSE): Philox4x32-10 written lane-parallel so the
+    # compiler vectorises the widening multiplies.
+    cdef int64_t lane, round_number
+    cdef uint32_t key0 = k0, key1 = k1, y0, y2
+    cdef uint64_t product0, product1
+    for lane in range(LANES):
+        x0[lane] = <uint32_t>(<uint64_t>(first_block + lane))
+        x1[lane] = <uint32_t>(<uint64_t>(first_block + lane) >> 32)
+        x2[lane] = 0
+        x3[lane] = DOMAIN_DENSE
+    for round_number in range(10):
+        for lane in range(LANES):
+            product0 = <uint64_t>0xD2511F53u * x0[lane]
+            product1 = <uint64_t>0xCD9E8D57u * x2[lane]
+            y0 = <uint32_t>(product1 >> 32) ^ x1[lane] ^ key0
+            y2 = <uint32_t>(product0 >> 32) ^ x3[lane] ^ key1
+            x1[lane] = <uint32_t>product1
+            x3[lane] = <uint32_t>product0
+            x0[lane] = y0
+            x2[lane] = y2
+        key0 = key0 + 0x9E3779B9u
+        key1 = key1 + 0xBB67AE85u
+
+
+cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_block,
+                             const int64_t[::1] config, int64_t* tally) noexcept nogil:
+    # The joint layout over whole dense blocks (four attacks a block), divisions by magic
+    # numbers, at most two situation dice, damage positions and armour dice, unrolled: an unused
+    # place divides by 1 and its die is masked out. tally[8] counts rejected words.
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT]
+    cdef int64_t damage_words = config[C_DAMAGE_WORDS]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef int64_t armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    cdef int64_t sit_sides = config[C_SIT_SIDES], armour_sides = config[C_ARMOUR_SIDES]
+    cdef int64_t modulus = config[C_JOINT_DAMAGE], faces = config[C_JOINT_SIDES]
+    cdef int64_t threshold = rejection_threshold(<uint32_t>faces)
+    cdef int64_t e1 = sit_count >= 1, e2 = sit_count >= 2
+    cdef int64_t ss1 = sit_sides if sit_count >= 1 else 1, ss2 = sit_sides if sit_count >= 2 else 1
+    cdef int64_t l1 = modulus if damage_words >= 1 else 1, l2 = modulus if damage_words >= 2 else 1
+    cdef int64_t f1 = armour_count >= 1, f2 = armour_count >= 2
+    cdef int64_t as1 = armour_sides if armour_count >= 1 else 1, as2 = armour_sides if armour_count >= 2 else 1
+    # Place values P_1 = 20, P_2 = 20 ss1, ... (all >= 20, at most the joint faces <= 2**16).
+    cdef int64_t p1 = 20, p2 = 20 * ss1, p3 = 20 * ss1 * ss2, p4 = 20 * ss1 * ss2 * l1
+    cdef int64_t p5 = p4 * l2, p6 = p4 * l2 * as1, p7 = p4 * l2 * as1 * as2
+    cdef int64_t mp1 = <int64_t>_magic(p1), mp2 = <int64_t>_magic(p2), mp3 = <int64_t>_magic(p3)
+    cdef int64_t mp4 = <int64_t>_magic(p4), mp5 = <int64_t>_magic(p5), mp6 = <int64_t>_magic(p6)
+    cdef int64_t mp7 = <int64_t>_magic(p7)
+    # Damage per tier selected arithmetically by the tier bits: x2 + (x1 - x2) good + (x0 - x1) amazing.
+    cdef int64_t dice2 = config[C_DAMAGE + 8], dice21 = config[C_DAMAGE + 4] - config[C_DAMAGE + 8]
+    cdef int64_t dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
+    cdef int64_t sides2 = config[C_DAMAGE + 9], sides21 = config[C_DAMAGE + 5] - config[C_DAMAGE + 9]
+    cdef int64_t sides10 = config[C_DAMAGE + 1] - config[C_DAMAGE + 5]
+    cdef int64_t magic_a = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 1])
+    cdef int64_t magic_g = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 5])
+    cdef int64_t magic_o = <int64_t>_magic(<uint64_t>config[C_DAMAGE + 9])
+    cdef int64_t magic2 = magic_o, magic21 = magic_g - magic_o, magic10 = magic_a - magic_g
+    cdef int64_t modifier2 = config[C_DAMAGE + 10], modifier21 = config[C_DAMAGE + 6] - config[C_DAMAGE + 10]
+    cdef int64_t modifier10 = config[C_DAMAGE + 2] - config[C_DAMAGE + 6]
+    cdef int64_t type2 = config[C_DAMAGE + 11], type21 = config[C_DAMAGE + 7] - config[C_DAMAGE + 11]
+    cdef int64_t type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
+    # Everything in the loop over attacks is int64 (every value stays below 2**48): one integer
+    # type and no branches, so the compiler can vectorise it.
+    cdef int64_t words[4 * LANES]
+    cdef int64_t n_amazing = 0, n_good = 0, n_ordinary = 0, n_failure = 0, n_critical = 0
+    cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
+    cdef int64_t control, situation_total, soak, total, critical, standing
+    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
+    cdef int64_t product, value, q1, q2, q3, q4, q5, q6, q7, position1, position2, sides, magic
+    cdef int64_t lane, lanes, g
+    cdef uint32_t x0[LANES]
+    cdef uint32_t x1[LANES]
+    cdef uint32_t x2[LANES]
+    cdef uint32_t x3[LANES]
+    g = first_block
+    while g < last_block:
+        _philox_lanes(k0, k1, g, x0, x1, x2, x3)
+        lanes = _min(LANES, last_block - g)
+        for lane in range(lanes):
+            words[4 * lane] = x0[lane]
+            words[4 * lane + 1] = x1[lane]
+            words[4 * lane + 2] = x2[lane]
+            words[4 * lane + 3] = x3[lane]
+        for lane in range(4 * lanes):
+            product = words[lane] * faces
+            rejected += (product & <int64_t>0xFFFFFFFF) < threshold
+            value = product >> 32
+            # Q_k = v // P_k, each straight from v (no dependency chain); digit k = Q_k - Q_{k+1} r_k.
+            q1 = (value * mp1) >> 32
+            q2 = (value * mp2) >> 32
+            q3 = (value * mp3) >> 32
+            q4 = (value * mp4) >> 32
+            q5 = (value * mp5) >> 32
+            q6 = (value * mp6) >> 32
+            q7 = (value * mp7) >> 32
+            control = value - q1 * 20 + 1
+            situation_total = (q1 - q2 * ss1 + 1) * e1 + (q2 - q3 * ss2 + 1) * e2
+            position1 = q3 - q4 * l1
+            position2 = q4 - q5 * l2
+            soak = (q5 - q6 * as1 + 1) * f1 + (q6 - q7 * as2 + 1) * f2
+            soak = _clamp0(soak + armour_modifier)
+            total = control + sign * situation_total
+            critical = control == 20
+            standing = 1 - critical
+            is_amazing = total <= amazing
+            is_good = total <= good
+            is_ordinary = total <= ordinary
+            n_critical += critical
+            n_amazing += is_amazing * standing
+            n_good += (is_good - is_amazing) * standing
+            n_ordinary += (is_ordinary - is_good) * standing
+            n_failure += (1 - is_ordinary) * standing
+            hit = is_ordinary * standing
+            dice = dice2 + dice21 * is_good + dice10 * is_amazing
+            sides = (sides2 + sides21 * is_good + sides10 * is_amazing)
+            magic = (magic2 + magic21 * is_good + magic10 * is_amazing)
+            amount = (modifier2 + modifier21 * is_good + modifier10 * is_amazing
+                      + ((position1 - ((position1 * magic) >> 32) * sides) + 1) * (dice >= 1)
+                      + ((position2 - ((position2 * magic) >> 32) * sides) + 1) * (dice >= 2))
+            damage_type = type2 + type21 * is_good + type10 * is_amazing
+            amount = _clamp0(amount) * hit
+            primary = _clamp0(amount - soak)
+            half = amount >> 1
+            n_stun += (damage_type == 1) * primary + (damage_type >= 2) * half
+            n_wound += (damage_type == 2) * primary + (damage_type == 3) * half
+            n_mortal += (damage_type == 3) * primary
+        g += LANES
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                        int64_t* totals, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                        int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # Exact head and tail, whole dense blocks in tiles through the fast pass.
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef bint unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
+    cdef int64_t end = start + count, first_block, last_block, head_end, tail_start, tile, tile_end, j
+    cdef int64_t tally[9]
+    if tier_out.shape[0] > 0 or not unrolled:
+        _attack_joint_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        return
+    first_block = (start + 3) >> 2
+    last_block = _max(first_block, end >> 2)
+    head_end = _min(end, first_block * 4)
+    _attack_joint_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
+    tail_start = _max(last_block * 4, head_end)
+    _attack_joint_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tile = first_block
+    while tile < last_block:
+        tile_end = _min(tile + TILE // 4, last_block)
+        for j in range(9):
+            tally[j] = 0
+        _attack_joint_fast(seed, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_joint_exact(seed, tile * 4, (tile_end - tile) * 4, config, totals, tier_out, stun_out,
+                                wound_out, mortal_out)
+        else:
+            for j in range(8):
+                totals[j] += tally[j]
+        tile = tile_end
+
+
+cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t[::1] config,
+                       int64_t* tally) noexcept nogil:
+    # Attacks whose words fit one block (1 + S + D + A <= 4), branch-free; tally[8] counts words
+    # that might have been rejected (a superset of the true rejections): such a tile is redone.
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
+    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
+    cdef int64_t sign = config[C_SIT_SIGN], s = config[C_SIT_COUNT], d = config[C_DAMAGE_WORDS]
+    cdef int64_t a = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef int64_t armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    cdef uint64_t sit_sides = <uint64_t>config[C_SIT_SIDES], armour_sides = <uint64_t>config[C_ARMOUR_SIDES]
+    cdef uint64_t fs[4]
+    cdef uint32_t ft[4]
+    cdef int64_t sit[4], arm[4], di[4]
+    cdef uint64_t dm[4]
+    cdef int64_t j
+    for j in range(1, 4):
+        sit[j] = j <= s
+        arm[j] = j > s + d and j <= s + d + a
+        fs[j] = sit_sides if sit[j] else (armour_sides if arm[j] else 1)
+        ft[j] = rejection_threshold(<uint32_t>fs[j])
+        di[j] = j - s - 1 if (j > s and j <= s + d) else 99
+        dm[j] = di[j] != 99
+    cdef int64_t c0 = config[C_DAMAGE], c1 = config[C_DAMAGE + 4], c2 = config[C_DAMAGE + 8]
+    cdef uint64_t z0 = <uint64_t>config[C_DAMAGE + 1], z1 = <uint64_t>config[C_DAMAGE + 5]
+    cdef uint64_t z2 = <uint64_t>config[C_DAMAGE + 9]
+    cdef uint32_t t0 = rejection_threshold(<uint32_t>z0), t1 = rejection_threshold(<uint32_t>z1)
+    cdef uint32_t t2 = rejection_threshold(<uint32_t>z2)
+    cdef int64_t m0 = config[C_DAMAGE + 2], m1 = config[C_DAMAGE + 6], m2 = config[C_DAMAGE + 10]
+    cdef int64_t y0 = config[C_DAMAGE + 3], y1 = config[C_DAMAGE + 7], y2 = config[C_DAMAGE + 11]
+    cdef uint32_t threshold20 = rejection_threshold(20)
+    cdef uint64_t fs1 = fs[1], fs2 = fs[2], fs3 = fs[3]
+    cdef uint32_t ft1 = ft[1], ft2 = ft[2], ft3 = ft[3]
+    cdef int64_t sit1 = sit[1], sit2 = sit[2], sit3 = sit[3], arm1 = arm[1], arm2 = arm[2], arm3 = arm[3]
+    cdef int64_t di1 = di[1], di2 = di[2], di3 = di[3]
+    cdef uint64_t dm1 = dm[1], dm2 = dm[2], dm3 = dm[3]
+    cdef int64_t n_amazing = 0, n_good = 0, n_ordinary = 0, n_failure = 0, n_critical = 0
+    cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
+    cdef int64_t i, control, v1, v2, v3, total, hit, dice, modifier, damage_type, amount, soak, primary, half
+    cdef bint critical, is_amazing, is_good, is_ordinary
+    cdef uint64_t p0, p1, p2, p3, q1, q2, q3, sides
+    cdef uint32_t threshold
+    cdef Words w
+    for i in range(first, last):
+        w = block(k0, k1, <uint64_t>i, 0, DOMAIN_ITEM)
+        p0 = <uint64_t>w.w0 * 20
+        p1 = <uint64_t>w.w1 * fs1
+        p2 = <uint64_t>w.w2 * fs2
+        p3 = <uint64_t>w.w3 * fs3
+        control = <int64_t>(p0 >> 32) + 1
+        v1 = <int64_t>(p1 >> 32) + 1
+        v2 = <int64_t>(p2 >> 32) + 1
+        v3 = <int64_t>(p3 >> 32) + 1
+        rejected += ((<uint32_t>p0 < threshold20) + (<uint32_t>p1 < ft1) + (<uint32_t>p2 < ft2)
+                     + (<uint32_t>p3 < ft3))
+        total = control + sign * (v1 * sit1 + v2 * sit2 + v3 * sit3)
+        critical = control == 20
+        is_amazing = total <= amazing
+        is_good = total <= good
+        is_ordinary = total <= ordinary
+        hit = is_ordinary & (not critical)
+        n_critical += critical
+        n_amazing += is_amazing & (not critical)
+        n_good += is_good & (not is_amazing) & (not critical)
+        n_ordinary += is_ordinary & (not is_good) & (not critical)
+        n_failure += (not is_ordinary) & (not critical)
+        dice = c0 if is_amazing else (c1 if is_good else c2)
+        sides = z0 if is_amazing else (z1 if is_good else z2)
+        threshold = t0 if is_amazing else (t1 if is_good else t2)
+        modifier = m0 if is_amazing else (m1 if is_good else m2)
+        damage_type = y0 if is_amazing else (y1 if is_good else y2)
+        q1 = <uint64_t>w.w1 * sides
+        q2 = <uint64_t>w.w2 * sides
+        q3 = <uint64_t>w.w3 * sides
+        rejected += <int64_t>((<uint32_t>q1 < threshold) * dm1 + (<uint32_t>q2 < threshold) * dm2
+                              + (<uint32_t>q3 < threshold) * dm3)
+        amount = ((<int64_t>(q1 >> 32) + 1) * (di1 < dice) + (<int64_t>(q2 >> 32) + 1) * (di2 < dice)
+                  + (<int64_t>(q3 >> 32) + 1) * (di3 < dice) + modifier)
+        amount = _max(amount, 0) * hit
+        soak = _max(v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, 0)
+        primary = _max(amount - soak, 0)
+        half = amount >> 1
+        n_stun += (damage_type == 1) * primary + (damage_type >= 2) * half
+        n_wound += (damage_type == 2) * primary + (damage_type == 3) * half
+        n_mortal += (damage_type == 3) * primary
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config, int64_t[::1] counts,
+           int8_t[::1] tier_out, int32_t[::1] stun_out, int32_t[::1] wound_out, int32_t[::1] mortal_out):
+    cdef int64_t tally[9]
+    cdef int64_t totals[8]
+    cdef int64_t j, tile, tile_end, end = start + count
+    cdef int64_t armour_words = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    cdef int64_t words = 1 + config[C_SIT_COUNT] + config[C_DAMAGE_WORDS] + armour_words
+    for j in range(8):
+        totals[j] = 0
+    with nogil:
+        if config[C_JOINT]:
+            _attack_joint(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        elif words > 4 or tier_out.shape[0] > 0:
+            _attack_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        else:
+            tile = start
+            while tile < end:
+                tile_end = _min(tile + TILE, end)
+                for j in range(9):
+                    tally[j] = 0
+                _attack_fast(seed, tile, tile_end, config, tally)
+                if tally[8]:
+                    _attack_exact(seed, tile, tile_end - tile, config, totals, tier_out, stun_out,
+                                  wound_out, mortal_out)
+                else:
+                    for j in range(8):
+                        totals[j] += tally[j]
+                tile = tile_end
+    for j in range(8):
+        counts[j] += totals[j]
+
+
+cdef inline int64_t _dazed(const int64_t[::1] characters, int64_t row, int64_t* lost,
+                           int64_t negated) noexcept nogil:
+    cdef int64_t penalty = ((2 * lost[0] >= characters[row + R_STUN]) + (2 * lost[1] >= characters[row + R_WOUND])
+                            + lost[2])
+    return _max(0, penalty - negated)
+
+
+cdef inline bint _before(const int64_t[::1] characters, int64_t width, uint32_t* tiebreak, int64_t i,
+                         int64_t j) noexcept nogil:
+    # Within a phase: higher action check score, then higher tie-break word, then lower index.
+    cdef int64_t score_i = characters[i * width + R_ACTION_CHECK + 2]
+    cdef int64_t score_j = characters[j * width + R_ACTION_CHECK + 2]
+    if score_i != score_j:
+        return score_i > score_j
+    if tiebreak[i] != tiebreak[j]:
+        return tiebreak[i] > tiebreak[j]
+    return i < j
+
+
+cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n,
+                  int64_t n_classes, int64_t max_rounds, bint one_step, int64_t* tally,
+                  int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
+    cdef Stream stream
+    cdef int64_t width = ROW_BASE + 4 * n_classes
+    cdef int64_t lost[3 * MAX_CHARACTERS]
+    cdef bint active[MAX_CHARACTERS]
+    cdef int64_t negated[MAX_CHARACTERS]
+    cdef int64_t phase[MAX_CHARACTERS]
+    cdef int64_t used[MAX_CHARACTERS]
+    cdef uint32_t tiebreak[MAX_CHARACTERS]
+    cdef int64_t order[MAX_CHARACTERS]
+    cdef int64_t damage[3]
+    cdef uint32_t threshold20 = rejection_threshold(20)
+    cdef bint keep = winner_out.shape[0] > 0, standing
+    cdef int64_t k, i, j, row, winner, rounds, attacks, round_number, n_order, position, current, slot
+    cdef int64_t roll, tier, side, target, defender, steps, control, total, base, amount, damage_type
+    cdef int64_t armour, soak, shift, defending_side, total_stun, total_wound, total_mortal
+    cdef Situation sit
+    for k in range(count):
+        stream_start(&stream, seed, <uint64_t>(start + k))
+        for i in range(n):
+            lost[3 * i] = lost[3 * i + 1] = lost[3 * i + 2] = 0
+            active[i] = True
+        winner = -1
+        rounds = 0
+        attacks = 0
+        total_stun = total_wound = total_mortal = 0
+        for round_number in range(1, max_rounds + 1):
+            rounds = round_number
+            n_order = 0
+            for i in range(n):
+                if not active[i]:
+                    continue
+                row = i * width
+                negated[i] = 0
+                if characters[row + R_HAS_RESOLVE]:
+                    roll = stream_die(&stream, 20, threshold20)
+                    tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
+                                   characters[row + R_RESOLVE + 2])
+                    negated[i] = 3 - tier if tier <= 2 else 0
+                sit = situation(_dazed(characters, row, &lost[3 * i], negated[i]))
+                roll = stream_die(&stream, 20, threshold20)
+                roll += sit.sign * _roll(&stream, sit.count, sit.sides)
+                phase[i] = _min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
+                                           characters[row + R_ACTION_CHECK + 1],
+                                           characters[row + R_ACTION_CHECK + 2]))
+                tiebreak[i] = stream_word(&stream)
+                used[i] = 0
+                position = n_order
+                while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
+                    order[position] = order[position - 1]
+                    position -= 1
+                order[position] = i
+                n_order += 1
+            for current in range(4):
+                for slot in range(n_order):
+                    i = order[slot]
+                    row = i * width
+                    if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
+                        continue
+                    used[i] += 1
+                    attacks += 1
+                    side = characters[row + R_SIDE]
+                    target = 0
+                    while not (active[target] and characters[target * width + R_SIDE] != side):
+                        target += 1
+                    defender = target * width
+                    steps = (characters[row + R_ATTACK_STEPS] + characters[defender + R_DEFENCE_STEPS]
+                             + _dazed(characters, row, &lost[3 * i], negated[i]))
+                    sit = situation(steps)
+                    control = stream_die(&stream, 20, threshold20)
+                    total = control + sit.sign * _roll(&stream, sit.count, sit.sides)
+                    tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
+                                   characters[row + R_SKILL + 2])
+                    if tier <= 2:
+                        base = row + R_DAMAGE + 4 * tier
+                        amount = _roll(&stream, characters[base], characters[base + 1]) + characters[base + 2]
+                        damage_type = characters[base + 3]
+                        armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
+                        soak = 0
+                        if characters[armour]:
+                            shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
+                            if one_step:
+                                shift = _max(-1, _min(1, shift))
+                            damage_type = _max(0, _min(3, damage_type + shift))
+                            soak = _roll(&stream, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
+                        dealt(amount, damage_type, soak, damage)
+                        lost[3 * target] += damage[0]
+                        lost[3 * target + 1] += damage[1]
+                        lost[3 * target + 2] += damage[2]
+                        total_stun += damage[0]
+                        total_wound += damage[1]
+                        total_mortal += damage[2]
+                        if (lost[3 * target] >= characters[defender + R_STUN]
+                                or lost[3 * target + 1] >= characters[defender + R_WOUND]
+                                or lost[3 * target + 2] >= characters[defender + R_MORTAL]):
+                            active[target] = False
+                            standing = False
+                            defending_side = characters[defender + R_SIDE]
+                            for j in range(n):
+                                if active[j] and characters[j * width + R_SIDE] == defending_side:
+                                    standing = True
+                            if not standing:
+                                winner = side
+                                break
+                if winner >= 0:
+                    break
+            if winner >= 0:
+                break
+        tally[winner if winner >= 0 else 2] += 1
+        tally[3] += rounds
+        tally[4] += attacks
+        tally[5] += total_stun
+        tally[6] += total_wound
+        tally[7] += total_mortal
+        if keep:
+            winner_out[k] = <int8_t>winner
+            rounds_out[k] = <int32_t>rounds
+
+
+def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n_characters,
+          int64_t n_classes, int64_t max_rounds, bint one_step, int64_t[::1] counts, int8_t[::1] winner_out,
+          int32_t[::1] rounds_out):
+    cdef int64_t tally[8]
+    cdef int64_t j
+    for j in range(8):
+        tally[j] = 0
+    with nogil:
+        _fights(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, tally,
+                winner_out, rounds_out)
+    for j in range(8):
+        counts[j] += tally[j]

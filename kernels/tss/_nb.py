@@ -1,0 +1,721 @@
+"""TSS kernels for Numba; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ..rng_nb import (
+    DOMAIN_DENSE,
+    DOMAIN_ITEM,
+    M0,
+    M1,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
+    W0,
+    W1,
+    block,
+    dense_die,
+    rejection_threshold,
+    seed_key,
+    stream_bounded,
+    stream_die,
+    stream_start,
+    stream_word,
+)
+
+#: Items per tile of the fast path: a tile whose fast pass saw a rejected word is redone exactly.
+TILE = 1024
+MAX_STEPS = 24
+# Attack config layout (combatsim.tss.reference).
+C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
+C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
+C_DAMAGE = 11
+C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
+# Fight row layout (combatsim.tss.reference).
+R_SIDE, R_SKILL, R_ACTION_CHECK, R_ACTIONS = 0, 1, 4, 7
+R_ATTACK_STEPS, R_DEFENCE_STEPS, R_HAS_RESOLVE, R_RESOLVE = 8, 9, 10, 11
+R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
+R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
+R_DAMAGE, R_ARMOUR, ROW_BASE = 20, 32, 32
+
+D20 = np.uint64(20)
+
+
+@njit
+def tier_of(control, total, amazing, good, ordinary):
+    if control == 20:
+        return 4
+    if total <= amazing:
+        return 0
+    if total <= good:
+        return 1
+    if total <= ordinary:
+        return 2
+    return 3
+
+
+@njit
+def situation(steps):
+    """The Difficulty Scale: (sign, count, sides) for summed steps (combatsim.tss.reference.situation)."""
+    if steps <= -5:
+        return -1, 1, 20
+    if steps > 7:
+        return 1, min(steps, MAX_STEPS) - 4, 20
+    if steps == -4:
+        return -1, 1, 12
+    if steps == -3:
+        return -1, 1, 8
+    if steps == -2:
+        return -1, 1, 6
+    if steps == -1:
+        return -1, 1, 4
+    if steps == 0:
+        return 0, 0, 1
+    if steps == 1:
+        return 1, 1, 4
+    if steps == 2:
+        return 1, 1, 6
+    if steps == 3:
+        return 1, 1, 8
+    if steps == 4:
+        return 1, 1, 12
+    if steps == 5:
+        return 1, 1, 20
+    if steps == 6:
+        return 1, 2, 20
+    return 1, 3, 20
+
+
+@njit
+def dealt(amount, damage_type, soak):
+    amount = max(amount, 0)
+    primary = max(amount - max(soak, 0), 0)
+    half = amount >> 1
+    stun = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
+    wound = primary if damage_type == 2 else (half if damage_type == 3 else 0)
+    mortal = primary if damage_type == 3 else 0
+    return stun, wound, mortal
+
+
+@njit
+def _roll(state, count, sides):
+    total = np.int64(0)
+    if count > 0:
+        unsigned = np.uint64(sides)
+        threshold = rejection_threshold(unsigned)
+        for _ in range(count):
+            total += stream_die(state, unsigned, threshold)
+    return total
+
+
+@njit
+def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """Attack by attack, exactly as the reference."""
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = np.uint64(config[C_SIT_SIDES])
+    sit_threshold = rejection_threshold(sit_sides)
+    damage_words = config[C_DAMAGE_WORDS]
+    present = config[C_ARMOUR_PRESENT]
+    armour_count = config[C_ARMOUR_COUNT] if present else 0
+    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
+    armour_threshold = rejection_threshold(armour_sides)
+    thresholds = np.zeros(3, dtype=np.uint64)
+    for t in range(3):
+        thresholds[t] = rejection_threshold(np.uint64(config[C_DAMAGE + 4 * t + 1]))
+    threshold20 = rejection_threshold(D20)
+    keep = tier_out.shape[0] > 0
+    for k in range(count):
+        stream_start(state, k0, k1, start + k)
+        control = stream_die(state, D20, threshold20)
+        situation_total = np.int64(0)
+        for _ in range(sit_count):
+            situation_total += stream_die(state, sit_sides, sit_threshold)
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        stun = wound = mortal = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            dice = config[base]
+            sides = np.uint64(config[base + 1])
+            amount = config[base + 2]
+            for j in range(damage_words):
+                word = stream_word(state)
+                if j < dice:
+                    amount += stream_bounded(state, word, sides, thresholds[tier]) + 1
+            soak = np.int64(0)
+            if present:
+                for _ in range(armour_count):
+                    soak += stream_bounded(state, stream_word(state), armour_sides, armour_threshold) + 1
+                soak += config[C_ARMOUR_MODIFIER]
+            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        counts[tier] += 1
+        counts[5] += stun
+        counts[6] += wound
+        counts[7] += mortal
+        if keep:
+            tier_out[k] = tier
+            stun_out[k] = stun
+            wound_out[k] = wound
+            mortal_out[k] = mortal
+
+
+@njit
+def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The joint layout attack by attack, exactly as the reference."""
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = config[C_SIT_SIDES]
+    damage_words = config[C_DAMAGE_WORDS]
+    present = config[C_ARMOUR_PRESENT]
+    armour_count = config[C_ARMOUR_COUNT] if present else 0
+    armour_sides = config[C_ARMOUR_SIDES]
+    faces = np.uint64(config[C_JOINT_SIDES])
+    modulus = config[C_JOINT_DAMAGE]
+    threshold = rejection_threshold(faces)
+    positions = np.zeros(max(damage_words, 1), dtype=np.int64)
+    keep = tier_out.shape[0] > 0
+    for k in range(count):
+        value = dense_die(state, k0, k1, start + k, faces, threshold) - 1
+        control = value % 20 + 1
+        value //= 20
+        situation_total = np.int64(0)
+        for _ in range(sit_count):
+            situation_total += value % sit_sides + 1
+            value //= sit_sides
+        for j in range(damage_words):
+            positions[j] = value % modulus
+            value //= modulus
+        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+        stun = wound = mortal = 0
+        if tier <= 2:
+            base = C_DAMAGE + 4 * tier
+            sides = config[base + 1]
+            amount = config[base + 2]
+            for j in range(config[base]):
+                amount += positions[j] % sides + 1
+            soak = np.int64(0)
+            if present:
+                for _ in range(armour_count):
+                    soak += value % armour_sides + 1
+                    value //= armour_sides
+                soak += config[C_ARMOUR_MODIFIER]
+            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        counts[tier] += 1
+        counts[5] += stun
+        counts[6] += wound
+        counts[7] += mortal
+        if keep:
+            tier_out[k] = tier
+            stun_out[k] = stun
+            wound_out[k] = wound
+            mortal_out[k] = mortal
+
+
+@njit
+def _magic(divisor):
+    """ceil(2**32 / divisor): (v * magic) >> 32 == v // divisor for v < 2**16, divisor <= 2**16."""
+    d = np.uint64(divisor)
+    return (np.uint64(0x100000000) + d - np.uint64(1)) // d
+
+
+#: Dense blocks whose Philox rounds run side by side (a loop LLVM vectorises).
+LANES = 64
+
+
+@njit
+def _philox_lanes(k0, k1, first_block, x0, x1, x2, x3):
+    """Blocks (first_block + lane, 0, DOMAIN_DENSE), Philox4x32-10 written lane-parallel."""
+    for lane in range(LANES):
+        index = np.uint64(first_block + lane)
+        x0[lane] = index & MASK32
+        x1[lane] = index >> SHIFT32
+        x2[lane] = 0
+        x3[lane] = DOMAIN_DENSE
+    key0 = k0
+    key1 = k1
+    for _ in range(10):
+        for lane in range(LANES):
+            product0 = M0 * x0[lane]
+            product1 = M1 * x2[lane]
+            y0 = (product1 >> SHIFT32) ^ x1[lane] ^ key0
+            y2 = (product0 >> SHIFT32) ^ x3[lane] ^ key1
+            x1[lane] = product1 & MASK32
+            x3[lane] = product0 & MASK32
+            x0[lane] = y0
+            x2[lane] = y2
+        key0 = (key0 + W0) & MASK32
+        key1 = (key1 + W1) & MASK32
+
+
+#: The low 32 bits: masking both factors lets LLVM use one 32x32->64 vector multiply.
+LOW = np.int64(0xFFFFFFFF)
+
+
+@njit
+def _magic32(divisor):
+    """ceil(2**32 / divisor) for divisor >= 2 (at most 2**31), 0 for 1; with v < 2**16,
+    ((v * magic) >> 32) + v * (divisor == 1) == v // divisor."""
+    d = np.int64(divisor)
+    return np.int64(0) if d == 1 else (np.int64(0x100000000) + d - 1) // d
+
+
+@njit
+def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
+    """The joint layout over whole dense blocks (four attacks a block), divisions by magic numbers.
+
+    ``tally[8]`` counts rejected words: the caller redoes such a tile exactly.
+    """
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    sit_count = config[C_SIT_COUNT]
+    sit_sides = config[C_SIT_SIDES]
+    damage_words = config[C_DAMAGE_WORDS]
+    armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    armour_sides = config[C_ARMOUR_SIDES]
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    faces = config[C_JOINT_SIDES]
+    threshold = np.int64(rejection_threshold(faces))
+    modulus = config[C_JOINT_DAMAGE]
+    twenty = np.int64(20)
+    # Everything below is int64: every value stays below 2**48, and one integer type lets LLVM
+    # vectorise the loop over attacks.
+    # Damage per tier: t0 Amazing, t1 Good, t2 Ordinary. Selected arithmetically by the tier bits
+    # (x2 + (x1 - x2) * good + (x0 - x1) * amazing): no branches, no loads.
+    dice2 = config[C_DAMAGE + 8]
+    dice21 = config[C_DAMAGE + 4] - dice2
+    dice10 = config[C_DAMAGE] - config[C_DAMAGE + 4]
+    sides2 = config[C_DAMAGE + 9]
+    sides21 = config[C_DAMAGE + 5] - sides2
+    sides10 = config[C_DAMAGE + 1] - config[C_DAMAGE + 5]
+    magic_a, magic_g, magic_o = (_magic32(config[C_DAMAGE + 1]), _magic32(config[C_DAMAGE + 5]),
+                                 _magic32(config[C_DAMAGE + 9]))
+    unit_a, unit_g, unit_o = (np.int64(config[C_DAMAGE + 1] == 1), np.int64(config[C_DAMAGE + 5] == 1),
+                              np.int64(config[C_DAMAGE + 9] == 1))
+    unit2 = unit_o
+    unit21 = unit_g - unit_o
+    unit10 = unit_a - unit_g
+    magic2 = magic_o
+    magic21 = magic_g - magic_o
+    magic10 = magic_a - magic_g
+    modifier2 = config[C_DAMAGE + 10]
+    modifier21 = config[C_DAMAGE + 6] - modifier2
+    modifier10 = config[C_DAMAGE + 2] - config[C_DAMAGE + 6]
+    type2 = config[C_DAMAGE + 11]
+    type21 = config[C_DAMAGE + 7] - type2
+    type10 = config[C_DAMAGE + 3] - config[C_DAMAGE + 7]
+    # Up to two situation dice, two damage positions and two armour dice, unrolled: an unused
+    # place has radix 1 (its digit is 0) and its die is masked out. The caller sends other
+    # joint attacks to the exact path.
+    one = np.int64(1)
+    e1, e2 = np.int64(sit_count >= 1), np.int64(sit_count >= 2)
+    ss1 = sit_sides if sit_count >= 1 else one
+    ss2 = sit_sides if sit_count >= 2 else one
+    l1 = modulus if damage_words >= 1 else one
+    l2 = modulus if damage_words >= 2 else one
+    f1, f2 = np.int64(armour_count >= 1), np.int64(armour_count >= 2)
+    as1 = armour_sides if armour_count >= 1 else one
+    as2 = armour_sides if armour_count >= 2 else one
+    # Place values P_1 = 20, P_2 = 20 ss1, ... (all >= 20, at most the joint faces <= 2**16).
+    p1 = twenty
+    p2 = p1 * ss1
+    p3 = p2 * ss2
+    p4 = p3 * l1
+    p5 = p4 * l2
+    p6 = p5 * as1
+    p7 = p6 * as2
+    mp1, mp2, mp3, mp4 = _magic32(p1), _magic32(p2), _magic32(p3), _magic32(p4)
+    mp5, mp6, mp7 = _magic32(p5), _magic32(p6), _magic32(p7)
+    words = np.empty(4 * LANES, dtype=np.int64)
+    x0 = np.empty(LANES, dtype=np.uint64)
+    x1 = np.empty(LANES, dtype=np.uint64)
+    x2 = np.empty(LANES, dtype=np.uint64)
+    x3 = np.empty(LANES, dtype=np.uint64)
+    n_amazing = n_good = n_ordinary = n_failure = n_critical = np.int64(0)
+    n_stun = n_wound = n_mortal = rejected = np.int64(0)
+    for group in range(first_block, last_block, LANES):
+        _philox_lanes(k0, k1, group, x0, x1, x2, x3)
+        for lane in range(LANES):
+            words[4 * lane] = np.int64(x0[lane])
+            words[4 * lane + 1] = np.int64(x1[lane])
+            words[4 * lane + 2] = np.int64(x2[lane])
+            words[4 * lane + 3] = np.int64(x3[lane])
+        for lane in range(4 * min(LANES, last_block - group)):
+            product = (words[lane] & LOW) * (faces & LOW)
+            rejected += np.int64((product & 0xFFFFFFFF) < threshold)
+            value = product >> 32
+            # Q_k = v // P_k, each straight from v (no dependency chain); digit k = Q_k - Q_{k+1} r_k.
+            q1 = ((value & LOW) * mp1) >> 32
+            q2 = ((value & LOW) * mp2) >> 32
+            q3 = ((value & LOW) * mp3) >> 32
+            q4 = ((value & LOW) * mp4) >> 32
+            q5 = ((value & LOW) * mp5) >> 32
+            q6 = ((value & LOW) * mp6) >> 32
+            q7 = ((value & LOW) * mp7) >> 32
+            control = value - (q1 & LOW) * twenty + 1
+            situation_total = (q1 - (q2 & LOW) * ss1 + 1) * e1 + (q2 - (q3 & LOW) * ss2 + 1) * e2
+            position1 = q3 - (q4 & LOW) * l1
+            position2 = q4 - (q5 & LOW) * l2
+            soak = (q5 - (q6 & LOW) * as1 + 1) * f1 + (q6 - (q7 & LOW) * as2 + 1) * f2
+            soak = max(soak + armour_modifier, 0)
+            total = control + sign * situation_total
+            critical = np.int64(control == 20)
+            standing = 1 - critical
+            is_amazing = np.int64(total <= amazing)
+            is_good = np.int64(total <= good)
+            is_ordinary = np.int64(total <= ordinary)
+            n_critical += critical
+            n_amazing += is_amazing * standing
+            n_good += (is_good - is_amazing) * standing
+            n_ordinary += (is_ordinary - is_good) * standing
+            n_failure += (1 - is_ordinary) * standing
+            hit = is_ordinary * standing
+            dice = dice2 + dice21 * is_good + dice10 * is_amazing
+            sides = sides2 + sides21 * is_good + sides10 * is_amazing
+            magic = magic2 + magic21 * is_good + magic10 * is_amazing
+            unit = unit2 + unit21 * is_good + unit10 * is_amazing
+            amount = (
+                modifier2 + modifier21 * is_good + modifier10 * is_amazing
+                + (position1 - (((((position1 & LOW) * (magic & LOW)) >> 32) + position1 * unit) & LOW) * sides + 1)
+                * np.int64(dice >= 1)
+                + (position2 - (((((position2 & LOW) * (magic & LOW)) >> 32) + position2 * unit) & LOW) * sides + 1)
+                * np.int64(dice >= 2)
+            )
+            damage_type = type2 + type21 * is_good + type10 * is_amazing
+            amount = max(amount, 0) * hit
+            primary = max(amount - soak, 0)
+            half = amount >> 1
+            n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
+            n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
+            n_mortal += np.int64(damage_type == 3) * primary
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+@njit
+def _attack_fast(k0, k1, first, last, config, tally):
+    """Attacks first..last-1 whose words fit one block (1 + S + D + A <= 4), branch-free.
+
+    ``tally`` gains the eight counts and, in tally[8], the number of words that might have been
+    rejected (a superset of the true rejections): the caller redoes such a tile exactly.
+    """
+    amazing, good, ordinary = config[0], config[1], config[2]
+    sign = config[C_SIT_SIGN]
+    s = config[C_SIT_COUNT]
+    d = config[C_DAMAGE_WORDS]
+    a = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    sit_sides = np.uint64(config[C_SIT_SIDES])
+    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    # Per slot 1..3: fixed sides (situation or armour; 1 elsewhere) and the slot's role masks.
+    fs1 = sit_sides if s >= 1 else (armour_sides if s + d < 1 and s + d + a >= 1 else np.uint64(1))
+    fs2 = sit_sides if s >= 2 else (armour_sides if s + d < 2 and s + d + a >= 2 else np.uint64(1))
+    fs3 = sit_sides if s >= 3 else (armour_sides if s + d < 3 and s + d + a >= 3 else np.uint64(1))
+    ft1 = rejection_threshold(fs1)
+    ft2 = rejection_threshold(fs2)
+    ft3 = rejection_threshold(fs3)
+    sit1, sit2, sit3 = np.int64(s >= 1), np.int64(s >= 2), np.int64(s >= 3)
+    arm1 = np.int64(s + d < 1 and s + d + a >= 1)
+    arm2 = np.int64(s + d < 2 and s + d + a >= 2)
+    arm3 = np.int64(s + d < 3 and s + d + a >= 3)
+    # Damage slot j holds damage die (j - s - 1); a slot outside the damage words gets index 99.
+    di1 = 1 - s - 1 if s < 1 and s + d >= 1 else 99
+    di2 = 2 - s - 1 if s < 2 and s + d >= 2 else 99
+    di3 = 3 - s - 1 if s < 3 and s + d >= 3 else 99
+    dm1, dm2, dm3 = np.uint64(di1 != 99), np.uint64(di2 != 99), np.uint64(di3 != 99)
+    # Damage per tier: 0 Amazing, 1 Good, 2 Ordinary.
+    c0, c1, c2 = config[C_DAMAGE], config[C_DAMAGE + 4], config[C_DAMAGE + 8]
+    z0, z1, z2 = np.uint64(config[C_DAMAGE + 1]), np.uint64(config[C_DAMAGE + 5]), np.uint64(config[C_DAMAGE + 9])
+    t0, t1, t2 = rejection_threshold(z0), rejection_threshold(z1), rejection_threshold(z2)
+    m0, m1, m2 = config[C_DAMAGE + 2], config[C_DAMAGE + 6], config[C_DAMAGE + 10]
+    y0, y1, y2 = config[C_DAMAGE + 3], config[C_DAMAGE + 7], config[C_DAMAGE + 11]
+    threshold20 = rejection_threshold(D20)
+    n_amazing = n_good = n_ordinary = n_failure = n_critical = np.int64(0)
+    n_stun = n_wound = n_mortal = rejected = np.int64(0)
+    for i in range(first, last):
+        w0, w1, w2, w3 = block(k0, k1, i, 0, DOMAIN_ITEM)
+        p0 = w0 * D20
+        p1 = w1 * fs1
+        p2 = w2 * fs2
+        p3 = w3 * fs3
+        control = np.int64(p0 >> SHIFT32) + 1
+        v1 = np.int64(p1 >> SHIFT32) + 1
+        v2 = np.int64(p2 >> SHIFT32) + 1
+        v3 = np.int64(p3 >> SHIFT32) + 1
+        rejected += (
+            np.int64((p0 & MASK32) < threshold20)
+            + np.int64((p1 & MASK32) < ft1)
+            + np.int64((p2 & MASK32) < ft2)
+            + np.int64((p3 & MASK32) < ft3)
+        )
+        total = control + sign * (v1 * sit1 + v2 * sit2 + v3 * sit3)
+        critical = control == 20
+        is_amazing = total <= amazing
+        is_good = total <= good
+        is_ordinary = total <= ordinary
+        hit = np.int64(is_ordinary and not critical)
+        n_critical += np.int64(critical)
+        n_amazing += np.int64(is_amazing and not critical)
+        n_good += np.int64(is_good and not is_amazing and not critical)
+        n_ordinary += np.int64(is_ordinary and not is_good and not critical)
+        n_failure += np.int64(not is_ordinary and not critical)
+        dice = c0 if is_amazing else (c1 if is_good else c2)
+        sides = z0 if is_amazing else (z1 if is_good else z2)
+        threshold = t0 if is_amazing else (t1 if is_good else t2)
+        modifier = m0 if is_amazing else (m1 if is_good else m2)
+        damage_type = y0 if is_amazing else (y1 if is_good else y2)
+        q1 = w1 * sides
+        q2 = w2 * sides
+        q3 = w3 * sides
+        rejected += np.int64(
+            ((q1 & MASK32) < threshold) * dm1 + ((q2 & MASK32) < threshold) * dm2 + ((q3 & MASK32) < threshold) * dm3
+        )
+        amount = (
+            (np.int64(q1 >> SHIFT32) + 1) * np.int64(di1 < dice)
+            + (np.int64(q2 >> SHIFT32) + 1) * np.int64(di2 < dice)
+            + (np.int64(q3 >> SHIFT32) + 1) * np.int64(di3 < dice)
+            + modifier
+        )
+        amount = max(amount, 0) * hit
+        soak = max(v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, 0)
+        primary = max(amount - soak, 0)
+        half = amount >> 1
+        n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
+        n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
+        n_mortal += np.int64(damage_type == 3) * primary
+    tally[0] += n_amazing
+    tally[1] += n_good
+    tally[2] += n_ordinary
+    tally[3] += n_failure
+    tally[4] += n_critical
+    tally[5] += n_stun
+    tally[6] += n_wound
+    tally[7] += n_mortal
+    tally[8] += rejected
+
+
+def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The attack kernel (combatsim.tss.reference.attack)."""
+    # A seed at or above 2**63 given as a Python int after an int64 specialisation exists makes
+    # Numba's dispatcher raise OverflowError: pass every seed as uint64.
+    _attack(np.uint64(seed), start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+
+
+def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    """The fight kernel (combatsim.tss.reference.fight)."""
+    _fight(np.uint64(seed), start, count, characters, n_characters, n_classes, max_rounds, bool(one_step), counts,
+           winner_out, rounds_out)
+
+
+@njit
+def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    if config[C_JOINT]:
+        _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
+    armour_words = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    words = 1 + config[C_SIT_COUNT] + config[C_DAMAGE_WORDS] + armour_words
+    if words > 4 or tier_out.shape[0] > 0:
+        _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
+    tally = np.zeros(9, dtype=np.int64)
+    end = start + count
+    for tile in range(start, end, TILE):
+        tile_end = min(tile + TILE, end)
+        tally[:] = 0
+        _attack_fast(k0, k1, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_exact(k0, k1, state, tile, tile_end - tile, config, counts, tier_out, stun_out, wound_out,
+                          mortal_out)
+        else:
+            for j in range(8):
+                counts[j] += tally[j]
+
+
+@njit
+def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """Joint layout: exact head and tail, whole dense blocks in tiles through the fast pass."""
+    armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
+    if tier_out.shape[0] > 0 or not unrolled:
+        _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
+    end = start + count
+    first_block = (start + 3) >> 2
+    last_block = max(first_block, end >> 2)
+    head_end = min(end, first_block * 4)
+    _attack_joint_exact(k0, k1, state, start, head_end - start, config, counts, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tail_start = max(last_block * 4, head_end)
+    _attack_joint_exact(k0, k1, state, tail_start, end - tail_start, config, counts, tier_out, stun_out, wound_out,
+                        mortal_out)
+    tally = np.zeros(9, dtype=np.int64)
+    for tile in range(first_block, last_block, TILE // 4):
+        tile_end = min(tile + TILE // 4, last_block)
+        tally[:] = 0
+        _attack_joint_fast(k0, k1, tile, tile_end, config, tally)
+        if tally[8]:
+            _attack_joint_exact(k0, k1, state, tile * 4, (tile_end - tile) * 4, config, counts, tier_out, stun_out,
+                                wound_out, mortal_out)
+        else:
+            for j in range(8):
+                counts[j] += tally[j]
+
+
+@njit
+def _dazed(characters, row, lost_stun, lost_wound, lost_mortal, negated):
+    penalty = (
+        np.int64(2 * lost_stun >= characters[row + R_STUN])
+        + np.int64(2 * lost_wound >= characters[row + R_WOUND])
+        + lost_mortal
+    )
+    return max(np.int64(0), penalty - negated)
+
+
+@njit
+def _before(characters, width, tiebreak, i, j):
+    """Does i act before j within a phase: higher action check score, higher tie-break, lower index."""
+    score_i = characters[i * width + R_ACTION_CHECK + 2]
+    score_j = characters[j * width + R_ACTION_CHECK + 2]
+    if score_i != score_j:
+        return score_i > score_j
+    if tiebreak[i] != tiebreak[j]:
+        return tiebreak[i] > tiebreak[j]
+    return i < j
+
+
+@njit
+def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    width = ROW_BASE + 4 * n_classes
+    n = n_characters
+    lost = np.zeros(3 * n, dtype=np.int64)
+    active = np.zeros(n, dtype=np.bool_)
+    negated = np.zeros(n, dtype=np.int64)
+    phase = np.zeros(n, dtype=np.int64)
+    used = np.zeros(n, dtype=np.int64)
+    tiebreak = np.zeros(n, dtype=np.uint64)
+    order = np.zeros(n, dtype=np.int64)
+    threshold20 = rejection_threshold(D20)
+    keep = winner_out.shape[0] > 0
+    for k in range(count):
+        stream_start(state, k0, k1, start + k)
+        lost[:] = 0
+        active[:] = True
+        winner = -1
+        rounds = 0
+        attacks = 0
+        total_stun = total_wound = total_mortal = np.int64(0)
+        for round_number in range(1, max_rounds + 1):
+            rounds = round_number
+            n_order = 0
+            for i in range(n):
+                if not active[i]:
+                    continue
+                row = i * width
+                negated[i] = 0
+                if characters[row + R_HAS_RESOLVE]:
+                    roll = stream_die(state, D20, threshold20)
+                    tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
+                                   characters[row + R_RESOLVE + 2])
+                    negated[i] = 3 - tier if tier <= 2 else 0
+                sign, dice, sides = situation(
+                    _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+                )
+                roll = stream_die(state, D20, threshold20)
+                roll += sign * _roll(state, dice, sides)
+                phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
+                                          characters[row + R_ACTION_CHECK + 1],
+                                          characters[row + R_ACTION_CHECK + 2]))
+                tiebreak[i] = stream_word(state)
+                used[i] = 0
+                # Insertion into the phase order.
+                position = n_order
+                while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
+                    order[position] = order[position - 1]
+                    position -= 1
+                order[position] = i
+                n_order += 1
+            for current in range(4):
+                for slot in range(n_order):
+                    i = order[slot]
+                    row = i * width
+                    if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
+                        continue
+                    used[i] += 1
+                    attacks += 1
+                    side = characters[row + R_SIDE]
+                    target = 0
+                    while not (active[target] and characters[target * width + R_SIDE] != side):
+                        target += 1
+                    defender = target * width
+                    steps = (
+                        characters[row + R_ATTACK_STEPS]
+                        + characters[defender + R_DEFENCE_STEPS]
+                        + _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+                    )
+                    sign, dice, sides = situation(steps)
+                    control = stream_die(state, D20, threshold20)
+                    total = control + sign * _roll(state, dice, sides)
+                    tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
+                                   characters[row + R_SKILL + 2])
+                    if tier <= 2:
+                        base = row + R_DAMAGE + 4 * tier
+                        amount = _roll(state, characters[base], characters[base + 1]) + characters[base + 2]
+                        damage_type = characters[base + 3]
+                        armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
+                        soak = np.int64(0)
+                        if characters[armour]:
+                            shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
+                            if one_step:
+                                shift = max(-1, min(1, shift))
+                            damage_type = max(0, min(3, damage_type + shift))
+                            soak = _roll(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
+                        stun, wound, mortal = dealt(amount, damage_type, soak)
+                        lost[3 * target] += stun
+                        lost[3 * target + 1] += wound
+                        lost[3 * target + 2] += mortal
+                        total_stun += stun
+                        total_wound += wound
+                        total_mortal += mortal
+                        if (
+                            lost[3 * target] >= characters[defender + R_STUN]
+                            or lost[3 * target + 1] >= characters[defender + R_WOUND]
+                            or lost[3 * target + 2] >= characters[defender + R_MORTAL]
+                        ):
+                            active[target] = False
+                            standing = False
+                            defending_side = characters[defender + R_SIDE]
+                            for j in range(n):
+                                if active[j] and characters[j * width + R_SIDE] == defending_side:
+                                    standing = True
+                            if not standing:
+                                winner = side
+                                break
+                if winner >= 0:
+                    break
+            if winner >= 0:
+                break
+        counts[winner if winner >= 0 else 2] += 1
+        counts[3] += rounds
+        counts[4] += attacks
+        counts[5] += total_stun
+        counts[6] += total_wound
+        counts[7] += total_mortal
+        if keep:
+            winner_out[k] = winner
+            rounds_out[k] = rounds

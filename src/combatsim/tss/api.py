@@ -1,0 +1,401 @@
+"""TSS Python API: validate, flatten into the kernels' int64 tables, then stream the kernels."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from combatsim.dice import Dice
+from combatsim.runner import INT64_MAX_ITEMS, simulate
+from combatsim.validation import check_int
+
+from .model import (
+    MAX_ARMOUR_DICE,
+    MAX_DURABILITY,
+    MAX_STEPS,
+    TIER_NAMES,
+    ActionCheck,
+    Armour,
+    DamageTrack,
+    Score,
+    Weapon,
+    _check_dice,
+    quality_grade,
+    shift_type,
+    situation_die,
+)
+from .reference import (
+    ATTACK_COUNTS,
+    C_ARMOUR_COUNT,
+    C_ARMOUR_MODIFIER,
+    C_ARMOUR_PRESENT,
+    C_ARMOUR_SIDES,
+    C_DAMAGE,
+    C_DAMAGE_WORDS,
+    C_JOINT,
+    C_JOINT_DAMAGE,
+    C_JOINT_SIDES,
+    C_SIT_COUNT,
+    C_SIT_SIDES,
+    C_SIT_SIGN,
+    CONFIG_SIZE,
+    FIGHT_COUNTS,
+    JOINT_MAX_SIDES,
+    R_ACTION_CHECK,
+    R_ACTIONS,
+    R_ARMOUR,
+    R_ARMOUR_QUALITY,
+    R_ATTACK_STEPS,
+    R_DAMAGE,
+    R_DEFENCE_STEPS,
+    R_HAS_RESOLVE,
+    R_MORTAL,
+    R_RESOLVE,
+    R_SIDE,
+    R_SKILL,
+    R_STUN,
+    R_WEAPON_CLASS,
+    R_WEAPON_QUALITY,
+    R_WOUND,
+    ROW_BASE,
+)
+
+MAX_CHARACTERS = 64
+MAX_ROUNDS = 100_000
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _armour_die(armour: str | Dice | Armour | None, damage_class: str) -> tuple[Dice | None, int | None]:
+    if armour is None:
+        return None, None
+    if isinstance(armour, Armour):
+        return armour.die_for(damage_class), armour.quality
+    die = Dice.parse(armour, "armour")
+    _check_dice("armour", die, MAX_ARMOUR_DICE)
+    return die, None
+
+
+def attack_config(
+    *,
+    skill: str | int | Score,
+    steps: int = 0,
+    damage: str | DamageTrack,
+    weapon_quality: str | int = "ordinary",
+    damage_class: str = "En",
+    armour: str | Dice | Armour | None = None,
+    armour_quality: str | int = "ordinary",
+    one_step_shift: bool = False,
+    joint_layout: bool = True,
+) -> np.ndarray:
+    """The attack kernel's int64 config (layout: combatsim.tss.reference, docs/tss.md).
+
+    ``joint_layout=False`` forces the per-die word layout (for tests and reproductions)."""
+    score = Score.parse(skill, "skill")
+    steps = check_int("steps", steps, -1000, MAX_STEPS)
+    weapon = Weapon.make(damage, damage_class, weapon_quality)
+    one_step_shift = _check_bool("one_step_shift", one_step_shift)
+    joint_layout = _check_bool("joint_layout", joint_layout)
+    die, grade = _armour_die(armour, weapon.damage_class)
+    if grade is None:
+        grade = quality_grade(armour_quality, "armour_quality")
+    config = np.zeros(CONFIG_SIZE, dtype=np.int64)
+    config[0:3] = (score.amazing, score.good, score.ordinary)
+    config[C_SIT_SIGN], config[C_SIT_COUNT], config[C_SIT_SIDES] = situation_die(steps)
+    config[C_ARMOUR_SIDES] = 1  # no armour: a die size the kernels can still take a threshold of
+    if die is not None:
+        config[C_ARMOUR_PRESENT] = 1
+        config[C_ARMOUR_COUNT], config[C_ARMOUR_SIDES], config[C_ARMOUR_MODIFIER] = die.count, die.sides, die.modifier
+    words = 0
+    for degree in range(3):
+        tier = weapon.damage.tier(degree)
+        damage_type = tier.type
+        if die is not None:  # no armour, or no die for the class: no soak and no shift
+            damage_type = shift_type(damage_type, weapon.quality, grade, one_step_shift)
+        base = C_DAMAGE + 4 * degree
+        config[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, damage_type)
+        words = max(words, tier.dice.count)
+    config[C_DAMAGE_WORDS] = words
+    # The joint layout: one die for the whole attack when its faces stay small (docs/tss.md).
+    damage_modulus = 1
+    for degree in range(3):
+        tier = weapon.damage.tier(degree)
+        if tier.dice.count:
+            damage_modulus = math.lcm(damage_modulus, tier.dice.sides)
+    armour_words = int(config[C_ARMOUR_COUNT]) if die is not None else 0
+    faces = (20 * int(config[C_SIT_SIDES]) ** int(config[C_SIT_COUNT]) * damage_modulus**words
+             * int(config[C_ARMOUR_SIDES]) ** armour_words)
+    if faces <= JOINT_MAX_SIDES and joint_layout:
+        config[C_JOINT], config[C_JOINT_SIDES], config[C_JOINT_DAMAGE] = 1, faces, damage_modulus
+    return config
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    attacks: int
+    #: amazing, good, ordinary, failure, critical_failure, stun, wound, mortal.
+    counts: np.ndarray
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    #: Per-attack tier codes (0 amazing .. 4 critical failure) and damage dealt, with outcomes=True.
+    tier: np.ndarray | None = field(default=None, repr=False)
+    stun: np.ndarray | None = field(default=None, repr=False)
+    wound: np.ndarray | None = field(default=None, repr=False)
+    mortal: np.ndarray | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        names = (*TIER_NAMES, "stun", "wound", "mortal")
+        record: dict = {"attacks": self.attacks}
+        record.update({name: int(value) for name, value in zip(names, self.counts, strict=True)})
+        hits = sum(int(v) for v in self.counts[:3])
+        record["hit_rate"] = hits / self.attacks if self.attacks else 0.0
+        record.update(seed=self.seed, backend=self.backend, threads=self.threads, partial=self.partial)
+        return record
+
+
+def simulate_attacks(
+    n: int,
+    *,
+    skill: str | int | Score,
+    damage: str | DamageTrack,
+    steps: int = 0,
+    weapon_quality: str | int = "ordinary",
+    damage_class: str = "En",
+    armour: str | Dice | Armour | None = None,
+    armour_quality: str | int = "ordinary",
+    one_step_shift: bool = False,
+    joint_layout: bool = True,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> AttackResult:
+    """Simulate ``n`` TSS attacks: d20 control die ± the situation die of ``steps`` against
+    ``skill`` (Ordinary/Good/Amazing), the tier's damage from ``damage`` (e.g. ``d4w/d4+2w/d4-1m``),
+    the type shifted by weapon against armour quality, secondary damage, the armour soak.
+
+    ``armour`` is the die against this weapon's class (``"d6"``) or an :class:`Armour`. With
+    ``outcomes=True`` the result carries every attack's tier and damage (memory grows with n).
+    ``joint_layout=False`` forces the per-die word layout (docs/tss.md); the default takes one
+    word per attack whenever the attack's dice allow it.
+    """
+    outcomes = _check_bool("outcomes", outcomes)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    config = attack_config(
+        skill=skill,
+        steps=steps,
+        damage=damage,
+        weapon_quality=weapon_quality,
+        damage_class=damage_class,
+        armour=armour,
+        armour_quality=armour_quality,
+        one_step_shift=one_step_shift,
+        joint_layout=joint_layout,
+    )
+    length = n if outcomes else 0
+    tier = np.empty(length, dtype=np.int8)
+    stun, wound, mortal = (np.empty(length, dtype=np.int32) for _ in range(3))
+    result, backend, threads = simulate(
+        "tss.attack",
+        n=n,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        chunk_size=chunk_size,
+        params=(config,),
+        per_item=(False,),
+        counts_size=ATTACK_COUNTS,
+        outputs=(tier, stun, wound, mortal),
+        progress=progress,
+    )
+    done = result.items_done
+    return AttackResult(
+        attacks=done,
+        counts=result.counts,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        tier=tier[:done] if outcomes else None,
+        stun=stun[:done] if outcomes else None,
+        wound=wound[:done] if outcomes else None,
+        mortal=mortal[:done] if outcomes else None,
+    )
+
+
+@dataclass(frozen=True)
+class Combatant:
+    """One character in a fight (flattened by :func:`fight_table`).
+
+    ``attack_steps``: the attacker's own modifiers (skill bonuses, accuracy, range, equipment,
+    broad skill); ``defence_steps``: what it imposes on attackers (resistance, dodge, stealth).
+    ``resolve``: a Resolve-physical score, or None.
+    """
+
+    skill: str | int | Score
+    action_check: str | int | Score | ActionCheck
+    weapon: Weapon | str
+    durability: tuple[int, int, int] = (10, 10, 5)
+    actions_per_round: int = 1
+    armour: Armour | None = None
+    attack_steps: int = 0
+    defence_steps: int = 0
+    resolve: str | int | Score | None = None
+
+
+def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tuple[np.ndarray, int, int]:
+    """(characters, n_characters, n_classes): the fight kernel's flat int64 rows (docs/tss.md)."""
+    sides = [("side_a", side_a), ("side_b", side_b)]
+    everyone = []
+    for name, side in sides:
+        if isinstance(side, Combatant) or not isinstance(side, Sequence) or not side:
+            raise ValueError(f"{name} must be a non-empty list of Combatant")
+        for index, member in enumerate(side):
+            if not isinstance(member, Combatant):
+                raise TypeError(f"{name}[{index}] must be a Combatant, got {type(member).__name__}")
+            everyone.append((0 if name == "side_a" else 1, f"{name}[{index}]", member))
+    if len(everyone) > MAX_CHARACTERS:
+        raise ValueError(f"a fight holds at most {MAX_CHARACTERS} characters, got {len(everyone)}")
+    weapons = []
+    for _, label, member in everyone:
+        weapon = member.weapon
+        if isinstance(weapon, str):
+            weapon = Weapon.make(weapon)
+        if not isinstance(weapon, Weapon):
+            raise TypeError(f"{label}.weapon must be a Weapon or a damage track, got {type(weapon).__name__}")
+        weapons.append(weapon)
+    classes: list[str] = []
+    for weapon in weapons:
+        if weapon.damage_class.lower() not in classes:
+            classes.append(weapon.damage_class.lower())
+    width = ROW_BASE + 4 * len(classes)
+    table = np.zeros(len(everyone) * width, dtype=np.int64)
+    for i, ((side, label, member), weapon) in enumerate(zip(everyone, weapons, strict=True)):
+        row = table[i * width : (i + 1) * width]
+        skill = Score.parse(member.skill, f"{label}.skill")
+        check = ActionCheck.parse(member.action_check, f"{label}.action_check").score
+        row[R_SIDE] = side
+        row[R_SKILL : R_SKILL + 3] = (skill.amazing, skill.good, skill.ordinary)
+        row[R_ACTION_CHECK : R_ACTION_CHECK + 3] = (check.amazing, check.good, check.ordinary)
+        row[R_ACTIONS] = check_int(f"{label}.actions_per_round", member.actions_per_round, 1, 4)
+        row[R_ATTACK_STEPS] = check_int(f"{label}.attack_steps", member.attack_steps, -1000, MAX_STEPS)
+        row[R_DEFENCE_STEPS] = check_int(f"{label}.defence_steps", member.defence_steps, -1000, MAX_STEPS)
+        if member.resolve is not None:
+            resolve = Score.parse(member.resolve, f"{label}.resolve")
+            row[R_HAS_RESOLVE] = 1
+            row[R_RESOLVE : R_RESOLVE + 3] = (resolve.amazing, resolve.good, resolve.ordinary)
+        durability = member.durability
+        if not isinstance(durability, tuple | list) or len(durability) != 3:
+            raise ValueError(f"{label}.durability must be (stun, wound, mortal), got {durability!r}")
+        for offset, track in zip((R_STUN, R_WOUND, R_MORTAL), ("stun", "wound", "mortal"), strict=True):
+            row[offset] = check_int(f"{label}.durability {track}", durability[offset - R_STUN], 1, MAX_DURABILITY)
+        row[R_WEAPON_QUALITY] = weapon.quality
+        row[R_WEAPON_CLASS] = classes.index(weapon.damage_class.lower())
+        for degree in range(3):
+            tier = weapon.damage.tier(degree)
+            base = R_DAMAGE + 4 * degree
+            row[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, tier.type)
+        if member.armour is not None:
+            if not isinstance(member.armour, Armour):
+                raise TypeError(f"{label}.armour must be an Armour, got {type(member.armour).__name__}")
+            row[R_ARMOUR_QUALITY] = member.armour.quality
+            for c, name in enumerate(classes):
+                die = member.armour.die_for(name)
+                if die is not None:
+                    row[R_ARMOUR + 4 * c : R_ARMOUR + 4 * c + 4] = (1, die.count, die.sides, die.modifier)
+    return table, len(everyone), len(classes)
+
+
+@dataclass(frozen=True)
+class FightResult:
+    fights: int
+    #: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal (sums over fights).
+    counts: np.ndarray
+    seed: int
+    backend: str
+    threads: int
+    partial: bool = False
+    #: Per-fight winner (0, 1, or -1 for a draw) and rounds, with outcomes=True.
+    winner: np.ndarray | None = field(default=None, repr=False)
+    rounds: np.ndarray | None = field(default=None, repr=False)
+
+    def as_dict(self) -> dict:
+        c = [int(v) for v in self.counts]
+        fights = self.fights or 1
+        return {
+            "fights": self.fights,
+            "side_a_wins": c[0],
+            "side_b_wins": c[1],
+            "draws": c[2],
+            "side_a_win_rate": c[0] / fights,
+            "side_b_win_rate": c[1] / fights,
+            "mean_rounds": c[3] / fights,
+            "attacks": c[4],
+            "stun": c[5],
+            "wound": c[6],
+            "mortal": c[7],
+            "seed": self.seed,
+            "backend": self.backend,
+            "threads": self.threads,
+            "partial": self.partial,
+        }
+
+
+def simulate_fights(
+    n: int,
+    *,
+    side_a: Sequence[Combatant],
+    side_b: Sequence[Combatant],
+    max_rounds: int = 100,
+    one_step_shift: bool = False,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> FightResult:
+    """Simulate ``n`` independent fights of ``side_a`` against ``side_b`` (policy: docs/tss.md)."""
+    outcomes = _check_bool("outcomes", outcomes)
+    one_step_shift = _check_bool("one_step_shift", one_step_shift)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
+    table, n_characters, n_classes = fight_table(side_a, side_b)
+    length = n if outcomes else 0
+    winner = np.empty(length, dtype=np.int8)
+    rounds = np.empty(length, dtype=np.int32)
+    result, backend, threads = simulate(
+        "tss.fight",
+        n=n,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        chunk_size=chunk_size,
+        params=(table, n_characters, n_classes, max_rounds, one_step_shift),
+        per_item=(False, False, False, False, False),
+        counts_size=FIGHT_COUNTS,
+        outputs=(winner, rounds),
+        progress=progress,
+    )
+    done = result.items_done
+    return FightResult(
+        fights=done,
+        counts=result.counts,
+        seed=seed,
+        backend=backend,
+        threads=threads,
+        partial=result.partial,
+        winner=winner[:done] if outcomes else None,
+        rounds=rounds[:done] if outcomes else None,
+    )
