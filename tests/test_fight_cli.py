@@ -38,7 +38,7 @@ def test_every_example_runs(capsys, example):
 
 
 def test_example_count():
-    assert {load(path).ruleset for path in EXAMPLES} >= {"exp", "d100"}
+    assert {load(path).ruleset for path in EXAMPLES} == {"exp", "d100", "tss"}
 
 
 def test_target_error_stops_early_with_the_first_fights(capsys):
@@ -64,6 +64,9 @@ def test_csv_and_plot(capsys, tmp_path):
 VALID_D100 = '[[sides]]\n[[sides.members]]\nfighting = 50\nweapon = { lethality = 30 }\n'
 VALID_EXP = ('[[sides]]\n[[sides.members]]\nkind = "creature"\nhit_points = 5\narmour_rating = 5\nbonus = 1\n'
              'maximum_roll = 900\nweapon = { name = "claw", type = "A", damage = "d6" }\n')
+
+VALID_TSS = ('[[sides]]\n[[sides.members]]\nskill = "12"\naction_check = "+12/11/5/2"\n'
+             'weapon = { damage = "d4s/d4w/d4w" }\n')
 
 
 def d100(first_side: str, top: str = "") -> str:
@@ -93,6 +96,15 @@ BAD = [
          'weapon = { name = "x", type = "Q", damage = "d6" }\n'), r"weapon\.type: must be one of"),
     (exp('[[sides.members]]\nkind = "creature"\nhit_points = 5\narmour_rating = 5\nbonus = 1\nmaximum_roll = 900\n'
          'weapon = { name = "x", type = "A", damage = "3d" }\n'), r"sides\[0\]\.members\[0\]\.weapon\.damage: .*NdS\+K"),
+    ('ruleset = "tss"\n[[sides]]\n[[sides.members]]\nskill = "4/8/16"\naction_check = "+14/13/6/3"\n'
+     'weapon = { damage = "d4w/d4w/d4w" }\n' + VALID_TSS,
+     r"sides\[0\]\.members\[0\]: .*skill: score must be non-increasing"),
+    ('ruleset = "tss"\n[[sides]]\n[[sides.members]]\nskill = "16"\naction_check = "+14/13/6/3"\n'
+     'weapon = { damage = "d4w/d4w/d4w", quality = "shiny" }\n' + VALID_TSS,
+     r"sides\[0\]\.members\[0\]\.weapon\.quality: must be one of"),
+    ('ruleset = "tss"\n[[sides]]\n[[sides.members]]\nskill = "16"\naction_check = "+14/13/6/3"\n'
+     'durability = [0, 1, 1]\nweapon = { damage = "d4w/d4w/d4w" }\n' + VALID_TSS,
+     r"sides\[0\]\.members\[0\]\.durability: must be \[stun, wound, mortal\]"),
     (exp('[[sides.members]]\nkind = "creature"\n' * 65), r"sides\[0\]\.members: must hold 1..64 entries"),
     (exp('[[sides.members]]\nkind = "persona"\nclass = "nomad"\nlevel = 3\nawe = 1\ncha = 1\ncon = 1\ndex = 1\n'
          'int = 1\nmstr = 1\npstr = 1\nhit_points = 9\narmour_rating = 1\n'

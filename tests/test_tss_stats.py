@@ -3,70 +3,19 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from fractions import Fraction
 
 import icepool
 import pytest
 
-from combatsim.dice import Dice
 from combatsim.tss.api import Combatant, simulate_attacks, simulate_fights
 from combatsim.tss.model import (
-    CRITICAL_FAILURE,
-    DamageTrack,
     Score,
     Weapon,
-    damage_dealt,
-    quality_grade,
-    shift_type,
-    situation_die,
 )
+from combatsim.tss.odds import exact_attack
 
 N = {"python": 4_000, "numba": 300_000, "cython": 300_000}
-
-
-def distribution(dice: Dice) -> dict[int, Fraction]:
-    """The exact distribution of NdS+K by convolution."""
-    result = {dice.modifier: Fraction(1)}
-    for _ in range(dice.count):
-        step: dict[int, Fraction] = defaultdict(Fraction)
-        for value, p in result.items():
-            for face in range(1, dice.sides + 1):
-                step[value + face] += p / dice.sides
-        result = step
-    return result
-
-
-def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, one_step):
-    """Per attack: the five tier probabilities and (mean, variance) of stun, wound, mortal dealt."""
-    score = Score.parse(skill)
-    sign, count, sides = situation_die(steps)
-    situation = distribution(Dice(count, sides))
-    track = DamageTrack.parse(damage)
-    soak = distribution(Dice.parse(armour)) if armour else {0: Fraction(1)}
-    tiers = [Fraction(0)] * 5
-    first = [Fraction(0)] * 3
-    second = [Fraction(0)] * 3
-    for control in range(1, 21):
-        for value, p_situation in situation.items():
-            p = p_situation / 20
-            tier = CRITICAL_FAILURE if control == 20 else score.tier(control + sign * value)
-            tiers[tier] += p
-            if tier > 2:
-                continue
-            damage_tier = track.tier(tier)
-            damage_type = damage_tier.type
-            if armour:
-                damage_type = shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
-                                         one_step)
-            for amount, p_amount in distribution(damage_tier.dice).items():
-                for roll, p_soak in soak.items():
-                    q = p * p_amount * p_soak
-                    for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
-                        first[k] += q * dealt
-                        second[k] += q * dealt * dealt
-    assert sum(tiers) == 1
-    return tiers, [(m, s - m * m) for m, s in zip(first, second, strict=True)]
 
 
 def assert_within_5_sigma(observed: int, n: int, mean: Fraction, variance: Fraction, label: str) -> None:

@@ -8,6 +8,8 @@ from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, re
 
 cdef enum:
     TILE = 1024
+    # Fight counts: wins A, wins B, draws, rounds, attacks, stun, wound, mortal; then the rounds histogram.
+    FIGHT_COUNTS = 8
     # Dense blocks whose Philox rounds run side by side in the joint fast path.
     LANES = 64
     MAX_STEPS = 24
@@ -674,6 +676,7 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
                 break
         tally[winner if winner >= 0 else 2] += 1
         tally[3] += rounds
+        tally[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         tally[4] += attacks
         tally[5] += total_stun
         tally[6] += total_wound
@@ -686,12 +689,6 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n_characters,
           int64_t n_classes, int64_t max_rounds, bint one_step, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
-    cdef int64_t tally[8]
-    cdef int64_t j
-    for j in range(8):
-        tally[j] = 0
-    with nogil:
-        _fights(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, tally,
+    with nogil:  # counts: the fixed counts, then the rounds histogram (FIGHT_COUNTS + rounds)
+        _fights(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, &counts[0],
                 winner_out, rounds_out)
-    for j in range(8):
-        counts[j] += tally[j]

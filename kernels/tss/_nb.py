@@ -39,6 +39,8 @@ R_ATTACK_STEPS, R_DEFENCE_STEPS, R_HAS_RESOLVE, R_RESOLVE = 8, 9, 10, 11
 R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
 R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
 R_DAMAGE, R_ARMOUR, ROW_BASE = 20, 32, 32
+# Fight counts: wins A, wins B, draws, rounds, attacks, stun, wound, mortal; then the rounds histogram.
+FIGHT_COUNTS = 8
 
 D20 = np.uint64(20)
 
@@ -712,6 +714,7 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
                 break
         counts[winner if winner >= 0 else 2] += 1
         counts[3] += rounds
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         counts[4] += attacks
         counts[5] += total_stun
         counts[6] += total_wound

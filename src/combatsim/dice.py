@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 
 MAX_DICE_COUNT = 1000
 MAX_SIDES = 1_000_000
@@ -66,6 +67,17 @@ class Dice:
     def mean_twice(self) -> int:
         """Twice the mean, an exact integer."""
         return self.count * (self.sides + 1) + 2 * self.modifier
+
+    def distribution(self) -> dict[int, Fraction]:
+        """The exact law of the total: value -> probability, by convolving the dice."""
+        law = {self.modifier: Fraction(1)}
+        for _ in range(self.count):
+            step: dict[int, Fraction] = {}
+            for value, p in law.items():
+                for face in range(1, self.sides + 1):
+                    step[value + face] = step.get(value + face, Fraction(0)) + p / self.sides
+            law = step
+        return law
 
     def __str__(self) -> str:
         if self.count == 0:

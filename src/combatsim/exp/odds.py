@@ -70,9 +70,8 @@ def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice
         for kilodie in range(1, KILODIE + 1)
     )
     p_hit = Fraction(faces, KILODIE)
-    dice_total = _power({face: Fraction(1, dice.sides) for face in range(1, dice.sides + 1)}, dice.count)
     one_round: Distribution = {}
-    for total, p in dice_total.items():  # several totals clamp to the same damage of 0
+    for total, p in Dice(dice.count, dice.sides).distribution().items():  # several totals clamp to 0 damage
         dealt = damage(total, dice.modifier, damage_adjustment)
         one_round[dealt] = one_round.get(dealt, Fraction(0)) + p
     if automatic:

@@ -329,6 +329,8 @@ class FightResult:
     #: Per-fight winner (0, 1, or -1 for a draw) and rounds, with outcomes=True.
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
+    #: rounds to the end -> fights
+    rounds_histogram: dict[int, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         c = [int(v) for v in self.counts]
@@ -384,14 +386,15 @@ def simulate_fights(
         chunk_size=chunk_size,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
         per_item=(False, False, False, False, False),
-        counts_size=FIGHT_COUNTS,
+        counts_size=FIGHT_COUNTS + max_rounds + 1,
         outputs=(winner, rounds),
         progress=progress,
     )
     done = result.items_done
     return FightResult(
         fights=done,
-        counts=result.counts,
+        counts=result.counts[:FIGHT_COUNTS],
+        rounds_histogram={r: int(c) for r, c in enumerate(result.counts[FIGHT_COUNTS:]) if c},
         seed=seed,
         backend=backend,
         threads=threads,

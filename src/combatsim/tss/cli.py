@@ -7,6 +7,13 @@ import argparse
 
 def add_attack_parser(subparsers, add_run_options) -> None:
     parser = subparsers.add_parser("tss", help="TSS d20 attacks with damage and armour (tss-combat.txt)")
+    add_attack_arguments(parser)
+    add_run_options(parser, default_n=10_000_000)
+    parser.set_defaults(handler=run_attack)
+
+
+def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
+    """What one attack is: shared by ``attack tss`` and ``odds tss``."""
     parser.add_argument("--skill", required=True, help="attack skill Ordinary/Good/Amazing, e.g. 16/8/4, or one score")
     parser.add_argument("--steps", type=int, default=0, help="summed difficulty steps (negative is a bonus)")
     parser.add_argument("--damage", required=True, help="damage track Ordinary/Good/Amazing, e.g. d4w/d4+2w/d4-1m")
@@ -14,8 +21,6 @@ def add_attack_parser(subparsers, add_run_options) -> None:
     parser.add_argument("--armour", "--armor", default=None, help="armour die against the weapon's class, e.g. d6")
     parser.add_argument("--armour-quality", "--armor-quality", default="ordinary", help="armour quality")
     parser.add_argument("--one-step-shift", action="store_true", help="quality shifts the type one step at most")
-    add_run_options(parser, default_n=10_000_000)
-    parser.set_defaults(handler=run_attack)
 
 
 def run_attack(args: argparse.Namespace) -> int:

@@ -269,6 +269,7 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
                 break
         counts[winner if winner >= 0 else 2] += 1
         counts[3] += rounds
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         counts[4] += attacks
         counts[5] += dealt_total[0]
         counts[6] += dealt_total[1]
