@@ -18,3 +18,16 @@ def test_concurrent_calls_equal_serial_calls(compiled_backend):
     for one, other in zip(serial, concurrent, strict=True):
         assert one.hits == other.hits
         np.testing.assert_array_equal(one.to_hit, other.to_hit)
+
+
+def test_concurrent_fights_equal_serial_fights():
+    from combatsim.d100.api import Combatant, Weapon, simulate_fights
+
+    fighters = [Combatant(side=0, fighting=60, weapon=Weapon(30, 2)), Combatant(side=1, fighting=55, weapon=Weapon(40, 2))]
+    jobs = [dict(n=20_000 + k, seed=k, threads=2) for k in range(6)]
+    serial = [simulate_fights(combatants=fighters, outcomes=True, **job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        concurrent = list(pool.map(lambda job: simulate_fights(combatants=fighters, outcomes=True, **job), jobs))
+    for one, other in zip(serial, concurrent, strict=True):
+        assert one.counts == other.counts
+        np.testing.assert_array_equal(one.winner, other.winner)

@@ -9,6 +9,7 @@ import contextlib
 import io
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -91,3 +92,68 @@ def test_cli_never_prints_a_traceback(argv):
             code = exit_.code
     assert "Traceback" not in err.getvalue() + out.getvalue()
     assert code in (0, 2, 130), (argv, err.getvalue())
+
+
+# Every ruleset's attack API: one argument at a time replaced by something hostile.
+def _exp_attack(**overrides):
+    from combatsim.exp.api import simulate_attack
+
+    arguments = dict(bonus=150, maximum_roll=850, armour_rating=600, damage="2d6", weapon_type="C", adjustment=0)
+    arguments.update(overrides)
+    return simulate_attack(50, seed=3, **arguments)
+
+
+def _d100_attack(**overrides):
+    from combatsim.d100.api import simulate_attacks
+
+    arguments = dict(pool=60, specialty=[2], modifiers=["quick"], lethality=30, severity=2, armour="light")
+    arguments.update(overrides)
+    return simulate_attacks(50, seed=3, **arguments)
+
+
+def _tss_attack(**overrides):
+    from combatsim.tss.api import simulate_attacks
+
+    arguments = dict(skill="16/8/4", steps=-1, damage="d4w/d4+2w/d4-1m", weapon_quality="good", armour="d6",
+                     armour_quality="ordinary")
+    arguments.update(overrides)
+    return simulate_attacks(50, seed=3, **arguments)
+
+
+ATTACK_APIS = {
+    _exp_attack: ("bonus", "maximum_roll", "armour_rating", "damage", "weapon_type", "adjustment"),
+    _d100_attack: ("pool", "specialty", "modifiers", "lethality", "severity", "armour"),
+    _tss_attack: ("skill", "steps", "damage", "weapon_quality", "armour", "armour_quality"),
+}
+hostile = st.one_of(
+    hostile_scalars,
+    st.sampled_from(["3d", "1d0", "d4x", "4/8/16", "d4q/d4w/d4m", "wizard", "", "-", "nan", "1e999", "+24/0/0"]),
+    st.integers(-(2**64), 2**64),
+)
+
+
+@given(api=st.sampled_from(list(ATTACK_APIS)), data=st.data())
+def test_ruleset_attack_apis_reject_or_run(api, data):
+    field = data.draw(st.sampled_from(ATTACK_APIS[api]))
+    value = data.draw(hostile)
+    try:
+        result = api(**{field: value})
+    except (ValueError, TypeError) as error:
+        assert str(error), field
+        return
+    assert result is not None
+
+
+@pytest.mark.parametrize("text", ["4/8/16", "16/8/4/2", "a/b/c", "0/0/-1", "", "16//4"])
+def test_malformed_scores(text):
+    from combatsim.tss.model import Score
+
+    with pytest.raises(ValueError, match="skill"):
+        Score.parse(text, "skill")
+
+
+@pytest.mark.parametrize("api", list(ATTACK_APIS), ids=["exp", "d100", "tss"])
+@pytest.mark.parametrize("backend", ["Numba", "gpu", "", 3])
+def test_unknown_backends_everywhere(api, backend):
+    with pytest.raises(ValueError, match="backend must be one of"):
+        api(backend=backend)

@@ -49,3 +49,27 @@ def test_python_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "combatsim", "backends", "--json"], capture_output=True, text=True,
                             check=True, env=dict(os.environ))
     assert json.loads(result.stdout) == {"python": True, "numba": True, "cython": True}
+
+
+def test_fight_run_stops_on_ctrl_c_with_a_partial_result():
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "d100_duel.toml")
+    command = [sys.executable, "-m", "combatsim", "fight", example, "-n", "1e11", "--seed", "2", "--threads", "2",
+               "--json", "--chunk-size", "200000"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(5.0)
+        assert process.poll() is None, process.stderr.read()
+        assert _rss_megabytes(process.pid) < 200
+        sent = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+        stopped_after = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert stopped_after < 2.0
+    record = json.loads(out)
+    assert record["partial"] is True and 0 < record["fights"] < 10**11
+    assert record["fights"] % 200_000 == 0
+    assert sum(side["wins"] for side in record["sides"]) + record["draws"] == record["fights"]

@@ -35,7 +35,6 @@ from combatsim.d100.layout import (
     D100,
     F_ATTACKS,
     F_DRAWS,
-    FIGHT_COUNTS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
     F_FLEE_SUCCESSES,
@@ -46,6 +45,7 @@ from combatsim.d100.layout import (
     F_SERIOUS,
     F_SURPRISED,
     F_WINS,
+    FIGHT_COUNTS,
     NO_WINNER,
 )
 
