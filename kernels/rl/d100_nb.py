@@ -332,3 +332,40 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
         _write_obs(iparams, state, e, obs, mask)
+
+
+@kernel
+def d100_duels(seed, start, count, iparams, policies, shaping, counts, outcome_out):
+    """Registry kernel: items are the episodes start..start+count-1 of env seed ``seed``, both sides
+    on built-in ``policies`` (1 scripted, 2 random). ``counts`` gains [side 0 wins, side 1 wins,
+    other ends, steps]; ``outcome_out`` (int64, per episode or empty) gets +1 / -1 / 0."""
+    rng = new_state()
+    threshold20 = rejection_threshold(np.uint64(20))  # noqa: F841 (used by the TSS twin)
+    seeds = np.zeros(1, dtype=np.uint64)
+    seeds[0] = seed
+    state = np.zeros((1, STATE_SIZE), dtype=np.int64)
+    actions = np.zeros((1, 2), dtype=np.int64)
+    obs = np.zeros((1, 2, OBS_SIZE), dtype=np.float32)
+    mask = np.zeros((1, 2, ACTIONS), dtype=np.int8)
+    reward = np.zeros((1, 2), dtype=np.float32)
+    terminated = np.zeros(1, dtype=np.bool_)
+    truncated = np.zeros(1, dtype=np.bool_)
+    for k in range(count):
+        state[0, S_EPISODE] = start + k
+        _init_episode(iparams, state, 0)
+        while True:
+            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+            counts[3] += 1
+            if terminated[0] or truncated[0]:
+                break
+        outcome = 0
+        if reward[0, 0] > 0.5:
+            outcome = 1
+            counts[0] += 1
+        elif reward[0, 1] > 0.5:
+            outcome = -1
+            counts[1] += 1
+        else:
+            counts[2] += 1
+        if outcome_out.shape[0]:
+            outcome_out[k] = outcome

@@ -28,12 +28,18 @@ class BenchCase:
     compiled_items: int = 20_000_000
     python_items: int = 20_000
     numpy_items: int = 2_000_000
+    #: The compiled backends this case runs on.
+    backends: tuple[str, ...] = ("numba", "cython")
 
 
 def cases() -> list[BenchCase]:
     found = []
     for ruleset in RULESETS:
         found.extend(importlib.import_module(f"combatsim.{ruleset}.bench").CASES)
+    try:  # the RL environments need the optional "rl" extra (gymnasium, pettingzoo)
+        found.extend(importlib.import_module("combatsim.rl.bench").CASES)
+    except ImportError:
+        pass
     return found
 
 
@@ -65,7 +71,7 @@ def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet
         if case.numpy is not None:
             plans.append(("numpy", 1, case.numpy_items, lambda c=case: c.numpy(c.numpy_items)))
         for backend in ("numba", "cython"):
-            if backend in backends:
+            if backend in backends and backend in case.backends:
                 for threads in (1, 2):
                     plans.append(
                         (backend, threads, case.compiled_items,

@@ -24,8 +24,8 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "exp": ("to_hit",),
 }
 
-#: The rule systems (every registry family but the generator's own dice kernels).
-RULESETS = tuple(family for family in KERNELS if family != "rng")
+#: The rule systems (every registry family but the generator's own dice kernels and the RL duels).
+RULESETS = tuple(family for family in KERNELS if family not in ("rng", "rl"))
 
 _MODULES = {
     "python": "combatsim.{ruleset}.reference",

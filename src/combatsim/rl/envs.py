@@ -83,10 +83,12 @@ class DuelEnv(gym.Env):
         self._started = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = check_seed(seed)
         super().reset(seed=seed)
         b = self._b
         if seed is not None:
-            b.seeds[0] = check_seed(seed)
+            b.seeds[0] = seed
             b.state[0, 0] = 0  # episode 0 of this seed
         elif not self._started:
             b.seeds[0] = int(self.np_random.integers(0, 2**63))

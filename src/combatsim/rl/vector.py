@@ -60,7 +60,8 @@ class DuelVectorEnv(gym.vector.VectorEnv):
         return array.copy() if self.copy else array
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        super().reset(seed=seed)  # seeds self.np_random
+        # Seeds self.np_random (the source of the per-env seeds when no seed is given).
+        super().reset(seed=int(seed[0]) if isinstance(seed, list | tuple | np.ndarray) and len(seed) else seed)
         b = self._b
         which = np.ones(self.num_envs, dtype=np.bool_)
         if options and "reset_mask" in options:
