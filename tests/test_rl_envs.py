@@ -136,8 +136,8 @@ def test_callable_opponent_matches_scripted(ruleset):
         return {"exp": int(np.flatnonzero(mask)[0]), "d100": 0 if mask[0] else 4, "tss": 0 if mask[0] else 3}[ruleset]
 
     custom = gym.make(rl.ENV_IDS[ruleset], opponent=opponent).unwrapped
-    a, _ = scripted.reset(seed=9)
-    b, _ = custom.reset(seed=9)
+    _a, _ = scripted.reset(seed=9)
+    _b, _ = custom.reset(seed=9)
     for _ in range(50):
         ra = scripted.step(0)
         rb = custom.step(0)

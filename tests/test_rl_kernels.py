@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 pytest.importorskip("gymnasium")
 
-from combatsim.rl import d100_reference, exp_reference, tss_reference  # noqa: E402
-from combatsim.rl.envs import Buffers  # noqa: E402
-from combatsim.rl.rulesets import RULESETS, d100_params, exp_params, specialty_multiplier, tss_params  # noqa: E402
+from combatsim.rl import d100_reference, exp_reference, tss_reference
+from combatsim.rl.envs import Buffers
+from combatsim.rl.rulesets import RULESETS, d100_params, exp_params, specialty_multiplier, tss_params
 
 REFERENCES = {"exp": exp_reference, "d100": d100_reference, "tss": tss_reference}
 MARKER = "# ---- shared body"
@@ -286,11 +286,13 @@ exp_weapon = st.fixed_dictionaries({
     "type": st.sampled_from(["A", "B", "C", "D", "E", "F", "automatic"]), "ammunition": st.sampled_from([0, 3, 7, 30]),
 })
 exp_persona = st.fixed_dictionaries({
-    "hit_points": st.integers(1, 60), "armour_rating": st.integers(0, 950), "weapons": st.lists(exp_weapon, min_size=1, max_size=3),
+    "hit_points": st.integers(1, 60), "armour_rating": st.integers(0, 950),
+    "weapons": st.lists(exp_weapon, min_size=1, max_size=3),
 }).map(lambda p: {**p, "weapons": [w if w["type"] != "automatic" or w["ammunition"] >= 3 else {**w, "ammunition": 30}
                                    for w in p["weapons"]]})
 d100_persona = st.fixed_dictionaries({
-    "skill": st.integers(-20, 140), "ranged": st.booleans(), "nonlethal": st.booleans(), "weapon_lethality": st.integers(0, 100),
+    "skill": st.integers(-20, 140), "ranged": st.booleans(), "nonlethal": st.booleans(),
+    "weapon_lethality": st.integers(0, 100),
     "weapon_severity": st.sampled_from(["0", "1.5", "2", "3.25", "10"]), "armour": st.sampled_from(["none", "light", "heavy"]),
     "dual_wield_allowed": st.booleans(), "flee_target": st.integers(-10, 99),
 })

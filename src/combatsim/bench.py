@@ -9,6 +9,7 @@ compare ratios within one run, not figures across runs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import time
@@ -36,10 +37,8 @@ def cases() -> list[BenchCase]:
     found = []
     for ruleset in RULESETS:
         found.extend(importlib.import_module(f"combatsim.{ruleset}.bench").CASES)
-    try:  # the RL environments need the optional "rl" extra (gymnasium, pettingzoo)
+    with contextlib.suppress(ImportError):  # the RL environments need the optional "rl" extra
         found.extend(importlib.import_module("combatsim.rl.bench").CASES)
-    except ImportError:
-        pass
     return found
 
 

@@ -101,9 +101,9 @@ def _legal(iparams, state, e, side, action):
     p = side * SIDE_PARAMS
     s = S_SIDE + side * SIDE_STATE
     engaged = state[e, S_ENGAGED] != 0
-    if action == A_ATTACK or action == A_QUICK_ATTACK:
+    if action in (A_ATTACK, A_QUICK_ATTACK):
         return engaged or iparams[p + P_RANGED] != 0  # melee weapons need an engaged foe
-    if action == A_DEFEND or action == A_PRESS:
+    if action in (A_DEFEND, A_PRESS):
         return True
     if action == A_FLEE:
         return not engaged  # flee is blocked while engaged
@@ -309,9 +309,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
             if c0 == A_DISENGAGE or c1 == A_DISENGAGE:
                 leaver = 0 if c0 == A_DISENGAGE else 1
                 blocker_presses = (c1 == A_PRESS) if leaver == 0 else (c0 == A_PRESS)
-                if c0 == A_DISENGAGE and c1 == A_DISENGAGE:
-                    state[e, S_ENGAGED] = 0
-                elif not blocker_presses:
+                if (c0 == A_DISENGAGE and c1 == A_DISENGAGE) or not blocker_presses:
                     state[e, S_ENGAGED] = 0
                 else:
                     # Quick contest at full attack target, no action modifiers: tier, then margin;

@@ -8,7 +8,7 @@ trajectories for identical actions.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -56,7 +56,7 @@ class Buffers:
 class DuelEnv(gym.Env):
     """A duel of ``ruleset``; see docs/rl.md for observations, actions and rewards."""
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     ruleset_name = ""
 
     def __init__(

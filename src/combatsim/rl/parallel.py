@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -16,7 +16,7 @@ from combatsim.validation import check_choice, check_seed
 class DuelParallelEnv(ParallelEnv):
     """A duel where each side is an agent; rewards are zero-sum (win +1, loss -1)."""
 
-    metadata = {"render_modes": [], "is_parallelizable": True, "name": "combatsim_duel_v0"}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True, "name": "combatsim_duel_v0"}
 
     def __init__(self, ruleset: str = "d100", *, backend: str = "auto", shaping: float = 0.0, **config: Any) -> None:
         self.ruleset = RULESETS[check_choice("ruleset", ruleset, tuple(RULESETS))]

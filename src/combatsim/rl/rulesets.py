@@ -79,7 +79,9 @@ def exp_params(agent=None, opponent=None, *, max_steps: int = 200, hit_on_equal:
         persona = _mapping(name, EXP_DEFAULT_PERSONA if persona is None else persona)
         _unknown(name, persona, EXP_PERSONA_FIELDS)
         base = side * layout.SIDE_PARAMS
-        params[base + layout.P_HIT_POINTS] = check_int(f"{name}.hit_points", persona.get("hit_points", 30), 1, MAX_HIT_POINTS)
+        params[base + layout.P_HIT_POINTS] = check_int(
+            f"{name}.hit_points", persona.get("hit_points", 30), 1, MAX_HIT_POINTS
+        )
         params[base + layout.P_ARMOUR_RATING] = check_int(
             f"{name}.armour_rating", persona.get("armour_rating", 600), -10_000, 10_000
         )
@@ -94,7 +96,9 @@ def exp_params(agent=None, opponent=None, *, max_steps: int = 200, hit_on_equal:
             kind = check_choice(f"{field}.type", weapon.get("type", "C"), tuple(EXP_TYPES))
             dice = _dice(f"{field}.damage", weapon.get("damage", "d6"), layout.MAX_DICE)
             params[w + layout.P_BONUS] = check_int(f"{field}.bonus", weapon.get("bonus", 0), -10_000, 10_000)
-            params[w + layout.P_MAXIMUM_ROLL] = check_int(f"{field}.maximum_roll", weapon.get("maximum_roll", 1000), -10_000, 20_000)
+            params[w + layout.P_MAXIMUM_ROLL] = check_int(
+                f"{field}.maximum_roll", weapon.get("maximum_roll", 1000), -10_000, 20_000
+            )
             params[w + layout.P_DAMAGE_ADJUSTMENT] = check_int(
                 f"{field}.damage_adjustment", weapon.get("damage_adjustment", 0), -10_000, 10_000
             )
@@ -267,9 +271,10 @@ def tss_params(agent=None, opponent=None, *, max_steps: int = 200, one_step_shif
                 dice.count, dice.sides, dice.modifier
             )
             params[base + layout.P_TYPE + tier] = TSS_TYPES[entry[-1].lower()]
-        params[base + layout.P_WEAPON_GRADE] = TSS_GRADES[check_choice(f"{name}.weapon_grade", persona["weapon_grade"], tuple(TSS_GRADES))]
+        grades = tuple(TSS_GRADES)
+        params[base + layout.P_WEAPON_GRADE] = TSS_GRADES[check_choice(f"{name}.weapon_grade", persona["weapon_grade"], grades)]
         params[base + layout.P_ARMOUR_DIE] = check_int(f"{name}.armour_die", persona["armour_die"], 0, 1000)
-        params[base + layout.P_ARMOUR_GRADE] = TSS_GRADES[check_choice(f"{name}.armour_grade", persona["armour_grade"], tuple(TSS_GRADES))]
+        params[base + layout.P_ARMOUR_GRADE] = TSS_GRADES[check_choice(f"{name}.armour_grade", persona["armour_grade"], grades)]
         durability = persona["durability"]
         if not isinstance(durability, str) or len(durability.split("/")) != 3:
             raise ValueError(f"{name}.durability must look like 'stun/wound/mortal' e.g. '10/10/5', got {durability!r}")

@@ -415,7 +415,7 @@ def tss_duels(seed, start, count, iparams, policies, shaping, counts, outcome_ou
     on built-in ``policies`` (1 scripted, 2 random). ``counts`` gains [side 0 wins, side 1 wins,
     other ends, steps]; ``outcome_out`` (int64, per episode or empty) gets +1 / -1 / 0."""
     rng = new_state()
-    threshold20 = rejection_threshold(np.uint64(20))  # noqa: F841 (used by the TSS twin)
+    threshold20 = rejection_threshold(np.uint64(20))
     seeds = np.zeros(1, dtype=np.uint64)
     seeds[0] = seed
     state = np.zeros((1, STATE_SIZE), dtype=np.int64)

@@ -7,8 +7,9 @@ action ignored) and returns its first observation. Environment ``e`` seeded ``s`
 
 from __future__ import annotations
 
+import itertools
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -21,7 +22,7 @@ from combatsim.validation import check_int, check_seed
 
 
 class DuelVectorEnv(gym.vector.VectorEnv):
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
     ruleset_name = ""
 
     def __init__(
@@ -54,7 +55,7 @@ class DuelVectorEnv(gym.vector.VectorEnv):
         self._started = False
         self._pool = ThreadPoolExecutor(self.threads) if self.threads > 1 and self.backend != "python" else None
         bounds = np.linspace(0, self.num_envs, min(self.threads, self.num_envs) + 1).astype(np.int64)
-        self._slices = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        self._slices = [slice(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
 
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
