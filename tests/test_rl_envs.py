@@ -17,7 +17,7 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test  # noqa: E402
 import combatsim.rl as rl  # noqa: E402
 
 RULESETS = ("exp", "d100", "tss")
-RL_BACKENDS = ("python", "numba")
+RL_BACKENDS = ("python", "numba", "cython")
 
 
 @pytest.fixture(params=RULESETS)
@@ -110,7 +110,7 @@ def test_vector_trajectories_equal_single_envs(ruleset, opponent):
 
 def test_vector_backends_and_threads_agree(ruleset):
     results = []
-    for backend, threads in (("python", 1), ("numba", 1), ("numba", 3)):
+    for backend, threads in (("python", 1), ("numba", 1), ("numba", 3), ("cython", 1), ("cython", 2)):
         cls = {"exp": rl.ExpDuelVectorEnv, "d100": rl.D100DuelVectorEnv, "tss": rl.TssDuelVectorEnv}[ruleset]
         env = cls(7, backend=backend, threads=threads, opponent="random", max_steps=30)
         obs, info = env.reset(seed=5)
@@ -191,3 +191,30 @@ def test_parallel_env_self_play_is_zero_sum(ruleset):
     with pytest.raises(RuntimeError, match="reset"):
         env.step({"side_0": 0, "side_1": 0})
     assert env.state().shape == (2 * env.ruleset.obs_size,)
+
+
+def test_simulate_duels_streams_identically_and_matches_the_env(ruleset):
+    """Duel k of simulate_duels is episode k of an env seeded alike, for any threads/chunks/backend."""
+    results = [
+        rl.simulate_duels(ruleset, 40, seed=11, backend=backend, threads=threads, chunk_size=chunk, outcomes=True, max_steps=60)
+        for backend, threads, chunk in (("python", 1, None), ("numba", 2, 7), ("cython", 3, 5))
+    ]
+    for other in results[1:]:
+        np.testing.assert_array_equal(results[0].outcomes, other.outcomes)
+        assert (other.side_0_wins, other.side_1_wins, other.steps) == (
+            results[0].side_0_wins, results[0].side_1_wins, results[0].steps)
+    env = {"exp": rl.ExpDuelVectorEnv, "d100": rl.D100DuelVectorEnv, "tss": rl.TssDuelVectorEnv}[ruleset](
+        1, opponent="random", max_steps=60)
+    env.reset(seed=11)
+    outcomes = []
+    steps = 0
+    while len(outcomes) < 5:
+        env.rollout(1, agent="scripted")
+        steps += 1
+        if env._b.terminated[0] or env._b.truncated[0]:
+            reward = env._b.reward[0]
+            outcomes.append(1 if reward[0] > 0.5 else (-1 if reward[1] > 0.5 else 0))
+            env.rollout(1, agent="scripted")  # the autoreset step
+    assert outcomes == results[0].outcomes[:5].tolist()
+    with pytest.raises(ValueError, match="agent"):
+        rl.simulate_duels(ruleset, 1, agent="smart")

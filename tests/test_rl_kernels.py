@@ -26,6 +26,20 @@ def numba_module(ruleset: str):
     return importlib.import_module(f"combatsim.kernels.rl.{ruleset}_nb")
 
 
+def cython_module(ruleset: str):
+    return importlib.import_module(f"combatsim.kernels.rl.{ruleset}_cy")
+
+
+def test_cython_twins_are_generated_from_the_reference_body():
+    from pathlib import Path
+
+    from combatsim.rl._cython_twin import generate
+
+    kernels = Path(importlib.import_module("combatsim.kernels.rl").__file__).parent
+    for ruleset in REFERENCES:
+        assert (kernels / f"{ruleset}_cy.pyx").read_text() == generate(ruleset), "run python -m combatsim.rl._cython_twin"
+
+
 @pytest.mark.parametrize("ruleset", list(REFERENCES))
 def test_numba_twin_has_the_reference_body(ruleset):
     reference = inspect.getsource(REFERENCES[ruleset])
@@ -50,7 +64,7 @@ class Dice:
 
 def _exp_state(params):
     b = Buffers(RULESETS["exp"], 1)
-    exp_reference.exp_reset(params, b.seeds, b.state, np.ones(1, bool), b.obs, b.mask)
+    exp_reference.exp_reset(params, b.seeds, b.state, np.ones(1, np.uint8), b.obs, b.mask)
     return b
 
 
@@ -181,7 +195,7 @@ def test_d100_escalation_cascades(monkeypatch):
     layout = d100_reference
     params = d100_params({"weapon_lethality": 0, "weapon_severity": 0, "dual_wield_allowed": True})
     b = Buffers(RULESETS["d100"], 1)
-    layout.d100_reset(params, b.seeds, b.state, np.ones(1, bool), b.obs, b.mask)
+    layout.d100_reset(params, b.seeds, b.state, np.ones(1, np.uint8), b.obs, b.mask)
     d = layout.S_SIDE + layout.SIDE_STATE
     b.state[0, d + layout.S_SERIOUS] = 1
     b.state[0, d + layout.S_FLESH] = 1
@@ -196,7 +210,7 @@ def test_d100_modifiers_stack(monkeypatch):
     layout = d100_reference
     params = d100_params({"skill": 95, "ranged": True, "dual_wield_allowed": True})
     b = Buffers(RULESETS["d100"], 1)
-    layout.d100_reset(params, b.seeds, b.state, np.ones(1, bool), b.obs, b.mask)
+    layout.d100_reset(params, b.seeds, b.state, np.ones(1, np.uint8), b.obs, b.mask)
     b.state[0, layout.S_SIDE + layout.S_DUAL] = 1
     b.state[0, layout.S_SIDE + layout.SIDE_STATE + layout.S_COVER] = 1
     Dice(monkeypatch, layout, [16])
@@ -215,7 +229,7 @@ def test_tss_example_alex_pistol_against_the_thug(monkeypatch):
     b = Buffers(RULESETS["tss"], 1)
     b.state[0, layout.S_EPISODE] = 0
     Dice(monkeypatch, layout, [10, 10, 1])  # the first round's action checks and tie die
-    layout.tss_reset(params, b.seeds, b.state, np.ones(1, bool), b.obs, b.mask)
+    layout.tss_reset(params, b.seeds, b.state, np.ones(1, np.uint8), b.obs, b.mask)
     Dice(monkeypatch, layout, [9, 2, 3, 4])  # control 9, situation -2: 7; damage d4 = 3 (+2); armour 4
     assert layout._attack(params, b.state, 0, 0, 0, None, 0) == 1 + 2 + 2
     d = layout.S_SIDE + layout.SIDE_STATE
@@ -248,7 +262,7 @@ def test_tss_two_weapon_penalties_and_critical_failure(monkeypatch):
     params = tss_params({"skill": "20/10/5"}, {"armour_die": 0})
     b = Buffers(RULESETS["tss"], 1)
     Dice(monkeypatch, layout, [10, 10, 1])
-    layout.tss_reset(params, b.seeds, b.state, np.ones(1, bool), b.obs, b.mask)
+    layout.tss_reset(params, b.seeds, b.state, np.ones(1, np.uint8), b.obs, b.mask)
     assert layout.attack_tier(20, 1, 20, 10, 5) == layout.TIER_FAILURE  # control 20 fails whatever the total
     # Two-weapon attack: main +2 steps (+d6), offhand +4 (+d12); no armour: no soak, no shift.
     Dice(monkeypatch, layout, [3, 1, 2, 3, 12, 3])
@@ -317,7 +331,7 @@ def _run(module, ruleset, params, seeds, policies, shaping, action_seed, steps):
     n = seeds.shape[0]
     b = Buffers(RULESETS[ruleset], n)
     b.seeds[:] = seeds
-    getattr(module, f"{ruleset}_reset")(params, b.seeds, b.state, np.ones(n, bool), b.obs, b.mask)
+    getattr(module, f"{ruleset}_reset")(params, b.seeds, b.state, np.ones(n, np.uint8), b.obs, b.mask)
     rng = np.random.default_rng(action_seed)
     trace = [b.obs.copy(), b.mask.copy()]
     for _ in range(steps):
@@ -341,9 +355,10 @@ def test_differential_reference_vs_numba(ruleset):
         seeds = np.array(seeds, dtype=np.uint64)
         policies = np.array(policies, dtype=np.int64)
         reference = _run(REFERENCES[ruleset], ruleset, params, seeds, policies, shaping, action_seed, 25)
-        compiled = _run(numba_module(ruleset), ruleset, params, seeds, policies, shaping, action_seed, 25)
-        for a, b in zip(reference, compiled, strict=True):
-            np.testing.assert_array_equal(a, b)
+        for module in (numba_module(ruleset), cython_module(ruleset)):
+            compiled = _run(module, ruleset, params, seeds, policies, shaping, action_seed, 25)
+            for a, b in zip(reference, compiled, strict=True):
+                np.testing.assert_array_equal(a, b)
 
     check()
 
@@ -354,13 +369,14 @@ def test_duels_kernel_reference_vs_numba(ruleset):
     for policies in ((1, 2), (2, 2), (2, 1)):
         policies = np.array(policies, dtype=np.int64)
         outs = []
-        for module in (REFERENCES[ruleset], numba_module(ruleset)):
+        for module in (REFERENCES[ruleset], numba_module(ruleset), cython_module(ruleset)):
             counts = np.zeros(4, dtype=np.int64)
             outcome = np.zeros(15, dtype=np.int64)
             getattr(module, f"{ruleset}_duels")(np.uint64(2**63 + 5), 40, 15, params, policies, 0.0, counts, outcome)
             outs.append((counts, outcome))
-        np.testing.assert_array_equal(outs[0][0], outs[1][0])
-        np.testing.assert_array_equal(outs[0][1], outs[1][1])
+        for other in outs[1:]:
+            np.testing.assert_array_equal(outs[0][0], other[0])
+            np.testing.assert_array_equal(outs[0][1], other[1])
         assert outs[0][0][:3].sum() == 15
 
 
@@ -375,7 +391,7 @@ def test_exp_hit_rate_matches_the_kilodie():
     b = Buffers(RULESETS["exp"], n)
     b.seeds[:] = 77
     b.state[:, 0] = np.arange(n)  # distinct episodes of one seed
-    module.exp_reset(params, b.seeds, b.state, np.ones(n, bool), b.obs, b.mask)
+    module.exp_reset(params, b.seeds, b.state, np.ones(n, np.uint8), b.obs, b.mask)
     for _ in range(units):
         module.exp_step(params, b.seeds, b.state, b.actions, np.array([0, 0]), 0.0,
                         b.obs, b.reward, b.terminated, b.truncated, b.mask)

@@ -206,7 +206,8 @@ def d100_reset(iparams, seeds, state, which, obs, mask):
 @kernel
 def d100_step(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask):
     """One pass in every env; an env whose episode ended last step resets instead (NEXT_STEP)."""
-    _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, new_state())
+    rng = new_state()
+    _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
 
 
 @kernel
@@ -346,8 +347,8 @@ def d100_duels(seed, start, count, iparams, policies, shaping, counts, outcome_o
     obs = np.zeros((1, 2, OBS_SIZE), dtype=np.float32)
     mask = np.zeros((1, 2, ACTIONS), dtype=np.int8)
     reward = np.zeros((1, 2), dtype=np.float32)
-    terminated = np.zeros(1, dtype=np.bool_)
-    truncated = np.zeros(1, dtype=np.bool_)
+    terminated = np.zeros(1, dtype=np.uint8)
+    truncated = np.zeros(1, dtype=np.uint8)
     for k in range(count):
         state[0, S_EPISODE] = start + k
         _init_episode(iparams, state, 0)

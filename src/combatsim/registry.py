@@ -22,6 +22,8 @@ BACKEND_ENVIRONMENT_VARIABLE = "COMBATSIM_BACKEND"
 KERNELS: dict[str, tuple[str, ...]] = {
     "rng": ("dense_dice", "item_dice"),
     "exp": ("to_hit",),
+    # Whole duels of the RL environments, episode by episode (combatsim.rl; docs/rl.md).
+    "rl": ("exp_duels", "d100_duels", "tss_duels"),
 }
 
 #: The rule systems (every registry family but the generator's own dice kernels and the RL duels).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from combatsim.rl.api import DuelsResult, simulate_duels
 from combatsim.rl.envs import D100DuelEnv, DuelEnv, ExpDuelEnv, TssDuelEnv
 from combatsim.rl.parallel import DuelParallelEnv, parallel_env
 from combatsim.rl.vector import D100DuelVectorEnv, DuelVectorEnv, ExpDuelVectorEnv, TssDuelVectorEnv
@@ -31,9 +32,11 @@ __all__ = [
     "DuelEnv",
     "DuelParallelEnv",
     "DuelVectorEnv",
+    "DuelsResult",
     "ExpDuelEnv",
     "ExpDuelVectorEnv",
     "TssDuelEnv",
     "TssDuelVectorEnv",
     "parallel_env",
+    "simulate_duels",
 ]

@@ -48,8 +48,9 @@ class Buffers:
         self.obs = np.zeros((n, 2, layout.OBS_SIZE), dtype=np.float32)
         self.mask = np.zeros((n, 2, layout.ACTIONS), dtype=np.int8)
         self.reward = np.zeros((n, 2), dtype=np.float32)
-        self.terminated = np.zeros(n, dtype=np.bool_)
-        self.truncated = np.zeros(n, dtype=np.bool_)
+        # uint8 0/1 for the kernels (every backend takes it); users get bool views.
+        self.terminated = np.zeros(n, dtype=np.uint8)
+        self.truncated = np.zeros(n, dtype=np.uint8)
         self.actions = np.zeros((n, 2), dtype=np.int64)
 
 
@@ -96,7 +97,7 @@ class DuelEnv(gym.Env):
         else:
             b.state[0, 0] += 1  # the next episode of the same seed
         self._started = True
-        self._reset_kernel(self.params, b.seeds, b.state, np.ones(1, dtype=np.bool_), b.obs, b.mask)
+        self._reset_kernel(self.params, b.seeds, b.state, np.ones(1, dtype=np.uint8), b.obs, b.mask)
         return b.obs[0, 0].copy(), {"action_mask": b.mask[0, 0].copy()}
 
     def step(self, action):

@@ -60,7 +60,7 @@ class DuelParallelEnv(ParallelEnv):
             b.state[0, 0] += 1
         self._started = True
         self.agents = list(self.possible_agents)
-        self._reset_kernel(self.params, b.seeds, b.state, np.ones(1, dtype=np.bool_), b.obs, b.mask)
+        self._reset_kernel(self.params, b.seeds, b.state, np.ones(1, dtype=np.uint8), b.obs, b.mask)
         return self._observations()
 
     def step(self, actions: dict):

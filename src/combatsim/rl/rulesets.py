@@ -306,13 +306,13 @@ class Ruleset:
         return self.layout.OBS_SIZE
 
     def kernels(self, backend: str) -> tuple[Any, Any, Any, str]:
-        """(reset, step, rollout, resolved backend). The RL step kernels come in python and numba;
-        ``auto`` resolves to numba (see docs/rl.md)."""
-        if backend in (None, "auto"):
-            resolved = resolve_backend("auto")
-            backend = "python" if resolved == "python" else "numba"
-        backend = check_choice("backend", backend, ("python", "numba"))
-        module = self.layout if backend == "python" else importlib.import_module(f"combatsim.kernels.rl.{self.name}_nb")
+        """(reset, step, rollout, resolved backend) for "auto", "python", "numba" or "cython"."""
+        backend = resolve_backend(backend)
+        if backend == "python":
+            module = self.layout
+        else:
+            suffix = "nb" if backend == "numba" else "cy"
+            module = importlib.import_module(f"combatsim.kernels.rl.{self.name}_{suffix}")
         return (getattr(module, f"{self.name}_reset"), getattr(module, f"{self.name}_step"),
                 getattr(module, f"{self.name}_rollout"), backend)
 

@@ -66,7 +66,7 @@ class DuelVectorEnv(gym.vector.VectorEnv):
         b = self._b
         which = np.ones(self.num_envs, dtype=np.bool_)
         if options and "reset_mask" in options:
-            which = np.asarray(options["reset_mask"], dtype=np.bool_)
+            which = np.ascontiguousarray(options["reset_mask"], dtype=np.bool_)
             if which.shape != (self.num_envs,):
                 raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
         if seed is not None:
@@ -86,7 +86,7 @@ class DuelVectorEnv(gym.vector.VectorEnv):
             b.state[which, 0] += 1
         self._started = True
         b.state[which, 3] = 0  # S_NEEDS_RESET
-        self._reset_kernel(self.params, b.seeds, b.state, which, b.obs, b.mask)
+        self._reset_kernel(self.params, b.seeds, b.state, which.view(np.uint8), b.obs, b.mask)
         return self._out(b.obs[:, 0]), {"action_mask": self._out(b.mask[:, 0])}
 
     def step(self, actions):
@@ -95,7 +95,8 @@ class DuelVectorEnv(gym.vector.VectorEnv):
         if self._opponent is not None:
             b.actions[:, 1] = np.asarray(self._opponent(b.obs[:, 1].copy(), b.mask[:, 1].copy()), dtype=np.int64)
         self._run(self._step_kernel)
-        return (self._out(b.obs[:, 0]), self._out(b.reward[:, 0]), self._out(b.terminated), self._out(b.truncated),
+        return (self._out(b.obs[:, 0]), self._out(b.reward[:, 0]), self._out(b.terminated.view(np.bool_)),
+                self._out(b.truncated.view(np.bool_)),
                 {"action_mask": self._out(b.mask[:, 0])})
 
     def _run(self, kernel) -> None:
