@@ -139,8 +139,9 @@ cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
     return False
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept:
-    for side in range(2):
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         s = S_SIDE + side * SIDE_STATE
         o = S_SIDE + other * SIDE_STATE
@@ -195,6 +196,7 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
 
 
 cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t quick, int64_t defending, Stream* rng, uint32_t threshold) noexcept:
+    cdef int64_t _
     """One attack of ``side``; records the wounds on the target and returns their weight in 1/6 of a
     lethal wound (flesh 1, serious 3, lethal 6) for the optional shaped reward."""
     p = side * SIDE_PARAMS
@@ -236,7 +238,7 @@ def d100_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:,
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def d100_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
@@ -247,6 +249,7 @@ def d100_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, 
 
 
 def d100_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
+    cdef int64_t _
     cdef Stream _stream
     rng = &_stream
     cdef int64_t[:, ::1] actions = np.zeros((state.shape[0], 2), dtype=np.int64)
@@ -267,6 +270,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
     threshold = rejection_threshold(<uint32_t>(D100))
     s0 = S_SIDE
     s1 = S_SIDE + SIDE_STATE
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -275,7 +279,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
         if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
@@ -365,7 +369,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         truncated[e] = (not terminated[e]) and t + 1 >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 def d100_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):

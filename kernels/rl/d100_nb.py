@@ -99,8 +99,9 @@ def _legal(iparams, state, e, side, action):
 
 
 @kernel
-def _write_obs(iparams, state, e, obs, mask):
-    for side in range(2):
+def _write_obs(iparams, state, e, obs, mask, n_sides):
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         s = S_SIDE + side * SIDE_STATE
         o = S_SIDE + other * SIDE_STATE
@@ -200,7 +201,7 @@ def d100_reset(iparams, seeds, state, which, obs, mask):
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 @kernel
@@ -232,6 +233,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     threshold = rejection_threshold(np.uint64(D100))
     s0 = S_SIDE
     s1 = S_SIDE + SIDE_STATE
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -240,7 +242,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
         if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
@@ -330,7 +332,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         truncated[e] = (not terminated[e]) and t + 1 >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 @kernel

@@ -115,8 +115,9 @@ cdef int64_t _hit_chance(const int64_t[::1] iparams, int64_t side, int64_t slot)
     return KILODIE - min(max(bar - iparams[w + P_BONUS], 0), KILODIE)
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept:
-    for side in range(2):
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         p = side * SIDE_PARAMS
         s = S_SIDE + side * SIDE_STATE
@@ -180,6 +181,7 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
 
 
 cdef int64_t _fire(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, Stream* rng, uint32_t kilodie_threshold) noexcept:
+    cdef int64_t _
     """Resolve Fire: spend ammunition, roll to hit, roll damage; returns the damage dealt."""
     p = side * SIDE_PARAMS
     s = S_SIDE + side * SIDE_STATE
@@ -217,7 +219,7 @@ def exp_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, 
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def exp_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
@@ -228,6 +230,7 @@ def exp_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, :
 
 
 def exp_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
+    cdef int64_t _
     """``steps`` steps of every env with both sides on built-in policies, in one call (benchmarks,
     policy evaluation). ``totals`` (int64, 4) gains side 0 wins, side 1 wins, other ends, steps."""
     cdef Stream _stream
@@ -248,6 +251,7 @@ def exp_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:
 
 cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept:
     kilodie_threshold = rejection_threshold(<uint32_t>(KILODIE))
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -256,7 +260,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T] + 1
         state[e, S_T] = t
@@ -296,7 +300,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         truncated[e] = (not terminated[e]) and t >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 def exp_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):

@@ -112,6 +112,7 @@ cdef int64_t attack_tier(int64_t control, int64_t total, int64_t ordinary, int64
 
 
 cdef int64_t situation_roll(int64_t steps, Stream* rng, uint32_t threshold20) noexcept:
+    cdef int64_t _
     """Signed situation die of ``steps`` on the Difficulty Scale (negative: a bonus)."""
     if steps == 0:
         return 0
@@ -182,8 +183,9 @@ cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
     return True
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept:
-    for side in range(2):
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         s = S_SIDE + side * SIDE_STATE
         o = S_SIDE + other * SIDE_STATE
@@ -258,6 +260,7 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
 
 
 cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t steps, Stream* rng, uint32_t threshold20) noexcept:
+    cdef int64_t _
     """One attack roll of ``side`` at ``steps`` more (beyond base, dazed, aim); returns the points dealt."""
     p = side * SIDE_PARAMS
     q = (1 - side) * SIDE_PARAMS
@@ -334,7 +337,7 @@ def tss_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, 
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, seeds, state, e, rng, threshold20)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def tss_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
@@ -345,6 +348,7 @@ def tss_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, :
 
 
 def tss_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
+    cdef int64_t _
     cdef Stream _stream
     rng = &_stream
     cdef int64_t[:, ::1] actions = np.zeros((state.shape[0], 2), dtype=np.int64)
@@ -363,6 +367,7 @@ def tss_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:
 
 cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept:
     threshold20 = rejection_threshold(<uint32_t>(D20))
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -371,7 +376,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, seeds, state, e, rng, threshold20)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T] + 1
         state[e, S_T] = t
@@ -408,7 +413,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         truncated[e] = (not terminated[e]) and t >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 def tss_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):

@@ -156,8 +156,9 @@ def _legal(iparams, state, e, side, action):
 
 
 @kernel
-def _write_obs(iparams, state, e, obs, mask):
-    for side in range(2):
+def _write_obs(iparams, state, e, obs, mask, n_sides):
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         s = S_SIDE + side * SIDE_STATE
         o = S_SIDE + other * SIDE_STATE
@@ -313,7 +314,7 @@ def tss_reset(iparams, seeds, state, which, obs, mask):
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, seeds, state, e, rng, threshold20)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 @kernel
@@ -343,6 +344,7 @@ def tss_rollout(iparams, seeds, state, steps, policies, shaping, obs, reward, te
 @kernel
 def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng):
     threshold20 = rejection_threshold(np.uint64(D20))
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -351,7 +353,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, seeds, state, e, rng, threshold20)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T] + 1
         state[e, S_T] = t
@@ -388,7 +390,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         truncated[e] = (not terminated[e]) and t >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 @kernel

@@ -115,6 +115,15 @@ def generate(ruleset: str) -> str:
     body = source[source.index(MARKER):].splitlines()
     out: list[str] = []
     constants: list[str] = []
+    # A loop variable ``_`` would be a Python object: declare it where a function loops with it.
+    uses_underscore = set()
+    current = None
+    for line in body:
+        match = re.match(r"^def (\w+)\(", line)
+        if match:
+            current = match.group(1)
+        elif current and "for _ in range(" in line:
+            uses_underscore.add(current)
     in_function = False
     for line in body:
         if line.startswith("@kernel"):
@@ -125,6 +134,8 @@ def generate(ruleset: str) -> str:
             public = name.endswith(PUBLIC)
             ret = None if public else RETURNS.get(name, "int64_t")
             out.append(_signature(name, args, ret))
+            if name in uses_underscore:
+                out.append("    cdef int64_t _")
             in_function = True
             continue
         if not line.startswith((" ", "#")) and line.strip():

@@ -96,8 +96,9 @@ def _hit_chance(iparams, side, slot):
 
 
 @kernel
-def _write_obs(iparams, state, e, obs, mask):
-    for side in range(2):
+def _write_obs(iparams, state, e, obs, mask, n_sides):
+    # Side 1's view is written only when someone outside the kernel plays it.
+    for side in range(n_sides):
         other = 1 - side
         p = side * SIDE_PARAMS
         s = S_SIDE + side * SIDE_STATE
@@ -202,7 +203,7 @@ def exp_reset(iparams, seeds, state, which, obs, mask):
     for e in range(state.shape[0]):
         if which[e]:
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, 2)
 
 
 @kernel
@@ -234,6 +235,7 @@ def exp_rollout(iparams, seeds, state, steps, policies, shaping, obs, reward, te
 @kernel
 def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng):
     kilodie_threshold = rejection_threshold(np.uint64(KILODIE))
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
         terminated[e] = False
         truncated[e] = False
@@ -242,7 +244,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         if state[e, S_NEEDS_RESET]:
             state[e, S_EPISODE] += 1
             _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask)
+            _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T] + 1
         state[e, S_T] = t
@@ -282,7 +284,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         truncated[e] = (not terminated[e]) and t >= iparams[G_MAX_STEPS]
         if terminated[e] or truncated[e]:
             state[e, S_NEEDS_RESET] = 1
-        _write_obs(iparams, state, e, obs, mask)
+        _write_obs(iparams, state, e, obs, mask, n_sides)
 
 
 @kernel
