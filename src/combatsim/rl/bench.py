@@ -90,9 +90,9 @@ for _ruleset, _suffix in (("d100", ""), ("exp", ".exp"), ("tss", ".tss")):
     CASES += [
         BenchCase(f"rl.vector_step{_suffix}", lambda b, n, t, r=_ruleset: vector_steps(r, b, n, t), cartpole_vector,
                   compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
-                  backends=("numba",)),
+                  backends=("numba", "cython")),
         BenchCase(f"rl.single_step{_suffix}", lambda b, n, t, r=_ruleset: single_rollout(r, b, n, t), None,
-                  compiled_items=200_000, python_items=2_000, backends=("numba",)),
+                  compiled_items=200_000, python_items=2_000, backends=("numba", "cython")),
         BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n, t), cartpole_single,
-                  compiled_items=20_000, python_items=2_000, numpy_items=20_000, backends=("numba",)),
+                  compiled_items=20_000, python_items=2_000, numpy_items=20_000, backends=("numba", "cython")),
     ]
