@@ -304,15 +304,18 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
             dealt0 += _attack(iparams, state, e, 0, 1, defend1, rng, threshold)
         if c1 == A_QUICK_ATTACK:
             dealt1 += _attack(iparams, state, e, 1, 1, defend0, rng, threshold)
-        if c0 == A_ATTACK and state[e, s0 + S_LETHAL] == 0:
+        # Then standard attacks, also together: a side taken out by a quick attack does not attack.
+        standing0 = state[e, s0 + S_LETHAL] == 0
+        standing1 = state[e, s1 + S_LETHAL] == 0
+        if c0 == A_ATTACK and standing0:
             dealt0 += _attack(iparams, state, e, 0, 0, defend1, rng, threshold)
-        if c1 == A_ATTACK and state[e, s1 + S_LETHAL] == 0:
+        if c1 == A_ATTACK and standing1:
             dealt1 += _attack(iparams, state, e, 1, 0, defend0, rng, threshold)
         # Flee: a roll only under fire this round; failure leaves the fleer in cover.
         for side in range(2):
             c = c0 if side == 0 else c1
             s = S_SIDE + side * SIDE_STATE
-            if c == A_FLEE and state[e, s + S_LETHAL] == 0:
+            if c == A_FLEE and (standing0 if side == 0 else standing1):
                 escaped = True
                 if state[e, s + S_TARGETED]:
                     target = min(95, iparams[side * SIDE_PARAMS + P_FLEE] + 20 * state[e, s + S_FAILED_FLEE])
