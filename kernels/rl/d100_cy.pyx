@@ -96,7 +96,9 @@ cdef enum:
     POLICY_RANDOM = 2
 
 
-cdef int64_t tier(int64_t roll, int64_t full) noexcept:
+cdef int64_t tier(int64_t roll, int64_t full) noexcept nogil:
+    cdef int64_t capped
+    cdef int64_t failure_range
     """Roll result tier of a d100 ``roll`` against ``full`` skill (RULINGS: d100)."""
     capped = min(95, full)
     if roll <= capped:
@@ -111,7 +113,7 @@ cdef int64_t tier(int64_t roll, int64_t full) noexcept:
     return TIER_FAILURE
 
 
-cdef int64_t wound(int64_t roll, int64_t lethality, int64_t serious, int64_t nonlethal) noexcept:
+cdef int64_t wound(int64_t roll, int64_t lethality, int64_t serious, int64_t nonlethal) noexcept nogil:
     """Wound severity of a damage d100: 3 lethal, 2 serious, 1 deadly flesh, 0 nonlethal flesh."""
     if roll <= lethality:
         return 2 if nonlethal else 3
@@ -120,7 +122,10 @@ cdef int64_t wound(int64_t roll, int64_t lethality, int64_t serious, int64_t non
     return 0 if nonlethal else 1
 
 
-cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept:
+cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept nogil:
+    cdef int64_t p
+    cdef int64_t s
+    cdef bint engaged
     p = side * SIDE_PARAMS
     s = S_SIDE + side * SIDE_STATE
     engaged = state[e, S_ENGAGED] != 0
@@ -139,7 +144,12 @@ cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
     return False
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept nogil:
+    cdef int64_t side
+    cdef int64_t other
+    cdef int64_t s
+    cdef int64_t o
+    cdef int64_t a
     # Side 1's view is written only when someone outside the kernel plays it.
     for side in range(n_sides):
         other = 1 - side
@@ -165,7 +175,8 @@ cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
             mask[e, side, a] = 1 if _legal(iparams, state, e, side, a) else 0
 
 
-cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e) noexcept:
+cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e) noexcept nogil:
+    cdef int64_t i
     state[e, S_T] = 0
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
@@ -174,7 +185,11 @@ cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ss
         state[e, i] = 0
 
 
-cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept:
+cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept nogil:
+    cdef uint32_t word
+    cdef int64_t legal
+    cdef int64_t a
+    cdef int64_t pick
     if policy == POLICY_EXTERNAL:
         return external
     if policy == POLICY_SCRIPTED:
@@ -195,8 +210,20 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
     return -1
 
 
-cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t quick, int64_t defending, Stream* rng, uint32_t threshold) noexcept:
+cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t quick, int64_t defending, Stream* rng, uint32_t threshold) noexcept nogil:
     cdef int64_t _
+    cdef int64_t p
+    cdef int64_t a
+    cdef int64_t d
+    cdef bint ranged
+    cdef int64_t cover
+    cdef int64_t dual
+    cdef int64_t full
+    cdef int64_t result
+    cdef int64_t lethality
+    cdef int64_t serious
+    cdef int64_t weight
+    cdef int64_t severity
     """One attack of ``side``; records the wounds on the target and returns their weight in 1/6 of a
     lethal wound (flesh 1, serious 3, lethal 6) for the optional shaped reward."""
     p = side * SIDE_PARAMS
@@ -235,38 +262,79 @@ cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
 
 
 def d100_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const uint8_t[::1] which, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
-    for e in range(state.shape[0]):
-        if which[e]:
-            _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask, 2)
+    cdef Py_ssize_t e
+    with nogil:
+        for e in range(state.shape[0]):
+            if which[e]:
+                _init_episode(iparams, state, e)
+                _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def d100_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
     """One pass in every env; an env whose episode ended last step resets instead (NEXT_STEP)."""
     cdef Stream _stream
     rng = &_stream
-    _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+    with nogil:
+        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
 
 
 def d100_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
     cdef int64_t _
+    cdef Py_ssize_t e
     cdef Stream _stream
     rng = &_stream
     cdef int64_t[:, ::1] actions = np.zeros((state.shape[0], 2), dtype=np.int64)
-    for _ in range(steps):
-        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-        for e in range(state.shape[0]):
-            if terminated[e] or truncated[e]:
-                if reward[e, 0] > 0.5:
-                    totals[0] += 1
-                elif reward[e, 1] > 0.5:
-                    totals[1] += 1
-                else:
-                    totals[2] += 1
-        totals[3] += state.shape[0]
+    with nogil:
+        for _ in range(steps):
+            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+            for e in range(state.shape[0]):
+                if terminated[e] or truncated[e]:
+                    if reward[e, 0] > 0.5:
+                        totals[0] += 1
+                    elif reward[e, 1] > 0.5:
+                        totals[1] += 1
+                    else:
+                        totals[2] += 1
+            totals[3] += state.shape[0]
 
 
-cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept:
+cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
+    cdef uint32_t threshold
+    cdef int64_t s0
+    cdef int64_t s1
+    cdef int64_t n_sides
+    cdef Py_ssize_t e
+    cdef int64_t t
+    cdef uint64_t k0
+    cdef uint64_t k1
+    cdef int64_t c0
+    cdef int64_t c1
+    cdef int64_t defend0
+    cdef int64_t defend1
+    cdef int64_t dealt0
+    cdef int64_t dealt1
+    cdef bint standing0
+    cdef bint standing1
+    cdef int64_t side
+    cdef int64_t c
+    cdef int64_t s
+    cdef bint escaped
+    cdef int64_t target
+    cdef int64_t leaver
+    cdef bint blocker_presses
+    cdef int64_t full0
+    cdef int64_t full1
+    cdef int64_t roll0
+    cdef int64_t roll1
+    cdef int64_t tier0
+    cdef int64_t tier1
+    cdef int64_t margin0
+    cdef int64_t margin1
+    cdef bint wins
+    cdef bint out0
+    cdef bint out1
+    cdef double outcome
+    cdef double shaped
     threshold = rejection_threshold(<uint32_t>(D100))
     s0 = S_SIDE
     s1 = S_SIDE + SIDE_STATE
@@ -376,6 +444,9 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
 
 
 def d100_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):
+    cdef uint32_t threshold20
+    cdef int64_t k
+    cdef int64_t outcome
     """Registry kernel: items are the episodes start..start+count-1 of env seed ``seed``, both sides
     on built-in ``policies`` (1 scripted, 2 random). ``counts`` gains [side 0 wins, side 1 wins,
     other ends, steps]; ``outcome_out`` (int64, per episode or empty) gets +1 / -1 / 0."""
@@ -391,22 +462,23 @@ def d100_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] i
     cdef float[:, ::1] reward = np.zeros((1, 2), dtype=np.float32)
     cdef uint8_t[::1] terminated = np.zeros(1, dtype=np.uint8)
     cdef uint8_t[::1] truncated = np.zeros(1, dtype=np.uint8)
-    for k in range(count):
-        state[0, S_EPISODE] = start + k
-        _init_episode(iparams, state, 0)
-        while True:
-            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-            counts[3] += 1
-            if terminated[0] or truncated[0]:
-                break
-        outcome = 0
-        if reward[0, 0] > 0.5:
-            outcome = 1
-            counts[0] += 1
-        elif reward[0, 1] > 0.5:
-            outcome = -1
-            counts[1] += 1
-        else:
-            counts[2] += 1
-        if outcome_out.shape[0]:
-            outcome_out[k] = outcome
+    with nogil:
+        for k in range(count):
+            state[0, S_EPISODE] = start + k
+            _init_episode(iparams, state, 0)
+            while True:
+                _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+                counts[3] += 1
+                if terminated[0] or truncated[0]:
+                    break
+            outcome = 0
+            if reward[0, 0] > 0.5:
+                outcome = 1
+                counts[0] += 1
+            elif reward[0, 1] > 0.5:
+                outcome = -1
+                counts[1] += 1
+            else:
+                counts[2] += 1
+            if outcome_out.shape[0]:
+                outcome_out[k] = outcome

@@ -87,7 +87,14 @@ cdef enum:
     POLICY_RANDOM = 2
 
 
-cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept:
+cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept nogil:
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t weapon
+    cdef int64_t w
+    cdef int64_t capacity
+    cdef int64_t per_roll
+    cdef int64_t k
     """Whether ``side`` of env ``e`` may take ``action`` now."""
     p = side * SIDE_PARAMS
     s = S_SIDE + side * SIDE_STATE
@@ -106,7 +113,9 @@ cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
     return False
 
 
-cdef int64_t _hit_chance(const int64_t[::1] iparams, int64_t side, int64_t slot) noexcept:
+cdef int64_t _hit_chance(const int64_t[::1] iparams, int64_t side, int64_t slot) noexcept nogil:
+    cdef int64_t w
+    cdef int64_t bar
     """Per-roll hit chance (in kilodie faces) of ``side``'s weapon ``slot`` against the other side."""
     w = side * SIDE_PARAMS + P_SLOTS + slot * SLOT_PARAMS
     bar = iparams[(1 - side) * SIDE_PARAMS + P_ARMOUR_RATING] - iparams[G_HIT_ON_EQUAL]
@@ -115,7 +124,16 @@ cdef int64_t _hit_chance(const int64_t[::1] iparams, int64_t side, int64_t slot)
     return KILODIE - min(max(bar - iparams[w + P_BONUS], 0), KILODIE)
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept nogil:
+    cdef int64_t side
+    cdef int64_t other
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t o
+    cdef int64_t k
+    cdef int64_t w
+    cdef int64_t capacity
+    cdef int64_t a
     # Side 1's view is written only when someone outside the kernel plays it.
     for side in range(n_sides):
         other = 1 - side
@@ -142,7 +160,11 @@ cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
             mask[e, side, a] = 1 if _legal(iparams, state, e, side, a) else 0
 
 
-cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e) noexcept:
+cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e) noexcept nogil:
+    cdef int64_t side
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t k
     state[e, S_T] = 0
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
@@ -155,7 +177,11 @@ cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ss
             state[e, s + S_AMMO + k] = iparams[p + P_SLOTS + k * SLOT_PARAMS + P_CAPACITY]
 
 
-cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept:
+cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept nogil:
+    cdef int64_t a
+    cdef uint32_t word
+    cdef int64_t legal
+    cdef int64_t pick
     """The action of ``side``: the given one, the scripted one, or uniform over the legal ones."""
     if policy == POLICY_EXTERNAL:
         return external
@@ -180,8 +206,24 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
     return -1
 
 
-cdef int64_t _fire(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, Stream* rng, uint32_t kilodie_threshold) noexcept:
+cdef int64_t _fire(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, Stream* rng, uint32_t kilodie_threshold) noexcept nogil:
     cdef int64_t _
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t weapon
+    cdef int64_t w
+    cdef int64_t bar
+    cdef int64_t burst
+    cdef int64_t per_roll
+    cdef int64_t capacity
+    cdef int64_t rolls
+    cdef int64_t count
+    cdef uint32_t sides
+    cdef uint32_t threshold
+    cdef int64_t total
+    cdef int64_t to_hit
+    cdef int64_t landed
+    cdef int64_t damage
     """Resolve Fire: spend ammunition, roll to hit, roll damage; returns the damage dealt."""
     p = side * SIDE_PARAMS
     s = S_SIDE + side * SIDE_STATE
@@ -215,41 +257,65 @@ cdef int64_t _fire(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t
 
 
 def exp_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const uint8_t[::1] which, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+    cdef Py_ssize_t e
     """Start a fresh episode (number ``state[e, S_EPISODE]``) in every env with ``which[e]``."""
-    for e in range(state.shape[0]):
-        if which[e]:
-            _init_episode(iparams, state, e)
-            _write_obs(iparams, state, e, obs, mask, 2)
+    with nogil:
+        for e in range(state.shape[0]):
+            if which[e]:
+                _init_episode(iparams, state, e)
+                _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def exp_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
     """One unit in every env; an env whose episode ended last step resets instead (NEXT_STEP autoreset)."""
     cdef Stream _stream
     rng = &_stream
-    _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+    with nogil:
+        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
 
 
 def exp_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
     cdef int64_t _
+    cdef Py_ssize_t e
     """``steps`` steps of every env with both sides on built-in policies, in one call (benchmarks,
     policy evaluation). ``totals`` (int64, 4) gains side 0 wins, side 1 wins, other ends, steps."""
     cdef Stream _stream
     rng = &_stream
     cdef int64_t[:, ::1] actions = np.zeros((state.shape[0], 2), dtype=np.int64)
-    for _ in range(steps):
-        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-        for e in range(state.shape[0]):
-            if terminated[e] or truncated[e]:
-                if reward[e, 0] > 0.5:
-                    totals[0] += 1
-                elif reward[e, 1] > 0.5:
-                    totals[1] += 1
-                else:
-                    totals[2] += 1
-        totals[3] += state.shape[0]
+    with nogil:
+        for _ in range(steps):
+            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+            for e in range(state.shape[0]):
+                if terminated[e] or truncated[e]:
+                    if reward[e, 0] > 0.5:
+                        totals[0] += 1
+                    elif reward[e, 1] > 0.5:
+                        totals[1] += 1
+                    else:
+                        totals[2] += 1
+            totals[3] += state.shape[0]
 
 
-cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept:
+cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
+    cdef uint32_t kilodie_threshold
+    cdef int64_t n_sides
+    cdef Py_ssize_t e
+    cdef int64_t t
+    cdef uint64_t k0
+    cdef uint64_t k1
+    cdef int64_t chosen0
+    cdef int64_t chosen1
+    cdef int64_t dealt0
+    cdef int64_t dealt1
+    cdef int64_t side
+    cdef int64_t action
+    cdef int64_t s
+    cdef int64_t dealt
+    cdef int64_t weapon
+    cdef bint out0
+    cdef bint out1
+    cdef double outcome
+    cdef double shaped
     kilodie_threshold = rejection_threshold(<uint32_t>(KILODIE))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
@@ -304,6 +370,9 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
 
 
 def exp_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):
+    cdef uint32_t threshold20
+    cdef int64_t k
+    cdef int64_t outcome
     """Registry kernel: items are the episodes start..start+count-1 of env seed ``seed``, both sides
     on built-in ``policies`` (1 scripted, 2 random). ``counts`` gains [side 0 wins, side 1 wins,
     other ends, steps]; ``outcome_out`` (int64, per episode or empty) gets +1 / -1 / 0."""
@@ -319,22 +388,23 @@ def exp_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] ip
     cdef float[:, ::1] reward = np.zeros((1, 2), dtype=np.float32)
     cdef uint8_t[::1] terminated = np.zeros(1, dtype=np.uint8)
     cdef uint8_t[::1] truncated = np.zeros(1, dtype=np.uint8)
-    for k in range(count):
-        state[0, S_EPISODE] = start + k
-        _init_episode(iparams, state, 0)
-        while True:
-            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-            counts[3] += 1
-            if terminated[0] or truncated[0]:
-                break
-        outcome = 0
-        if reward[0, 0] > 0.5:
-            outcome = 1
-            counts[0] += 1
-        elif reward[0, 1] > 0.5:
-            outcome = -1
-            counts[1] += 1
-        else:
-            counts[2] += 1
-        if outcome_out.shape[0]:
-            outcome_out[k] = outcome
+    with nogil:
+        for k in range(count):
+            state[0, S_EPISODE] = start + k
+            _init_episode(iparams, state, 0)
+            while True:
+                _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+                counts[3] += 1
+                if terminated[0] or truncated[0]:
+                    break
+            outcome = 0
+            if reward[0, 0] > 0.5:
+                outcome = 1
+                counts[0] += 1
+            elif reward[0, 1] > 0.5:
+                outcome = -1
+                counts[1] += 1
+            else:
+                counts[2] += 1
+            if outcome_out.shape[0]:
+                outcome_out[k] = outcome

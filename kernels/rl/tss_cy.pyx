@@ -100,7 +100,7 @@ cdef enum:
     POLICY_RANDOM = 2
 
 
-cdef int64_t attack_tier(int64_t control, int64_t total, int64_t ordinary, int64_t good, int64_t amazing) noexcept:
+cdef int64_t attack_tier(int64_t control, int64_t total, int64_t ordinary, int64_t good, int64_t amazing) noexcept nogil:
     """Degree of success of an attack roll (control d20 and the total with the situation die)."""
     if control == 20 or total > ordinary:  # control 20: critical failure whatever the total
         return TIER_FAILURE
@@ -111,8 +111,11 @@ cdef int64_t attack_tier(int64_t control, int64_t total, int64_t ordinary, int64
     return TIER_ORDINARY
 
 
-cdef int64_t situation_roll(int64_t steps, Stream* rng, uint32_t threshold20) noexcept:
+cdef int64_t situation_roll(int64_t steps, Stream* rng, uint32_t threshold20) noexcept nogil:
     cdef int64_t _
+    cdef uint32_t sides
+    cdef int64_t count
+    cdef int64_t total
     """Signed situation die of ``steps`` on the Difficulty Scale (negative: a bonus)."""
     if steps == 0:
         return 0
@@ -147,7 +150,10 @@ cdef int64_t situation_roll(int64_t steps, Stream* rng, uint32_t threshold20) no
     return total
 
 
-cdef int64_t dazed(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept:
+cdef int64_t dazed(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept nogil:
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t penalty
     """Cumulative dazed penalty of ``side``."""
     p = side * SIDE_PARAMS + P_DURABILITY
     s = S_SIDE + side * SIDE_STATE
@@ -159,7 +165,9 @@ cdef int64_t dazed(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t
     return penalty
 
 
-cdef bint is_out(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept:
+cdef bint is_out(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept nogil:
+    cdef int64_t p
+    cdef int64_t s
     """Knocked out (all stun or all wounds lost) or dying (all mortal lost)."""
     p = side * SIDE_PARAMS + P_DURABILITY
     s = S_SIDE + side * SIDE_STATE
@@ -167,13 +175,14 @@ cdef bint is_out(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
             or state[e, s + S_MORTAL] >= iparams[p + 2])
 
 
-cdef bint _can_act(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept:
+cdef bint _can_act(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side) noexcept nogil:
+    cdef int64_t s
     s = S_SIDE + side * SIDE_STATE
     return (state[e, S_PHASE] >= state[e, s + S_FIRST_PHASE] and state[e, s + S_ACTIONS_LEFT] > 0
             and not is_out(iparams, state, e, side))
 
 
-cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept:
+cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action) noexcept nogil:
     if action == A_WAIT:
         return True
     if action < 0 or action >= ACTIONS or not _can_act(iparams, state, e, side):
@@ -183,7 +192,13 @@ cdef bint _legal(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e
     return True
 
 
-cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept:
+cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, int64_t n_sides) noexcept nogil:
+    cdef int64_t side
+    cdef int64_t other
+    cdef int64_t s
+    cdef int64_t o
+    cdef int64_t k
+    cdef int64_t a
     # Side 1's view is written only when someone outside the kernel plays it.
     for side in range(n_sides):
         other = 1 - side
@@ -208,7 +223,15 @@ cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
             mask[e, side, a] = 1 if _legal(iparams, state, e, side, a) else 0
 
 
-cdef void _new_round(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, Stream* rng, uint32_t threshold20) noexcept:
+cdef void _new_round(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, Stream* rng, uint32_t threshold20) noexcept nogil:
+    cdef int64_t side
+    cdef int64_t p
+    cdef int64_t s
+    cdef int64_t check
+    cdef int64_t phase
+    cdef int64_t tie
+    cdef int64_t score0
+    cdef int64_t score1
     """Action checks (side 0's d20, side 1's d20, then the tie die, always drawn)."""
     state[e, S_PHASE] = 0
     for side in range(2):
@@ -230,7 +253,10 @@ cdef void _new_round(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
     state[e, S_FIRST_MOVER] = 0 if score0 > score1 else (1 if score1 > score0 else tie)
 
 
-cdef void _init_episode(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, Py_ssize_t e, Stream* rng, uint32_t threshold20) noexcept:
+cdef void _init_episode(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, Py_ssize_t e, Stream* rng, uint32_t threshold20) noexcept nogil:
+    cdef int64_t i
+    cdef uint64_t k0
+    cdef uint64_t k1
     state[e, S_T] = 0
     state[e, S_NEEDS_RESET] = 0
     for i in range(S_SIDE, STATE_SIZE):
@@ -241,7 +267,11 @@ cdef void _init_episode(const int64_t[::1] iparams, const uint64_t[::1] seeds, i
     state[e, S_RETRIES] = stream_retries(rng)
 
 
-cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept:
+cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t policy, int64_t external, Stream* rng) noexcept nogil:
+    cdef uint32_t word
+    cdef int64_t legal
+    cdef int64_t a
+    cdef int64_t pick
     if policy == POLICY_EXTERNAL:
         return external
     if policy == POLICY_SCRIPTED:
@@ -259,8 +289,25 @@ cdef int64_t _choose(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
     return -1
 
 
-cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t steps, Stream* rng, uint32_t threshold20) noexcept:
+cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t steps, Stream* rng, uint32_t threshold20) noexcept nogil:
     cdef int64_t _
+    cdef int64_t p
+    cdef int64_t q
+    cdef int64_t d
+    cdef int64_t control
+    cdef int64_t total
+    cdef int64_t result
+    cdef int64_t track
+    cdef uint32_t sides
+    cdef int64_t damage
+    cdef int64_t kind
+    cdef int64_t armour
+    cdef int64_t shift
+    cdef int64_t secondary
+    cdef int64_t stun
+    cdef int64_t wound
+    cdef int64_t primary
+    cdef int64_t mortal
     """One attack roll of ``side`` at ``steps`` more (beyond base, dazed, aim); returns the points dealt."""
     p = side * SIDE_PARAMS
     q = (1 - side) * SIDE_PARAMS
@@ -309,7 +356,12 @@ cdef int64_t _attack(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
     return mortal + wound + stun
 
 
-cdef int64_t _act(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action, Stream* rng, uint32_t threshold20) noexcept:
+cdef int64_t _act(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t e, int64_t side, int64_t action, Stream* rng, uint32_t threshold20) noexcept nogil:
+    cdef int64_t s
+    cdef int64_t aim
+    cdef int64_t ambidextrous
+    cdef int64_t main
+    cdef int64_t dealt
     """Carry out ``side``'s action this phase; returns the damage points dealt."""
     s = S_SIDE + side * SIDE_STATE
     if action == A_WAIT or not _legal(iparams, state, e, side, action):
@@ -331,41 +383,68 @@ cdef int64_t _act(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize_t 
 
 
 def tss_reset(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const uint8_t[::1] which, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+    cdef uint32_t threshold20
+    cdef Py_ssize_t e
     cdef Stream _stream
     rng = &_stream
     threshold20 = rejection_threshold(<uint32_t>(D20))
-    for e in range(state.shape[0]):
-        if which[e]:
-            _init_episode(iparams, seeds, state, e, rng, threshold20)
-            _write_obs(iparams, state, e, obs, mask, 2)
+    with nogil:
+        for e in range(state.shape[0]):
+            if which[e]:
+                _init_episode(iparams, seeds, state, e, rng, threshold20)
+                _write_obs(iparams, state, e, obs, mask, 2)
 
 
 def tss_step(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask):
     """One phase in every env; an env whose episode ended last step resets instead (NEXT_STEP)."""
     cdef Stream _stream
     rng = &_stream
-    _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+    with nogil:
+        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
 
 
 def tss_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t steps, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, int64_t[::1] totals):
     cdef int64_t _
+    cdef Py_ssize_t e
     cdef Stream _stream
     rng = &_stream
     cdef int64_t[:, ::1] actions = np.zeros((state.shape[0], 2), dtype=np.int64)
-    for _ in range(steps):
-        _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-        for e in range(state.shape[0]):
-            if terminated[e] or truncated[e]:
-                if reward[e, 0] > 0.5:
-                    totals[0] += 1
-                elif reward[e, 1] > 0.5:
-                    totals[1] += 1
-                else:
-                    totals[2] += 1
-        totals[3] += state.shape[0]
+    with nogil:
+        for _ in range(steps):
+            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+            for e in range(state.shape[0]):
+                if terminated[e] or truncated[e]:
+                    if reward[e, 0] > 0.5:
+                        totals[0] += 1
+                    elif reward[e, 1] > 0.5:
+                        totals[1] += 1
+                    else:
+                        totals[2] += 1
+            totals[3] += state.shape[0]
 
 
-cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept:
+cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
+    cdef uint32_t threshold20
+    cdef int64_t n_sides
+    cdef Py_ssize_t e
+    cdef int64_t t
+    cdef uint64_t k0
+    cdef uint64_t k1
+    cdef int64_t c0
+    cdef int64_t c1
+    cdef int64_t first
+    cdef int64_t dealt0
+    cdef int64_t dealt1
+    cdef int64_t turn
+    cdef int64_t side
+    cdef int64_t c
+    cdef int64_t dealt
+    cdef bint out0
+    cdef bint out1
+    cdef double outcome
+    cdef int64_t total0
+    cdef int64_t total1
+    cdef double shaped
     threshold20 = rejection_threshold(<uint32_t>(D20))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     for e in range(state.shape[0]):
@@ -417,6 +496,9 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
 
 
 def tss_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] iparams, const int64_t[::1] policies, double shaping, int64_t[::1] counts, int64_t[::1] outcome_out):
+    cdef uint32_t threshold20
+    cdef int64_t k
+    cdef int64_t outcome
     """Registry kernel: items are the episodes start..start+count-1 of env seed ``seed``, both sides
     on built-in ``policies`` (1 scripted, 2 random). ``counts`` gains [side 0 wins, side 1 wins,
     other ends, steps]; ``outcome_out`` (int64, per episode or empty) gets +1 / -1 / 0."""
@@ -432,22 +514,23 @@ def tss_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] ip
     cdef float[:, ::1] reward = np.zeros((1, 2), dtype=np.float32)
     cdef uint8_t[::1] terminated = np.zeros(1, dtype=np.uint8)
     cdef uint8_t[::1] truncated = np.zeros(1, dtype=np.uint8)
-    for k in range(count):
-        state[0, S_EPISODE] = start + k
-        _init_episode(iparams, seeds, state, 0, rng, threshold20)
-        while True:
-            _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
-            counts[3] += 1
-            if terminated[0] or truncated[0]:
-                break
-        outcome = 0
-        if reward[0, 0] > 0.5:
-            outcome = 1
-            counts[0] += 1
-        elif reward[0, 1] > 0.5:
-            outcome = -1
-            counts[1] += 1
-        else:
-            counts[2] += 1
-        if outcome_out.shape[0]:
-            outcome_out[k] = outcome
+    with nogil:
+        for k in range(count):
+            state[0, S_EPISODE] = start + k
+            _init_episode(iparams, seeds, state, 0, rng, threshold20)
+            while True:
+                _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng)
+                counts[3] += 1
+                if terminated[0] or truncated[0]:
+                    break
+            outcome = 0
+            if reward[0, 0] > 0.5:
+                outcome = 1
+                counts[0] += 1
+            elif reward[0, 1] > 0.5:
+                outcome = -1
+                counts[1] += 1
+            else:
+                counts[2] += 1
+            if outcome_out.shape[0]:
+                outcome_out[k] = outcome

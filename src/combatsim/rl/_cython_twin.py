@@ -49,6 +49,12 @@ LOCAL_ARRAYS = {
     "terminated": "uint8_t[::1]",
     "truncated": "uint8_t[::1]",
 }
+#: Locals are declared by name (Cython does not infer C types for memoryview items in nogil code).
+LOCAL_SKIP = {"actions", "mask", "obs", "reward", "rng", "seeds", "state", "terminated", "truncated"}
+LOCAL_BOOL = {"blocker_presses", "engaged", "escaped", "out0", "out1", "ranged", "standing0", "standing1", "wins"}
+LOCAL_DOUBLE = {"shaped"}
+LOCAL_UINT32 = {"kilodie_threshold", "threshold", "threshold20", "word", "sides"}
+LOCAL_UINT64 = {"k0", "k1"}
 RETURNS = {
     "_legal": "bint", "is_out": "bint", "_can_act": "bint",
     "_write_obs": "void", "_init_episode": "void", "_step_all": "void", "_new_round": "void",
@@ -107,7 +113,48 @@ def _signature(name: str, args: str, ret: str | None) -> str:
     joined = ", ".join(typed)
     if ret is None:
         return f"def {name}({joined}):"
-    return f"cdef {ret} {name}({joined}) noexcept:"
+    return f"cdef {ret} {name}({joined}) noexcept nogil:"
+
+
+def _local_type(function: str, name: str) -> str:
+    if name in LOCAL_BOOL:
+        return "bint"
+    if name in LOCAL_DOUBLE or (name == "outcome" and not function.endswith("_duels")):
+        return "double"
+    if name in LOCAL_UINT32:
+        return "uint32_t"
+    if name in LOCAL_UINT64:
+        return "uint64_t"
+    if name == "e":
+        return "Py_ssize_t"
+    return "int64_t"
+
+
+def _declarations(body: list[str]) -> dict[str, list[str]]:
+    """Per function, ``cdef`` lines for its locals (assigned names and loop variables, not arguments)."""
+    found: dict[str, list[str]] = {}
+    current = None
+    arguments: set[str] = set()
+    names: list[str] = []
+    for line in body + ["def _end_():"]:
+        match = re.match(r"^def (\w+)\((.*)\):$", line)
+        if match:
+            if current:
+                found[current] = [f"    cdef {_local_type(current, n)} {n}" for n in names]
+            current = match.group(1)
+            arguments = {a.strip() for a in match.group(2).split(",")}
+            names = []
+            continue
+        if current is None:
+            continue
+        assigned = re.match(r"^\s+([a-z_][a-z0-9_]*(?:, [a-z_][a-z0-9_]*)*) (?:=|\+=|-=) ", line)
+        loop = re.match(r"^\s+for ([a-z_][a-z0-9_]*) in range\(", line)
+        candidates = assigned.group(1).split(", ") if assigned else []
+        candidates += [loop.group(1)] if loop else []
+        for name in candidates:
+            if name not in arguments and name not in LOCAL_SKIP and name != "_" and name not in names:
+                names.append(name)
+    return found
 
 
 def generate(ruleset: str) -> str:
@@ -115,6 +162,7 @@ def generate(ruleset: str) -> str:
     body = source[source.index(MARKER):].splitlines()
     out: list[str] = []
     constants: list[str] = []
+    declarations = _declarations(body)
     # A loop variable ``_`` would be a Python object: declare it where a function loops with it.
     uses_underscore = set()
     current = None
@@ -136,6 +184,7 @@ def generate(ruleset: str) -> str:
             out.append(_signature(name, args, ret))
             if name in uses_underscore:
                 out.append("    cdef int64_t _")
+            out.extend(declarations.get(name, []))
             in_function = True
             continue
         if not line.startswith((" ", "#")) and line.strip():
@@ -162,10 +211,31 @@ def generate(ruleset: str) -> str:
             out.append(f"{local.group(1)}cdef {LOCAL_ARRAYS[local.group(2)]} {local.group(2)} = {local.group(3)}")
             continue
         out.append(line)
+    out = _release_the_gil(out)
     title = {"exp": "EXP", "d100": "d100", "tss": "TSS"}[ruleset]
     enum = "cdef enum:\n" + "\n".join(constants) + "\n\n\n"
     text = PRELUDE.format(ruleset=ruleset, title=title) + enum + "\n".join(out).strip() + "\n"
     return re.sub(r"\n{3,}(?=\S)", "\n\n\n", text)
+
+
+def _release_the_gil(lines: list[str]) -> list[str]:
+    """In each public kernel, run everything from the first loop or _step_all call inside
+    ``with nogil:`` (the declarations and array allocations before it keep the GIL)."""
+    result: list[str] = []
+    in_public = False
+    wrapping = False
+    for line in lines:
+        if line.startswith("def "):
+            in_public, wrapping = True, False
+            result.append(line)
+            continue
+        if line and not line.startswith(" "):
+            in_public = wrapping = False
+        if in_public and not wrapping and line.startswith(("    for ", "    while ", "    _step_all(")):
+            wrapping = True
+            result.append("    with nogil:")
+        result.append("    " + line if wrapping and line.strip() else line)
+    return result
 
 
 def main() -> None:
