@@ -136,7 +136,7 @@ def _declarations(body: list[str]) -> dict[str, list[str]]:
     current = None
     arguments: set[str] = set()
     names: list[str] = []
-    for line in body + ["def _end_():"]:
+    for line in [*body, "def _end_():"]:
         match = re.match(r"^def (\w+)\((.*)\):$", line)
         if match:
             if current:

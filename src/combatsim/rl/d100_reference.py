@@ -2,8 +2,9 @@
 
 Rules (d100-combat-math.txt, RULINGS.md "d100"). One step is one pass; both sides choose at once.
 Resolution order in a pass: quick attacks (both, wounds land together), then standard attacks of
-the sides still in after the quick attacks (also together), then flee, then movement (take cover, press, disengage: a disengage opposed
-by a press is a quick contest, ties to the presser as blocker), then dual-wield toggles.
+the sides still in after the quick attacks (also together), then flee, then movement (take
+cover, press, disengage: a disengage opposed by a press is a quick contest, ties to the presser
+as blocker), then dual-wield toggles.
 
 - full_skill = skill (floor(pool x specialty multiplier), given) + action modifiers: quick attack
   -20, target declared Defend this pass -20, dual wield -20, target in cover and a ranged attack -20.
