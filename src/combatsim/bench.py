@@ -9,6 +9,7 @@ compare ratios within one run, not figures across runs.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 import time
@@ -28,12 +29,16 @@ class BenchCase:
     compiled_items: int = 20_000_000
     python_items: int = 20_000
     numpy_items: int = 2_000_000
+    #: The compiled backends this case runs on.
+    backends: tuple[str, ...] = ("numba", "cython")
 
 
 def cases() -> list[BenchCase]:
     found = []
     for ruleset in RULESETS:
         found.extend(importlib.import_module(f"combatsim.{ruleset}.bench").CASES)
+    with contextlib.suppress(ImportError):  # the RL environments need the optional "rl" extra
+        found.extend(importlib.import_module("combatsim.rl.bench").CASES)
     return found
 
 
@@ -65,7 +70,7 @@ def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet
         if case.numpy is not None:
             plans.append(("numpy", 1, case.numpy_items, lambda c=case: c.numpy(c.numpy_items)))
         for backend in ("numba", "cython"):
-            if backend in backends:
+            if backend in backends and backend in case.backends:
                 for threads in (1, 2):
                     plans.append(
                         (backend, threads, case.compiled_items,
