@@ -51,3 +51,18 @@ def test_cli(capsys):
     assert record["lethal"] == "143/1250" and set(record) >= {"success", "flesh", "instant_death"}
     assert cli_main(["odds", "d100", "--pool", "60", "--lethality", "300"]) == 2
     assert "lethality must be in 0..100" in capsys.readouterr().err
+
+
+def test_tiers_match_icepool():
+    import icepool
+
+    parameters = attack_parameters(pool=60, specialty=[2], modifiers=["quick"], lethality=30, severity=2)
+    odds = attack_odds(parameters)
+    # full skill 52: critical <= 5, hard <= 26, success <= 52, critical failure > 95 (icepool, independently)
+    d100 = icepool.d(100)
+    assert odds["critical_success"] == d100.probability("<=", 5)
+    assert odds["hard_success"] == d100.probability("<=", 26) - d100.probability("<=", 5)
+    assert odds["success"] == d100.probability("<=", 52) - d100.probability("<=", 26)
+    assert odds["critical_failure"] == d100.probability(">", 95)
+    damage = icepool.d(100)
+    assert odds["lethal"] == d100.probability("<=", 52) * damage.probability("<=", parameters.lethality)

@@ -62,3 +62,26 @@ def test_missing_dask_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
     with pytest.raises(ValueError, match=r'pip install "combatsim\[dask\]"'):
         resolve_executor("dask")
+
+
+def test_dask_fights_equal_local(client):
+    from combatsim.d100.api import Combatant, Weapon, simulate_fights
+    from combatsim.exp.api import Combatant as ExpCombatant
+    from combatsim.exp.api import simulate_fight
+    from combatsim.exp.model import Weapon as ExpWeapon
+
+    fighters = [Combatant(side=0, fighting=60, weapon=Weapon(30, 2)), Combatant(side=1, fighting=55, weapon=Weapon(40, 2))]
+    local = simulate_fights(30_000, fighters, seed=5, outcomes=True)
+    with use_executor("dask", client):
+        remote = simulate_fights(30_000, fighters, seed=5, outcomes=True, chunk_size=7_000)
+    assert remote.counts == local.counts and remote.rounds_histogram == local.rounds_histogram
+    np.testing.assert_array_equal(remote.winner, local.winner)
+
+    claw = ExpWeapon("claw", "A", "2d6")
+    side0 = [ExpCombatant("a", 30, 500, claw, 120, 760)]
+    side1 = [ExpCombatant("b", 35, 520, claw, 100, 740)]
+    local = simulate_fight(20_000, side0, side1, seed=9)
+    with use_executor("dask", client):
+        remote = simulate_fight(20_000, side0, side1, seed=9, chunk_size=3_000)
+    assert (remote.wins, remote.draws, remote.damage) == (local.wins, local.draws, local.damage)
+    np.testing.assert_array_equal(remote.units_histogram, local.units_histogram)

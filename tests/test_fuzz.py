@@ -157,3 +157,51 @@ def test_malformed_scores(text):
 def test_unknown_backends_everywhere(api, backend):
     with pytest.raises(ValueError, match="backend must be one of"):
         api(backend=backend)
+
+
+# Every ruleset's fight API: one combatant field at a time replaced by something hostile.
+def _d100_fight(field, value):
+    from combatsim.d100.api import Combatant, Weapon, simulate_fights
+
+    arguments = dict(side=0, fighting=60, weapon=Weapon(30, 2), parkour=20, perception=30, specialty=(2,))
+    arguments[field] = value
+    return simulate_fights(5, [Combatant(**arguments), Combatant(side=1, fighting=50, weapon=Weapon(30, 2))], seed=1)
+
+
+def _exp_fight(field, value):
+    from combatsim.exp.api import Combatant, simulate_fight
+    from combatsim.exp.model import Weapon
+
+    arguments = dict(name="a", hit_points=20, armour_rating=500, weapon=Weapon("claw", "A", "d6"), bonus=100,
+                     maximum_roll=750)
+    arguments[field] = value
+    other = Combatant("b", 20, 500, Weapon("claw", "A", "d6"), 100, 750)
+    return simulate_fight(5, [Combatant(**arguments)], [other], seed=1)
+
+
+def _tss_fight(field, value):
+    from combatsim.tss.api import Combatant, simulate_fights
+
+    arguments = dict(skill="14/7/3", action_check="+12/11/5/2", weapon="d4w/d4+1w/d4m")
+    arguments[field] = value
+    other = Combatant(skill="12", action_check="13/6/3", weapon="d4s/d4w/d4w")
+    return simulate_fights(5, side_a=[Combatant(**arguments)], side_b=[other], seed=1)
+
+
+FIGHT_APIS = {
+    _d100_fight: ("fighting", "weapon", "parkour", "perception", "specialty", "torso", "policy", "side"),
+    _exp_fight: ("hit_points", "armour_rating", "weapon", "bonus", "maximum_roll", "ammunition"),
+    _tss_fight: ("skill", "action_check", "weapon", "durability", "actions_per_round", "resolve", "attack_steps"),
+}
+
+
+@given(api=st.sampled_from(list(FIGHT_APIS)), data=st.data())
+def test_ruleset_fight_apis_reject_or_run(api, data):
+    field = data.draw(st.sampled_from(FIGHT_APIS[api]))
+    value = data.draw(hostile)
+    try:
+        result = api(field, value)
+    except (ValueError, TypeError) as error:
+        assert str(error)
+        return
+    assert result.fights == 5
