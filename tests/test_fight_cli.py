@@ -31,7 +31,8 @@ def test_every_example_runs(capsys, example):
     for side in record["sides"]:
         lo, hi = side["ci95"]
         assert lo <= side["win_rate"] <= hi
-    rounds = record["units" if record["ruleset"] == "exp" else "rounds"]
+    rounds = record["rounds"]
+    assert record["round_unit"] == ("units" if record["ruleset"] == "exp" else "rounds")
     assert sum(rounds["histogram"].values()) == 2000
     again = run_json(capsys, example, "-n", "2000", "--seed", "3", "--backend", "numba", "--threads", "1")
     assert again["sides"] == record["sides"] and again["draws"] == record["draws"]

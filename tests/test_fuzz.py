@@ -79,7 +79,11 @@ def test_dice_parse_never_crashes(text):
 
 WORDS = ["attack", "exp", "d100", "tss", "--bonus", "--max-roll", "--armour-rating", "-n", "--seed", "--backend",
          "--threads", "--json", "numba", "python", "fortran", "1e3", "-1", "0", "nan", "inf", "3.5", "100", "2**64",
-         "18446744073709551616", "backends", "odds", "curve", "1:5:1", "fight", "x.toml", "--executor"]
+         "18446744073709551616", "backends", "odds", "curve", "1:5:1", "fight", "x.toml", "--executor", "table",
+         "--class", "nomad", "wizard", "--level", "3", "--awe", "--dex", "--int", "--pstr", "--pool", "--lethality",
+         "--severity", "--skill", "16/8/4", "4/8/16", "--damage", "d4w/d4+2w/d4-1m", "3d", "d8", "--modifier", "quick",
+         "cover", "--armor", "heavy", "shiny", "--weapon-type", "automatic", "--ammunition", "--experience-bonus",
+         "60,80,65", "--target-error", "0.01"]
 
 
 @given(st.lists(st.sampled_from(WORDS), max_size=10))
@@ -87,7 +91,8 @@ def test_cli_never_prints_a_traceback(argv):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = cli_main(argv)
+            # whatever else it says, keep any simulation small
+            code = cli_main([*argv, "-n", "50"] if "attack" in argv or "fight" in argv else argv)
         except SystemExit as exit_:  # argparse's own usage errors
             code = exit_.code
     assert "Traceback" not in err.getvalue() + out.getvalue()
@@ -205,3 +210,46 @@ def test_ruleset_fight_apis_reject_or_run(api, data):
         assert str(error)
         return
     assert result.fights == 5
+
+
+SCENARIO_LINES = [
+    'ruleset = "exp"', 'ruleset = "d100"', 'ruleset = "tss"', 'ruleset = 3', "[options]", "passes = 0", "max_rounds = -1",
+    "unit_limit = 1e9", "[[sides]]", 'name = "x"', "[[sides.members]]", "fighting = 50", 'fighting = "a"',
+    "weapon = { lethality = 30 }", 'weapon = { name = "w", type = "A", damage = "d6" }', 'kind = "creature"',
+    'kind = "dragon"', "hit_points = 10", "armour_rating = 500", "bonus = 100", "maximum_roll = 800",
+    'skill = "16/8/4"', 'skill = "4/8/16"', 'action_check = "+14/13/6/3"', 'weapon = { damage = "d4w/d4w/d4w" }',
+    "durability = [1, 2]", "[weapon]", "= broken", "[[[", 'name = "\\udcff"', "x = inf", "y = nan",
+]
+
+
+@given(st.lists(st.sampled_from(SCENARIO_LINES), max_size=25))
+def test_malformed_scenario_files_are_refused_clearly(tmp_path_factory, lines):
+    from combatsim.scenario import ScenarioError, load
+
+    path = tmp_path_factory.mktemp("scenario") / "s.toml"
+    path.write_text("\n".join(lines))
+    try:
+        scenario = load(path)
+    except ScenarioError as error:
+        assert str(error).startswith(str(path))
+        return
+    assert scenario.ruleset in ("exp", "d100", "tss") and len(scenario.side_names) == 2
+
+
+RL_IDS = ["combatsim/ExpDuel-v0", "combatsim/D100Duel-v0", "combatsim/TssDuel-v0"]
+
+
+@given(env_id=st.sampled_from(RL_IDS), field=st.sampled_from(["max_steps", "shaping", "backend", "opponent", "agent"]),
+       value=hostile)
+def test_rl_environments_reject_or_build(env_id, field, value):
+    gymnasium = pytest.importorskip("gymnasium")
+    import combatsim.rl  # noqa: F401  (registers the ids)
+
+    try:
+        env = gymnasium.make(env_id, **{field: value})
+    except (ValueError, TypeError) as error:
+        assert str(error)
+        return
+    observation, info = env.reset(seed=1)
+    assert env.observation_space.contains(observation) and "action_mask" in info
+    env.close()

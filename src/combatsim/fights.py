@@ -49,7 +49,9 @@ class FightSummary:
                  "ci95": list(wilson_interval(wins, self.fights))}
                 for name, wins in zip(side_names, self.wins, strict=True)
             ],
-            self.round_name: {"mean": mean, "histogram": {str(k): v for k, v in sorted(self.rounds_histogram.items())}},
+            # Always under "rounds"; "round_unit" says what one is (EXP fights count units).
+            "rounds": {"mean": mean, "histogram": {str(k): v for k, v in sorted(self.rounds_histogram.items())}},
+            "round_unit": self.round_name,
             "statistics": self.statistics,
             "seed": self.seed,
             "backend": self.backend,
@@ -71,15 +73,28 @@ def add_fight_parser(commands, add_run_options) -> None:
 
 
 class ProgressLine:
-    """A one-line progress bar on a terminal's stderr; silent anywhere else."""
+    """A progress bar on a terminal's stderr (rich's, when rich is installed); silent anywhere else."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self.last = 0.0
+        self.rich = None
+        if self.enabled:
+            try:
+                from rich.progress import Progress
+            except ImportError:
+                pass
+            else:
+                self.rich = Progress(transient=True)
+                self.task = self.rich.add_task("fights", total=None)
+                self.rich.start()
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
         if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        if self.rich is not None:
+            self.rich.update(self.task, completed=done, total=total)
             return
         self.last = now
         width = 30
@@ -90,8 +105,8 @@ class ProgressLine:
         sys.stderr.flush()
 
     def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\n")
+        if self.rich is not None:
+            self.rich.stop()
 
 
 def run_fight_command(args: argparse.Namespace) -> int:
@@ -112,16 +127,19 @@ def run_fight_command(args: argparse.Namespace) -> int:
         )
 
     progress = ProgressLine(enabled=not args.json)
-    with observe(progress=progress, stop=precise_enough if args.target_error else None):
-        summary = module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
-                             chunk_size=args.chunk_size)
+    try:
+        with observe(progress=progress, stop=precise_enough if args.target_error else None):
+            summary = module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
+                                 chunk_size=args.chunk_size)
+    finally:
+        progress.close()
     record = {"scenario": scenario.name, "ruleset": scenario.ruleset, **summary.as_dict(scenario.side_names)}
     if args.csv:
         write_csv(args.csv, record, summary.round_name)
     if args.plot:
         from combatsim.plotting import plot_histogram
 
-        plot_histogram(record[summary.round_name]["histogram"], args.plot,
+        plot_histogram(record["rounds"]["histogram"], args.plot,
                        title=f"{scenario.name}: {summary.round_name} to the end", xlabel=summary.round_name)
     print(json.dumps(record) if args.json else human_report(record, summary.round_name))
     return 130 if summary.partial else 0
@@ -134,7 +152,7 @@ def write_csv(path: str, record: dict, round_name: str) -> None:
         for side in record["sides"]:
             writer.writerow(["win_rate", side["name"], side["win_rate"], *side["ci95"]])
         writer.writerow(["draws", "", record["draws"], "", ""])
-        for key, value in record[round_name]["histogram"].items():
+        for key, value in record["rounds"]["histogram"].items():
             writer.writerow([round_name, key, value, "", ""])
 
 
@@ -144,7 +162,7 @@ def human_report(record: dict, round_name: str) -> str:
     for side in record["sides"]:
         lo, hi = side["ci95"]
         lines.append(f"  {side['name']:<24} wins {side['win_rate']:.4%}  (95% CI {lo:.4%} .. {hi:.4%})")
-    lines.append(f"  draws {record['draws']:,}; mean {round_name} to the end {record[round_name]['mean']:.3f}")
+    lines.append(f"  draws {record['draws']:,}; mean {round_name} to the end {record['rounds']['mean']:.3f}")
     for key, value in record["statistics"].items():
         lines.append(f"  {key}: {value}")
     if record["stopped_early"]:
