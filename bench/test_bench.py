@@ -35,3 +35,10 @@ def test_kernel(benchmark, kernel, backend, threads):
     stats = benchmark.stats
     if stats is not None:
         benchmark.extra_info["items_per_second"] = items / stats.stats.min
+
+
+def test_every_ruleset_kernel_in_the_registry_is_benchmarked():
+    from combatsim.registry import KERNELS, RULESETS
+
+    registered = {f"{ruleset}.{name}" for ruleset in RULESETS for name in KERNELS[ruleset]}
+    assert registered <= set(CASES)
