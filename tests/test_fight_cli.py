@@ -90,6 +90,8 @@ BAD = [
      r"unknown key\(s\) 'colour'"),
     (d100('[[sides.members]]\nfighting = 50\nweapon = { lethality = 3 }\n', top='[options]\npasses = 0\n'),
      r"options\.passes: must be in 1..16"),
+    (d100('[[sides.members]]\nfighting = 50\nweapon = { lethality = 3 }\n[sides.members.policy]\nattack = 100\n'),
+     r"sides\[0\]\.members\[0\]: .*policy must be 8 weights"),
     (exp('[[sides.members]]\nkind = "persona"\nclass = "wizard"\nawe = 1\ncha = 1\ncon = 1\ndex = 1\nint = 1\n'
          'mstr = 1\npstr = 1\nhit_points = 9\narmour_rating = 1\nweapon = { name = "x", type = "A", damage = "d6" }\n'),
      r"sides\[0\]\.members\[0\]\.class: must be one of"),

@@ -301,6 +301,9 @@ def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant")
     helmet = check_bool(f"{name}.helmet", c.helmet)
     automatic_fire = check_bool(f"{name}.automatic_fire", c.automatic_fire)
     distant = check_bool(f"{name}.distant", c.distant)
+    if isinstance(c.policy, str) or not isinstance(c.policy, Sequence):
+        raise TypeError(f"{name}.policy must be {len(POLICY_NAMES)} weights ({', '.join(POLICY_NAMES)}) summing to 100, "
+                        f"got {c.policy!r}")
     policy = [check_int(f"{name}.policy", weight, 0, 100) for weight in c.policy]
     if len(policy) != len(POLICY_NAMES) or sum(policy) != 100:
         raise ValueError(f"{name}.policy must be {len(POLICY_NAMES)} weights ({', '.join(POLICY_NAMES)}) "

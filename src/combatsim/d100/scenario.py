@@ -33,13 +33,14 @@ from combatsim.d100.api import (
     Combatant,
     Weapon,
     check_severity,
+    combatant_row,
     simulate_fights,
 )
+from combatsim.d100.layout import POLICY_NAMES
 from combatsim.fights import FightSummary
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Reader
 
 SCORES = ("combat", "athletics", "strength", "agility", "endurance", "perception")
-ACTIONS = ("attack", "quick_attack", "defend", "flee", "press", "disengage", "charge", "take_cover")
 
 
 def _weapon(reader: Reader, key: str, required: bool = True) -> Weapon | None:
@@ -77,10 +78,10 @@ def _member(reader: Reader, side: int) -> Combatant:
         fighting = model.fighting_score(**scores)
         perception = scores["perception"]
     policy = reader.sub("policy", required=False)
-    weights = tuple(policy.integer(action, 0, 1000, default=default) for action, default in zip(ACTIONS, DEFAULT_POLICY,
-                                                                                              strict=True))
+    weights = tuple(policy.integer(action, 0, 100, default=default) for action, default in zip(POLICY_NAMES, DEFAULT_POLICY,
+                                                                                             strict=True))
     policy.finish()
-    return Combatant(
+    combatant = Combatant(
         side=side,
         fighting=fighting,
         pool=reader.integer("pool", 0, MAX_SCORE, default=fighting),
@@ -99,6 +100,11 @@ def _member(reader: Reader, side: int) -> Combatant:
         distant=reader.boolean("distant"),
         policy=weights,
     )
+    try:  # the API's own checks (weights summing to 100, dual-wield requirements...), with this path
+        combatant_row(combatant, name=reader.path)
+    except (ValueError, TypeError) as problem:
+        raise reader.error(None, str(problem)) from None
+    return combatant
 
 
 def build(top: Reader, sides: list[Reader]) -> dict:

@@ -271,7 +271,10 @@ def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tup
     for _, label, member in everyone:
         weapon = member.weapon
         if isinstance(weapon, str):
-            weapon = Weapon.make(weapon)
+            try:
+                weapon = Weapon.make(weapon)
+            except (ValueError, TypeError) as problem:
+                raise type(problem)(f"{label}.weapon: {problem}") from None
         if not isinstance(weapon, Weapon):
             raise TypeError(f"{label}.weapon must be a Weapon or a damage track, got {type(weapon).__name__}")
         weapons.append(weapon)
