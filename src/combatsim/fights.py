@@ -76,7 +76,7 @@ class ProgressLine:
     """A progress bar on a terminal's stderr (rich's, when rich is installed); silent anywhere else."""
 
     def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = enabled and sys.stderr.isatty() and sys.stdout.isatty()
         self.last = 0.0
         self.rich = None
         if self.enabled:
