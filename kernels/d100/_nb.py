@@ -542,7 +542,7 @@ L_ITEM, L_ROUND, L_PASS = 0, 1, 2
 L_FIELDS = 3
 
 
-@njit
+@njit(inline="always")
 def _begin(table, st, rng, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts, d100_threshold):
     """A fight's start: fresh combatants, then the ambush contests (the stream's first words)."""
     d100 = np.uint64(D100)
@@ -567,7 +567,7 @@ def _begin(table, st, rng, k0, k1, index, m, ambush_side, ambushers, ambusher_co
                 counts[F_SURPRISED] += 1
 
 
-@njit
+@njit(inline="always")
 def _one_pass(table, st, rng, m, round_number, pass_number, counts, sides_attack, threshold_attack,
               d100_threshold):
     """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
@@ -590,7 +590,7 @@ def _one_pass(table, st, rng, m, round_number, pass_number, counts, sides_attack
     return -1
 
 
-@njit
+@njit(inline="always")
 def _finish(k, winner, rounds, counts, winner_out, rounds_out):
     counts[F_ROUNDS] += rounds
     counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
