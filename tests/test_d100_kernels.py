@@ -216,6 +216,40 @@ def test_fight_results_do_not_depend_on_threads_or_chunks():
         np.testing.assert_array_equal(other.rounds, one.rounds[:n])
 
 
+def _lane_fighters():
+    # Fights of very different lengths (a quick kill, long draws), so lanes end and restart out of
+    # order; a second weapon, cover and fleeing make the word order per fight vary.
+    return [Combatant(0, 70, Weapon(40, 2), policy=(40, 20, 10, 10, 0, 0, 10, 10)),
+            Combatant(0, 30, Weapon(10, 1, category="pistol"), policy=(20, 20, 20, 20, 0, 0, 10, 10)),
+            Combatant(1, 50, Weapon(30, 2), torso="heavy", helmet=True, policy=(50, 10, 20, 10, 0, 0, 5, 5))]
+
+
+@pytest.mark.parametrize("backend_name", ["numba", "cython"])
+def test_fight_lanes_match_the_reference_for_any_count(backend_name):
+    """Issue 4: the compiled kernels keep FIGHT_LANES fights in flight; counts that are not a
+    multiple of the lanes, and tiny ones (0, 1, L-1, L, L+1), give the reference's results fight
+    by fight, with or without per-fight outputs."""
+    from combatsim.kernels.d100 import _cy, _nb
+
+    lanes = _nb.FIGHT_LANES
+    assert _cy.fight_lanes == lanes
+    table = api.fight_table(_lane_fighters(), model.TAPERS[0])
+    for count in (0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 61):
+        for passes, max_rounds, ambush_side in ((2, 6, -1), (1, 1, 0), (3, 12, 1)):
+            seed, start = 2**63 + 12345 + count, 7 * count
+            expected = run_fight("python", seed, start, count, table, passes, max_rounds, ambush_side)
+            got = run_fight(backend_name, seed, start, count, table, passes, max_rounds, ambush_side)
+            for value, want in zip(got, expected, strict=True):
+                np.testing.assert_array_equal(value, want)
+            # No per-fight outputs wanted: the same counts, the rounds histogram included.
+            counts = np.zeros(layout.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+            get_kernel("d100.fight", backend_name)(seed, start, count, table, passes, max_rounds, ambush_side,
+                                                   counts, np.zeros(0, np.int8), np.zeros(0, np.int32))
+            np.testing.assert_array_equal(counts[: layout.FIGHT_COUNTS], expected[0])
+            np.testing.assert_array_equal(counts[layout.FIGHT_COUNTS:],
+                                          np.bincount(expected[2], minlength=max_rounds + 1))
+
+
 # Fights: exact probabilities ------------------------------------------------------------------
 ALWAYS_ATTACK = (100, 0, 0, 0, 0, 0, 0, 0)
 ALWAYS_FLEE = (0, 0, 0, 100, 0, 0, 0, 0)

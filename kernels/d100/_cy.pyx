@@ -646,82 +646,148 @@ cdef int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
     return _end_if_out(f, T(f, target, C_SIDE))
 
 
+cdef enum:
+    # Fights in flight per kernel call (docs/d100.md, "Kernels and speed"): each lane holds one
+    # fight's state and stream; the lanes advance one pass each in turn, and a lane whose fight
+    # ended starts the next fight index at once. Fight i draws only from item stream i.
+    FIGHT_LANES = 8
+
+#: FIGHT_LANES, for the tests.
+fight_lanes = FIGHT_LANES
+
+cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, const int64_t* ambushers,
+                 int64_t ambusher_count) noexcept nogil:
+    # A fight's start: fresh combatants, then the ambush contests (the stream's first words).
+    cdef int64_t c, j, d, a, rank, attacker_roll, defender_roll
+    stream_start(&f.stream, seed, index)
+    for c in range(f.m):
+        for j in range(S_FIELDS):
+            S(f, c, j)[0] = 0
+        S(f, c, S_ACTIVE)[0] = 1
+        S(f, c, S_ENGAGED)[0] = -1
+        S(f, c, S_TARGET)[0] = -1
+    if ambush_side >= 0:
+        rank = 0
+        for d in range(f.m):
+            if T(f, d, C_SIDE) == ambush_side:
+                continue
+            a = ambushers[rank % ambusher_count]
+            rank += 1
+            attacker_roll = stream_die(&f.stream, D100, f.d100_threshold)
+            defender_roll = stream_die(&f.stream, D100, f.d100_threshold)
+            if _first_wins(f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
+                S(f, d, S_SURPRISED)[0] = 1
+                f.counts[F_SURPRISED] += 1
+
+
+cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noexcept nogil:
+    # One pass: every active combatant declares, then they resolve in order. Returns the winning
+    # side when the fight ended in this pass, else -1.
+    cdef int64_t c, winner
+    cdef bint first_pass = round_number == 1 and pass_number == 1
+    if pass_number == 1:
+        for c in range(f.m):
+            S(f, c, S_TARGETED)[0] = 0
+    for c in range(f.m):
+        S(f, c, S_DEFENDING)[0] = 0
+        S(f, c, S_ACTION)[0] = ACTION_NONE
+    for c in range(f.m):
+        if S(f, c, S_ACTIVE)[0]:
+            _declare(f, c, first_pass)
+    for c in range(f.m):
+        if S(f, c, S_ACTIVE)[0]:
+            winner = _resolve(f, c)
+            if winner >= 0:
+                return winner
+    return -1
+
+
+cdef inline void _finish(int64_t k, int64_t winner, int64_t rounds, int64_t* local, int64_t[::1] counts,
+                         int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
+    local[F_ROUNDS] += rounds
+    counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+    if winner >= 0:
+        local[F_WINS + winner] += 1
+    else:
+        local[F_DRAWS] += 1
+    if winner_out.shape[0]:
+        winner_out[k] = <int8_t>(winner if winner >= 0 else NO_WINNER)
+    if rounds_out.shape[0]:
+        rounds_out[k] = <int32_t>rounds
+
+
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
           int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
+    # Fights start..start+count-1 in FIGHT_LANES lanes advanced in lockstep, one pass per lane per
+    # sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream
+    # i only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
     cdef int64_t m = table.shape[0]
-    cdef int64_t[:, ::1] state = np.zeros((m, S_FIELDS), dtype=np.int64)
-    cdef int64_t[::1] ambushers = np.zeros(m, dtype=np.int64)
+    cdef int64_t[::1] state = np.zeros(FIGHT_LANES * m * S_FIELDS, dtype=np.int64)
+    cdef int64_t[::1] ambushers = np.zeros(m + 1, dtype=np.int64)
     cdef int64_t local[FIGHT_COUNTS]
-    cdef Fight f
-    cdef int64_t ambusher_count = 0, k, c, d, j, a, rank, rounds, winner, round_number, pass_number
-    cdef int64_t attacker_roll, defender_roll
-    cdef bint first_pass
+    cdef Fight lanes[FIGHT_LANES]
+    cdef int64_t item[FIGHT_LANES]
+    cdef int64_t round_of[FIGHT_LANES]
+    cdef int64_t pass_of[FIGHT_LANES]
+    cdef int64_t ambusher_count = 0, k, c, j, winner, round_number, pass_number
+    cdef int64_t next_fight = 0, running = 0
+    # A fight with no pass at all (passes or max_rounds 0; the API never asks for one) is a draw
+    # after max_rounds rounds, as in the reference.
+    cdef bint empty = passes <= 0 or max_rounds <= 0
+    cdef int64_t empty_rounds = _max(max_rounds, 0)
     for j in range(FIGHT_COUNTS):
         local[j] = 0
     for c in range(m):
         if table[c, C_SIDE] == ambush_side:
             ambushers[ambusher_count] = c
             ambusher_count += 1
-    f.table = &table[0, 0]
-    f.st = &state[0, 0]
-    f.m = m
-    f.counts = local
-    f.attack_threshold = rejection_threshold(ATTACK_SIDES)
-    f.d100_threshold = rejection_threshold(D100)
+    for j in range(FIGHT_LANES):
+        lanes[j].table = &table[0, 0]
+        lanes[j].st = &state[j * m * S_FIELDS]
+        lanes[j].m = m
+        lanes[j].counts = local
+        lanes[j].attack_threshold = rejection_threshold(ATTACK_SIDES)
+        lanes[j].d100_threshold = rejection_threshold(D100)
+        item[j] = -1
+        round_of[j] = 0
+        pass_of[j] = 0
     with nogil:
-        for k in range(count):
-            stream_start(&f.stream, seed, <uint64_t>(start + k))
-            for c in range(m):
-                for j in range(S_FIELDS):
-                    S(&f, c, j)[0] = 0
-                S(&f, c, S_ACTIVE)[0] = 1
-                S(&f, c, S_ENGAGED)[0] = -1
-                S(&f, c, S_TARGET)[0] = -1
-            if ambush_side >= 0:
-                rank = 0
-                for d in range(m):
-                    if T(&f, d, C_SIDE) == ambush_side:
-                        continue
-                    a = ambushers[rank % ambusher_count]
-                    rank += 1
-                    attacker_roll = stream_die(&f.stream, D100, f.d100_threshold)
-                    defender_roll = stream_die(&f.stream, D100, f.d100_threshold)
-                    if _first_wins(&f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                        S(&f, d, S_SURPRISED)[0] = 1
-                        local[F_SURPRISED] += 1
-            rounds = 0
-            winner = -1
-            for round_number in range(1, max_rounds + 1):
-                rounds = round_number
-                for c in range(m):
-                    S(&f, c, S_TARGETED)[0] = 0
-                for pass_number in range(1, passes + 1):
-                    first_pass = round_number == 1 and pass_number == 1
-                    for c in range(m):
-                        S(&f, c, S_DEFENDING)[0] = 0
-                        S(&f, c, S_ACTION)[0] = ACTION_NONE
-                    for c in range(m):
-                        if S(&f, c, S_ACTIVE)[0]:
-                            _declare(&f, c, first_pass)
-                    for c in range(m):
-                        if S(&f, c, S_ACTIVE)[0]:
-                            winner = _resolve(&f, c)
-                            if winner >= 0:
-                                break
+        # Sweeps: each running lane plays one pass; ended lanes take the next fight index.
+        while True:
+            for j in range(FIGHT_LANES):
+                k = item[j]
+                if k >= 0:
+                    round_number = round_of[j]
+                    pass_number = pass_of[j]
+                    winner = _one_pass(&lanes[j], round_number, pass_number)
                     if winner >= 0:
-                        break
-                if winner >= 0:
-                    break
-            local[F_ROUNDS] += rounds
-            counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-            if winner >= 0:
-                local[F_WINS + winner] += 1
-            else:
-                local[F_DRAWS] += 1
-            if winner_out.shape[0]:
-                winner_out[k] = <int8_t>(winner if winner >= 0 else NO_WINNER)
-            if rounds_out.shape[0]:
-                rounds_out[k] = <int32_t>rounds
+                        _finish(k, winner, round_number, local, counts, winner_out, rounds_out)
+                        k = -1
+                    elif pass_number < passes:
+                        pass_of[j] = pass_number + 1
+                    elif round_number < max_rounds:
+                        round_of[j] = round_number + 1
+                        pass_of[j] = 1
+                    else:
+                        _finish(k, -1, max_rounds, local, counts, winner_out, rounds_out)
+                        k = -1
+                while k < 0 and next_fight < count:
+                    k = next_fight
+                    next_fight += 1
+                    _begin(&lanes[j], seed, <uint64_t>(start + k), ambush_side, &ambushers[0], ambusher_count)
+                    if empty:
+                        _finish(k, -1, empty_rounds, local, counts, winner_out, rounds_out)
+                        k = -1
+                    else:
+                        round_of[j] = 1
+                        pass_of[j] = 1
+                if k >= 0 and item[j] < 0:
+                    running += 1
+                elif k < 0 and item[j] >= 0:
+                    running -= 1
+                item[j] = k
+            if running == 0 and next_fight >= count:
+                break
     for j in range(FIGHT_COUNTS):
         counts[j] += local[j]

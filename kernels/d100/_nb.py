@@ -533,12 +533,88 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
     return 1 - side if _side_out(table, st, m, side) else -1
 
 
+#: Fights in flight per kernel call (docs/d100.md, "Kernels and speed"): each lane holds one fight's
+#: state and stream; the lanes advance one pass each in turn, and a lane whose fight ended starts
+#: the next fight index at once. Results do not depend on it: fight i draws only from item stream i.
+FIGHT_LANES = 8
+# Per-lane scalars (int64 array of shape (FIGHT_LANES, L_FIELDS)).
+L_ITEM, L_ROUND, L_PASS = 0, 1, 2
+L_FIELDS = 3
+
+
+@njit(inline="always")
+def _begin(table, st, rng, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts, d100_threshold):
+    """A fight's start: fresh combatants, then the ambush contests (the stream's first words)."""
+    d100 = np.uint64(D100)
+    stream_start(rng, k0, k1, index)
+    for c in range(m):
+        for j in range(S_FIELDS):
+            st[c, j] = 0
+        st[c, S_ACTIVE] = 1
+        st[c, S_ENGAGED] = -1
+        st[c, S_TARGET] = -1
+    if ambush_side >= 0:
+        rank = 0
+        for d in range(m):
+            if table[d, C_SIDE] == ambush_side:
+                continue
+            a = ambushers[rank % ambusher_count]
+            rank += 1
+            attacker_roll = _die(rng, d100, d100_threshold)
+            defender_roll = _die(rng, d100, d100_threshold)
+            if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
+                st[d, S_SURPRISED] = 1
+                counts[F_SURPRISED] += 1
+
+
+@njit(inline="always")
+def _one_pass(table, st, rng, m, round_number, pass_number, counts, sides_attack, threshold_attack,
+              d100_threshold):
+    """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
+    resolve in order. Returns the winning side when the fight ended in this pass, else -1."""
+    if pass_number == 1:
+        for c in range(m):
+            st[c, S_TARGETED] = 0
+    first_pass = round_number == 1 and pass_number == 1
+    for c in range(m):
+        st[c, S_DEFENDING] = 0
+        st[c, S_ACTION] = ACTION_NONE
+    for c in range(m):
+        if st[c, S_ACTIVE]:
+            _declare(table, st, rng, m, c, first_pass, d100_threshold)
+    for c in range(m):
+        if st[c, S_ACTIVE]:
+            winner = _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_threshold)
+            if winner >= 0:
+                return winner
+    return -1
+
+
+@njit(inline="always")
+def _finish(k, winner, rounds, counts, winner_out, rounds_out):
+    counts[F_ROUNDS] += rounds
+    counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+    if winner >= 0:
+        counts[F_WINS + winner] += 1
+    else:
+        counts[F_DRAWS] += 1
+    if winner_out.shape[0]:
+        winner_out[k] = winner if winner >= 0 else NO_WINNER
+    if rounds_out.shape[0]:
+        rounds_out[k] = rounds
+
+
 @njit
 def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Fights start..start+count-1 in FIGHT_LANES lanes advanced in lockstep, one pass per lane per
+    sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream i
+    only, and every count is a sum, so the results equal the reference's fight-by-fight loop."""
     k0, k1 = seed_key(seed)
     m = table.shape[0]
-    rng = np.zeros(STREAM_SIZE, dtype=np.uint64)
-    st = np.zeros((m, S_FIELDS), dtype=np.int64)
+    lanes = FIGHT_LANES
+    rng = np.zeros((lanes, STREAM_SIZE), dtype=np.uint64)
+    st = np.zeros((lanes, m, S_FIELDS), dtype=np.int64)
+    lane = np.zeros((lanes, L_FIELDS), dtype=np.int64)
     ambushers = np.zeros(m, dtype=np.int64)
     ambusher_count = 0
     for c in range(m):
@@ -547,62 +623,52 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
             ambusher_count += 1
     sides_attack = np.uint64(ATTACK_SIDES)
     threshold_attack = np.uint64(rejection_threshold(sides_attack))
-    d100 = np.uint64(D100)
-    d100_threshold = np.uint64(rejection_threshold(d100))
-    for k in range(count):
-        stream_start(rng, k0, k1, start + k)
-        for c in range(m):
-            for j in range(S_FIELDS):
-                st[c, j] = 0
-            st[c, S_ACTIVE] = 1
-            st[c, S_ENGAGED] = -1
-            st[c, S_TARGET] = -1
-        if ambush_side >= 0:
-            rank = 0
-            for d in range(m):
-                if table[d, C_SIDE] == ambush_side:
-                    continue
-                a = ambushers[rank % ambusher_count]
-                rank += 1
-                attacker_roll = _die(rng, d100, d100_threshold)
-                defender_roll = _die(rng, d100, d100_threshold)
-                if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                    st[d, S_SURPRISED] = 1
-                    counts[F_SURPRISED] += 1
-        rounds = 0
-        winner = -1
-        for round_number in range(1, max_rounds + 1):
-            rounds = round_number
-            for c in range(m):
-                st[c, S_TARGETED] = 0
-            for pass_number in range(1, passes + 1):
-                first_pass = round_number == 1 and pass_number == 1
-                for c in range(m):
-                    st[c, S_DEFENDING] = 0
-                    st[c, S_ACTION] = ACTION_NONE
-                for c in range(m):
-                    if st[c, S_ACTIVE]:
-                        _declare(table, st, rng, m, c, first_pass, d100_threshold)
-                for c in range(m):
-                    if st[c, S_ACTIVE]:
-                        winner = _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack,
-                                          d100_threshold)
-                        if winner >= 0:
-                            break
+    d100_threshold = np.uint64(rejection_threshold(np.uint64(D100)))
+    # A fight with no pass at all (passes or max_rounds 0; the API never asks for one) is a draw
+    # after max_rounds rounds, as in the reference.
+    empty = passes <= 0 or max_rounds <= 0
+    next_fight = 0
+    running = 0
+    for j in range(lanes):
+        lane[j, L_ITEM] = -1
+    # Sweeps: each running lane plays one pass; ended lanes take the next fight index.
+    while True:
+        for j in range(lanes):
+            k = lane[j, L_ITEM]
+            if k >= 0:
+                round_number = lane[j, L_ROUND]
+                pass_number = lane[j, L_PASS]
+                winner = _one_pass(table, st[j], rng[j], m, round_number, pass_number, counts, sides_attack,
+                                   threshold_attack, d100_threshold)
                 if winner >= 0:
-                    break
-            if winner >= 0:
-                break
-        counts[F_ROUNDS] += rounds
-        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-        if winner >= 0:
-            counts[F_WINS + winner] += 1
-        else:
-            counts[F_DRAWS] += 1
-        if winner_out.shape[0]:
-            winner_out[k] = winner if winner >= 0 else NO_WINNER
-        if rounds_out.shape[0]:
-            rounds_out[k] = rounds
+                    _finish(k, winner, round_number, counts, winner_out, rounds_out)
+                    k = -1
+                elif pass_number < passes:
+                    lane[j, L_PASS] = pass_number + 1
+                elif round_number < max_rounds:
+                    lane[j, L_ROUND] = round_number + 1
+                    lane[j, L_PASS] = 1
+                else:
+                    _finish(k, -1, max_rounds, counts, winner_out, rounds_out)
+                    k = -1
+            while k < 0 and next_fight < count:
+                k = next_fight
+                next_fight += 1
+                _begin(table, st[j], rng[j], k0, k1, start + k, m, ambush_side, ambushers, ambusher_count,
+                       counts, d100_threshold)
+                if empty:
+                    _finish(k, -1, max(max_rounds, 0), counts, winner_out, rounds_out)
+                    k = -1
+                else:
+                    lane[j, L_ROUND] = 1
+                    lane[j, L_PASS] = 1
+            if k >= 0 and lane[j, L_ITEM] < 0:
+                running += 1
+            elif k < 0 and lane[j, L_ITEM] >= 0:
+                running -= 1
+            lane[j, L_ITEM] = k
+        if running == 0 and next_fight >= count:
+            break
 
 
 # The registry's entry points. Numba types a Python int seed as int64 on the first call and then
