@@ -603,11 +603,12 @@ def _before(characters, width, tiebreak, i, j):
 FIGHT_LANES = 8
 
 
-@njit
-def _round(state, characters, width, n, one_step, lost, active, negated, phase, used, tiebreak, order, threshold20):
+@njit(inline="always")
+def _round(state, characters, width, n, one_step, lost, lo, active, ao, negated, phase, used, tiebreak, order, threshold20):
     """One round (action checks, then four phases) of the fight whose stream is ``state``.
 
-    ``lost`` (3 per character) and ``active`` are the lane's own; the rest is scratch that lives
+    ``lost[lo:lo + 3n]`` (3 per character) and ``active[ao:ao + n]`` are the lane's own (offsets, not
+    views: a view per round costs more than the round); the rest is scratch that lives
     for one round only. Returns (winner or -1, attacks, stun, wound, mortal dealt this round).
     """
     winner = -1
@@ -615,7 +616,7 @@ def _round(state, characters, width, n, one_step, lost, active, negated, phase, 
     total_stun = total_wound = total_mortal = np.int64(0)
     n_order = 0
     for i in range(n):
-        if not active[i]:
+        if not active[ao + i]:
             continue
         row = i * width
         negated[i] = 0
@@ -625,7 +626,7 @@ def _round(state, characters, width, n, one_step, lost, active, negated, phase, 
                            characters[row + R_RESOLVE + 2])
             negated[i] = 3 - tier if tier <= 2 else 0
         sign, dice, sides = situation(
-            _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+            _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
         )
         roll = stream_die(state, D20, threshold20)
         roll += sign * _roll(state, dice, sides)
@@ -645,19 +646,19 @@ def _round(state, characters, width, n, one_step, lost, active, negated, phase, 
         for slot in range(n_order):
             i = order[slot]
             row = i * width
-            if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
+            if not active[ao + i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
                 continue
             used[i] += 1
             attacks += 1
             side = characters[row + R_SIDE]
             target = 0
-            while not (active[target] and characters[target * width + R_SIDE] != side):
+            while not (active[ao + target] and characters[target * width + R_SIDE] != side):
                 target += 1
             defender = target * width
             steps = (
                 characters[row + R_ATTACK_STEPS]
                 + characters[defender + R_DEFENCE_STEPS]
-                + _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
+                + _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
             )
             sign, dice, sides = situation(steps)
             control = stream_die(state, D20, threshold20)
@@ -677,22 +678,22 @@ def _round(state, characters, width, n, one_step, lost, active, negated, phase, 
                     damage_type = max(0, min(3, damage_type + shift))
                     soak = _roll(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
                 stun, wound, mortal = dealt(amount, damage_type, soak)
-                lost[3 * target] += stun
-                lost[3 * target + 1] += wound
-                lost[3 * target + 2] += mortal
+                lost[lo + 3 * target] += stun
+                lost[lo + 3 * target + 1] += wound
+                lost[lo + 3 * target + 2] += mortal
                 total_stun += stun
                 total_wound += wound
                 total_mortal += mortal
                 if (
-                    lost[3 * target] >= characters[defender + R_STUN]
-                    or lost[3 * target + 1] >= characters[defender + R_WOUND]
-                    or lost[3 * target + 2] >= characters[defender + R_MORTAL]
+                    lost[lo + 3 * target] >= characters[defender + R_STUN]
+                    or lost[lo + 3 * target + 1] >= characters[defender + R_WOUND]
+                    or lost[lo + 3 * target + 2] >= characters[defender + R_MORTAL]
                 ):
-                    active[target] = False
+                    active[ao + target] = False
                     standing = False
                     defending_side = characters[defender + R_SIDE]
                     for j in range(n):
-                        if active[j] and characters[j * width + R_SIDE] == defending_side:
+                        if active[ao + j] and characters[j * width + R_SIDE] == defending_side:
                             standing = True
                     if not standing:
                         winner = side
@@ -719,13 +720,14 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
             winner_out[:count] = -1
             rounds_out[:count] = 0
         return
-    # Per-lane state, allocated once per call.
-    states = np.zeros((FIGHT_LANES, STREAM_SIZE), dtype=np.uint64)
-    lost = np.zeros((FIGHT_LANES, 3 * n), dtype=np.int64)
-    active = np.zeros((FIGHT_LANES, n), dtype=np.bool_)
+    # Per-lane state, allocated once per call; flat arrays indexed by lane offsets (no views).
+    states = np.zeros(FIGHT_LANES * STREAM_SIZE, dtype=np.uint64)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)  # the working stream: a lane's is copied in and out
+    lost = np.zeros(FIGHT_LANES * 3 * n, dtype=np.int64)
+    active = np.zeros(FIGHT_LANES * n, dtype=np.bool_)
     fight_of = np.full(FIGHT_LANES, -1, dtype=np.int64)  # the lane's fight k, -1 when idle
     rounds_of = np.zeros(FIGHT_LANES, dtype=np.int64)
-    tally = np.zeros((FIGHT_LANES, 4), dtype=np.int64)  # attacks, stun, wound, mortal of the lane's fight
+    tally = np.zeros(4 * FIGHT_LANES, dtype=np.int64)  # attacks, stun, wound, mortal of the lane's fight
     # Scratch for one round of one lane.
     negated = np.zeros(n, dtype=np.int64)
     phase = np.zeros(n, dtype=np.int64)
@@ -737,7 +739,7 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
     busy = 0
     for lane in range(FIGHT_LANES):
         if issued < count:
-            _start_lane(states[lane], k0, k1, start + issued, lost[lane], active[lane], tally[lane])
+            _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
             fight_of[lane] = issued
             rounds_of[lane] = 0
             issued += 1
@@ -747,30 +749,36 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
             k = fight_of[lane]
             if k < 0:
                 continue
+            offset = lane * STREAM_SIZE
+            for j in range(STREAM_SIZE):
+                state[j] = states[offset + j]
             winner, attacks, stun, wound, mortal = _round(
-                states[lane], characters, width, n, one_step, lost[lane], active[lane], negated, phase, used,
+                state, characters, width, n, one_step, lost, lane * 3 * n, active, lane * n, negated, phase, used,
                 tiebreak, order, threshold20,
             )
+            for j in range(STREAM_SIZE):
+                states[offset + j] = state[j]
             rounds = rounds_of[lane] + 1
             rounds_of[lane] = rounds
-            tally[lane, 0] += attacks
-            tally[lane, 1] += stun
-            tally[lane, 2] += wound
-            tally[lane, 3] += mortal
+            t = 4 * lane
+            tally[t] += attacks
+            tally[t + 1] += stun
+            tally[t + 2] += wound
+            tally[t + 3] += mortal
             if winner < 0 and rounds < max_rounds:
                 continue
             counts[winner if winner >= 0 else 2] += 1
             counts[3] += rounds
             counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-            counts[4] += tally[lane, 0]
-            counts[5] += tally[lane, 1]
-            counts[6] += tally[lane, 2]
-            counts[7] += tally[lane, 3]
+            counts[4] += tally[t]
+            counts[5] += tally[t + 1]
+            counts[6] += tally[t + 2]
+            counts[7] += tally[t + 3]
             if keep:
                 winner_out[k] = winner
                 rounds_out[k] = rounds
             if issued < count:  # the lane restarts with the next fight
-                _start_lane(states[lane], k0, k1, start + issued, lost[lane], active[lane], tally[lane])
+                _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
                 fight_of[lane] = issued
                 rounds_of[lane] = 0
                 issued += 1
@@ -780,8 +788,15 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
 
 
 @njit
-def _start_lane(state, k0, k1, index, lost, active, tally):
-    stream_start(state, k0, k1, index)
-    lost[:] = 0
-    active[:] = True
-    tally[:] = 0
+def _start_lane(states, lane, k0, k1, index, n, lost, active, tally):
+    """Lane ``lane`` starts the fight with item stream ``index``: fresh stream, nobody hurt or out."""
+    offset = lane * STREAM_SIZE
+    # stream_start on the lane's words (the same fields a fresh np.zeros state would get).
+    scratch = states[offset:offset + STREAM_SIZE]
+    stream_start(scratch, k0, k1, index)
+    for i in range(3 * n):
+        lost[lane * 3 * n + i] = 0
+    for i in range(n):
+        active[lane * n + i] = True
+    for i in range(4):
+        tally[4 * lane + i] = 0
