@@ -598,127 +598,205 @@ def _before(characters, width, tiebreak, i, j):
     return i < j
 
 
+#: Fights in flight per kernel call: each lane holds one fight's state and restarts with the next
+#: fight index when its fight ends (docs/tss.md, "Fight kernel").
+FIGHT_LANES = 8
+
+
+@njit(inline="always")
+def _round(state, characters, width, n, one_step, lost, lo, active, ao, negated, phase, used, tiebreak, order, threshold20):
+    """One round (action checks, then four phases) of the fight whose stream is ``state``.
+
+    ``lost[lo:lo + 3n]`` (3 per character) and ``active[ao:ao + n]`` are the lane's own (offsets, not
+    views: a view per round costs more than the round); the rest is scratch that lives
+    for one round only. Returns (winner or -1, attacks, stun, wound, mortal dealt this round).
+    """
+    winner = -1
+    attacks = 0
+    total_stun = total_wound = total_mortal = np.int64(0)
+    n_order = 0
+    for i in range(n):
+        if not active[ao + i]:
+            continue
+        row = i * width
+        negated[i] = 0
+        if characters[row + R_HAS_RESOLVE]:
+            roll = stream_die(state, D20, threshold20)
+            tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
+                           characters[row + R_RESOLVE + 2])
+            negated[i] = 3 - tier if tier <= 2 else 0
+        sign, dice, sides = situation(
+            _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
+        )
+        roll = stream_die(state, D20, threshold20)
+        roll += sign * _roll(state, dice, sides)
+        phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
+                                  characters[row + R_ACTION_CHECK + 1],
+                                  characters[row + R_ACTION_CHECK + 2]))
+        tiebreak[i] = stream_word(state)
+        used[i] = 0
+        # Insertion into the phase order.
+        position = n_order
+        while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
+            order[position] = order[position - 1]
+            position -= 1
+        order[position] = i
+        n_order += 1
+    for current in range(4):
+        for slot in range(n_order):
+            i = order[slot]
+            row = i * width
+            if not active[ao + i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
+                continue
+            used[i] += 1
+            attacks += 1
+            side = characters[row + R_SIDE]
+            target = 0
+            while not (active[ao + target] and characters[target * width + R_SIDE] != side):
+                target += 1
+            defender = target * width
+            steps = (
+                characters[row + R_ATTACK_STEPS]
+                + characters[defender + R_DEFENCE_STEPS]
+                + _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
+            )
+            sign, dice, sides = situation(steps)
+            control = stream_die(state, D20, threshold20)
+            total = control + sign * _roll(state, dice, sides)
+            tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
+                           characters[row + R_SKILL + 2])
+            if tier <= 2:
+                base = row + R_DAMAGE + 4 * tier
+                amount = _roll(state, characters[base], characters[base + 1]) + characters[base + 2]
+                damage_type = characters[base + 3]
+                armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
+                soak = np.int64(0)
+                if characters[armour]:
+                    shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
+                    if one_step:
+                        shift = max(-1, min(1, shift))
+                    damage_type = max(0, min(3, damage_type + shift))
+                    soak = _roll(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
+                stun, wound, mortal = dealt(amount, damage_type, soak)
+                lost[lo + 3 * target] += stun
+                lost[lo + 3 * target + 1] += wound
+                lost[lo + 3 * target + 2] += mortal
+                total_stun += stun
+                total_wound += wound
+                total_mortal += mortal
+                if (
+                    lost[lo + 3 * target] >= characters[defender + R_STUN]
+                    or lost[lo + 3 * target + 1] >= characters[defender + R_WOUND]
+                    or lost[lo + 3 * target + 2] >= characters[defender + R_MORTAL]
+                ):
+                    active[ao + target] = False
+                    standing = False
+                    defending_side = characters[defender + R_SIDE]
+                    for j in range(n):
+                        if active[ao + j] and characters[j * width + R_SIDE] == defending_side:
+                            standing = True
+                    if not standing:
+                        winner = side
+                        break
+        if winner >= 0:
+            break
+    return winner, attacks, total_stun, total_wound, total_mortal
+
+
 @njit
 def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
-          rounds_out):
+           rounds_out):
+    """FIGHT_LANES fights in flight, advanced round by round in lockstep; a lane whose fight ends
+    starts the next fight index. Fight k draws only from item stream start + k, so its outcome
+    and every count are those of the reference, which runs fight by fight."""
     k0, k1 = seed_key(seed)
-    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     width = ROW_BASE + 4 * n_classes
     n = n_characters
-    lost = np.zeros(3 * n, dtype=np.int64)
-    active = np.zeros(n, dtype=np.bool_)
+    keep = winner_out.shape[0] > 0
+    if max_rounds < 1:  # no round is played: every fight is a draw in round 0 (the reference's loop)
+        counts[2] += count
+        counts[FIGHT_COUNTS] += count
+        if keep:
+            winner_out[:count] = -1
+            rounds_out[:count] = 0
+        return
+    # Per-lane state, allocated once per call; flat arrays indexed by lane offsets (no views).
+    states = np.zeros(FIGHT_LANES * STREAM_SIZE, dtype=np.uint64)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)  # the working stream: a lane's is copied in and out
+    lost = np.zeros(FIGHT_LANES * 3 * n, dtype=np.int64)
+    active = np.zeros(FIGHT_LANES * n, dtype=np.bool_)
+    fight_of = np.full(FIGHT_LANES, -1, dtype=np.int64)  # the lane's fight k, -1 when idle
+    rounds_of = np.zeros(FIGHT_LANES, dtype=np.int64)
+    tally = np.zeros(4 * FIGHT_LANES, dtype=np.int64)  # attacks, stun, wound, mortal of the lane's fight
+    # Scratch for one round of one lane.
     negated = np.zeros(n, dtype=np.int64)
     phase = np.zeros(n, dtype=np.int64)
     used = np.zeros(n, dtype=np.int64)
     tiebreak = np.zeros(n, dtype=np.uint64)
     order = np.zeros(n, dtype=np.int64)
     threshold20 = rejection_threshold(D20)
-    keep = winner_out.shape[0] > 0
-    for k in range(count):
-        stream_start(state, k0, k1, start + k)
-        lost[:] = 0
-        active[:] = True
-        winner = -1
-        rounds = 0
-        attacks = 0
-        total_stun = total_wound = total_mortal = np.int64(0)
-        for round_number in range(1, max_rounds + 1):
-            rounds = round_number
-            n_order = 0
-            for i in range(n):
-                if not active[i]:
-                    continue
-                row = i * width
-                negated[i] = 0
-                if characters[row + R_HAS_RESOLVE]:
-                    roll = stream_die(state, D20, threshold20)
-                    tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
-                                   characters[row + R_RESOLVE + 2])
-                    negated[i] = 3 - tier if tier <= 2 else 0
-                sign, dice, sides = situation(
-                    _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
-                )
-                roll = stream_die(state, D20, threshold20)
-                roll += sign * _roll(state, dice, sides)
-                phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
-                                          characters[row + R_ACTION_CHECK + 1],
-                                          characters[row + R_ACTION_CHECK + 2]))
-                tiebreak[i] = stream_word(state)
-                used[i] = 0
-                # Insertion into the phase order.
-                position = n_order
-                while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
-                    order[position] = order[position - 1]
-                    position -= 1
-                order[position] = i
-                n_order += 1
-            for current in range(4):
-                for slot in range(n_order):
-                    i = order[slot]
-                    row = i * width
-                    if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
-                        continue
-                    used[i] += 1
-                    attacks += 1
-                    side = characters[row + R_SIDE]
-                    target = 0
-                    while not (active[target] and characters[target * width + R_SIDE] != side):
-                        target += 1
-                    defender = target * width
-                    steps = (
-                        characters[row + R_ATTACK_STEPS]
-                        + characters[defender + R_DEFENCE_STEPS]
-                        + _dazed(characters, row, lost[3 * i], lost[3 * i + 1], lost[3 * i + 2], negated[i])
-                    )
-                    sign, dice, sides = situation(steps)
-                    control = stream_die(state, D20, threshold20)
-                    total = control + sign * _roll(state, dice, sides)
-                    tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
-                                   characters[row + R_SKILL + 2])
-                    if tier <= 2:
-                        base = row + R_DAMAGE + 4 * tier
-                        amount = _roll(state, characters[base], characters[base + 1]) + characters[base + 2]
-                        damage_type = characters[base + 3]
-                        armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
-                        soak = np.int64(0)
-                        if characters[armour]:
-                            shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
-                            if one_step:
-                                shift = max(-1, min(1, shift))
-                            damage_type = max(0, min(3, damage_type + shift))
-                            soak = _roll(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
-                        stun, wound, mortal = dealt(amount, damage_type, soak)
-                        lost[3 * target] += stun
-                        lost[3 * target + 1] += wound
-                        lost[3 * target + 2] += mortal
-                        total_stun += stun
-                        total_wound += wound
-                        total_mortal += mortal
-                        if (
-                            lost[3 * target] >= characters[defender + R_STUN]
-                            or lost[3 * target + 1] >= characters[defender + R_WOUND]
-                            or lost[3 * target + 2] >= characters[defender + R_MORTAL]
-                        ):
-                            active[target] = False
-                            standing = False
-                            defending_side = characters[defender + R_SIDE]
-                            for j in range(n):
-                                if active[j] and characters[j * width + R_SIDE] == defending_side:
-                                    standing = True
-                            if not standing:
-                                winner = side
-                                break
-                if winner >= 0:
-                    break
-            if winner >= 0:
-                break
-        counts[winner if winner >= 0 else 2] += 1
-        counts[3] += rounds
-        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-        counts[4] += attacks
-        counts[5] += total_stun
-        counts[6] += total_wound
-        counts[7] += total_mortal
-        if keep:
-            winner_out[k] = winner
-            rounds_out[k] = rounds
+    issued = 0
+    busy = 0
+    for lane in range(FIGHT_LANES):
+        if issued < count:
+            _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
+            fight_of[lane] = issued
+            rounds_of[lane] = 0
+            issued += 1
+            busy += 1
+    while busy > 0:
+        for lane in range(FIGHT_LANES):
+            k = fight_of[lane]
+            if k < 0:
+                continue
+            offset = lane * STREAM_SIZE
+            for j in range(STREAM_SIZE):
+                state[j] = states[offset + j]
+            winner, attacks, stun, wound, mortal = _round(
+                state, characters, width, n, one_step, lost, lane * 3 * n, active, lane * n, negated, phase, used,
+                tiebreak, order, threshold20,
+            )
+            for j in range(STREAM_SIZE):
+                states[offset + j] = state[j]
+            rounds = rounds_of[lane] + 1
+            rounds_of[lane] = rounds
+            t = 4 * lane
+            tally[t] += attacks
+            tally[t + 1] += stun
+            tally[t + 2] += wound
+            tally[t + 3] += mortal
+            if winner < 0 and rounds < max_rounds:
+                continue
+            counts[winner if winner >= 0 else 2] += 1
+            counts[3] += rounds
+            counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+            counts[4] += tally[t]
+            counts[5] += tally[t + 1]
+            counts[6] += tally[t + 2]
+            counts[7] += tally[t + 3]
+            if keep:
+                winner_out[k] = winner
+                rounds_out[k] = rounds
+            if issued < count:  # the lane restarts with the next fight
+                _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
+                fight_of[lane] = issued
+                rounds_of[lane] = 0
+                issued += 1
+            else:
+                fight_of[lane] = -1
+                busy -= 1
+
+
+@njit
+def _start_lane(states, lane, k0, k1, index, n, lost, active, tally):
+    """Lane ``lane`` starts the fight with item stream ``index``: fresh stream, nobody hurt or out."""
+    offset = lane * STREAM_SIZE
+    # stream_start on the lane's words (the same fields a fresh np.zeros state would get).
+    scratch = states[offset:offset + STREAM_SIZE]
+    stream_start(scratch, k0, k1, index)
+    for i in range(3 * n):
+        lost[lane * 3 * n + i] = 0
+    for i in range(n):
+        active[lane * n + i] = True
+    for i in range(4):
+        tally[4 * lane + i] = 0
