@@ -20,13 +20,12 @@ def _rss_megabytes(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-@pytest.mark.parametrize("backend", ["numba", "cython"])
-def test_ten_billion_attacks_stream_and_stop_on_ctrl_c(backend):
-    command = [sys.executable, "-m", "combatsim", "attack", "exp", "--bonus", "110", "--max-roll", "760",
-               "--armour-rating", "580", "-n", "1e10", "--seed", "7", "--backend", backend, "--threads", "2", "--json"]
+def interrupt_after(arguments: list[str], seconds: float) -> dict:
+    """Run ``combatsim ARGUMENTS``, check its memory, send Ctrl-C and return its partial JSON."""
+    command = [sys.executable, "-m", "combatsim", *arguments]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(4.0)  # imports and JIT (cached) first, then streaming
+        time.sleep(seconds)  # imports and JIT (cached) first, then streaming
         assert process.poll() is None, process.stderr.read()
         assert _rss_megabytes(process.pid) < 200
         sent = time.monotonic()
@@ -40,6 +39,13 @@ def test_ten_billion_attacks_stream_and_stop_on_ctrl_c(backend):
     assert stopped_after < 2.0
     record = json.loads(out)
     assert record["partial"] is True
+    return record
+
+
+@pytest.mark.parametrize("backend", ["numba", "cython"])
+def test_ten_billion_attacks_stream_and_stop_on_ctrl_c(backend):
+    record = interrupt_after(["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "580",
+                              "-n", "1e10", "--seed", "7", "--backend", backend, "--threads", "2", "--json"], 4.0)
     assert 0 < record["attacks"] < 10**10
     assert record["attacks"] % (1 << 22) == 0  # whole chunks only
     assert 0.52 < record["hit_rate"] < 0.54
@@ -53,23 +59,8 @@ def test_python_module_entry_point():
 
 def test_fight_run_stops_on_ctrl_c_with_a_partial_result():
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "d100_duel.toml")
-    command = [sys.executable, "-m", "combatsim", "fight", example, "-n", "1e11", "--seed", "2", "--threads", "2",
-               "--json", "--chunk-size", "200000"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(5.0)
-        assert process.poll() is None, process.stderr.read()
-        assert _rss_megabytes(process.pid) < 200
-        sent = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
-        stopped_after = time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
-    assert stopped_after < 2.0
-    record = json.loads(out)
-    assert record["partial"] is True and 0 < record["fights"] < 10**11
+    record = interrupt_after(["fight", example, "-n", "1e11", "--seed", "2", "--threads", "2", "--json",
+                              "--chunk-size", "200000"], 5.0)
+    assert 0 < record["fights"] < 10**11
     assert record["fights"] % 200_000 == 0
     assert sum(side["wins"] for side in record["sides"]) + record["draws"] == record["fights"]

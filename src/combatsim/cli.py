@@ -30,6 +30,19 @@ def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000)
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a LocalCluster)")
 
 
+def run_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments every simulation API takes from add_run_options' flags."""
+    return {"seed": args.seed, "backend": args.backend, "threads": args.threads, "chunk_size": args.chunk_size}
+
+
+def run_footer(record: dict) -> list[str]:
+    """The closing lines of every attack report: how it ran, and whether it was cut short."""
+    lines = [f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)"]
+    if record["partial"]:
+        lines.append("PARTIAL: interrupted before all attacks ran")
+    return lines
+
+
 def emit(args: argparse.Namespace, record: dict, human: Callable[[dict], str]) -> int:
     """Print ``record`` as JSON with --json, else as a short report; partial runs exit 130."""
     print(json.dumps(record) if args.json else human(record))

@@ -38,21 +38,20 @@ def attack_arguments(args: argparse.Namespace) -> dict:
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit
+    from combatsim.cli import emit, run_options
     from combatsim.d100.api import simulate_attacks
 
     result = simulate_attacks(
         args.n,
         **attack_arguments(args),
-        seed=args.seed,
-        backend=args.backend,
-        threads=args.threads,
-        chunk_size=args.chunk_size,
+        **run_options(args),
     )
     return emit(args, result.as_dict(), _report)
 
 
 def _report(record: dict) -> str:
+    from combatsim.cli import run_footer
+
     n = record["attacks"] or 1
     lines = [
         f"d100 attacks: {record['attacks']:,} (full skill {record['full_skill']}, capped target "
@@ -61,7 +60,5 @@ def _report(record: dict) -> str:
     for name in ("critical_success", "hard_success", "success", "failure", "critical_failure",
                  "lethal", "serious", "flesh", "instant_death"):
         lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / n:.6f}")
-    lines.append(f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)")
-    if record["partial"]:
-        lines.append("PARTIAL: interrupted before all attacks ran")
+    lines.extend(run_footer(record))
     return "\n".join(lines)

@@ -122,7 +122,7 @@ def weapon_and_persona(args: argparse.Namespace):
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit
+    from combatsim.cli import emit, run_options
 
     if is_plain_to_hit(args):
         return _run_to_hit(args)
@@ -140,16 +140,13 @@ def run_attack(args: argparse.Namespace) -> int:
         adjustment=args.adjustment or 0,
         hit_on_equal=args.hit_on_equal,
         critical=bool(args.critical),
-        seed=args.seed,
-        backend=args.backend,
-        threads=args.threads,
-        chunk_size=args.chunk_size,
+        **run_options(args),
     )
     return emit(args, result.as_dict(), _attack_report)
 
 
 def _run_to_hit(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit
+    from combatsim.cli import emit, run_options
     from combatsim.exp.api import simulate_to_hit
 
     if args.bonus is None or args.max_roll is None:
@@ -160,25 +157,24 @@ def _run_to_hit(args: argparse.Namespace) -> int:
         maximum_roll=args.max_roll,
         armour_rating=args.armour_rating,
         hit_on_equal=args.hit_on_equal,
-        seed=args.seed,
-        backend=args.backend,
-        threads=args.threads,
-        chunk_size=args.chunk_size,
+        **run_options(args),
     )
     return emit(args, result.as_dict(), _report)
 
 
 def _report(record: dict) -> str:
+    from combatsim.cli import run_footer
+
     lines = [
         f"EXP to-hit: {record['attacks']:,} attacks, {record['hits']:,} hits, hit rate {record['hit_rate']:.6f}",
-        f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)",
     ]
-    if record["partial"]:
-        lines.append("PARTIAL: interrupted before all attacks ran")
+    lines.extend(run_footer(record))
     return "\n".join(lines)
 
 
 def _attack_report(record: dict) -> str:
+    from combatsim.cli import run_footer
+
     lines = [
         f"EXP attack: {record['units']:,} units, {record['to_hit_rolls']:,} to-hit rolls, {record['hits']:,} hits, "
         f"hit rate {record['hit_rate']:.6f}",
@@ -186,9 +182,7 @@ def _attack_report(record: dict) -> str:
     ]
     if "rounds_fired" in record:
         lines.append(f"rounds fired {record['rounds_fired']:,}, rounds hit {record['rounds_hit']:,}")
-    lines.append(f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)")
-    if record["partial"]:
-        lines.append("PARTIAL: interrupted before all attacks ran")
+    lines.extend(run_footer(record))
     return "\n".join(lines)
 
 

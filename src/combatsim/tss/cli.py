@@ -24,7 +24,7 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit
+    from combatsim.cli import emit, run_options
     from combatsim.tss.api import simulate_attacks
 
     result = simulate_attacks(
@@ -36,22 +36,19 @@ def run_attack(args: argparse.Namespace) -> int:
         armour=args.armour,
         armour_quality=args.armour_quality,
         one_step_shift=args.one_step_shift,
-        seed=args.seed,
-        backend=args.backend,
-        threads=args.threads,
-        chunk_size=args.chunk_size,
+        **run_options(args),
     )
     return emit(args, result.as_dict(), _report)
 
 
 def _report(record: dict) -> str:
+    from combatsim.cli import run_footer
+
     attacks = record["attacks"] or 1
     lines = [f"TSS attacks: {record['attacks']:,}, hit rate {record['hit_rate']:.6f}"]
     for name in ("amazing", "good", "ordinary", "failure", "critical_failure"):
         lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f}")
     for name in ("stun", "wound", "mortal"):
         lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f} per attack")
-    lines.append(f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)")
-    if record["partial"]:
-        lines.append("PARTIAL: interrupted before all attacks ran")
+    lines.extend(run_footer(record))
     return "\n".join(lines)
