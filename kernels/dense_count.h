@@ -1,9 +1,10 @@
-/* Counting dense-layout dice against a bar, four Philox blocks at a time.
+/* Counting dense-layout dice against a bar, twelve Philox blocks at a time.
  *
  * dense_count(k0, k1, first_block, last_block, bar, threshold, &rejected) walks the
  * DOMAIN_DENSE blocks (docs/rng.md) and, for every 32-bit word w, forms w * sides (the
- * caller's bar and threshold fix the die): it counts products >= bar, and counts the words
- * Lemire's method rejects (low 32 bits < threshold) so the caller can redo those exactly.
+ * caller's bar and threshold fix the die): it counts products >= bar, and sets *rejected
+ * nonzero when any word is one Lemire's method rejects (low 32 bits < threshold), so the caller
+ * can redo the range exactly.
  * `bar` is (first value that counts) << 32, with value 0-based. Results are identical on every
  * path; the AVX2 path (philox.h) is picked at run time where the CPU has it (GCC/Clang on
  * x86-64), because the portable build targets plain x86-64 and GCC does not vectorise the
@@ -37,32 +38,34 @@ static inline int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first
 __attribute__((target("avx2")))
 static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                                 uint64_t sides, uint64_t bar, uint32_t threshold, int64_t *rejected) {
-    /* Four blocks per step, one per 64-bit lane. Products word * sides stay below 2**63 for
-     * sides < 2**31, so signed compares are exact. */
-    const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFLL), side = _mm256_set1_epi64x((int64_t)sides);
+    /* Products word * sides stay below 2**63 for sides < 2**31, so signed compares are exact.
+     * Rejection needs only "any word rejected?": the running unsigned minimum of the products'
+     * low words (the even 32-bit lanes) costs one instruction a vector. */
+    const __m256i side = _mm256_set1_epi64x((int64_t)sides);
     const __m256i bar_minus_one = _mm256_set1_epi64x((int64_t)bar - 1);
-    const __m256i threshold_v = _mm256_set1_epi64x((int64_t)threshold);
-    const __m256i domain = _mm256_set1_epi64x(DENSE_DOMAIN), step = _mm256_set1_epi64x(4);
-    PhiloxKeys4 keys;
-    philox_keys4(&keys, k0, k1);
-    __m256i hits_v = _mm256_setzero_si256(), rejects_v = _mm256_setzero_si256();
-    __m256i g = _mm256_setr_epi64x(first_block, first_block + 1, first_block + 2, first_block + 3);
-    int64_t g_scalar = first_block;
-    for (; g_scalar + 4 <= last_block; g_scalar += 4, g = _mm256_add_epi64(g, step)) {
-        __m256i words[4] = {g, _mm256_srli_epi64(g, 32), _mm256_setzero_si256(), domain};
-        philox4x32_10_avx2(words, &keys);
-        for (int w = 0; w < 4; w++) {
-            __m256i q = _mm256_mul_epu32(words[w], side);
-            hits_v = _mm256_sub_epi64(hits_v, _mm256_cmpgt_epi64(q, bar_minus_one));
-            rejects_v = _mm256_sub_epi64(rejects_v, _mm256_cmpgt_epi64(threshold_v, _mm256_and_si256(q, low)));
+    __m256i hits_v = _mm256_setzero_si256(), low_min = _mm256_set1_epi32(-1);
+    PhiloxDense dense;
+    philox_dense_init(&dense, k0, k1, DENSE_DOMAIN);
+    int64_t g = first_block;
+    for (; g + PHILOX_STEP_BLOCKS <= last_block; g += PHILOX_STEP_BLOCKS) {
+        __m256i words[PHILOX_GROUPS][4];
+        philox_dense_blocks(&dense, g, words);
+        for (int group = 0; group < PHILOX_GROUPS; group++) {
+            for (int w = 0; w < 4; w++) {
+                __m256i q = _mm256_mul_epu32(words[group][w], side);
+                hits_v = _mm256_sub_epi64(hits_v, _mm256_cmpgt_epi64(q, bar_minus_one));
+                low_min = _mm256_min_epu32(low_min, q);
+            }
         }
     }
-    int64_t lanes[4], rejected_lanes[4], tail_rejects;
+    int64_t lanes[4], tail_rejects;
+    uint32_t low_words[8];
     _mm256_storeu_si256((__m256i *)lanes, hits_v);
-    _mm256_storeu_si256((__m256i *)rejected_lanes, rejects_v);
+    _mm256_storeu_si256((__m256i *)low_words, low_min);
     int64_t hits = lanes[0] + lanes[1] + lanes[2] + lanes[3];
-    hits += dense_count_scalar(k0, k1, g_scalar, last_block, sides, bar, threshold, &tail_rejects);
-    *rejected = rejected_lanes[0] + rejected_lanes[1] + rejected_lanes[2] + rejected_lanes[3] + tail_rejects;
+    hits += dense_count_scalar(k0, k1, g, last_block, sides, bar, threshold, &tail_rejects);
+    *rejected = tail_rejects || low_words[0] < threshold || low_words[2] < threshold
+             || low_words[4] < threshold || low_words[6] < threshold;
     return hits;
 }
 #endif

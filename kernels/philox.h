@@ -1,7 +1,8 @@
-/* Philox4x32-10 for the C fast paths (docs/rng.md): one scalar block, four blocks in AVX2 lanes,
- * and the run-time check for AVX2. The Cython twin of the scalar block is kernels/rng.pxd; the
- * fast paths that include this header count four blocks at a time and leave Lemire's rare
- * rejected words to the exact per-item path.
+/* Philox4x32-10 for the C fast paths (docs/rng.md): one scalar block; dense runs of blocks
+ * (counter: index low and high words, 0, domain), twelve at a time in AVX2 lanes; the dense words
+ * of a range in block order; and the run-time check for AVX2. The Cython twin of the scalar block
+ * is kernels/rng.pxd. Fast paths built on this header leave Lemire's rare rejected words to the
+ * exact per-item path.
  */
 #ifndef COMBATSIM_PHILOX_H
 #define COMBATSIM_PHILOX_H
@@ -30,37 +31,143 @@ static inline void philox4x32_10(uint32_t c[4], uint32_t k0, uint32_t k1) {
 #include <immintrin.h>
 #define COMBATSIM_HAVE_AVX2_PATH 1
 
-/* The ten round keys, broadcast to every lane. */
-typedef struct {
-    __m256i k0[10], k1[10];
-} PhiloxKeys4;
+/* Dense blocks, three groups of four at a time, one block per 64-bit lane holding a 32-bit word.
+ * _mm256_mul_epu32 multiplies the low 32 bits of each lane, so the high garbage the rounds leave
+ * never needs masking until a word is used: words come out in the low 32 bits of each lane.
+ *
+ * A run of dense blocks shares its counter words c1 (the block index's high word), c2 = 0 and
+ * c3 = domain, so the first two rounds are mostly constant: round 0 multiplies only c0 (c2 is 0),
+ * round 1's c0 product is the same for every block and is computed once. Three independent
+ * groups per step keep the multiplier pipes busy through the rounds' dependency chains. */
+#define PHILOX_GROUPS 3
+#define PHILOX_STEP_BLOCKS (4 * PHILOX_GROUPS)
 
-__attribute__((target("avx2"))) static inline void philox_keys4(PhiloxKeys4 *keys, uint32_t k0, uint32_t k1) {
+typedef struct {
+    __m256i key0[10], key1[10];
+    __m256i round0_c2, round1_c2, round2_c2; /* constants folded into rounds 0..2 */
+} PhiloxDenseKeys;
+
+__attribute__((target("avx2"))) static inline __m256i philox_broadcast(uint32_t word) {
+    return _mm256_set1_epi64x((int64_t)word);
+}
+
+/* Round constants for blocks whose index has high word `high`, in stream `domain`. */
+__attribute__((target("avx2"))) static inline void philox_dense_keys(PhiloxDenseKeys *keys, uint32_t k0,
+                                                                     uint32_t k1, uint32_t high,
+                                                                     uint32_t domain) {
+    uint32_t round_k0[10], round_k1[10];
     for (int r = 0; r < 10; r++) {
-        keys->k0[r] = _mm256_set1_epi64x(k0);
-        keys->k1[r] = _mm256_set1_epi64x(k1);
-        k0 += PHILOX_W0;
-        k1 += PHILOX_W1;
+        round_k0[r] = k0 + (uint32_t)r * PHILOX_W0;
+        round_k1[r] = k1 + (uint32_t)r * PHILOX_W1;
+        keys->key0[r] = philox_broadcast(round_k0[r]);
+        keys->key1[r] = philox_broadcast(round_k1[r]);
+    }
+    uint64_t shared = (uint64_t)PHILOX_M0 * (high ^ round_k0[0]); /* round 1's c0 product */
+    keys->round0_c2 = philox_broadcast(domain ^ round_k1[0]);
+    keys->round1_c2 = philox_broadcast((uint32_t)(shared >> 32) ^ round_k1[1]);
+    keys->round2_c2 = philox_broadcast((uint32_t)shared ^ round_k1[2]);
+}
+
+/* The blocks whose low index words are in the lanes of low[0..2]: words[g][j] holds word j of the
+ * four blocks of group g. */
+__attribute__((target("avx2"))) static inline void philox_dense_step(const PhiloxDenseKeys *keys,
+                                                                     const __m256i low[PHILOX_GROUPS],
+                                                                     __m256i words[PHILOX_GROUPS][4]) {
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M0), m1 = _mm256_set1_epi64x(PHILOX_M1);
+    __m256i c0[PHILOX_GROUPS], c1[PHILOX_GROUPS], c2[PHILOX_GROUPS], c3[PHILOX_GROUPS];
+    for (int g = 0; g < PHILOX_GROUPS; g++) { /* round 0: c1 ^ k0 is shared, c2 = 0 */
+        __m256i p0 = _mm256_mul_epu32(low[g], m0);
+        c2[g] = _mm256_xor_si256(_mm256_srli_epi64(p0, 32), keys->round0_c2);
+        c3[g] = p0;
+    }
+    for (int g = 0; g < PHILOX_GROUPS; g++) { /* round 1: c1 = 0, the c0 product is shared */
+        __m256i p1 = _mm256_mul_epu32(c2[g], m1);
+        c0[g] = _mm256_xor_si256(_mm256_srli_epi64(p1, 32), keys->key0[1]);
+        c1[g] = p1;
+        c2[g] = _mm256_xor_si256(c3[g], keys->round1_c2);
+    }
+    for (int g = 0; g < PHILOX_GROUPS; g++) { /* round 2: c3 is shared */
+        __m256i p0 = _mm256_mul_epu32(c0[g], m0), p1 = _mm256_mul_epu32(c2[g], m1);
+        c0[g] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), c1[g]), keys->key0[2]);
+        c2[g] = _mm256_xor_si256(_mm256_srli_epi64(p0, 32), keys->round2_c2);
+        c1[g] = p1;
+        c3[g] = p0;
+    }
+    for (int r = 3; r < 10; r++) {
+        for (int g = 0; g < PHILOX_GROUPS; g++) {
+            __m256i p0 = _mm256_mul_epu32(c0[g], m0), p1 = _mm256_mul_epu32(c2[g], m1);
+            c0[g] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), c1[g]), keys->key0[r]);
+            c2[g] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), c3[g]), keys->key1[r]);
+            c1[g] = p1;
+            c3[g] = p0;
+        }
+    }
+    for (int g = 0; g < PHILOX_GROUPS; g++) {
+        words[g][0] = c0[g];
+        words[g][1] = c1[g];
+        words[g][2] = c2[g];
+        words[g][3] = c3[g];
     }
 }
 
-/* Four blocks, one per 64-bit lane holding a 32-bit word. _mm256_mul_epu32 multiplies the low
- * 32 bits of each lane, so the high garbage the rounds leave never needs masking until a word is
- * used: words come out in the low 32 bits of each lane. */
-__attribute__((target("avx2"))) static inline void philox4x32_10_avx2(__m256i c[4], const PhiloxKeys4 *keys) {
-    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M0), m1 = _mm256_set1_epi64x(PHILOX_M1);
-    __m256i c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-    for (int r = 0; r < 10; r++) {
-        __m256i p0 = _mm256_mul_epu32(c0, m0), p1 = _mm256_mul_epu32(c2, m1);
-        c0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), c1), keys->k0[r]);
-        c2 = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), c3), keys->k1[r]);
-        c1 = p1;
-        c3 = p0;
+/* A dense stream for the AVX2 paths: its round constants, kept for the high index word they
+ * were made for. */
+typedef struct {
+    PhiloxDenseKeys keys;
+    uint32_t k0, k1, domain, high;
+} PhiloxDense;
+
+__attribute__((target("avx2"))) static inline void philox_dense_init(PhiloxDense *dense, uint32_t k0, uint32_t k1,
+                                                                     uint32_t domain) {
+    dense->k0 = k0;
+    dense->k1 = k1;
+    dense->domain = domain;
+    dense->high = 0;
+    philox_dense_keys(&dense->keys, k0, k1, 0, domain);
+}
+
+/* The PHILOX_STEP_BLOCKS blocks first, first + 1, ...: words[g][j] holds word j of blocks
+ * first + 4g .. first + 4g + 3, one per lane. */
+__attribute__((target("avx2"))) static inline void philox_dense_blocks(PhiloxDense *dense, int64_t first,
+                                                                       __m256i words[PHILOX_GROUPS][4]) {
+    uint32_t high = (uint32_t)((uint64_t)first >> 32);
+    if (high != (uint32_t)((uint64_t)(first + PHILOX_STEP_BLOCKS - 1) >> 32)) {
+        /* The step straddles a high word (once in 2**32 blocks): block by block. */
+        uint32_t w[PHILOX_GROUPS][4][4];
+        for (int b = 0; b < PHILOX_STEP_BLOCKS; b++) {
+            uint64_t g = (uint64_t)(first + b);
+            uint32_t c[4] = {(uint32_t)g, (uint32_t)(g >> 32), 0, dense->domain};
+            philox4x32_10(c, dense->k0, dense->k1);
+            for (int j = 0; j < 4; j++)
+                w[b / 4][j][b % 4] = c[j];
+        }
+        for (int g = 0; g < PHILOX_GROUPS; g++)
+            for (int j = 0; j < 4; j++)
+                words[g][j] = _mm256_setr_epi64x(w[g][j][0], w[g][j][1], w[g][j][2], w[g][j][3]);
+        return;
     }
-    c[0] = c0;
-    c[1] = c1;
-    c[2] = c2;
-    c[3] = c3;
+    if (high != dense->high) {
+        dense->high = high;
+        philox_dense_keys(&dense->keys, dense->k0, dense->k1, high, dense->domain);
+    }
+    const __m256i base = _mm256_set1_epi64x((int64_t)(uint32_t)first);
+    __m256i low[PHILOX_GROUPS];
+    for (int g = 0; g < PHILOX_GROUPS; g++)
+        low[g] = _mm256_add_epi64(base, _mm256_setr_epi64x(4 * g, 4 * g + 1, 4 * g + 2, 4 * g + 3));
+    philox_dense_step(&dense->keys, low, words);
+}
+
+/* Words of a step in block order: out[4 * b + j] is word j of block first + b. */
+__attribute__((target("avx2"))) static inline void philox_store_words(__m256i words[PHILOX_GROUPS][4],
+                                                                      uint32_t *out) {
+    for (int g = 0; g < PHILOX_GROUPS; g++) {
+        /* (w0, w1) and (w2, w3) of each block as one 64-bit lane, then blocks 0, 1 and 2, 3. */
+        __m256i w01 = _mm256_blend_epi32(words[g][0], _mm256_slli_epi64(words[g][1], 32), 0xAA);
+        __m256i w23 = _mm256_blend_epi32(words[g][2], _mm256_slli_epi64(words[g][3], 32), 0xAA);
+        __m256i even = _mm256_unpacklo_epi64(w01, w23), odd = _mm256_unpackhi_epi64(w01, w23);
+        _mm256_storeu_si256((__m256i *)(out + 16 * g), _mm256_permute2x128_si256(even, odd, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + 16 * g + 8), _mm256_permute2x128_si256(even, odd, 0x31));
+    }
 }
 
 static inline int combatsim_cpu_has_avx2(void) {
@@ -72,5 +179,33 @@ static inline int combatsim_cpu_has_avx2(void) {
     return avx2;
 }
 #endif
+
+/* Words of blocks first .. first + count - 1 of a dense stream (counter: block index low and
+ * high words, 0, domain) in block order: out[4 * b + j] is word j of block first + b. The AVX2
+ * path is picked at run time; both give the same words. */
+static inline void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
+                                      uint32_t *out) {
+    int64_t b = 0;
+#ifdef COMBATSIM_HAVE_AVX2_PATH
+    if (combatsim_cpu_has_avx2() && count >= PHILOX_STEP_BLOCKS) {
+        PhiloxDense dense;
+        philox_dense_init(&dense, k0, k1, domain);
+        for (; b + PHILOX_STEP_BLOCKS <= count; b += PHILOX_STEP_BLOCKS) {
+            __m256i words[PHILOX_GROUPS][4];
+            philox_dense_blocks(&dense, first + b, words);
+            philox_store_words(words, out + 4 * b);
+        }
+    }
+#endif
+    for (; b < count; b++) {
+        uint64_t g = (uint64_t)(first + b);
+        uint32_t *c = out + 4 * b;
+        c[0] = (uint32_t)g;
+        c[1] = (uint32_t)(g >> 32);
+        c[2] = 0;
+        c[3] = domain;
+        philox4x32_10(c, k0, k1);
+    }
+}
 
 #endif

@@ -2,6 +2,8 @@
 """Cython twins of the "rng" kernels (dice histograms, word streams) for tests and benchmarks."""
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 
+import numpy as np
+
 from rng cimport (Stream, Words, block, dense_die, philox4x32 as _philox4x32,
                    rejection_threshold, stream_die, stream_start)
 
@@ -76,3 +78,17 @@ def dense_count_paths(uint64_t seed, int64_t first_block, int64_t last_block, ui
     portable = dense_count_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block,
                                   sides, bar, threshold, &portable_rejected)
     return (fast, fast_rejected), (portable, portable_rejected)
+
+
+cdef extern from "philox.h" nogil:
+    void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
+                            uint32_t* out)
+
+
+def dense_words(uint64_t seed, uint32_t domain, int64_t first_block, int64_t blocks):
+    """Words of blocks first_block .. first_block + blocks - 1, block (g, 0, domain), in block order."""
+    out = np.empty(4 * blocks, dtype=np.uint32)
+    cdef uint32_t[::1] view = out
+    if blocks:
+        philox_dense_words(<uint32_t>seed, <uint32_t>(seed >> 32), domain, first_block, blocks, &view[0])
+    return out

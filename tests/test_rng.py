@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from combatsim import rng
@@ -150,14 +150,25 @@ def test_documented_vectors():
     seed=st.integers(0, 2**64 - 1),
     first_block=st.integers(0, 2**40),
     blocks=st.integers(0, 300),
-    sides=st.sampled_from([6, 20, 100, 1000]),
+    sides=st.sampled_from([6, 20, 100, 1000, 3 * 2**29]),  # 3 * 2**29: a quarter of words rejected
     data=st.data(),
 )
+@example(seed=5, first_block=2**32 - 7, blocks=30, sides=1000, data=None)  # straddles a high word
 def test_dense_count_simd_path_equals_portable_path_and_reference(seed, first_block, blocks, sides, data):
-    first_value = data.draw(st.integers(0, sides))
+    first_value = data.draw(st.integers(0, sides)) if data else 500
     fast, portable = rng_cy.dense_count_paths(seed, first_block, first_block + blocks, sides, first_value)
-    assert fast == portable
+    # The count is exact on both paths; "rejected" says only whether any word was rejected.
+    assert fast[0] == portable[0] and bool(fast[1]) == bool(portable[1])
     if blocks <= 40:
         words = [w for g in range(first_block, first_block + blocks) for w in rng.block(seed, g, 0, rng.DOMAIN_DENSE)]
         assert fast[0] == sum(rng.scale(w, sides)[0] >= first_value for w in words)
-        assert fast[1] == sum(rng.scale(w, sides)[1] < rng.rejection_threshold(sides) for w in words)
+        assert bool(fast[1]) == any(rng.scale(w, sides)[1] < rng.rejection_threshold(sides) for w in words)
+
+
+@given(seed=st.integers(0, 2**64 - 1), first_block=st.integers(0, 2**40), blocks=st.integers(0, 50),
+       domain=st.sampled_from([rng.DOMAIN_ITEM, rng.DOMAIN_DENSE]))
+@example(seed=5, first_block=2**32 - 7, blocks=30, domain=rng.DOMAIN_DENSE)  # straddles a high word
+def test_dense_words_simd_path_equals_reference_blocks(seed, first_block, blocks, domain):
+    words = rng_cy.dense_words(seed, domain, first_block, blocks)
+    expected = [w for g in range(first_block, first_block + blocks) for w in rng.block(seed, g, 0, domain)]
+    assert words.tolist() == expected

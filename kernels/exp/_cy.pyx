@@ -6,7 +6,7 @@ from rng cimport Stream, dense_die, rejection_threshold
 
 
 cdef extern from "dense_count.h" nogil:
-    # Counts dense-layout dice at or above a bar, four Philox blocks at a time (AVX2 where
+    # Counts dense-layout dice at or above a bar, twelve Philox blocks at a time (AVX2 where
     # the CPU has it), and reports the rejected words for the exact path.
     int64_t dense_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                         uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
