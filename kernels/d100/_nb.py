@@ -65,7 +65,6 @@ from ..rng_nb import (
     block,
     dense_die,
     philox4x32,
-    pick,
     rejection_threshold,
     seed_key,
     stream_bounded,
@@ -73,7 +72,7 @@ from ..rng_nb import (
 )
 
 #: Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
-TILE_BLOCKS = 64
+TILE_BLOCKS = 96
 # Exact digit extraction without division (checked exhaustively in the tests):
 # v // 10000 == (v * 429497) >> 32 for v < 1000000; r // 100 == (r * 5243) >> 19 for r < 10000.
 DIV10000_M = np.uint64(429497)
@@ -249,17 +248,15 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
             k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold, buffer)
         _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
         if rejected:
-            # Replace each rejected word's fast tally with its exact value (retry domain).
-            for g in range(tile, tile_end):
-                w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-                for position in range(4):
-                    word = pick(w0, w1, w2, w3, position)
-                    product = word * sides
-                    if (product & MASK32) < threshold:
-                        _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two))
-                        stream_start(state, k0, k1, g * 4 + position)
-                        value = np.uint64(stream_bounded(state, word, sides, threshold))
-                        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+            # Replace each rejected word's fast tally with its exact value (retry domain); the
+            # buffer still holds the tile's words, item tile * 4 + j at j.
+            for j in range(4 * (tile_end - tile)):
+                word = buffer[j]
+                if ((word * sides) & MASK32) < threshold:
+                    _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two))
+                    stream_start(state, k0, k1, tile * 4 + j)
+                    value = np.uint64(stream_bounded(state, word, sides, threshold))
+                    _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     critical, hard_or_better, success_or_better, critical_failure = totals[0], totals[1], totals[2], totals[3]
     counts[0] += critical
     counts[1] += hard_or_better - critical
