@@ -27,6 +27,13 @@ static inline void philox4x32_10(uint32_t c[4], uint32_t k0, uint32_t k1) {
     }
 }
 
+/* Word r of item `index`'s retry domain (docs/rng.md): word r % 4 of block (index, r // 4, 2). */
+static inline uint32_t philox_retry_word(uint32_t k0, uint32_t k1, uint64_t index, uint64_t r) {
+    uint32_t c[4] = {(uint32_t)index, (uint32_t)(index >> 32), (uint32_t)(r >> 2), 2u};
+    philox4x32_10(c, k0, k1);
+    return c[r & 3];
+}
+
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(_M_X64))
 #include <immintrin.h>
 #define COMBATSIM_HAVE_AVX2_PATH 1

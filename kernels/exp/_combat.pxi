@@ -3,18 +3,18 @@
 # combatsim.exp.reference.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_ITEM, Stream, Words, block, rejection_threshold, stream_bounded, stream_die, stream_roll,
-                 stream_start, stream_word)
+from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
+                 stream_die, stream_retry_word, stream_roll, stream_start, stream_word)
 
 import numpy as np
 
 
 cdef extern from "attack_count.h" nogil:
-    # The single-block fast path, four items at a time (AVX2 where the CPU has it); it counts the
-    # rejected words so a tile with any is redone exactly.
-    int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first, int64_t last, uint64_t kilodie_bar,
-                         int64_t dice_count, uint64_t sides, uint32_t dice_threshold, int64_t offset,
-                         uint32_t kilodie_threshold, int64_t* damage, int64_t* rejected)
+    # The joint-die fast path over whole dense blocks, twelve at a time (AVX2 where the CPU has
+    # it); exact, rejected words included.
+    int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, uint64_t kilodie_bar,
+                         uint64_t sides1, uint64_t sides2, uint64_t sides3, int64_t base, uint32_t threshold,
+                         int64_t* damage)
 
 cdef enum:
     ROUNDS_PER_BURST = 3
@@ -22,10 +22,11 @@ cdef enum:
     DRAW = -1
     # Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
     LANES = 8
-    # Dice per unit of fire the single-block fast path covers: kilodie + up to 3 damage dice.
+    # Damage dice the joint-die fast path covers.
     FAST_DICE = 3
-    # Items per tile: a tile whose fast pass saw a rejected word is recounted exactly.
-    TILE_ITEMS = 4096
+
+# The most faces a joint die may have (reference.JOINT_FACES_LIMIT).
+cdef uint64_t JOINT_FACES_LIMIT = (<uint64_t>1) << 31
 
 # The cap a critical natural 1000 uses instead of MR (above any to-hit).
 cdef int64_t NO_CAP = (<int64_t>1) << 60
@@ -86,26 +87,82 @@ cdef inline uint64_t _kilodie_bar(int64_t bonus, int64_t maximum_roll, int64_t a
     return (<uint64_t>u_min) << 32
 
 
-cdef Fired _exact_attacks(uint64_t seed, int64_t first, int64_t last, int64_t bonus, int64_t maximum_roll,
-                          int64_t armour_rating, int64_t adjustment, int64_t dice_count, uint32_t dice_sides,
-                          uint32_t dice_threshold, int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls,
-                          bint automatic, bint hit_on_equal, bint critical,
-                          uint32_t kilodie_threshold) noexcept nogil:
+cdef inline uint64_t _joint_faces(int64_t rolls, bint automatic, int64_t dice_count,
+                                  uint64_t dice_sides) noexcept nogil:
+    # reference.joint_faces: 1000 * sides ** dice for a single roll that fits, else 0.
+    cdef uint64_t faces = KILODIE
+    cdef int64_t j
+    if rolls != 1 or automatic:
+        return 0
+    for j in range(dice_count):
+        faces *= dice_sides
+        if faces > JOINT_FACES_LIMIT:
+            return 0
+    return faces
+
+
+cdef inline Fired _fire_joint(Stream* stream, uint64_t seed, uint64_t index, uint64_t faces, uint32_t threshold,
+                              int64_t bonus, int64_t maximum_roll, int64_t armour_rating, int64_t adjustment,
+                              int64_t dice_count, uint64_t dice_sides, int64_t dice_modifier,
+                              int64_t damage_adjustment, bint hit_on_equal, bint critical) noexcept nogil:
+    # One roll from the unit's joint die (reference.fire_joint): the accepted word's digits come
+    # from a chain of multiplies, most significant first (attack_count.h), no division.
+    cdef Words words = block(<uint32_t>seed, <uint32_t>(seed >> 32), index >> 2, 0, DOMAIN_DENSE)
+    cdef uint32_t word = pick_word(words, index & 3)
+    cdef uint64_t product
+    cdef int64_t j, roll, cap, hit, dice = dice_count
+    cdef Fired out
+    stream_start(stream, seed, index)
+    while <uint32_t>(<uint64_t>word * faces) < threshold:
+        word = stream_retry_word(stream)
+    product = <uint64_t>word * KILODIE
+    roll = <int64_t>(product >> 32) + 1
+    for j in range(dice_count):
+        product = (product & 0xFFFFFFFFu) * dice_sides
+        dice += <int64_t>(product >> 32)
+    cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
+    hit = _min(roll + bonus + _min(adjustment, 0), cap) + _max(adjustment, 0) > armour_rating - hit_on_equal
+    out.hits = hit
+    out.damage = hit * _max(dice + dice_modifier + damage_adjustment, 0)
+    out.rounds_hit = hit
+    return out
+
+
+cdef Fired _joint_units(uint64_t seed, int64_t first, int64_t last, uint64_t faces, int64_t bonus,
+                        int64_t maximum_roll, int64_t armour_rating, int64_t adjustment, int64_t dice_count,
+                        uint64_t dice_sides, int64_t dice_modifier, int64_t damage_adjustment, bint hit_on_equal,
+                        bint critical) noexcept nogil:
+    # Units first .. last - 1 of one weapon, each from its joint die.
+    cdef uint32_t threshold = rejection_threshold(<uint32_t>faces)
     cdef Stream stream
     cdef Fired one, out
-    cdef int64_t i
+    cdef int64_t k
     out.hits = 0
     out.damage = 0
     out.rounds_hit = 0
-    for i in range(first, last):
-        stream_start(&stream, seed, <uint64_t>i)
-        one = _fire_unit(&stream, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
-                         dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
-                         critical, kilodie_threshold)
+    for k in range(first, last):
+        one = _fire_joint(&stream, seed, <uint64_t>k, faces, threshold, bonus, maximum_roll, armour_rating,
+                          adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
+                          critical)
         out.hits += one.hits
         out.damage += one.damage
-        out.rounds_hit += one.rounds_hit
     return out
+
+
+cdef inline Fired _fire_item(Stream* stream, uint64_t seed, uint64_t index, uint64_t faces, uint32_t joint_threshold,
+                             int64_t bonus, int64_t maximum_roll, int64_t armour_rating, int64_t adjustment,
+                             int64_t dice_count, uint32_t dice_sides, uint32_t dice_threshold, int64_t dice_modifier,
+                             int64_t damage_adjustment, int64_t rolls, bint automatic, bint hit_on_equal,
+                             bint critical, uint32_t kilodie_threshold) noexcept nogil:
+    # Unit of fire ``index``: its joint die when it has one (faces > 0), else its item stream.
+    if faces:
+        return _fire_joint(stream, seed, index, faces, joint_threshold, bonus, maximum_roll, armour_rating,
+                           adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
+                           critical)
+    stream_start(stream, seed, index)
+    return _fire_unit(stream, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
+                      dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
+                      kilodie_threshold)
 
 
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus,
@@ -115,13 +172,13 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
            bint hit_on_equal, bint critical, int64_t[::1] counts, int32_t[::1] hits_out,
            int32_t[::1] rounds_hit_out, int64_t[::1] damage_out):
     cdef uint32_t kilodie_threshold = rejection_threshold(KILODIE)
-    cdef uint32_t sides, last_sides = 0, dice_threshold = 0
-    cdef uint64_t bar
-    cdef int64_t k, n_rolls, end, tile, tile_end, h, t, rejected, hits = 0, total = 0, rounds_hit = 0
-    cdef int64_t rolls_total = 0, rounds_fired = 0
+    cdef uint32_t sides, last_sides = 0, dice_threshold = 0, joint_threshold = 0
+    cdef uint64_t faces, last_faces = 0
+    cdef int64_t k, n_rolls, first_block, last_block, first_whole, damage, hits = 0, total = 0, rounds_hit = 0
+    cdef int64_t rolls_total = 0, rounds_fired = 0, end = start + count
     cdef bint auto
     cdef Stream stream
-    cdef Fired fired
+    cdef Fired fired, head, tail
     cdef bint uniform = (bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
                          and adjustment.shape[0] == 1 and dice_count.shape[0] == 1 and dice_sides.shape[0] == 1
                          and dice_modifier.shape[0] == 1 and damage_adjustment.shape[0] == 1
@@ -129,46 +186,37 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     cdef bint keep_hits = hits_out.shape[0] > 0, keep_rounds = rounds_hit_out.shape[0] > 0
     cdef bint keep_damage = damage_out.shape[0] > 0
     if uniform and not (keep_hits or keep_rounds or keep_damage):
-        sides = <uint32_t>dice_sides[0]
-        dice_threshold = rejection_threshold(sides)
-        n_rolls = rolls[0]
-        auto = automatic[0] != 0
-        end = start + count
-        with nogil:
-            if n_rolls == 1 and not auto and dice_count[0] <= FAST_DICE:
-                bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal,
-                                   critical)
-                tile = start
-                while tile < end:
-                    tile_end = _min(tile + TILE_ITEMS, end)
-                    h = attack_count(<uint32_t>seed, <uint32_t>(seed >> 32), tile, tile_end, bar, dice_count[0],
-                                     sides, dice_threshold, dice_modifier[0] + damage_adjustment[0],
-                                     kilodie_threshold, &t, &rejected)
-                    if rejected:
-                        fired = _exact_attacks(seed, tile, tile_end, bonus[0], maximum_roll[0], armour_rating[0],
-                                               adjustment[0], dice_count[0], sides, dice_threshold,
-                                               dice_modifier[0], damage_adjustment[0], 1, False, hit_on_equal,
-                                               critical, kilodie_threshold)
-                        h = fired.hits
-                        t = fired.damage
-                    hits += h
-                    total += t
-                    tile = tile_end
-                rounds_hit = hits
-            else:
-                fired = _exact_attacks(seed, start, end, bonus[0], maximum_roll[0], armour_rating[0],
-                                       adjustment[0], dice_count[0], sides, dice_threshold, dice_modifier[0],
-                                       damage_adjustment[0], n_rolls, auto, hit_on_equal, critical,
-                                       kilodie_threshold)
-                hits = fired.hits
-                total = fired.damage
-                rounds_hit = fired.rounds_hit
-        counts[0] += n_rolls * count
-        counts[1] += hits
-        counts[2] += total
-        counts[3] += n_rolls * count * (ROUNDS_PER_BURST if auto else 1)
-        counts[4] += rounds_hit
-        return
+        faces = _joint_faces(rolls[0], automatic[0] != 0, dice_count[0], <uint64_t>dice_sides[0])
+        if faces and dice_count[0] <= FAST_DICE:
+            # Whole dense blocks in the fast path, the units at either end one by one.
+            sides = <uint32_t>dice_sides[0]
+            first_block = (start + 3) >> 2
+            last_block = _max(first_block, end >> 2)
+            first_whole = _min(end, first_block * 4)
+            with nogil:
+                hits = attack_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block,
+                                    _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],
+                                                 hit_on_equal, critical),
+                                    sides if dice_count[0] >= 1 else 1, sides if dice_count[0] >= 2 else 1,
+                                    sides if dice_count[0] >= 3 else 1,
+                                    dice_count[0] + dice_modifier[0] + damage_adjustment[0],
+                                    rejection_threshold(<uint32_t>faces), &damage)
+                total = damage
+                # The units outside whole blocks (at most 3 at each end) one by one.
+                head = _joint_units(seed, start, first_whole, faces, bonus[0], maximum_roll[0], armour_rating[0],
+                                    adjustment[0], dice_count[0], sides, dice_modifier[0], damage_adjustment[0],
+                                    hit_on_equal, critical)
+                tail = _joint_units(seed, _max(last_block * 4, start), end, faces, bonus[0], maximum_roll[0],
+                                    armour_rating[0], adjustment[0], dice_count[0], sides, dice_modifier[0],
+                                    damage_adjustment[0], hit_on_equal, critical)
+                hits += head.hits + tail.hits
+                total += head.damage + tail.damage
+            counts[0] += count
+            counts[1] += hits
+            counts[2] += total
+            counts[3] += count
+            counts[4] += hits
+            return
     with nogil:
         for k in range(count):
             sides = <uint32_t>dice_sides[k if dice_sides.shape[0] > 1 else 0]
@@ -177,8 +225,12 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
                 last_sides = sides
             n_rolls = rolls[k if rolls.shape[0] > 1 else 0]
             auto = automatic[k if automatic.shape[0] > 1 else 0] != 0
-            stream_start(&stream, seed, <uint64_t>(start + k))
-            fired = _fire_unit(&stream, bonus[k if bonus.shape[0] > 1 else 0],
+            faces = _joint_faces(n_rolls, auto, dice_count[k if dice_count.shape[0] > 1 else 0], sides)
+            if faces != last_faces:
+                joint_threshold = rejection_threshold(<uint32_t>faces) if faces else 0
+                last_faces = faces
+            fired = _fire_item(&stream, seed, <uint64_t>(start + k), faces, joint_threshold,
+                               bonus[k if bonus.shape[0] > 1 else 0],
                                maximum_roll[k if maximum_roll.shape[0] > 1 else 0],
                                armour_rating[k if armour_rating.shape[0] > 1 else 0],
                                adjustment[k if adjustment.shape[0] > 1 else 0],

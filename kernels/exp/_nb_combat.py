@@ -9,23 +9,27 @@ import numpy as np
 
 from .._numba import njit
 from ..rng_nb import (
-    DOMAIN_ITEM,
+    DOMAIN_DENSE,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
     block,
+    pick,
     rejection_threshold,
     seed_key,
     stream_bounded,
     stream_die,
+    stream_retry_word,
     stream_roll,
     stream_start,
     stream_word,
 )
 
 KILODIE = 1000
-#: Items per tile: a tile whose fast pass saw a rejected word is recounted exactly.
-TILE_ITEMS = 4096
+#: Dense blocks per tile of the joint-die fast path: a tile with a rejected word gets those words fixed.
+TILE_BLOCKS = 256
+#: The most faces a joint die may have (reference.JOINT_FACES_LIMIT).
+JOINT_FACES_LIMIT = np.uint64(1) << np.uint64(31)
 ROUNDS_PER_BURST = 3
 #: The cap a critical natural 1000 uses instead of MR (above any to-hit).
 NO_CAP = np.int64(1) << np.int64(60)
@@ -35,7 +39,7 @@ FIGHT_COUNTS = 13
 DRAW = -1
 #: Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
 LANES = 8
-#: Dice per unit of fire the single-block fast path covers: kilodie + up to 3 damage dice.
+#: Damage dice the joint-die fast path covers.
 FAST_DICE = 3
 
 
@@ -70,41 +74,117 @@ def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count
     return hits, total, rounds_hit
 
 
-@njit
-def _fast_attack(k0, k1, first, last, kilodie_bar, dice_count, dice_sides, dice_threshold, offset, kilodie_threshold):
-    """Uniform single-roll attacks whose words fit one block: (hits, damage, rejected words).
+@njit(inline="always")
+def _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base):
+    """One joint word: (hit, damage dealt, the chain's last low word); attack_count.h's attack_word.
 
-    Branch-free so LLVM vectorises it: word 0 is the kilodie (a hit when its product reaches
-    ``kilodie_bar``), words 1..dice_count the damage dice. A tile with a rejected word is redone
-    exactly by the caller.
+    Digits most significant first: q0 = word * 1000 (the kilodie), q_j = (q_{j-1} mod 2**32) *
+    sides_j (damage die j); a die the weapon does not roll has sides 1 (digit 0). The last low
+    word is the joint product's, which decides Lemire's rejection.
     """
-    kilodie = np.uint64(KILODIE)
-    used1 = np.int64(dice_count >= 1)
-    used2 = np.int64(dice_count >= 2)
-    used3 = np.int64(dice_count >= 3)
-    base = np.int64(dice_count) + offset  # dice are 1-based: +1 per die
+    q0 = word * np.uint64(KILODIE)
+    q1 = (q0 & MASK32) * sides1
+    q2 = (q1 & MASK32) * sides2
+    q3 = (q2 & MASK32) * sides3
+    dealt = np.int64(q1 >> SHIFT32) + np.int64(q2 >> SHIFT32) + np.int64(q3 >> SHIFT32) + base
+    return np.int64(q0 >= kilodie_bar), max(dealt, 0), q3 & MASK32
+
+
+@njit
+def _joint_pass(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold):
+    """Units of whole dense blocks with one joint die: (hits, damage, rejected words).
+
+    Branch-free so LLVM vectorises it; the caller fixes the rejected words (``_joint_fix``).
+    """
     hits = np.int64(0)
     total = np.int64(0)
     rejected = np.int64(0)
-    for i in range(first, last):
-        w0, w1, w2, w3 = block(k0, k1, i, 0, DOMAIN_ITEM)
-        p0 = w0 * kilodie
-        p1 = w1 * dice_sides
-        p2 = w2 * dice_sides
-        p3 = w3 * dice_sides
-        hit = np.int64(p0 >= kilodie_bar)
-        dice = (
-            np.int64(p1 >> SHIFT32) * used1 + np.int64(p2 >> SHIFT32) * used2 + np.int64(p3 >> SHIFT32) * used3
-        )
-        hits += hit
-        total += hit * max(dice + base, 0)
+    for g in range(first_block, last_block):
+        w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
+        h0, d0, l0 = _joint_word_tally(w0, kilodie_bar, sides1, sides2, sides3, base)
+        h1, d1, l1 = _joint_word_tally(w1, kilodie_bar, sides1, sides2, sides3, base)
+        h2, d2, l2 = _joint_word_tally(w2, kilodie_bar, sides1, sides2, sides3, base)
+        h3, d3, l3 = _joint_word_tally(w3, kilodie_bar, sides1, sides2, sides3, base)
+        hits += h0 + h1 + h2 + h3
+        total += h0 * d0 + h1 * d1 + h2 * d2 + h3 * d3
         rejected += (
-            np.int64((p0 & MASK32) < kilodie_threshold)
-            + np.int64((p1 & MASK32) < dice_threshold) * used1
-            + np.int64((p2 & MASK32) < dice_threshold) * used2
-            + np.int64((p3 & MASK32) < dice_threshold) * used3
+            np.int64(l0 < threshold) + np.int64(l1 < threshold) + np.int64(l2 < threshold) + np.int64(l3 < threshold)
         )
     return hits, total, rejected
+
+
+@njit
+def _joint_fix(state, k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold):
+    """(hits, damage) to add to ``_joint_pass``'s: each rejected word's tally replaced by its retry's."""
+    hits = np.int64(0)
+    total = np.int64(0)
+    for g in range(first_block, last_block):
+        words = block(k0, k1, g, 0, DOMAIN_DENSE)
+        for position in range(4):
+            word = pick(words[0], words[1], words[2], words[3], position)
+            hit, dealt, low = _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base)
+            if low >= threshold:
+                continue
+            hits -= hit
+            total -= hit * dealt
+            stream_start(state, k0, k1, g * 4 + position)
+            while low < threshold:
+                hit, dealt, low = _joint_word_tally(
+                    stream_retry_word(state), kilodie_bar, sides1, sides2, sides3, base)
+            hits += hit
+            total += hit * dealt
+    return hits, total
+
+
+@njit
+def _joint_faces(rolls, automatic, dice_count, dice_sides):
+    """reference.joint_faces: 1000 * sides ** dice for a single roll that fits, else 0."""
+    if rolls != 1 or automatic:
+        return np.uint64(0)
+    faces = np.uint64(KILODIE)
+    for _ in range(dice_count):
+        faces *= np.uint64(dice_sides)
+        if faces > JOINT_FACES_LIMIT:
+            return np.uint64(0)
+    return faces
+
+
+@njit
+def _fire_joint(state, k0, k1, index, faces, threshold, bonus, maximum_roll, armour_rating, adjustment, dice_count,
+                dice_sides, dice_modifier, damage_adjustment, hit_on_equal, critical):
+    """One roll from unit ``index``'s joint die: (hits, damage, rounds hit); reference.fire_joint.
+
+    The accepted word's digits come from the chain of multiplies (``_joint_word_tally``), no division.
+    """
+    words = block(k0, k1, index >> 2, 0, DOMAIN_DENSE)
+    word = pick(words[0], words[1], words[2], words[3], index & 3)
+    stream_start(state, k0, k1, index)
+    while ((word * faces) & MASK32) < threshold:
+        word = stream_retry_word(state)
+    product = word * np.uint64(KILODIE)
+    roll = np.int64(product >> SHIFT32) + 1
+    dice = np.int64(dice_count)
+    for _ in range(dice_count):
+        product = (product & MASK32) * np.uint64(dice_sides)
+        dice += np.int64(product >> SHIFT32)
+    cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
+    hit = np.int64(min(roll + bonus + min(adjustment, 0), cap) + max(adjustment, 0) > armour_rating - np.int64(hit_on_equal))
+    return hit, hit * max(dice + dice_modifier + damage_adjustment, 0), hit
+
+
+@njit
+def _joint_units(state, k0, k1, first, last, faces, bonus, maximum_roll, armour_rating, adjustment, dice_count,
+                 dice_sides, dice_modifier, damage_adjustment, hit_on_equal, critical):
+    """Units first .. last - 1 of one weapon, each from its joint die: (hits, damage)."""
+    threshold = rejection_threshold(faces)
+    hits = np.int64(0)
+    total = np.int64(0)
+    for k in range(first, last):
+        h, t, _ = _fire_joint(state, k0, k1, k, faces, threshold, bonus, maximum_roll, armour_rating, adjustment,
+                              dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal, critical)
+        hits += h
+        total += t
+    return hits, total
 
 
 @njit
@@ -128,24 +208,6 @@ def _kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, c
 
 
 @njit
-def _exact_attacks(state, k0, k1, first, last, bonus, maximum_roll, armour_rating, adjustment, dice_count,
-                   dice_sides, dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
-                   critical, kilodie_threshold):
-    hits = np.int64(0)
-    total = np.int64(0)
-    rounds_hit = np.int64(0)
-    for i in range(first, last):
-        stream_start(state, k0, k1, i)
-        h, t, r = _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
-                             dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal,
-                             critical, kilodie_threshold)
-        hits += h
-        total += t
-        rounds_hit += r
-    return hits, total, rounds_hit
-
-
-@njit
 def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
            damage_adjustment, rolls, automatic, hit_on_equal, critical, counts, hits_out, rounds_hit_out, damage_out):
     k0, k1 = seed_key(seed)
@@ -158,42 +220,45 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
         and automatic.shape[0] == 1
     )
     outputs = hits_out.shape[0] > 0 or rounds_hit_out.shape[0] > 0 or damage_out.shape[0] > 0
-    if uniform and not outputs:
+    faces = _joint_faces(rolls[0], automatic[0] != 0, dice_count[0], dice_sides[0])
+    if uniform and not outputs and faces and dice_count[0] <= FAST_DICE:
+        # Whole dense blocks in the fast path, tile by tile; the units at either end one by one.
+        weapon = (bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], dice_count[0], dice_sides[0],
+                  dice_modifier[0], damage_adjustment[0], hit_on_equal, critical)
+        bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal, critical)
+        one = np.uint64(1)
         sides = np.uint64(dice_sides[0])
-        dice_threshold = rejection_threshold(sides)
-        n_rolls = rolls[0]
-        auto = automatic[0] != 0
+        sides1 = sides if dice_count[0] >= 1 else one
+        sides2 = sides if dice_count[0] >= 2 else one
+        sides3 = sides if dice_count[0] >= 3 else one
+        base = dice_count[0] + dice_modifier[0] + damage_adjustment[0]
+        threshold = rejection_threshold(faces)
         end = start + count
-        if n_rolls == 1 and not auto and dice_count[0] <= FAST_DICE:
-            bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal, critical)
-            offset = dice_modifier[0] + damage_adjustment[0]
-            hits = np.int64(0)
-            total = np.int64(0)
-            for tile in range(start, end, TILE_ITEMS):
-                tile_end = min(tile + TILE_ITEMS, end)
-                h, t, rejected = _fast_attack(k0, k1, tile, tile_end, bar, dice_count[0], sides, dice_threshold,
-                                              offset, kilodie_threshold)
-                if rejected:
-                    h, t, _ = _exact_attacks(state, k0, k1, tile, tile_end, bonus[0], maximum_roll[0],
-                                             armour_rating[0], adjustment[0], dice_count[0], sides, dice_threshold,
-                                             dice_modifier[0], damage_adjustment[0], 1, False, hit_on_equal,
-                                             critical, kilodie_threshold)
+        first_block = (start + 3) >> 2
+        last_block = max(first_block, end >> 2)
+        hits, total = _joint_units(state, k0, k1, start, min(end, first_block * 4), faces, *weapon)
+        h, t = _joint_units(state, k0, k1, max(last_block * 4, start), end, faces, *weapon)
+        hits += h
+        total += t
+        for tile in range(first_block, last_block, TILE_BLOCKS):
+            tile_end = min(tile + TILE_BLOCKS, last_block)
+            h, t, rejected = _joint_pass(k0, k1, tile, tile_end, bar, sides1, sides2, sides3, base, threshold)
+            hits += h
+            total += t
+            if rejected:
+                h, t = _joint_fix(state, k0, k1, tile, tile_end, bar, sides1, sides2, sides3, base, threshold)
                 hits += h
                 total += t
-            rounds_hit = hits
-        else:
-            hits, total, rounds_hit = _exact_attacks(
-                state, k0, k1, start, end, bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],
-                dice_count[0], sides, dice_threshold, dice_modifier[0], damage_adjustment[0], n_rolls, auto,
-                hit_on_equal, critical, kilodie_threshold)
-        counts[0] += n_rolls * count
+        counts[0] += count
         counts[1] += hits
         counts[2] += total
-        counts[3] += n_rolls * count * (ROUNDS_PER_BURST if auto else 1)
-        counts[4] += rounds_hit
+        counts[3] += count
+        counts[4] += hits
         return
     last_sides = np.uint64(0)
     dice_threshold = np.uint64(0)
+    last_faces = np.uint64(0)
+    joint_threshold = np.uint64(0)
     for k in range(count):
         sides = np.uint64(dice_sides[k if dice_sides.shape[0] > 1 else 0])
         if sides != last_sides:  # a threshold is a division: only when the die size changes
@@ -201,24 +266,29 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
             last_sides = sides
         n_rolls = rolls[k if rolls.shape[0] > 1 else 0]
         auto = automatic[k if automatic.shape[0] > 1 else 0] != 0
-        stream_start(state, k0, k1, start + k)
-        hits, total, rounds_hit = _fire_unit(
-            state,
+        n_dice = dice_count[k if dice_count.shape[0] > 1 else 0]
+        faces = _joint_faces(n_rolls, auto, n_dice, sides)
+        if faces != last_faces:
+            joint_threshold = rejection_threshold(faces) if faces else np.uint64(0)
+            last_faces = faces
+        weapon = (
             bonus[k if bonus.shape[0] > 1 else 0],
             maximum_roll[k if maximum_roll.shape[0] > 1 else 0],
             armour_rating[k if armour_rating.shape[0] > 1 else 0],
             adjustment[k if adjustment.shape[0] > 1 else 0],
-            dice_count[k if dice_count.shape[0] > 1 else 0],
-            sides,
-            dice_threshold,
+            n_dice,
+        )
+        damage_terms = (
             dice_modifier[k if dice_modifier.shape[0] > 1 else 0],
             damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0],
-            n_rolls,
-            auto,
-            hit_on_equal,
-            critical,
-            kilodie_threshold,
         )
+        if faces:
+            hits, total, rounds_hit = _fire_joint(state, k0, k1, start + k, faces, joint_threshold, *weapon, sides,
+                                                  *damage_terms, hit_on_equal, critical)
+        else:
+            stream_start(state, k0, k1, start + k)
+            hits, total, rounds_hit = _fire_unit(state, *weapon, sides, dice_threshold, *damage_terms, n_rolls, auto,
+                                                 hit_on_equal, critical, kilodie_threshold)
         counts[0] += n_rolls
         counts[1] += hits
         counts[2] += total

@@ -1,13 +1,17 @@
-/* EXP "exp.attack" fast path: single-roll attacks whose words fit the item's first Philox block.
+/* EXP "exp.attack" fast path: single-roll units of fire with a joint die (docs/exp.md).
  *
- * attack_count(k0, k1, first, last, kilodie_bar, dice_count, sides, dice_threshold, offset,
- *              kilodie_threshold, &damage, &rejected) walks items first..last-1. Item i's block
- * is Philox4x32-10 of counter (i low, i high, 0, DOMAIN_ITEM = 0) (docs/rng.md, docs/exp.md):
- * word 0 is the kilodie, words 1..dice_count the damage dice (dice_count <= 3). It returns the
- * hits (kilodie product >= kilodie_bar), adds each hit's max(dice + dice_count + offset, 0) to
- * *damage, and sets *rejected nonzero when any word is one Lemire's method rejects, so the caller
- * can redo a tile exactly. The AVX2 path (twelve items per step, one per 64-bit lane) is picked at run time
- * where the CPU has it; results are identical on every path.
+ * attack_count(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base,
+ *              threshold, &damage) walks the DOMAIN_DENSE blocks first_block ..
+ * last_block - 1: one word w per unit of fire. The joint die's digits come from a chain of
+ * multiplies, most significant first: q0 = w * 1000 (the kilodie, 0-based, is q0 >> 32), then
+ * q_j = (q_{j-1} mod 2**32) * sides_j (damage die j, 0-based, is q_j >> 32). A damage die the
+ * weapon does not roll has sides 1, so its digit is 0 and the chain passes through it. The
+ * last product's low word is the joint product's low word, which decides Lemire's rejection.
+ * It returns the hits (q0 >= kilodie_bar), adds each hit's max(digits + base, 0) to *damage
+ * (base: the dice count, as dice are 1-based, plus the damage modifier and DA). A word Lemire's
+ * method rejects is replaced by the unit's retry words, exactly as the reference does. The fast
+ * pass's AVX2 path (twelve blocks a step, one per 64-bit lane) is picked at run time where the CPU has
+ * it; results are identical on every path.
  */
 #ifndef COMBATSIM_EXP_ATTACK_COUNT_H
 #define COMBATSIM_EXP_ATTACK_COUNT_H
@@ -16,26 +20,32 @@
 #include "philox.h"
 
 #define EXP_KILODIE 1000u
+#define EXP_DENSE_DOMAIN 1u
 
-static inline int64_t attack_count_scalar(uint32_t k0, uint32_t k1, int64_t first, int64_t last,
-                                          uint64_t kilodie_bar, int64_t dice_count, uint64_t sides,
-                                          uint32_t dice_threshold, int64_t offset,
-                                          uint32_t kilodie_threshold, int64_t *damage,
+/* One word's hit and damage (the scalar twin of a lane below); returns the chain's last low word. */
+static inline uint32_t attack_word(uint32_t w, uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2,
+                                   uint64_t sides3, int64_t base, int64_t *hit, int64_t *dealt) {
+    uint64_t q0 = (uint64_t)w * EXP_KILODIE;
+    uint64_t q1 = (q0 & 0xFFFFFFFFu) * sides1, q2 = (q1 & 0xFFFFFFFFu) * sides2, q3 = (q2 & 0xFFFFFFFFu) * sides3;
+    int64_t damage = (int64_t)(q1 >> 32) + (int64_t)(q2 >> 32) + (int64_t)(q3 >> 32) + base;
+    *hit = q0 >= kilodie_bar;
+    *dealt = damage > 0 ? damage : 0;
+    return (uint32_t)q3;
+}
+
+static inline int64_t attack_pass_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                                          uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2,
+                                          uint64_t sides3, int64_t base, uint32_t threshold, int64_t *damage,
                                           int64_t *rejected) {
-    const int64_t used1 = dice_count >= 1, used2 = dice_count >= 2, used3 = dice_count >= 3;
-    const int64_t base = dice_count + offset; /* dice are 1-based: +1 per die */
-    int64_t hits = 0, total = 0, rejects = 0;
-    for (int64_t i = first; i < last; i++) {
-        uint32_t c[4] = {(uint32_t)i, (uint32_t)((uint64_t)i >> 32), 0, 0};
+    int64_t hits = 0, total = 0, rejects = 0, hit, dealt;
+    for (int64_t g = first_block; g < last_block; g++) {
+        uint32_t c[4] = {(uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, EXP_DENSE_DOMAIN};
         philox4x32_10(c, k0, k1);
-        uint64_t q0 = (uint64_t)c[0] * EXP_KILODIE, q1 = c[1] * sides, q2 = c[2] * sides, q3 = c[3] * sides;
-        int64_t hit = q0 >= kilodie_bar;
-        int64_t dice = (int64_t)(q1 >> 32) * used1 + (int64_t)(q2 >> 32) * used2 + (int64_t)(q3 >> 32) * used3;
-        int64_t dealt = dice + base;
-        hits += hit;
-        total += hit * (dealt > 0 ? dealt : 0);
-        rejects += ((uint32_t)q0 < kilodie_threshold) + ((uint32_t)q1 < dice_threshold) * used1
-                 + ((uint32_t)q2 < dice_threshold) * used2 + ((uint32_t)q3 < dice_threshold) * used3;
+        for (int j = 0; j < 4; j++) {
+            rejects += attack_word(c[j], kilodie_bar, sides1, sides2, sides3, base, &hit, &dealt) < threshold;
+            hits += hit;
+            total += hit * dealt;
+        }
     }
     *damage = total;
     *rejected = rejects;
@@ -43,80 +53,103 @@ static inline int64_t attack_count_scalar(uint32_t k0, uint32_t k1, int64_t firs
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-/* The lowest of the even 32-bit lanes (the products' low words) is below threshold. */
-__attribute__((target("avx2"))) static inline int attack_low_word_below(__m256i low_min, uint32_t threshold) {
-    uint32_t lanes[8];
-    _mm256_storeu_si256((__m256i *)lanes, low_min);
-    return lanes[0] < threshold || lanes[2] < threshold || lanes[4] < threshold || lanes[6] < threshold;
-}
-
 __attribute__((target("avx2")))
-static int64_t attack_count_avx2(uint32_t k0, uint32_t k1, int64_t first, int64_t last,
-                                 uint64_t kilodie_bar, int64_t dice_count, uint64_t sides,
-                                 uint32_t dice_threshold, int64_t offset, uint32_t kilodie_threshold,
-                                 int64_t *damage, int64_t *rejected) {
-    /* Products stay below 2**63 (sides <= 2**31), so signed compares are exact. Rejection needs
-     * only "any word rejected?": running unsigned minima of the products' low words, with unused
-     * dice words forced to all ones. */
-    const __m256i zero = _mm256_setzero_si256(), ones = _mm256_set1_epi32(-1);
-    const __m256i kilodie = _mm256_set1_epi64x(EXP_KILODIE), side = _mm256_set1_epi64x((int64_t)sides);
-    const __m256i bar_minus_one = _mm256_set1_epi64x((int64_t)kilodie_bar - 1);
-    const __m256i used1 = _mm256_set1_epi64x(dice_count >= 1 ? -1 : 0);
-    const __m256i used2 = _mm256_set1_epi64x(dice_count >= 2 ? -1 : 0);
-    const __m256i used3 = _mm256_set1_epi64x(dice_count >= 3 ? -1 : 0);
-    const __m256i unused1 = _mm256_xor_si256(used1, ones), unused2 = _mm256_xor_si256(used2, ones);
-    const __m256i unused3 = _mm256_xor_si256(used3, ones);
-    const __m256i base = _mm256_set1_epi64x(dice_count + offset);
+static int64_t attack_pass_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                                 uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2, uint64_t sides3,
+                                 int64_t base, uint32_t threshold, int64_t *damage, int64_t *rejected) {
+    /* Products stay below 2**63 (the joint die has at most 2**31 faces), so signed compares are
+     * exact; _mm256_mul_epu32 reads only a lane's low word, so the chain needs no masking.
+     * Rejection needs only "any word rejected?": the running unsigned minimum of the last low
+     * words (the even 32-bit lanes). */
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i kilodie = _mm256_set1_epi64x(EXP_KILODIE), bar_minus_one = _mm256_set1_epi64x((int64_t)kilodie_bar - 1);
+    const __m256i s1 = _mm256_set1_epi64x((int64_t)sides1), s2 = _mm256_set1_epi64x((int64_t)sides2);
+    const __m256i s3 = _mm256_set1_epi64x((int64_t)sides3), base_v = _mm256_set1_epi64x(base);
+    __m256i hits_v = zero, damage_v = zero, low_min = _mm256_set1_epi32(-1);
     PhiloxDense dense;
-    philox_dense_init(&dense, k0, k1, 0); /* item i's first block is dense block i of DOMAIN_ITEM */
-    __m256i hits_v = zero, damage_v = zero, kilodie_low_min = ones, dice_low_min = ones;
-    int64_t i = first;
-    for (; i + PHILOX_STEP_BLOCKS <= last; i += PHILOX_STEP_BLOCKS) {
+    philox_dense_init(&dense, k0, k1, EXP_DENSE_DOMAIN);
+    int64_t g = first_block;
+    for (; g + PHILOX_STEP_BLOCKS <= last_block; g += PHILOX_STEP_BLOCKS) {
         __m256i words[PHILOX_GROUPS][4];
-        philox_dense_blocks(&dense, i, words);
-        for (int g = 0; g < PHILOX_GROUPS; g++) {
-            const __m256i *c = words[g];
-            __m256i q0 = _mm256_mul_epu32(c[0], kilodie);
-            __m256i q1 = _mm256_mul_epu32(c[1], side), q2 = _mm256_mul_epu32(c[2], side), q3 = _mm256_mul_epu32(c[3], side);
-            __m256i hit = _mm256_cmpgt_epi64(q0, bar_minus_one); /* all ones where the kilodie hits */
-            __m256i dice = _mm256_add_epi64(
-                _mm256_add_epi64(_mm256_and_si256(_mm256_srli_epi64(q1, 32), used1),
-                                 _mm256_and_si256(_mm256_srli_epi64(q2, 32), used2)),
-                _mm256_and_si256(_mm256_srli_epi64(q3, 32), used3));
-            __m256i dealt = _mm256_add_epi64(dice, base);
-            dealt = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, dealt), dealt); /* never below 0 */
-            hits_v = _mm256_sub_epi64(hits_v, hit);
-            damage_v = _mm256_add_epi64(damage_v, _mm256_and_si256(hit, dealt));
-            kilodie_low_min = _mm256_min_epu32(kilodie_low_min, q0);
-            dice_low_min = _mm256_min_epu32(dice_low_min, _mm256_or_si256(q1, unused1));
-            dice_low_min = _mm256_min_epu32(dice_low_min, _mm256_or_si256(q2, unused2));
-            dice_low_min = _mm256_min_epu32(dice_low_min, _mm256_or_si256(q3, unused3));
+        philox_dense_blocks(&dense, g, words);
+        for (int group = 0; group < PHILOX_GROUPS; group++) {
+            for (int j = 0; j < 4; j++) {
+                __m256i q0 = _mm256_mul_epu32(words[group][j], kilodie);
+                __m256i q1 = _mm256_mul_epu32(q0, s1), q2 = _mm256_mul_epu32(q1, s2), q3 = _mm256_mul_epu32(q2, s3);
+                __m256i hit = _mm256_cmpgt_epi64(q0, bar_minus_one); /* all ones where the kilodie hits */
+                __m256i dealt = _mm256_add_epi64(
+                    _mm256_add_epi64(_mm256_srli_epi64(q1, 32), _mm256_srli_epi64(q2, 32)),
+                    _mm256_add_epi64(_mm256_srli_epi64(q3, 32), base_v));
+                dealt = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, dealt), dealt); /* never below 0 */
+                hits_v = _mm256_sub_epi64(hits_v, hit);
+                damage_v = _mm256_add_epi64(damage_v, _mm256_and_si256(hit, dealt));
+                low_min = _mm256_min_epu32(low_min, q3);
+            }
         }
     }
     int64_t h[4], d[4], tail_damage, tail_rejects;
+    uint32_t low_words[8];
     _mm256_storeu_si256((__m256i *)h, hits_v);
     _mm256_storeu_si256((__m256i *)d, damage_v);
+    _mm256_storeu_si256((__m256i *)low_words, low_min);
     int64_t hits = h[0] + h[1] + h[2] + h[3];
-    hits += attack_count_scalar(k0, k1, i, last, kilodie_bar, dice_count, sides, dice_threshold, offset,
-                                kilodie_threshold, &tail_damage, &tail_rejects);
+    hits += attack_pass_scalar(k0, k1, g, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold,
+                                &tail_damage, &tail_rejects);
     *damage = d[0] + d[1] + d[2] + d[3] + tail_damage;
-    *rejected = tail_rejects || attack_low_word_below(kilodie_low_min, kilodie_threshold)
-             || attack_low_word_below(dice_low_min, dice_threshold);
+    *rejected = tail_rejects || low_words[0] < threshold || low_words[2] < threshold || low_words[4] < threshold
+             || low_words[6] < threshold;
     return hits;
 }
 #endif
 
-static inline int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first, int64_t last,
-                                   uint64_t kilodie_bar, int64_t dice_count, uint64_t sides,
-                                   uint32_t dice_threshold, int64_t offset, uint32_t kilodie_threshold,
-                                   int64_t *damage, int64_t *rejected) {
+static inline int64_t attack_pass(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                                  uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2, uint64_t sides3,
+                                  int64_t base, uint32_t threshold, int64_t *damage, int64_t *rejected) {
 #ifdef COMBATSIM_HAVE_AVX2_PATH
     if (combatsim_cpu_has_avx2())
-        return attack_count_avx2(k0, k1, first, last, kilodie_bar, dice_count, sides, dice_threshold, offset,
-                                 kilodie_threshold, damage, rejected);
+        return attack_pass_avx2(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base,
+                                threshold, damage, rejected);
 #endif
-    return attack_count_scalar(k0, k1, first, last, kilodie_bar, dice_count, sides, dice_threshold, offset,
-                               kilodie_threshold, damage, rejected);
+    return attack_pass_scalar(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base,
+                              threshold, damage, rejected);
+}
+
+/* Blocks per tile: a tile whose pass saw a rejected word has those words fixed. */
+#define EXP_ATTACK_TILE_BLOCKS 240
+
+/* The exact hits and damage of the units in blocks first_block .. last_block - 1: the fast pass
+ * tile by tile; in a tile with a rejected word, each rejected word's tally is replaced by that
+ * of the word that replaces it, from the unit's retry domain (docs/rng.md). */
+static inline int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
+                                   uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2, uint64_t sides3,
+                                   int64_t base, uint32_t threshold, int64_t *damage) {
+    uint32_t words[4 * EXP_ATTACK_TILE_BLOCKS];
+    int64_t hits = 0, total = 0;
+    for (int64_t tile = first_block; tile < last_block; tile += EXP_ATTACK_TILE_BLOCKS) {
+        int64_t tile_end = last_block - tile < EXP_ATTACK_TILE_BLOCKS ? last_block : tile + EXP_ATTACK_TILE_BLOCKS;
+        int64_t tile_damage, rejected, hit, dealt;
+        hits += attack_pass(k0, k1, tile, tile_end, kilodie_bar, sides1, sides2, sides3, base, threshold,
+                            &tile_damage, &rejected);
+        total += tile_damage;
+        if (!rejected)
+            continue;
+        philox_dense_words(k0, k1, EXP_DENSE_DOMAIN, tile, tile_end - tile, words);
+        for (int64_t j = 0; j < 4 * (tile_end - tile); j++) {
+            if (attack_word(words[j], kilodie_bar, sides1, sides2, sides3, base, &hit, &dealt) >= threshold)
+                continue;
+            hits -= hit;
+            total -= hit * dealt;
+            uint64_t unit = (uint64_t)(4 * tile + j), retry = 0;
+            uint32_t word;
+            do {
+                word = philox_retry_word(k0, k1, unit, retry++);
+            } while (attack_word(word, kilodie_bar, sides1, sides2, sides3, base, &hit, &dealt) < threshold);
+            hits += hit;
+            total += hit * dealt;
+        }
+    }
+    *damage = total;
+    return hits;
 }
 
 #endif

@@ -144,6 +144,56 @@ def fire_unit(
     return hits, total, rounds_hit
 
 
+#: The most faces a joint word may have (1000 x sides ** dice): products of a word and the faces
+#: stay below 2**63, so the compiled fast paths compare them as signed 64-bit integers.
+JOINT_FACES_LIMIT = 2**31
+
+
+def joint_faces(rolls: int, automatic: bool, dice_count: int, dice_sides: int) -> int:
+    """Faces of the joint die a unit of fire rolls from its one dense word, or 0 (item stream).
+
+    A single to-hit roll (weapon types A, B, C) whose kilodie and damage dice fit
+    ``JOINT_FACES_LIMIT`` faces together reads one word (docs/exp.md); everything else reads
+    the item stream.
+    """
+    if rolls != 1 or automatic:
+        return 0
+    faces = KILODIE * dice_sides**dice_count
+    return faces if faces <= JOINT_FACES_LIMIT else 0
+
+
+def joint_dice(value: int, dice_count: int, dice_sides: int) -> tuple[int, list[int]]:
+    """The kilodie and the damage dice (1-based) in ``value`` (0-based) of a joint die.
+
+    Mixed radix, most significant first: the kilodie, then damage die 1, 2, ... in base ``dice_sides``.
+    """
+    place = dice_sides**dice_count
+    dice = [(value // dice_sides ** (dice_count - 1 - j)) % dice_sides + 1 for j in range(dice_count)]
+    return value // place + 1, dice
+
+
+def fire_joint(
+    value: int,
+    bonus: int,
+    maximum_roll: int,
+    armour_rating: int,
+    adjustment: int,
+    dice_count: int,
+    dice_sides: int,
+    dice_modifier: int,
+    damage_adjustment: int,
+    hit_on_equal: bool,
+    critical: bool,
+) -> tuple[int, int, int]:
+    """One to-hit roll and its damage from ``value`` (0-based) of the joint die: (hits, damage, rounds hit)."""
+    kilodie, dice = joint_dice(value, dice_count, dice_sides)
+    dice_total = sum(dice)
+    hit = is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
+    if not hit:
+        return 0, 0, 0
+    return 1, damage(dice_total, dice_modifier, damage_adjustment), 1
+
+
 def attack(
     seed,
     start,
@@ -165,18 +215,19 @@ def attack(
     rounds_hit_out,
     damage_out,
 ) -> None:
-    """EXP attacks with damage: item ``i`` is one unit of fire of one weapon, from item stream ``i``.
+    """EXP attacks with damage: item ``i`` is one unit of fire of one weapon (docs/exp.md).
+
+    A unit with a joint die (``joint_faces``) reads item ``i``'s one dense word; any other reads
+    item stream ``i``.
 
     counts += [to-hit rolls, hits, damage total, rounds fired, rounds hit]. ``rolls`` is the
     to-hit rolls this unit (1 for A/B/C, 2/3/4 for D/E/F, 5 bursts for automatic, fewer when the
     ammunition runs short: the API works that out). Outputs per item: hits, rounds hit, damage.
     """
     for k in range(count):
-        stream = ItemStream(seed, start + k)
         n_rolls = _at(rolls, k)
         auto = bool(_at(automatic, k))
-        hits, total, rounds_hit = fire_unit(
-            stream,
+        weapon = (
             _at(bonus, k),
             _at(maximum_roll, k),
             _at(armour_rating, k),
@@ -185,11 +236,14 @@ def attack(
             _at(dice_sides, k),
             _at(dice_modifier, k),
             _at(damage_adjustment, k),
-            n_rolls,
-            auto,
-            bool(hit_on_equal),
-            bool(critical),
         )
+        faces = joint_faces(n_rolls, auto, _at(dice_count, k), _at(dice_sides, k))
+        if faces:
+            value = dense_die(seed, start + k, faces) - 1
+            hits, total, rounds_hit = fire_joint(value, *weapon, bool(hit_on_equal), bool(critical))
+        else:
+            stream = ItemStream(seed, start + k)
+            hits, total, rounds_hit = fire_unit(stream, *weapon, n_rolls, auto, bool(hit_on_equal), bool(critical))
         counts[ATTACK_TO_HIT_ROLLS] += n_rolls
         counts[ATTACK_HITS] += hits
         counts[ATTACK_DAMAGE] += total
