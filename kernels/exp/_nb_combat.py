@@ -82,10 +82,11 @@ def _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base):
     sides_j (damage die j); a die the weapon does not roll has sides 1 (digit 0). The last low
     word is the joint product's, which decides Lemire's rejection.
     """
+    # Masking sides too tells LLVM both factors fit 32 bits: one vpmuludq per product, not three.
     q0 = word * np.uint64(KILODIE)
-    q1 = (q0 & MASK32) * sides1
-    q2 = (q1 & MASK32) * sides2
-    q3 = (q2 & MASK32) * sides3
+    q1 = (q0 & MASK32) * (sides1 & MASK32)
+    q2 = (q1 & MASK32) * (sides2 & MASK32)
+    q3 = (q2 & MASK32) * (sides3 & MASK32)
     dealt = np.int64(q1 >> SHIFT32) + np.int64(q2 >> SHIFT32) + np.int64(q3 >> SHIFT32) + base
     return np.int64(q0 >= kilodie_bar), max(dealt, 0), q3 & MASK32
 
