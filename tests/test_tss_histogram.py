@@ -18,7 +18,8 @@ from .test_tss_kernels import REJECTED_JOINT_ITEM, qualities, run_attack, scores
 
 #: The histogram pass and fold alone, over dense blocks first .. last - 1, whatever their number.
 HISTOGRAM = {"numba": _nb.attack_joint_histogram, "cython": _cy.attack_joint_histogram}
-#: The kernels take the histogram pass when the whole blocks hold at least 8 attacks per face.
+#: The kernels take the histogram pass when the whole blocks hold at least 4 (Numba) or 1
+#: (Cython) attacks per face; tests send 8 per face to be sure of it.
 MIN_ATTACKS_PER_FACE = 8
 
 ALEX = dict(skill="16/8/4", steps=-1, damage="d4w/d4+2w/d4-1m", weapon_quality="good", armour="d6")
@@ -124,3 +125,18 @@ def test_kernel_histogram_path_equals_the_attack_by_attack_path(parameters):
     for backend in HISTOGRAM:
         np.testing.assert_array_equal(run_attack(backend, 0, start, count, config, outputs=False)[0], exact)
         np.testing.assert_array_equal(run_attack(backend, 0, start, count, config)[0], exact)
+
+
+def test_direct_fast_pass_magic_division_is_exact_below_2_16():
+    """The direct fast pass divides v < 2**16 by d <= 2**16 as (v * ceil(2**32 / d)) >> 32. With
+    v = q d + r, that is q + (r + v e / 2**32) / d for e = ceil(2**32 / d) d - 2**32 < d, so it is
+    exact when v e < 2**32: checked for every d, and by brute force over every v for some d."""
+    divisors = np.arange(2, 2**16 + 1, dtype=np.uint64)
+    magic = (np.uint64(2**32) + divisors - np.uint64(1)) // divisors
+    excess = magic * divisors - np.uint64(2**32)
+    assert (excess < divisors).all()
+    assert (excess * np.uint64(2**16 - 1) < np.uint64(2**32)).all()
+    values = np.arange(2**16, dtype=np.uint64)
+    for d in [2, 3, 7, 20, 80, 320, 1920, 3000, 32000, 40000, 64000, 65521, 65535, 65536]:
+        assert int(_nb._magic32(d)) == -(-(2**32) // d)
+        np.testing.assert_array_equal((values * np.uint64(_nb._magic32(d))) >> np.uint64(32), values // np.uint64(d))

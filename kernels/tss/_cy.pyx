@@ -22,8 +22,9 @@ cdef enum:
     # Dense blocks per tile of the histogram pass (4096 words: the buffer stays in L1).
     HISTOGRAM_TILE = 1024
     # The histogram pass runs when the whole blocks hold at least this many attacks per face of
-    # the joint die: the fold evaluates each face once, so it must be amortised.
-    HISTOGRAM_MIN_ATTACKS_PER_FACE = 8
+    # the joint die: the fold evaluates each face once, so it must be amortised. Here the direct
+    # fast pass is slow enough (no vectorised Philox) that one attack per face already pays.
+    HISTOGRAM_MIN_ATTACKS_PER_FACE = 1
     MAX_STEPS = 24
     # Attack config layout (combatsim.tss.reference).
     C_SIT_SIGN = 3
