@@ -140,3 +140,20 @@ def test_direct_fast_pass_magic_division_is_exact_below_2_16():
     for d in [2, 3, 7, 20, 80, 320, 1920, 3000, 32000, 40000, 64000, 65521, 65535, 65536]:
         assert int(_nb._magic32(d)) == -(-(2**32) // d)
         np.testing.assert_array_equal((values * np.uint64(_nb._magic32(d))) >> np.uint64(32), values // np.uint64(d))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**64 - 1), first_block=st.integers(0, 2**40) | st.integers(2**32 - 40, 2**32 + 5),
+       count=st.integers(0, 200), faces=st.sampled_from([1, 20, 1920, 3000, 64000, 65536]))
+def test_cython_histogram_avx2_path_equals_portable_path(seed, first_block, count, faces):
+    """joint_histogram.h: the AVX2 path (where the CPU has it) and the portable path give the same
+    histogram and smallest low word, also across a change of the block index's high word."""
+    (fast, fast_low), (portable, portable_low) = _cy.joint_histogram_paths(seed, first_block, count, faces)
+    np.testing.assert_array_equal(fast, portable)
+    assert fast_low == portable_low
+    assert int(fast.sum()) == 4 * count
+    words = [rng.dense_word(seed, 4 * first_block + j) * faces for j in range(4 * min(count, 5))]
+    for product in words:
+        assert fast[product >> 32] >= 1
+    if count:
+        assert fast_low <= min(product % 2**32 for product in words)

@@ -3,6 +3,8 @@
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 
+import numpy as np
+
 from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, rejection_threshold, stream_bounded,
                   stream_die,
                   stream_start, stream_word)
@@ -13,14 +15,23 @@ cdef extern from "philox.h" nogil:
     void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
                             uint32_t* out)
 
+
+cdef extern from "tss/joint_histogram.h" nogil:
+    # histogram[word * faces >> 32] += 1 over dense blocks; returns the smallest low word.
+    uint32_t joint_histogram(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
+                             uint32_t* histogram)
+    uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
+                                    uint32_t faces, uint32_t* histogram)
+
 cdef enum:
     TILE = 1024
     # Fight counts: wins A, wins B, draws, rounds, attacks, stun, wound, mortal; then the rounds histogram.
     FIGHT_COUNTS = 8
     # Dense blocks whose Philox rounds run side by side in the joint fast path.
     LANES = 64
-    # Dense blocks per tile of the histogram pass (4096 words: the buffer stays in L1).
-    HISTOGRAM_TILE = 1024
+    # Dense blocks per tile of the histogram pass (85 AVX2 steps of 12 blocks): the span a
+    # rejected word makes the pass walk again.
+    HISTOGRAM_TILE = 1020
     # The histogram pass runs when the whole blocks hold at least this many attacks per face of
     # the joint die: the fold evaluates each face once, so it must be amortised. Here the direct
     # fast pass is slow enough (no vectorised Philox) that one attack per face already pays.
@@ -265,32 +276,40 @@ cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const
 cdef void _joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t faces,
                            uint32_t threshold, uint32_t* histogram) noexcept nogil:
     # histogram[v] += 1 for the joint die value v (0-based) of every attack of dense blocks
-    # first_block .. last_block - 1, exactly the values dense_die gives. Per tile: philox.h
-    # writes the words, then one loop multiplies each by the faces (Lemire), counts v = product
-    # >> 32 and keeps the smallest low word. A tile whose smallest low word is below the threshold
-    # (a rejected word: about one attack in 2**32 / threshold) is walked again: each rejected
-    # word's count moves to the value dense_die draws for that attack from its retry domain.
-    # At most 2**31 attacks a call (the caller's segments), so the uint32 counters never wrap.
+    # first_block .. last_block - 1, exactly the values dense_die gives. Per tile, joint_histogram.h
+    # counts v = word * faces >> 32 and returns the smallest low word of the products. A tile
+    # where that is below the threshold (a rejected word: about one attack in 2**32 / threshold)
+    # is walked again: each rejected word's count moves to the value dense_die draws for that
+    # attack from its retry domain. At most 2**31 attacks a call (the caller's segments), so the
+    # uint32 counters never wrap.
     cdef uint32_t words[4 * HISTOGRAM_TILE]
-    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32), low
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
     cdef uint64_t product
     cdef int64_t tile = first_block, blocks, j
     cdef Stream stream
     while tile < last_block:
         blocks = _min(HISTOGRAM_TILE, last_block - tile)
-        philox_dense_words(k0, k1, DOMAIN_DENSE, tile, blocks, words)
-        low = 0xFFFFFFFFu
-        for j in range(4 * blocks):
-            product = <uint64_t>words[j] * faces
-            histogram[product >> 32] += 1
-            low = low if low < <uint32_t>product else <uint32_t>product
-        if low < threshold:
+        if joint_histogram(k0, k1, tile, blocks, faces, histogram) < threshold:
+            philox_dense_words(k0, k1, DOMAIN_DENSE, tile, blocks, words)
             for j in range(4 * blocks):
                 product = <uint64_t>words[j] * faces
                 if <uint32_t>product < threshold:
                     histogram[product >> 32] -= 1
                     histogram[dense_die(&stream, seed, <uint64_t>(4 * tile + j), faces, threshold) - 1] += 1
         tile += blocks
+
+
+def joint_histogram_paths(uint64_t seed, int64_t first_block, int64_t count, uint32_t faces):
+    """(histogram, smallest low word) of joint_histogram.h's dispatched path (AVX2 where
+    available) and its portable path, for tests."""
+    fast = np.zeros(faces, dtype=np.uint32)
+    portable = np.zeros(faces, dtype=np.uint32)
+    cdef uint32_t[::1] fast_view = fast, portable_view = portable
+    cdef uint32_t fast_low = joint_histogram(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count, faces,
+                                             &fast_view[0])
+    cdef uint32_t portable_low = joint_histogram_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count,
+                                                        faces, &portable_view[0])
+    return (fast, fast_low), (portable, portable_low)
 
 
 cdef void _joint_fold(const int64_t[::1] config, uint32_t* histogram, int64_t* totals) noexcept nogil:
