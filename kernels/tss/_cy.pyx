@@ -1,10 +1,27 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """TSS kernels for Cython; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
+
+import numpy as np
 
 from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_die, rejection_threshold, stream_bounded,
                   stream_die,
                   stream_start, stream_word)
+
+
+cdef extern from "philox.h" nogil:
+    # Words of dense blocks first .. first + count - 1 in block order (AVX2 picked at run time).
+    void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
+                            uint32_t* out)
+
+
+cdef extern from "tss/joint_histogram.h" nogil:
+    # histogram[word * faces >> 32] += 1 over dense blocks; returns the smallest low word.
+    uint32_t joint_histogram(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
+                             uint32_t* histogram)
+    uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
+                                    uint32_t faces, uint32_t* histogram)
 
 cdef enum:
     TILE = 1024
@@ -12,6 +29,13 @@ cdef enum:
     FIGHT_COUNTS = 8
     # Dense blocks whose Philox rounds run side by side in the joint fast path.
     LANES = 64
+    # Dense blocks per tile of the histogram pass (85 AVX2 steps of 12 blocks): the span a
+    # rejected word makes the pass walk again.
+    HISTOGRAM_TILE = 1020
+    # The histogram pass runs when the whole blocks hold at least this many attacks per face of
+    # the joint die: the fold evaluates each face once, so it must be amortised. Here the direct
+    # fast pass is slow enough (no vectorised Philox) that one attack per face already pays.
+    HISTOGRAM_MIN_ATTACKS_PER_FACE = 1
     MAX_STEPS = 24
     # Attack config layout (combatsim.tss.reference).
     C_SIT_SIGN = 3
@@ -186,48 +210,58 @@ cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64
             mortal_out[k] = <int32_t>damage[2]
 
 
-cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
-                              int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
-                              int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
-    # The joint layout attack by attack, exactly as the reference.
-    cdef Stream stream
+cdef inline int64_t _joint_outcome(const int64_t[::1] config, int64_t value, int64_t* positions,
+                                   int64_t* damage) noexcept nogil:
+    # The tier of the joint die's 0-based value, its (stun, wound, mortal) into damage (digits:
+    # docs/tss.md). The exact path and the histogram fold both evaluate attacks here.
+    # `positions` is scratch for the damage positions.
     cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
     cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT], sit_sides = config[C_SIT_SIDES]
     cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
     cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
     cdef int64_t armour_sides = config[C_ARMOUR_SIDES], modulus = config[C_JOINT_DAMAGE]
+    cdef int64_t j, control, situation_total, tier, base, sides, amount, soak
+    control = value % 20 + 1
+    value //= 20
+    situation_total = 0
+    for j in range(sit_count):
+        situation_total += value % sit_sides + 1
+        value //= sit_sides
+    for j in range(damage_words):
+        positions[j] = value % modulus
+        value //= modulus
+    tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+    damage[0] = damage[1] = damage[2] = 0
+    if tier <= 2:
+        base = C_DAMAGE + 4 * tier
+        sides = config[base + 1]
+        amount = config[base + 2]
+        for j in range(config[base]):
+            amount += positions[j] % sides + 1
+        soak = 0
+        if present:
+            for j in range(armour_count):
+                soak += value % armour_sides + 1
+                value //= armour_sides
+            soak += config[C_ARMOUR_MODIFIER]
+        dealt(amount, config[base + 3], soak, damage)
+    return tier
+
+
+cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
+                              int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
+                              int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # The joint layout attack by attack, exactly as the reference.
+    cdef Stream stream
     cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
     cdef uint32_t threshold = rejection_threshold(faces)
     cdef int64_t positions[64]
-    cdef int64_t k, j, value, control, situation_total, tier, base, sides, amount, soak
+    cdef int64_t k, value, tier
     cdef int64_t damage[3]
     cdef bint keep = tier_out.shape[0] > 0
     for k in range(count):
         value = dense_die(&stream, seed, <uint64_t>(start + k), faces, threshold) - 1
-        control = value % 20 + 1
-        value //= 20
-        situation_total = 0
-        for j in range(sit_count):
-            situation_total += value % sit_sides + 1
-            value //= sit_sides
-        for j in range(damage_words):
-            positions[j] = value % modulus
-            value //= modulus
-        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-        damage[0] = damage[1] = damage[2] = 0
-        if tier <= 2:
-            base = C_DAMAGE + 4 * tier
-            sides = config[base + 1]
-            amount = config[base + 2]
-            for j in range(config[base]):
-                amount += positions[j] % sides + 1
-            soak = 0
-            if present:
-                for j in range(armour_count):
-                    soak += value % armour_sides + 1
-                    value //= armour_sides
-                soak += config[C_ARMOUR_MODIFIER]
-            dealt(amount, config[base + 3], soak, damage)
+        tier = _joint_outcome(config, value, positions, damage)
         tally[tier] += 1
         tally[5] += damage[0]
         tally[6] += damage[1]
@@ -237,6 +271,95 @@ cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const
             stun_out[k] = <int32_t>damage[0]
             wound_out[k] = <int32_t>damage[1]
             mortal_out[k] = <int32_t>damage[2]
+
+
+cdef void _joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t faces,
+                           uint32_t threshold, uint32_t* histogram) noexcept nogil:
+    # histogram[v] += 1 for the joint die value v (0-based) of every attack of dense blocks
+    # first_block .. last_block - 1, exactly the values dense_die gives. Per tile, joint_histogram.h
+    # counts v = word * faces >> 32 and returns the smallest low word of the products. A tile
+    # where that is below the threshold (a rejected word: about one attack in 2**32 / threshold)
+    # is walked again: each rejected word's count moves to the value dense_die draws for that
+    # attack from its retry domain. At most 2**31 attacks a call (the caller's segments), so the
+    # uint32 counters never wrap.
+    cdef uint32_t words[4 * HISTOGRAM_TILE]
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
+    cdef uint64_t product
+    cdef int64_t tile = first_block, blocks, j
+    cdef Stream stream
+    while tile < last_block:
+        blocks = _min(HISTOGRAM_TILE, last_block - tile)
+        if joint_histogram(k0, k1, tile, blocks, faces, histogram) < threshold:
+            philox_dense_words(k0, k1, DOMAIN_DENSE, tile, blocks, words)
+            for j in range(4 * blocks):
+                product = <uint64_t>words[j] * faces
+                if <uint32_t>product < threshold:
+                    histogram[product >> 32] -= 1
+                    histogram[dense_die(&stream, seed, <uint64_t>(4 * tile + j), faces, threshold) - 1] += 1
+        tile += blocks
+
+
+def joint_histogram_paths(uint64_t seed, int64_t first_block, int64_t count, uint32_t faces):
+    """(histogram, smallest low word) of joint_histogram.h's dispatched path (AVX2 where
+    available) and its portable path, for tests."""
+    fast = np.zeros(faces, dtype=np.uint32)
+    portable = np.zeros(faces, dtype=np.uint32)
+    cdef uint32_t[::1] fast_view = fast, portable_view = portable
+    cdef uint32_t fast_low = joint_histogram(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count, faces,
+                                             &fast_view[0])
+    cdef uint32_t portable_low = joint_histogram_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count,
+                                                        faces, &portable_view[0])
+    return (fast, fast_low), (portable, portable_low)
+
+
+cdef void _joint_fold(const int64_t[::1] config, uint32_t* histogram, int64_t* totals) noexcept nogil:
+    # Adds histogram[v] attacks of joint value v to totals for every v and zeroes the histogram:
+    # each face is evaluated once, by the exact path's own function.
+    cdef int64_t positions[64]
+    cdef int64_t damage[3]
+    cdef int64_t value, attacks, tier
+    for value in range(config[C_JOINT_SIDES]):
+        attacks = histogram[value]
+        if attacks:
+            histogram[value] = 0
+            tier = _joint_outcome(config, value, positions, damage)
+            totals[tier] += attacks
+            totals[5] += attacks * damage[0]
+            totals[6] += attacks * damage[1]
+            totals[7] += attacks * damage[2]
+
+
+cdef bint _attack_joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block,
+                                  const int64_t[::1] config, int64_t* totals) noexcept nogil:
+    # Whole dense blocks through the histogram pass and the fold (docs/tss.md, fast paths), in
+    # segments of 2**29 blocks (2**31 attacks). False when the histogram cannot be allocated.
+    cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
+    cdef uint32_t threshold = rejection_threshold(faces)
+    cdef uint32_t* histogram = <uint32_t*>calloc(faces, sizeof(uint32_t))
+    cdef int64_t segment = first_block, segment_end
+    if histogram == NULL:
+        return False
+    while segment < last_block:
+        segment_end = _min(segment + (<int64_t>1 << 29), last_block)
+        _joint_histogram(seed, segment, segment_end, faces, threshold, histogram)
+        _joint_fold(config, histogram, totals)
+        segment = segment_end
+    free(histogram)
+    return True
+
+
+def attack_joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block, const int64_t[::1] config,
+                           int64_t[::1] counts):
+    """The histogram pass and fold alone over dense blocks first_block .. last_block - 1
+    (attacks 4 first_block .. 4 last_block - 1), whatever their number: for tests."""
+    cdef int64_t totals[8]
+    cdef int64_t j
+    for j in range(8):
+        totals[j] = 0
+    if not _attack_joint_histogram(seed, first_block, last_block, config, totals):
+        raise MemoryError("tss.attack histogram")
+    for j in range(8):
+        counts[j] += totals[j]
 
 
 cdef inline uint64_t _magic(uint64_t divisor) noexcept nogil:
@@ -388,21 +511,30 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
 cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* totals, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
-    # Exact head and tail, whole dense blocks in tiles through the fast pass.
+    # Exact head and tail; whole dense blocks through the histogram pass when there are enough
+    # attacks to amortise its fold, else in tiles through the direct fast pass.
     cdef int64_t armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
     cdef bint unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
     cdef int64_t end = start + count, first_block, last_block, head_end, tail_start, tile, tile_end, j
     cdef int64_t tally[9]
-    if tier_out.shape[0] > 0 or not unrolled:
-        _attack_joint_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
-        return
+    cdef bint histogram
     first_block = (start + 3) >> 2
     last_block = _max(first_block, end >> 2)
+    histogram = 4 * (last_block - first_block) >= HISTOGRAM_MIN_ATTACKS_PER_FACE * config[C_JOINT_SIDES]
+    if tier_out.shape[0] > 0 or not (unrolled or histogram):
+        _attack_joint_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        return
     head_end = _min(end, first_block * 4)
     _attack_joint_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
     tail_start = _max(last_block * 4, head_end)
     _attack_joint_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out,
                         mortal_out)
+    if histogram and _attack_joint_histogram(seed, first_block, last_block, config, totals):
+        return
+    if not unrolled:
+        _attack_joint_exact(seed, first_block * 4, (last_block - first_block) * 4, config, totals, tier_out,
+                            stun_out, wound_out, mortal_out)
+        return
     tile = first_block
     while tile < last_block:
         tile_end = _min(tile + TILE // 4, last_block)

@@ -17,6 +17,7 @@ from ..rng_nb import (
     W1,
     block,
     dense_die,
+    pick,
     rejection_threshold,
     seed_key,
     stream_bounded,
@@ -164,9 +165,13 @@ def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_ou
             mortal_out[k] = mortal
 
 
-@njit
-def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
-    """The joint layout attack by attack, exactly as the reference."""
+@njit(inline="always")
+def _joint_outcome(config, value, positions):
+    """(tier, stun, wound, mortal) of the joint die's 0-based value (its digits: docs/tss.md).
+
+    The exact path and the histogram fold both evaluate attacks here, exactly as the reference.
+    ``positions`` is scratch for the damage positions (at least the damage words long).
+    """
     amazing, good, ordinary = config[0], config[1], config[2]
     sign = config[C_SIT_SIGN]
     sit_count = config[C_SIT_COUNT]
@@ -175,37 +180,44 @@ def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, s
     present = config[C_ARMOUR_PRESENT]
     armour_count = config[C_ARMOUR_COUNT] if present else 0
     armour_sides = config[C_ARMOUR_SIDES]
-    faces = np.uint64(config[C_JOINT_SIDES])
     modulus = config[C_JOINT_DAMAGE]
+    control = value % 20 + 1
+    value //= 20
+    situation_total = np.int64(0)
+    for _ in range(sit_count):
+        situation_total += value % sit_sides + 1
+        value //= sit_sides
+    for j in range(damage_words):
+        positions[j] = value % modulus
+        value //= modulus
+    tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
+    stun = wound = mortal = np.int64(0)
+    if tier <= 2:
+        base = C_DAMAGE + 4 * tier
+        sides = config[base + 1]
+        amount = config[base + 2]
+        for j in range(config[base]):
+            amount += positions[j] % sides + 1
+        soak = np.int64(0)
+        if present:
+            for _ in range(armour_count):
+                soak += value % armour_sides + 1
+                value //= armour_sides
+            soak += config[C_ARMOUR_MODIFIER]
+        stun, wound, mortal = dealt(amount, config[base + 3], soak)
+    return tier, stun, wound, mortal
+
+
+@njit
+def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The joint layout attack by attack, exactly as the reference."""
+    faces = np.uint64(config[C_JOINT_SIDES])
     threshold = rejection_threshold(faces)
-    positions = np.zeros(max(damage_words, 1), dtype=np.int64)
+    positions = np.zeros(max(config[C_DAMAGE_WORDS], 1), dtype=np.int64)
     keep = tier_out.shape[0] > 0
     for k in range(count):
         value = dense_die(state, k0, k1, start + k, faces, threshold) - 1
-        control = value % 20 + 1
-        value //= 20
-        situation_total = np.int64(0)
-        for _ in range(sit_count):
-            situation_total += value % sit_sides + 1
-            value //= sit_sides
-        for j in range(damage_words):
-            positions[j] = value % modulus
-            value //= modulus
-        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-        stun = wound = mortal = 0
-        if tier <= 2:
-            base = C_DAMAGE + 4 * tier
-            sides = config[base + 1]
-            amount = config[base + 2]
-            for j in range(config[base]):
-                amount += positions[j] % sides + 1
-            soak = np.int64(0)
-            if present:
-                for _ in range(armour_count):
-                    soak += value % armour_sides + 1
-                    value //= armour_sides
-                soak += config[C_ARMOUR_MODIFIER]
-            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        tier, stun, wound, mortal = _joint_outcome(config, value, positions)
         counts[tier] += 1
         counts[5] += stun
         counts[6] += wound
@@ -215,6 +227,87 @@ def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, s
             stun_out[k] = stun
             wound_out[k] = wound
             mortal_out[k] = mortal
+
+
+#: Dense blocks per tile of the histogram pass (4096 words: the buffer stays in L1).
+HISTOGRAM_TILE = 1024
+#: The histogram pass runs when the whole blocks hold at least this many attacks per face of the
+#: joint die: the fold evaluates each face once (about 16 ns), so it must be amortised. Measured
+#: break-even against the direct fast pass: about 4 attacks per face.
+HISTOGRAM_MIN_ATTACKS_PER_FACE = 4
+#: Blocks per histogram segment: 2**29 blocks are 2**31 attacks, so uint32 counters never wrap.
+HISTOGRAM_SEGMENT = 1 << 29
+
+
+@njit
+def _joint_histogram(k0, k1, state, first_block, last_block, faces, threshold, histogram):
+    """``histogram[v] += 1`` for the joint die value v (0-based) of every attack of dense blocks
+    ``first_block .. last_block - 1``, exactly the values ``dense_die`` gives.
+
+    Per tile: a branch-free loop (LLVM vectorises it) draws the blocks, multiplies each word by
+    the faces (Lemire) and keeps v = product >> 32 and whether any product's low word is below
+    the threshold; then a scalar loop counts the values. A tile with a rejected word (about one
+    attack in 2**32 / threshold) is walked again: each rejected word's count moves to the value
+    ``dense_die`` draws for that attack from its retry domain.
+    """
+    values = np.empty(4 * HISTOGRAM_TILE, dtype=np.uint64)
+    sides = np.uint64(faces)
+    bar = np.uint64(threshold)
+    for tile in range(first_block, last_block, HISTOGRAM_TILE):
+        blocks = min(HISTOGRAM_TILE, last_block - tile)
+        rejected = np.int64(0)
+        for b in range(blocks):
+            w0, w1, w2, w3 = block(k0, k1, tile + b, 0, DOMAIN_DENSE)
+            p0 = w0 * sides
+            p1 = w1 * sides
+            p2 = w2 * sides
+            p3 = w3 * sides
+            values[4 * b] = p0 >> SHIFT32
+            values[4 * b + 1] = p1 >> SHIFT32
+            values[4 * b + 2] = p2 >> SHIFT32
+            values[4 * b + 3] = p3 >> SHIFT32
+            rejected += np.int64(
+                ((p0 & MASK32) < bar) | ((p1 & MASK32) < bar) | ((p2 & MASK32) < bar) | ((p3 & MASK32) < bar)
+            )
+        for j in range(4 * blocks):
+            histogram[values[j]] += 1
+        if rejected:
+            for b in range(blocks):
+                w0, w1, w2, w3 = block(k0, k1, tile + b, 0, DOMAIN_DENSE)
+                for position in range(4):
+                    product = pick(w0, w1, w2, w3, position) * sides
+                    if (product & MASK32) < bar:
+                        histogram[product >> SHIFT32] -= 1
+                        item = 4 * (tile + b) + position
+                        histogram[dense_die(state, k0, k1, item, sides, threshold) - 1] += 1
+
+
+@njit
+def _joint_fold(config, histogram, counts):
+    """Adds ``histogram[v]`` attacks of joint value v to ``counts`` for every v, and zeroes the
+    histogram: each face is evaluated once, by the exact path's own function."""
+    positions = np.zeros(max(config[C_DAMAGE_WORDS], 1), dtype=np.int64)
+    for value in range(histogram.shape[0]):
+        attacks = np.int64(histogram[value])
+        if attacks:
+            histogram[value] = 0
+            tier, stun, wound, mortal = _joint_outcome(config, np.int64(value), positions)
+            counts[tier] += attacks
+            counts[5] += attacks * stun
+            counts[6] += attacks * wound
+            counts[7] += attacks * mortal
+
+
+@njit
+def _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts):
+    """Whole dense blocks through the histogram pass and the fold (docs/tss.md, fast paths)."""
+    faces = config[C_JOINT_SIDES]
+    threshold = rejection_threshold(np.uint64(faces))
+    histogram = np.zeros(faces, dtype=np.uint32)
+    for segment in range(first_block, last_block, HISTOGRAM_SEGMENT):
+        segment_end = min(segment + HISTOGRAM_SEGMENT, last_block)
+        _joint_histogram(k0, k1, state, segment, segment_end, faces, threshold, histogram)
+        _joint_fold(config, histogram, counts)
 
 
 @njit
@@ -548,21 +641,26 @@ def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, m
 
 @njit
 def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
-    """Joint layout: exact head and tail, whole dense blocks in tiles through the fast pass."""
+    """Joint layout: exact head and tail; whole dense blocks through the histogram pass when
+    there are enough attacks to amortise its fold, else in tiles through the direct fast pass."""
     armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
     unrolled = config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour_count <= 2
-    if tier_out.shape[0] > 0 or not unrolled:
-        _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
-        return
     end = start + count
     first_block = (start + 3) >> 2
     last_block = max(first_block, end >> 2)
+    histogram = 4 * (last_block - first_block) >= HISTOGRAM_MIN_ATTACKS_PER_FACE * config[C_JOINT_SIDES]
+    if tier_out.shape[0] > 0 or not (unrolled or histogram):
+        _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        return
     head_end = min(end, first_block * 4)
     _attack_joint_exact(k0, k1, state, start, head_end - start, config, counts, tier_out, stun_out, wound_out,
                         mortal_out)
     tail_start = max(last_block * 4, head_end)
     _attack_joint_exact(k0, k1, state, tail_start, end - tail_start, config, counts, tier_out, stun_out, wound_out,
                         mortal_out)
+    if histogram:
+        _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
+        return
     tally = np.zeros(9, dtype=np.int64)
     for tile in range(first_block, last_block, TILE // 4):
         tile_end = min(tile + TILE // 4, last_block)
@@ -574,6 +672,19 @@ def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_ou
         else:
             for j in range(8):
                 counts[j] += tally[j]
+
+
+def attack_joint_histogram(seed, first_block, last_block, config, counts):
+    """The histogram pass and fold alone over dense blocks ``first_block .. last_block - 1``
+    (attacks 4 first_block .. 4 last_block - 1), whatever their number: for tests."""
+    _attack_joint_histogram_seeded(np.uint64(seed), first_block, last_block, config, counts)
+
+
+@njit
+def _attack_joint_histogram_seeded(seed, first_block, last_block, config, counts):
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
 
 
 @njit
