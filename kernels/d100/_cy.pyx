@@ -168,18 +168,22 @@ cdef inline void _tally(uint64_t value, const Bars* b, int64_t* t) noexcept nogi
     t[9] += lethal2 & critical
 
 
-ctypedef struct WordBars:
+cdef extern from "word_tally.h" nogil:
     # The bars as thresholds on the 32-bit words themselves (docs/d100.md, "fast path"):
     # attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B  <=>  r1 (or r2) < the same.
-    uint32_t critical
-    uint32_t hard
-    uint32_t success
-    uint32_t critical_failure
-    uint32_t lethal1
-    uint32_t worse1
-    uint32_t lethal2
-    uint32_t worse2
-    uint32_t two
+    ctypedef struct WordBars "D100WordBars":
+        uint32_t critical
+        uint32_t hard
+        uint32_t success
+        uint32_t critical_failure
+        uint32_t lethal1
+        uint32_t worse1
+        uint32_t lethal2
+        uint32_t worse2
+        uint32_t two
+    # The ten tallies of a run of words and its rejected words (AVX2 clone where the CPU has it).
+    void d100_word_tally(const uint32_t* words, int64_t n, const WordBars* b, uint32_t threshold,
+                         uint32_t* tallies)
 
 
 cdef inline uint32_t _word_bar(uint64_t bar) noexcept nogil:
@@ -202,22 +206,11 @@ cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
 
 cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
     # Removes what the fast pass tallied for word w (see _fast_tile).
-    cdef uint32_t r1 = w * 100u
-    cdef uint32_t r2 = r1 * 100u
-    cdef int64_t critical = w < b.critical
-    cdef int64_t success = w < b.success
-    cdef int64_t lethal1 = success & (r1 < b.lethal1)
-    cdef int64_t lethal2 = success & <int64_t>b.two & (r2 < b.lethal2)
-    t[0] -= critical
-    t[1] -= w < b.hard
-    t[2] -= success
-    t[3] -= w >= b.critical_failure
-    t[4] -= lethal1
-    t[5] -= success & (r1 < b.worse1)
-    t[6] -= lethal1 & critical
-    t[7] -= lethal2
-    t[8] -= success & <int64_t>b.two & (r2 < b.worse2)
-    t[9] -= lethal2 & critical
+    cdef uint32_t tallies[11]
+    cdef int j
+    d100_word_tally(&w, 1, b, 0, tallies)
+    for j in range(10):
+        t[j] -= tallies[j]
 
 
 cdef extern from "philox.h" nogil:
@@ -229,51 +222,15 @@ cdef extern from "philox.h" nogil:
 
 cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, const WordBars* b,
                         uint32_t threshold, int64_t* totals, uint32_t* buffer) noexcept nogil:
-    # Tallies over whole dense blocks; returns the rejected words, fixed by the caller.
-    # With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
-    # v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit
-    # (100 r2) >> 32 with r2 = 100 r1 mod 2^32, and the product's low word 100 r2 mod 2^32 decides
-    # Lemire's rejection: 32-bit multiplies and compares only. Two loops: Philox into ``buffer``,
-    # then a branch-free pass over it that the compiler vectorises.
-    # A tile's tallies fit 32 bits (4 * TILE_BLOCKS words), so the pass vectorises without widening.
-    cdef int64_t n, j
-    cdef uint32_t w, r1, r2, rejected = 0
-    cdef uint32_t critical, success, lethal1, lethal2, two = b.two
-    cdef uint32_t cb = b.critical, hb = b.hard, sb = b.success, fb = b.critical_failure
-    cdef uint32_t lb1 = b.lethal1, wb1 = b.worse1, lb2 = b.lethal2, wb2 = b.worse2
-    cdef uint32_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0
-    n = 4 * (last_block - first_block)
+    # Tallies over whole dense blocks; returns the rejected words, fixed by the caller. Two
+    # passes: Philox into ``buffer``, then word_tally.h's branch-free tally over it.
+    cdef uint32_t tallies[11]
+    cdef int j
     philox_dense_words(k0, k1, DOMAIN_DENSE, first_block, last_block - first_block, buffer)
-    for j in range(n):
-        w = buffer[j]
-        r1 = w * 100u
-        r2 = r1 * 100u
-        rejected += (r2 * 100u) < threshold
-        critical = w < cb
-        success = w < sb
-        lethal1 = success & (r1 < lb1)
-        lethal2 = success & two & (r2 < lb2)
-        t0 += critical
-        t1 += w < hb
-        t2 += success
-        t3 += w >= fb
-        t4 += lethal1
-        t5 += success & (r1 < wb1)
-        t6 += lethal1 & critical
-        t7 += lethal2
-        t8 += success & two & (r2 < wb2)
-        t9 += lethal2 & critical
-    totals[0] += t0
-    totals[1] += t1
-    totals[2] += t2
-    totals[3] += t3
-    totals[4] += t4
-    totals[5] += t5
-    totals[6] += t6
-    totals[7] += t7
-    totals[8] += t8
-    totals[9] += t9
-    return rejected
+    d100_word_tally(buffer, 4 * (last_block - first_block), b, threshold, tallies)
+    for j in range(10):
+        totals[j] += tallies[j]
+    return tallies[10]
 
 
 cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Bars* b,
