@@ -134,34 +134,35 @@ def _tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
 def _word_bar(bar):
     """ceil(bar 2^32 / 100), at most 2^32 - 1 (r1 and r2 are multiples of 4, never 2^32 - 1)."""
     threshold = ((np.uint64(bar) << SHIFT32) + np.uint64(99)) // np.uint64(100)
-    return min(threshold, MASK32)
+    return np.uint32(min(threshold, MASK32))
 
 
-@njit
+@njit(inline="always")
 def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
-    """_tallies of the word w itself, with the bars as word thresholds (_word_bar).
+    """_tallies of the word w itself, with the bars as word thresholds (_word_bar), in 32 bits.
 
     With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
     v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit (100 r2) >> 32
-    with r2 = 100 r1 mod 2^32; so "digit < B" is "w (or r1, r2) < ceil(B 2^32 / 100)".
+    with r2 = 100 r1 mod 2^32; so "digit < B" is "w (or r1, r2) < ceil(B 2^32 / 100)". Every
+    argument is a uint32, so LLVM keeps eight words to a vector in the fast pass.
     """
-    r1 = (w * np.uint64(100)) & MASK32
-    r2 = (r1 * np.uint64(100)) & MASK32
-    critical = np.int64(w < cb)
-    success = np.int64(w < sb)
-    lethal1 = success & np.int64(r1 < lb1)
-    lethal2 = success & two & np.int64(r2 < lb2)
+    r1 = np.uint32(w * np.uint32(100))
+    r2 = np.uint32(r1 * np.uint32(100))
+    critical = np.uint32(w < cb)
+    success = np.uint32(w < sb)
+    lethal1 = np.uint32(success & np.uint32(r1 < lb1))
+    lethal2 = np.uint32(success & two & np.uint32(r2 < lb2))
     return (
         critical,
-        np.int64(w < hb),
+        np.uint32(w < hb),
         success,
-        np.int64(w >= fb),
+        np.uint32(w >= fb),
         lethal1,
-        success & np.int64(r1 < wb1),
-        lethal1 & critical,
+        np.uint32(success & np.uint32(r1 < wb1)),
+        np.uint32(lethal1 & critical),
         lethal2,
-        success & two & np.int64(r2 < wb2),
-        lethal2 & critical,
+        np.uint32(success & two & np.uint32(r2 < wb2)),
+        np.uint32(lethal2 & critical),
     )
 
 
@@ -169,38 +170,35 @@ def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
 def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold, buffer):
     """Tallies over whole dense blocks (word thresholds) plus the count of rejected words; the low
     word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32. Two loops: Philox into
-    ``buffer``, then a branch-free pass over it that LLVM can vectorise."""
-    hundred = np.uint64(100)
+    ``buffer``, then a branch-free pass over it that LLVM vectorises. The pass keeps everything
+    in 32 bits (a tile's tallies fit), so a vector holds eight words, not four."""
     n = 0
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        buffer[n] = w0
-        buffer[n + 1] = w1
-        buffer[n + 2] = w2
-        buffer[n + 3] = w3
+        buffer[n] = np.uint32(w0)
+        buffer[n + 1] = np.uint32(w1)
+        buffer[n + 2] = np.uint32(w2)
+        buffer[n + 3] = np.uint32(w3)
         n += 4
-    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = np.int64(0)
-    rejected = np.int64(0)
+    hundred = np.uint32(100)
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = rejected = np.uint32(0)
     for j in range(n):
         w = buffer[j]
-        r1 = (w * hundred) & MASK32
-        r2 = (r1 * hundred) & MASK32
-        rejected += np.int64(((r2 * hundred) & MASK32) < threshold)
-        critical = np.int64(w < cb)
-        success = np.int64(w < sb)
-        lethal1 = success & np.int64(r1 < lb1)
-        lethal2 = success & two & np.int64(r2 < lb2)
-        t0 += critical
-        t1 += np.int64(w < hb)
-        t2 += success
-        t3 += np.int64(w >= fb)
-        t4 += lethal1
-        t5 += success & np.int64(r1 < wb1)
-        t6 += lethal1 & critical
-        t7 += lethal2
-        t8 += success & two & np.int64(r2 < wb2)
-        t9 += lethal2 & critical
-    return t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected
+        low = np.uint32(np.uint32(np.uint32(w * hundred) * hundred) * hundred)
+        rejected = np.uint32(rejected + np.uint32(low < threshold))
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        t0 = np.uint32(t0 + a0)
+        t1 = np.uint32(t1 + a1)
+        t2 = np.uint32(t2 + a2)
+        t3 = np.uint32(t3 + a3)
+        t4 = np.uint32(t4 + a4)
+        t5 = np.uint32(t5 + a5)
+        t6 = np.uint32(t6 + a6)
+        t7 = np.uint32(t7 + a7)
+        t8 = np.uint32(t8 + a8)
+        t9 = np.uint32(t9 + a9)
+    return (np.int64(t0), np.int64(t1), np.int64(t2), np.int64(t3), np.int64(t4), np.int64(t5), np.int64(t6),
+            np.int64(t7), np.int64(t8), np.int64(t9), np.int64(rejected))
 
 
 @njit
@@ -240,12 +238,13 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
         value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
-    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint64)
+    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint32)
     wl1, ww1, wl2, ww2 = _word_bar(lethal1), _word_bar(serious1), _word_bar(lethal2), _word_bar(serious2)
+    word_two = np.uint32(two)
     for tile in range(first_block, last_block, TILE_BLOCKS):
         tile_end = min(tile + TILE_BLOCKS, last_block)
         t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected = _fast_tile(
-            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two, threshold, buffer)
+            k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two, np.uint32(threshold), buffer)
         _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
         if rejected:
             # Replace each rejected word's fast tally with its exact value (retry domain); the
@@ -253,7 +252,7 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
             for j in range(4 * (tile_end - tile)):
                 word = buffer[j]
                 if ((word * sides) & MASK32) < threshold:
-                    _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, two))
+                    _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two))
                     stream_start(state, k0, k1, tile * 4 + j)
                     value = np.uint64(stream_bounded(state, word, sides, threshold))
                     _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
