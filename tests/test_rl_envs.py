@@ -178,7 +178,7 @@ def test_vector_copy_true_returns_fresh_arrays_and_copy_false_views(backend):
     returned = [first[0], first[1], first[2], first[3], first[4]["action_mask"]]
     for kept, now in zip(saved, returned, strict=True):
         np.testing.assert_array_equal(kept, now)  # later steps did not overwrite earlier results
-    for array in returned + [obs, info["action_mask"]]:
+    for array in [*returned, obs, info["action_mask"]]:
         for buffer in (env._b.obs, env._b.reward, env._b.terminated, env._b.truncated, env._b.mask):
             assert not np.shares_memory(array, buffer)
     assert not np.array_equal(saved[0], second[0])  # the episode moved on
