@@ -111,7 +111,7 @@ def test_vector_trajectories_equal_single_envs(ruleset, opponent):
 def test_vector_backends_and_threads_agree(ruleset, monkeypatch):
     import combatsim.rl.vector as vector
 
-    # Split even 7 envs across the threads (normally only batches of 2 x 8192+ envs are split).
+    # Split even 7 envs across the threads (normally only batches of 2 x 4096+ envs are split).
     monkeypatch.setattr(vector, "MIN_ENVS_PER_THREAD", 1)
     results = []
     for backend, threads in (("python", 1), ("numba", 1), ("numba", 3), ("cython", 1), ("cython", 2)):

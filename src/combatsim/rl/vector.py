@@ -22,7 +22,7 @@ from combatsim.validation import check_int, check_seed
 
 #: Fewest environments a thread steps: below this a vector env runs in fewer threads than asked
 #: (at ~50-100 ns an env step, handing 1024 envs to another thread costs more than it saves).
-MIN_ENVS_PER_THREAD = 8192
+MIN_ENVS_PER_THREAD = 4096
 
 
 class DuelVectorEnv(gym.vector.VectorEnv):
