@@ -108,7 +108,11 @@ def test_vector_trajectories_equal_single_envs(ruleset, opponent):
     assert episodes_ended >= n  # the comparison crossed autoresets
 
 
-def test_vector_backends_and_threads_agree(ruleset):
+def test_vector_backends_and_threads_agree(ruleset, monkeypatch):
+    import combatsim.rl.vector as vector
+
+    # Split even 7 envs across the threads (normally only batches of 2 x 4096+ envs are split).
+    monkeypatch.setattr(vector, "MIN_ENVS_PER_THREAD", 1)
     results = []
     for backend, threads in (("python", 1), ("numba", 1), ("numba", 3), ("cython", 1), ("cython", 2)):
         cls = {"exp": rl.ExpDuelVectorEnv, "d100": rl.D100DuelVectorEnv, "tss": rl.TssDuelVectorEnv}[ruleset]
@@ -123,6 +127,69 @@ def test_vector_backends_and_threads_agree(ruleset):
     for other in results[1:]:
         for a, b in zip(results[0], other, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+def test_threads_split_only_batches_big_enough(monkeypatch):
+    import combatsim.rl.vector as vector
+
+    env = rl.D100DuelVectorEnv(1024, backend="cython", threads=2)
+    assert env._ranges == [(0, 1024)] and env._pool is None  # 1024 envs: one thread is faster
+    monkeypatch.setattr(vector, "MIN_ENVS_PER_THREAD", 256)
+    env = rl.D100DuelVectorEnv(1024, backend="cython", threads=2)
+    assert env._ranges == [(0, 512), (512, 1024)]
+    env.close()
+    env = rl.D100DuelVectorEnv(1024, backend="cython", threads=8)
+    assert len(env._ranges) == 4  # at least MIN_ENVS_PER_THREAD envs each
+    env.close()
+
+
+@pytest.mark.parametrize("backend", ["numba", "cython"])
+def test_vector_threads_agree_on_a_large_batch(backend, monkeypatch):
+    import combatsim.rl.vector as vector
+
+    monkeypatch.setattr(vector, "MIN_ENVS_PER_THREAD", 300)
+    traces = []
+    for threads in (1, 2, 3):
+        env = rl.D100DuelVectorEnv(1000, backend=backend, threads=threads, opponent="random", max_steps=20,
+                                   copy=True)
+        assert len(env._ranges) == threads
+        obs, _ = env.reset(seed=11)
+        trace = [obs]
+        rng = np.random.default_rng(3)
+        for _ in range(50):
+            obs, rew, term, trunc, info = env.step(rng.integers(0, 8, size=1000))
+            trace += [obs, rew, term, trunc, info["action_mask"]]
+        env.close()
+        traces.append(trace)
+    for other in traces[1:]:
+        for a, b in zip(traces[0], other, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("backend", RL_BACKENDS)
+def test_vector_copy_true_returns_fresh_arrays_and_copy_false_views(backend):
+    n = 16
+    env = rl.TssDuelVectorEnv(n, backend=backend, copy=True)
+    obs, info = env.reset(seed=3)
+    first = env.step(np.zeros(n, dtype=np.int64))
+    saved = [first[0].copy(), first[1].copy(), first[2].copy(), first[3].copy(), first[4]["action_mask"].copy()]
+    for _ in range(5):
+        second = env.step(np.zeros(n, dtype=np.int64))
+    returned = [first[0], first[1], first[2], first[3], first[4]["action_mask"]]
+    for kept, now in zip(saved, returned, strict=True):
+        np.testing.assert_array_equal(kept, now)  # later steps did not overwrite earlier results
+    for array in [*returned, obs, info["action_mask"]]:
+        for buffer in (env._b.obs, env._b.reward, env._b.terminated, env._b.truncated, env._b.mask):
+            assert not np.shares_memory(array, buffer)
+    assert not np.array_equal(saved[0], second[0])  # the episode moved on
+    assert first[2].dtype == np.bool_ and first[4]["action_mask"].dtype == np.int8
+
+    view_env = rl.TssDuelVectorEnv(n, backend=backend, copy=False)
+    obs, info = view_env.reset(seed=3)
+    a = view_env.step(np.zeros(n, dtype=np.int64))
+    b = view_env.step(np.zeros(n, dtype=np.int64))
+    assert all(x is y for x, y in zip(a[:4], b[:4], strict=True))  # the same views every step
+    assert np.shares_memory(b[0], view_env._b.obs) and b[0].shape == (n, view_env.ruleset.obs_size)
 
 
 def test_callable_opponent_matches_scripted(ruleset):

@@ -316,6 +316,33 @@ class Ruleset:
         return (getattr(module, f"{self.name}_reset"), getattr(module, f"{self.name}_step"),
                 getattr(module, f"{self.name}_rollout"), backend)
 
+    def stepper(self, backend: str, params: np.ndarray, buffers: Any, policies: np.ndarray, shaping: float) -> Any:
+        """The step kernel bound to ``buffers``: ``.step(lo, hi)`` steps envs lo..hi-1."""
+        if backend == "cython":
+            module = importlib.import_module(f"combatsim.kernels.rl.{self.name}_cy")
+            return module.Stepper(params, buffers.seeds, buffers.state, buffers.actions, policies, shaping,
+                                  buffers.obs, buffers.reward, buffers.terminated, buffers.truncated, buffers.mask)
+        return BoundStep(self.kernels(backend)[1], params, buffers, policies, shaping)
+
+
+class BoundStep:
+    """``Stepper`` for the Numba and Python kernels: the arguments tuple is built once."""
+
+    def __init__(self, kernel: Any, params: np.ndarray, b: Any, policies: np.ndarray, shaping: float) -> None:
+        self.kernel = kernel
+        self.params, self.b, self.policies, self.shaping = params, b, policies, shaping
+        self.n = b.state.shape[0]
+        self.args = (params, b.seeds, b.state, b.actions, policies, shaping, b.obs, b.reward, b.terminated,
+                     b.truncated, b.mask)
+
+    def step(self, lo: int, hi: int) -> None:
+        if lo == 0 and hi == self.n:
+            self.kernel(*self.args)
+            return
+        b, s = self.b, slice(lo, hi)
+        self.kernel(self.params, b.seeds[s], b.state[s], b.actions[s], self.policies, self.shaping, b.obs[s],
+                    b.reward[s], b.terminated[s], b.truncated[s], b.mask[s])
+
 
 def _layout(name: str) -> ModuleType:
     return importlib.import_module(f"combatsim.rl.{name}_reference")
