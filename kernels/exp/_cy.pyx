@@ -14,7 +14,7 @@ cdef extern from "dense_count.h" nogil:
 cdef enum:
     KILODIE = 1000
     # Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly.
-    TILE_BLOCKS = 1024
+    TILE_BLOCKS = 4092
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:

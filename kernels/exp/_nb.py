@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
+from ..dense_count_nb import dense_count
 from ..rng_nb import (
-    DOMAIN_DENSE,
-    MASK32,
     SHIFT32,
     STREAM_SIZE,
-    block,
     dense_die,
     rejection_threshold,
     seed_key,
@@ -18,34 +16,7 @@ from ..rng_nb import (
 
 KILODIE = 1000
 #: Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly.
-TILE_BLOCKS = 1024
-
-
-@njit
-def _fast_hits(k0, k1, first_block, last_block, first_hit_value, threshold):
-    """Hits over whole dense blocks: a kilodie value (0-based) at or above ``first_hit_value``.
-
-    Branch-free so LLVM vectorises it; returns (hits, rejected words) and leaves the rare
-    rejected words to the exact path.
-    """
-    kilodie = np.uint64(KILODIE)
-    hits = np.int64(0)
-    rejected = np.int64(0)
-    bar = np.uint64(first_hit_value) << SHIFT32
-    for g in range(first_block, last_block):
-        w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        p0 = w0 * kilodie
-        p1 = w1 * kilodie
-        p2 = w2 * kilodie
-        p3 = w3 * kilodie
-        hits += np.int64(p0 >= bar) + np.int64(p1 >= bar) + np.int64(p2 >= bar) + np.int64(p3 >= bar)
-        rejected += (
-            np.int64((p0 & MASK32) < threshold)
-            + np.int64((p1 & MASK32) < threshold)
-            + np.int64((p2 & MASK32) < threshold)
-            + np.int64((p3 & MASK32) < threshold)
-        )
-    return hits, rejected
+TILE_BLOCKS = 4092
 
 
 @njit
@@ -78,7 +49,8 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
         hits += _exact_hits(state, k0, k1, max(last_block * 4, start), end, b, cap, hit_bar, threshold)
         for tile in range(first_block, last_block, TILE_BLOCKS):
             tile_end = min(tile + TILE_BLOCKS, last_block)
-            tile_hits, rejected = _fast_hits(k0, k1, tile, tile_end, first_hit_value, threshold)
+            tile_hits, rejected = dense_count(k0, k1, tile, tile_end, np.uint64(KILODIE),
+                                              np.uint64(first_hit_value) << SHIFT32, threshold)
             if rejected:
                 tile_hits = _exact_hits(state, k0, k1, tile * 4, tile_end * 4, b, cap, hit_bar, threshold)
             hits += tile_hits
