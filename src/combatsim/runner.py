@@ -68,10 +68,6 @@ def after_chunk(done: int, n: int, totals: np.ndarray, progress: Callable[[int, 
     return observer.stop is not None and done < n and bool(observer.stop(done, totals))
 
 
-#: Slices per thread and chunk when running on several threads.
-SLICES_PER_THREAD = 4
-
-
 def run_kernel(
     kernel: Callable,
     *,
@@ -94,11 +90,7 @@ def run_kernel(
     seed = np.uint64(seed)  # seeds past 2**63 must reach Numba as unsigned
     totals = np.zeros(counts_size, dtype=np.int64)
     done = 0
-    # Several slices per thread, taken as threads come free, so a core slowed by a neighbour
-    # does not hold the others at the end of every chunk. Counts are integer sums: the split
-    # changes nothing.
-    slices = threads * SLICES_PER_THREAD if threads > 1 else 1
-    slice_counts = [np.zeros(counts_size, dtype=np.int64) for _ in range(slices)]
+    slice_counts = [np.zeros(counts_size, dtype=np.int64) for _ in range(threads)]
 
     def run_slice(start: int, stop: int, counts: np.ndarray) -> None:
         sliced = [p[start:stop] if flag else p for p, flag in zip(params, per_item, strict=True)]
@@ -109,10 +101,10 @@ def run_kernel(
     try:
         while done < n:
             stop = min(n, done + chunk_size)
-            bounds = np.linspace(done, stop, slices + 1).astype(np.int64)
+            bounds = np.linspace(done, stop, threads + 1).astype(np.int64)
             for counts in slice_counts:
                 counts[:] = 0
-            jobs = [(int(bounds[t]), int(bounds[t + 1]), slice_counts[t]) for t in range(slices)]
+            jobs = [(int(bounds[t]), int(bounds[t + 1]), slice_counts[t]) for t in range(threads)]
             jobs = [job for job in jobs if job[1] > job[0]]
             if pool is None:
                 for job in jobs:
