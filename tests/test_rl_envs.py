@@ -108,6 +108,13 @@ def test_vector_trajectories_equal_single_envs(ruleset, opponent):
     assert episodes_ended >= n  # the comparison crossed autoresets
 
 
+def assert_traces_equal(traces) -> None:
+    """Every trace (observations, rewards, flags, masks, step by step) equals the first."""
+    for other in traces[1:]:
+        for a, b in zip(traces[0], other, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_vector_backends_and_threads_agree(ruleset, monkeypatch):
     import combatsim.rl.vector as vector
 
@@ -124,9 +131,7 @@ def test_vector_backends_and_threads_agree(ruleset, monkeypatch):
             trace += [obs, rew, term, trunc, info["action_mask"]]
         env.close()
         results.append(trace)
-    for other in results[1:]:
-        for a, b in zip(results[0], other, strict=True):
-            np.testing.assert_array_equal(a, b)
+    assert_traces_equal(results)
 
 
 def test_threads_split_only_batches_big_enough(monkeypatch):
@@ -161,9 +166,7 @@ def test_vector_threads_agree_on_a_large_batch(backend, monkeypatch):
             trace += [obs, rew, term, trunc, info["action_mask"]]
         env.close()
         traces.append(trace)
-    for other in traces[1:]:
-        for a, b in zip(traces[0], other, strict=True):
-            np.testing.assert_array_equal(a, b)
+    assert_traces_equal(traces)
 
 
 @pytest.mark.parametrize("backend", RL_BACKENDS)

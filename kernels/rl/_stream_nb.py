@@ -29,6 +29,7 @@ from ..rng_nb import (
 __all__ = [
     "borrowing",
     "rejection_threshold",
+    "step_kernels",
     "stream_bounded",
     "stream_die",
     "stream_retries",
@@ -84,3 +85,23 @@ def borrowing(step_all):
     # One wrapper per ruleset: a distinct name keeps their Numba cache entries apart.
     _step_all.__qualname__ = f"borrowing_{step_all.__module__.rsplit('.', 1)[-1]}"
     return njit(_step_all)
+
+
+def step_kernels(called=()):
+    """The decorator the duel step twins put on every function.
+
+    ``_step_all`` runs on borrowed arrays (no reference counting in the per-env loop; see
+    ``borrowing``) and every helper is inlined into it at the Numba IR level: as separate functions
+    Numba passes each array as seven scalars, and those calls made the twins 2-3x slower than the
+    Cython ones. The public kernels, and the helpers named in ``called`` (big ones whose inlining
+    takes minutes to compile), stay separate functions.
+    """
+
+    def kernel(function):
+        if function.__name__ == "_step_all":
+            return borrowing(function)
+        if function.__name__.endswith(("_reset", "_step", "_rollout", "_duels")) or function.__name__ in called:
+            return njit(function)
+        return njit(inline="always")(function)
+
+    return kernel

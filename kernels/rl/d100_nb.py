@@ -7,8 +7,8 @@ import numpy as np
 from .._numba import njit
 from ..rng_nb import STREAM_SIZE, seed_key
 from ._stream_nb import (
-    borrowing,
     rejection_threshold,
+    step_kernels,
     stream_bounded,
     stream_die,
     stream_retries,
@@ -16,17 +16,7 @@ from ._stream_nb import (
     stream_word,
 )
 
-
-def kernel(function):
-    """_step_all runs on borrowed arrays (no reference counting in the per-env loop; see
-    borrowing) and every helper is inlined into it at the Numba IR level: as separate functions
-    Numba passes each array as seven scalars, and those calls made this twin 2-3x slower than the
-    Cython one. The public kernels stay separate functions."""
-    if function.__name__ == "_step_all":
-        return borrowing(function)
-    if function.__name__.endswith(("_reset", "_step", "_rollout", "_duels")):
-        return njit(function)
-    return njit(inline="always")(function)
+kernel = step_kernels()
 
 
 @njit
