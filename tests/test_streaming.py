@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from combatsim.exp.api import simulate_to_hit
+
 
 def _rss_megabytes(pid: int) -> float:
     with open(f"/proc/{pid}/status") as status:
@@ -44,6 +46,9 @@ def interrupt_after(arguments: list[str], seconds: float) -> dict:
 
 @pytest.mark.parametrize("backend", ["numba", "cython"])
 def test_ten_billion_attacks_stream_and_stop_on_ctrl_c(backend):
+    # Compile (and cache) the kernel here first: on a cold Numba cache the child would spend the
+    # whole window compiling.
+    simulate_to_hit(10, bonus=110, maximum_roll=760, armour_rating=580, seed=7, backend=backend)
     record = interrupt_after(["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "580",
                               "-n", "1e10", "--seed", "7", "--backend", backend, "--threads", "2", "--json"], 4.0)
     assert 0 < record["attacks"] < 10**10
