@@ -7,10 +7,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from rng cimport (
     DOMAIN_DENSE,
     Stream,
-    Words,
-    block,
     dense_die,
-    pick,
     rejection_threshold,
     stream_bounded,
     stream_die,

@@ -3,7 +3,7 @@
 # combatsim.exp.reference.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
+from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
                  stream_die, stream_retry_word, stream_roll, stream_start, stream_word)
 
 import numpy as np
