@@ -70,3 +70,24 @@ def test_fight_run_stops_on_ctrl_c_with_a_partial_result():
     assert 0 < record["fights"] < 10**11
     assert record["fights"] % 200_000 == 0
     assert sum(side["wins"] for side in record["sides"]) + record["draws"] == record["fights"]
+
+
+def test_chunk_sizes_name_registered_kernels_and_grow_with_compilation():
+    from combatsim.registry import kernel_names
+    from combatsim.runner import CHUNK_ITEMS, DEFAULT_CHUNK
+
+    assert set(CHUNK_ITEMS) <= set(kernel_names())  # a misspelt name would silently fall back
+    for kernel in kernel_names():
+        python, compiled = CHUNK_ITEMS.get(kernel, DEFAULT_CHUNK)
+        assert default_chunk(kernel, "python") == python < compiled
+        assert default_chunk(kernel, "numba") == default_chunk(kernel, "cython") == compiled
+
+
+def test_default_chunk_runs_equal_small_chunk_runs_on_two_threads():
+    # The per-kernel defaults only change how the items are cut, never the counts.
+    n = 3 * default_chunk("exp.to_hit", "python") + 17
+    for backend in ("python", "cython"):
+        whole = simulate_to_hit(n, bonus=110, maximum_roll=760, armour_rating=580, seed=3, backend=backend, threads=2)
+        cut = simulate_to_hit(n, bonus=110, maximum_roll=760, armour_rating=580, seed=3, backend=backend, threads=2,
+                              chunk_size=1000)
+        assert whole.hits == cut.hits
