@@ -16,15 +16,13 @@
 
 #include "philox.h"
 
-#define DENSE_DOMAIN 1u
-
 static inline int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first_block,
                                          int64_t last_block, uint64_t sides, uint64_t bar,
                                          uint32_t threshold, int64_t *rejected) {
     int64_t hits = 0, rejects = 0;
     for (int64_t g = first_block; g < last_block; g++) {
-        uint32_t c[4] = {(uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, DENSE_DOMAIN};
-        philox4x32_10(c, k0, k1);
+        uint32_t c[4];
+        philox_dense_block(c, k0, k1, PHILOX_DENSE_DOMAIN, (uint64_t)g);
         uint64_t q0 = c[0] * sides, q1 = c[1] * sides, q2 = c[2] * sides, q3 = c[3] * sides;
         hits += (q0 >= bar) + (q1 >= bar) + (q2 >= bar) + (q3 >= bar);
         rejects += ((uint32_t)q0 < threshold) + ((uint32_t)q1 < threshold)
@@ -45,7 +43,7 @@ static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, i
     const __m256i bar_minus_one = _mm256_set1_epi64x((int64_t)bar - 1);
     __m256i hits_v = _mm256_setzero_si256(), low_min = _mm256_set1_epi32(-1);
     PhiloxDense dense;
-    philox_dense_init(&dense, k0, k1, DENSE_DOMAIN);
+    philox_dense_init(&dense, k0, k1, PHILOX_DENSE_DOMAIN);
     int64_t g = first_block;
     for (; g + PHILOX_STEP_BLOCKS <= last_block; g += PHILOX_STEP_BLOCKS) {
         __m256i words[PHILOX_GROUPS][4];
@@ -59,13 +57,10 @@ static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, i
         }
     }
     int64_t lanes[4], tail_rejects;
-    uint32_t low_words[8];
     _mm256_storeu_si256((__m256i *)lanes, hits_v);
-    _mm256_storeu_si256((__m256i *)low_words, low_min);
     int64_t hits = lanes[0] + lanes[1] + lanes[2] + lanes[3];
     hits += dense_count_scalar(k0, k1, g, last_block, sides, bar, threshold, &tail_rejects);
-    *rejected = tail_rejects || low_words[0] < threshold || low_words[2] < threshold
-             || low_words[4] < threshold || low_words[6] < threshold;
+    *rejected = tail_rejects || philox_lowest_word(low_min) < threshold;
     return hits;
 }
 #endif

@@ -27,6 +27,18 @@ static inline void philox4x32_10(uint32_t c[4], uint32_t k0, uint32_t k1) {
     }
 }
 
+/* The stream domain of the dense layout (rng.pxd's DOMAIN_DENSE; docs/rng.md). */
+#define PHILOX_DENSE_DOMAIN 1u
+
+/* Dense block `block` of `domain` into c (counter: the block index's low and high words, 0, domain). */
+static inline void philox_dense_block(uint32_t c[4], uint32_t k0, uint32_t k1, uint32_t domain, uint64_t block) {
+    c[0] = (uint32_t)block;
+    c[1] = (uint32_t)(block >> 32);
+    c[2] = 0;
+    c[3] = domain;
+    philox4x32_10(c, k0, k1);
+}
+
 /* Word r of item `index`'s retry domain (docs/rng.md): word r % 4 of block (index, r // 4, 2). */
 static inline uint32_t philox_retry_word(uint32_t k0, uint32_t k1, uint64_t index, uint64_t r) {
     uint32_t c[4] = {(uint32_t)index, (uint32_t)(index >> 32), (uint32_t)(r >> 2), 2u};
@@ -142,9 +154,8 @@ __attribute__((target("avx2"))) static inline void philox_dense_blocks(PhiloxDen
         /* The step straddles a high word (once in 2**32 blocks): block by block. */
         uint32_t w[PHILOX_GROUPS][4][4];
         for (int b = 0; b < PHILOX_STEP_BLOCKS; b++) {
-            uint64_t g = (uint64_t)(first + b);
-            uint32_t c[4] = {(uint32_t)g, (uint32_t)(g >> 32), 0, dense->domain};
-            philox4x32_10(c, dense->k0, dense->k1);
+            uint32_t c[4];
+            philox_dense_block(c, dense->k0, dense->k1, dense->domain, (uint64_t)(first + b));
             for (int j = 0; j < 4; j++)
                 w[b / 4][j][b % 4] = c[j];
         }
@@ -177,6 +188,17 @@ __attribute__((target("avx2"))) static inline void philox_store_words(__m256i wo
     }
 }
 
+/* The smallest low word a running _mm256_min_epu32 of 64-bit products saw (its even 32-bit
+ * lanes): below a die's threshold when Lemire's method rejected some word. */
+__attribute__((target("avx2"))) static inline uint32_t philox_lowest_word(__m256i low_min) {
+    uint32_t lanes[8];
+    _mm256_storeu_si256((__m256i *)lanes, low_min);
+    uint32_t low = lanes[0];
+    for (int j = 2; j < 8; j += 2)
+        low = lanes[j] < low ? lanes[j] : low;
+    return low;
+}
+
 static inline int combatsim_cpu_has_avx2(void) {
     static int avx2 = -1;
     if (avx2 < 0) {
@@ -204,15 +226,8 @@ static inline void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain,
         }
     }
 #endif
-    for (; b < count; b++) {
-        uint64_t g = (uint64_t)(first + b);
-        uint32_t *c = out + 4 * b;
-        c[0] = (uint32_t)g;
-        c[1] = (uint32_t)(g >> 32);
-        c[2] = 0;
-        c[3] = domain;
-        philox4x32_10(c, k0, k1);
-    }
+    for (; b < count; b++)
+        philox_dense_block(out + 4 * b, k0, k1, domain, (uint64_t)(first + b));
 }
 
 #endif

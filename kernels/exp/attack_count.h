@@ -20,7 +20,6 @@
 #include "philox.h"
 
 #define EXP_KILODIE 1000u
-#define EXP_DENSE_DOMAIN 1u
 
 /* One word's hit and damage (the scalar twin of a lane below); returns the chain's last low word. */
 static inline uint32_t attack_word(uint32_t w, uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2,
@@ -39,8 +38,8 @@ static inline int64_t attack_pass_scalar(uint32_t k0, uint32_t k1, int64_t first
                                           int64_t *rejected) {
     int64_t hits = 0, total = 0, rejects = 0, hit, dealt;
     for (int64_t g = first_block; g < last_block; g++) {
-        uint32_t c[4] = {(uint32_t)g, (uint32_t)((uint64_t)g >> 32), 0, EXP_DENSE_DOMAIN};
-        philox4x32_10(c, k0, k1);
+        uint32_t c[4];
+        philox_dense_block(c, k0, k1, PHILOX_DENSE_DOMAIN, (uint64_t)g);
         for (int j = 0; j < 4; j++) {
             rejects += attack_word(c[j], kilodie_bar, sides1, sides2, sides3, base, &hit, &dealt) < threshold;
             hits += hit;
@@ -67,7 +66,7 @@ static int64_t attack_pass_avx2(uint32_t k0, uint32_t k1, int64_t first_block, i
     const __m256i s3 = _mm256_set1_epi64x((int64_t)sides3), base_v = _mm256_set1_epi64x(base);
     __m256i hits_v = zero, damage_v = zero, low_min = _mm256_set1_epi32(-1);
     PhiloxDense dense;
-    philox_dense_init(&dense, k0, k1, EXP_DENSE_DOMAIN);
+    philox_dense_init(&dense, k0, k1, PHILOX_DENSE_DOMAIN);
     int64_t g = first_block;
     for (; g + PHILOX_STEP_BLOCKS <= last_block; g += PHILOX_STEP_BLOCKS) {
         __m256i words[PHILOX_GROUPS][4];
@@ -88,16 +87,13 @@ static int64_t attack_pass_avx2(uint32_t k0, uint32_t k1, int64_t first_block, i
         }
     }
     int64_t h[4], d[4], tail_damage, tail_rejects;
-    uint32_t low_words[8];
     _mm256_storeu_si256((__m256i *)h, hits_v);
     _mm256_storeu_si256((__m256i *)d, damage_v);
-    _mm256_storeu_si256((__m256i *)low_words, low_min);
     int64_t hits = h[0] + h[1] + h[2] + h[3];
     hits += attack_pass_scalar(k0, k1, g, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold,
                                 &tail_damage, &tail_rejects);
     *damage = d[0] + d[1] + d[2] + d[3] + tail_damage;
-    *rejected = tail_rejects || low_words[0] < threshold || low_words[2] < threshold || low_words[4] < threshold
-             || low_words[6] < threshold;
+    *rejected = tail_rejects || philox_lowest_word(low_min) < threshold;
     return hits;
 }
 #endif
@@ -133,7 +129,7 @@ static inline int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first_block
         total += tile_damage;
         if (!rejected)
             continue;
-        philox_dense_words(k0, k1, EXP_DENSE_DOMAIN, tile, tile_end - tile, words);
+        philox_dense_words(k0, k1, PHILOX_DENSE_DOMAIN, tile, tile_end - tile, words);
         for (int64_t j = 0; j < 4 * (tile_end - tile); j++) {
             if (attack_word(words[j], kilodie_bar, sides1, sides2, sides3, base, &hit, &dealt) >= threshold)
                 continue;

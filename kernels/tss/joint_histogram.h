@@ -15,15 +15,12 @@
 
 #include "philox.h"
 
-#define JOINT_DENSE_DOMAIN 1u
-
 static inline uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
                                               uint32_t faces, uint32_t *histogram) {
     uint32_t low = 0xFFFFFFFFu;
     for (int64_t b = 0; b < count; b++) {
-        uint64_t g = (uint64_t)(first_block + b);
-        uint32_t c[4] = {(uint32_t)g, (uint32_t)(g >> 32), 0, JOINT_DENSE_DOMAIN};
-        philox4x32_10(c, k0, k1);
+        uint32_t c[4];
+        philox_dense_block(c, k0, k1, PHILOX_DENSE_DOMAIN, (uint64_t)(first_block + b));
         for (int j = 0; j < 4; j++) {
             uint64_t product = (uint64_t)c[j] * faces;
             histogram[product >> 32]++;
@@ -43,7 +40,7 @@ __attribute__((target("avx2"))) static uint32_t joint_histogram_avx2(uint32_t k0
     __m256i low_min = _mm256_set1_epi32(-1);
     uint32_t products[8 * 4 * PHILOX_GROUPS] __attribute__((aligned(32)));
     PhiloxDense dense;
-    philox_dense_init(&dense, k0, k1, JOINT_DENSE_DOMAIN);
+    philox_dense_init(&dense, k0, k1, PHILOX_DENSE_DOMAIN);
     int64_t b = 0;
     for (; b + PHILOX_STEP_BLOCKS <= count; b += PHILOX_STEP_BLOCKS) {
         __m256i words[PHILOX_GROUPS][4];
@@ -58,12 +55,9 @@ __attribute__((target("avx2"))) static uint32_t joint_histogram_avx2(uint32_t k0
         for (int j = 1; j < 8 * 4 * PHILOX_GROUPS; j += 2)
             histogram[products[j]]++;
     }
-    uint32_t lanes[8];
-    _mm256_storeu_si256((__m256i *)lanes, low_min);
     uint32_t low = joint_histogram_scalar(k0, k1, first_block + b, count - b, faces, histogram);
-    for (int j = 0; j < 8; j += 2)
-        low = lanes[j] < low ? lanes[j] : low;
-    return low;
+    uint32_t vector_low = philox_lowest_word(low_min);
+    return vector_low < low ? vector_low : low;
 }
 #endif
 
