@@ -73,7 +73,9 @@ def _dense_count_steps(typingctx, k0, k1, high, low_first, steps, bar, sides, do
         round1_c2 = _splat(builder, builder.xor(builder.lshr(shared, ir.Constant(_I64, 32)), round_k1[1]))
         round2_c2 = _splat(builder, builder.xor(low32(shared), round_k1[2]))
         bar_minus_one = _splat(builder, builder.sub(bar, ir.Constant(_I64, 1)))
-        side = _splat(builder, sides)
+        # Masked, so LLVM sees both factors of every count product fit 32 bits: one vpmuludq each,
+        # not a 64x64 multiply built of three (the to-hit loop ran about 10 % slower that way).
+        side = _splat(builder, low32(sides))
         first = _splat(builder, low_first)
         hits_slot = cgutils.alloca_once_value(builder, ir.Constant(_LANES, [0] * 4))
         low_slot = cgutils.alloca_once_value(builder, ir.Constant(_HALVES, [0xFFFFFFFF] * 8))
