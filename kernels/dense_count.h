@@ -33,7 +33,7 @@ static inline int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2")))
+__attribute__((target("avx2"))) PHILOX_SCHEDULED
 static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                                 uint64_t sides, uint64_t bar, uint32_t threshold, int64_t *rejected) {
     /* Products word * sides stay below 2**63 for sides < 2**31, so signed compares are exact.

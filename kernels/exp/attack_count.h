@@ -52,7 +52,7 @@ static inline int64_t attack_pass_scalar(uint32_t k0, uint32_t k1, int64_t first
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2")))
+__attribute__((target("avx2"))) PHILOX_SCHEDULED
 static int64_t attack_pass_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                                  uint64_t kilodie_bar, uint64_t sides1, uint64_t sides2, uint64_t sides3,
                                  int64_t base, uint32_t threshold, int64_t *damage, int64_t *rejected) {

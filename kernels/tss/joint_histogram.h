@@ -31,7 +31,7 @@ static inline uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t 
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2"))) static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_block,
+__attribute__((target("avx2"))) PHILOX_SCHEDULED static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_block,
                                                                      int64_t count, uint32_t faces,
                                                                      uint32_t *histogram) {
     /* _mm256_mul_epu32 takes the low 32 bits of each 64-bit lane (the word), so the product's
