@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
-from ..dense_count_nb import dense_count
+from ..dense_count_nb import STEP_BLOCKS, dense_count
 from ..rng_nb import (
     SHIFT32,
     STREAM_SIZE,
@@ -15,8 +15,9 @@ from ..rng_nb import (
 )
 
 KILODIE = 1000
-#: Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly.
-TILE_BLOCKS = 4092
+#: Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly. Whole vector
+#: steps, so no tile ends in scalar blocks.
+TILE_BLOCKS = 512 * STEP_BLOCKS
 
 
 @njit
