@@ -3,11 +3,10 @@
 LLVM's loop vectoriser turns ``rng_nb.block`` in a loop into four blocks per vector, but leaves
 the rounds' dependency chains to stall the multipliers. ``_dense_count_steps`` writes the loop as
 LLVM vector code through Numba's documented extension API (``numba.extending.intrinsic``), the
-schedule of ``philox.h`` with two independent groups of four 64-bit lanes a step (``philox.h``
-has three; here a third group's state spills), the first rounds' shared constants folded
-(docs/rng.md), and "any word rejected?" as a running unsigned minimum of the products' low
-words. LLVM lowers the vectors to whatever the CPU has (AVX2 here, SSE2 on older x86, NEON
-elsewhere), so the results never depend on it.
+same schedule as ``philox.h``: twelve blocks a step in three independent groups of four 64-bit
+lanes, the first rounds' shared constants folded (docs/rng.md), and "any word rejected?" as a
+running unsigned minimum of the products' low words. LLVM lowers the vectors to whatever the CPU
+has (AVX2 here, SSE2 on older x86, NEON elsewhere), so the results never depend on it.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from ._numba import njit
 from .rng_nb import DOMAIN_DENSE, MASK32, block
 
 _M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
-#: Independent groups of four blocks per step. Three spill: 1.32-1.38e9 to-hit words/s against
-#: 1.43-1.52e9 with two (alternating runs of the Numba kernel).
-GROUPS = 2
+#: Independent groups of four blocks per step.
+GROUPS = 3
 #: Blocks per step of the vector code.
 STEP_BLOCKS = 4 * GROUPS
 
@@ -46,17 +44,29 @@ def _constant(value):
 
 
 @intrinsic
-def _dense_count_steps(typingctx, k0, k1, high, low_first, steps, bar, sides, domain):
+def _dense_count_steps(typingctx, round_keys, k0, k1, high, low_first, steps, bar, sides, domain):
     """(hits, lowest low word) over ``steps`` steps of STEP_BLOCKS dense blocks.
 
     The blocks are ``high * 2**32 + low_first + j`` for j < STEP_BLOCKS * steps (the caller keeps
     them under one high word). A word w counts when w * sides >= bar; the lowest low word of those
-    products says whether Lemire's method rejected any.
+    products says whether Lemire's method rejected any. ``round_keys`` is ``_round_keys(k0, k1)``.
+
+    Each group xors its own copy of the round keys, read from that array inside the loop: every
+    load then has one use, which LLVM folds into its xor. Shared keys held in registers spilled
+    the three groups' state instead (1.57e9 against 1.70e9 words/s, A/B in one process; with
+    two groups and shared keys, 1.57e9).
     """
-    signature = types.UniTuple(types.int64, 2)(k0, k1, high, low_first, steps, bar, sides, domain)
+    signature = types.UniTuple(types.int64, 2)(round_keys, k0, k1, high, low_first, steps, bar, sides, domain)
 
     def codegen(context, builder, sig, args):
-        k0, k1, high, low_first, steps, bar, sides, domain = args
+        keys_array, k0, k1, high, low_first, steps, bar, sides, domain = args
+        key_vectors = builder.bitcast(context.make_array(sig.args[0])(context, builder, value=keys_array).data,
+                                      _LANES.as_pointer())
+
+        def key(g, word, r):  # round r's key for counter word 0 or 2 (k0 or k1), group g's copy
+            offset = ir.Constant(_I64, (g * 2 + word // 2) * 10 + r)
+            return builder.load(builder.gep(key_vectors, [offset]), align=8)
+
         mask, shift = _constant(0xFFFFFFFF), _constant(32)
         m0, m1 = _constant(_M0), _constant(_M1)
 
@@ -66,11 +76,8 @@ def _dense_count_steps(typingctx, k0, k1, high, low_first, steps, bar, sides, do
         def product(value, factor):  # masking the input makes it one vpmuludq
             return builder.mul(builder.and_(value, mask), factor)
 
-        round_k0 = [low32(builder.add(k0, ir.Constant(_I64, r * _W0))) for r in range(10)]
-        round_k1 = [low32(builder.add(k1, ir.Constant(_I64, r * _W1))) for r in range(10)]
-        key0 = [_splat(builder, key) for key in round_k0]
-        key1 = [_splat(builder, key) for key in round_k1]
-        shared = builder.mul(builder.xor(high, round_k0[0]), ir.Constant(_I64, _M0))  # round 1's c0 product
+        round_k1 = [low32(builder.add(k1, ir.Constant(_I64, r * _W1))) for r in range(3)]
+        shared = builder.mul(builder.xor(high, low32(k0)), ir.Constant(_I64, _M0))  # round 1's c0 product
         round0_c2 = _splat(builder, builder.xor(domain, round_k1[0]))
         round1_c2 = _splat(builder, builder.xor(builder.lshr(shared, ir.Constant(_I64, 32)), round_k1[1]))
         round2_c2 = _splat(builder, builder.xor(low32(shared), round_k1[2]))
@@ -90,19 +97,19 @@ def _dense_count_steps(typingctx, k0, k1, high, low_first, steps, bar, sides, do
                 c3[g] = p0
             for g in range(GROUPS):  # round 1: c1 = 0, the c0 product is shared
                 p1 = product(c2[g], m1)
-                c0[g] = builder.xor(builder.lshr(p1, shift), key0[1])
+                c0[g] = builder.xor(builder.lshr(p1, shift), key(g, 0, 1))
                 c1[g] = p1
                 c2[g] = builder.xor(c3[g], round1_c2)
             for g in range(GROUPS):  # round 2: c3 is shared
                 p0, p1 = product(c0[g], m0), product(c2[g], m1)
-                c0[g] = builder.xor(builder.xor(builder.lshr(p1, shift), c1[g]), key0[2])
+                c0[g] = builder.xor(builder.xor(builder.lshr(p1, shift), c1[g]), key(g, 0, 2))
                 c2[g] = builder.xor(builder.lshr(p0, shift), round2_c2)
                 c1[g], c3[g] = p1, p0
             for r in range(3, 10):
                 for g in range(GROUPS):
                     p0, p1 = product(c0[g], m0), product(c2[g], m1)
-                    c0[g] = builder.xor(builder.xor(builder.lshr(p1, shift), c1[g]), key0[r])
-                    c2[g] = builder.xor(builder.xor(builder.lshr(p0, shift), c3[g]), key1[r])
+                    c0[g] = builder.xor(builder.xor(builder.lshr(p1, shift), c1[g]), key(g, 0, r))
+                    c2[g] = builder.xor(builder.xor(builder.lshr(p0, shift), c3[g]), key(g, 2, r))
                     c1[g], c3[g] = p1, p0
             hits, lows = builder.load(hits_slot), builder.load(low_slot)
             for g in range(GROUPS):
@@ -126,6 +133,20 @@ def _dense_count_steps(typingctx, k0, k1, high, low_first, steps, bar, sides, do
     return signature, codegen
 
 
+@njit(inline="always")
+def _round_keys(k0, k1):
+    """Round r's keys (k0, k1) for every group: [group][k0 or k1][round][lane], uint64."""
+    keys = np.empty(GROUPS * 2 * 10 * 4, dtype=np.uint64)
+    for r in range(10):
+        key0 = (np.uint64(k0) + np.uint64(r * _W0)) & MASK32
+        key1 = (np.uint64(k1) + np.uint64(r * _W1)) & MASK32
+        for group in range(GROUPS):
+            for lane in range(4):
+                keys[((group * 2) * 10 + r) * 4 + lane] = key0
+                keys[((group * 2 + 1) * 10 + r) * 4 + lane] = key1
+    return keys
+
+
 @njit
 def dense_count(k0, k1, first_block, last_block, sides, bar, threshold):
     """(count, any rejected) over the DOMAIN_DENSE blocks first_block .. last_block - 1.
@@ -136,13 +157,15 @@ def dense_count(k0, k1, first_block, last_block, sides, bar, threshold):
     """
     hits = np.int64(0)
     rejected = False
+    round_keys = _round_keys(k0, k1)
     g = first_block
     while g < last_block:
         high = g >> 32
         run_end = min(last_block, (high + 1) << 32)  # the steps share the index's high word
         steps = (run_end - g) // STEP_BLOCKS
         if steps:
-            count, lowest = _dense_count_steps(np.int64(k0), np.int64(k1), np.int64(high), np.int64(g & 0xFFFFFFFF),
+            count, lowest = _dense_count_steps(round_keys, np.int64(k0), np.int64(k1), np.int64(high),
+                                               np.int64(g & 0xFFFFFFFF),
                                                np.int64(steps), np.int64(bar), np.int64(sides),
                                                np.int64(DOMAIN_DENSE))
             hits += count
