@@ -11,7 +11,6 @@ from ..rng_nb import (
     SHIFT32,
     STREAM_SIZE,
     block,
-    dense_die,
     pick,
     rejection_threshold,
     seed_key,
@@ -25,18 +24,23 @@ KILODIE = 1000
 TILE_BLOCKS = 512 * STEP_BLOCKS
 
 
+@njit(inline="always")
+def _kilodie(state, k0, k1, index, w0, w1, w2, w3, threshold):
+    """dense_die of item ``index`` from its dense block's words: loops over items draw each block
+    once for its four items, not once per item."""
+    stream_start(state, k0, k1, index)
+    return stream_bounded(state, pick(w0, w1, w2, w3, index & 3), np.uint64(KILODIE), threshold) + 1
+
+
 @njit
 def _exact_hits(state, k0, k1, first, last, bonus, maximum_roll, hit_bar, threshold):
-    """Hits of items first..last - 1, each die exactly as dense_die draws it, but one Philox block
-    per four items: a tile recount (a rejected word in it) costs a quarter of per-item blocks."""
+    """Hits of items first..last - 1, each die exactly as dense_die draws it (a tile's recount)."""
     hits = 0
     w0 = w1 = w2 = w3 = np.uint64(0)
     for i in range(first, last):
         if i == first or i & 3 == 0:
             w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        stream_start(state, k0, k1, i)
-        roll = stream_bounded(state, pick(w0, w1, w2, w3, i & 3), np.uint64(KILODIE), threshold) + 1
-        hits += min(roll + bonus, maximum_roll) > hit_bar
+        hits += min(_kilodie(state, k0, k1, i, w0, w1, w2, w3, threshold) + bonus, maximum_roll) > hit_bar
     return hits
 
 
@@ -68,8 +72,12 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
             hits += tile_hits
         counts[0] += hits
         return
+    w0 = w1 = w2 = w3 = np.uint64(0)
     for k in range(count):
-        roll = dense_die(state, k0, k1, start + k, np.uint64(KILODIE), threshold)
+        i = start + k
+        if k == 0 or i & 3 == 0:
+            w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
+        roll = _kilodie(state, k0, k1, i, w0, w1, w2, w3, threshold)
         b = bonus[k if bonus.shape[0] > 1 else 0]
         cap = maximum_roll[k if maximum_roll.shape[0] > 1 else 0]
         armour = armour_rating[k if armour_rating.shape[0] > 1 else 0]
