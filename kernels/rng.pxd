@@ -126,9 +126,19 @@ cdef inline int64_t stream_roll(Stream* stream, int64_t count, uint32_t sides, u
     return total
 
 
+cdef inline Words dense_block(uint64_t seed, uint64_t index) noexcept nogil:
+    # The dense block that holds item ``index``'s word (and those of its three neighbours).
+    return block(<uint32_t>seed, <uint32_t>(seed >> 32), index >> 2, 0, DOMAIN_DENSE)
+
+
+cdef inline int64_t dense_die_in(Stream* stream, uint64_t seed, uint64_t index, Words words, uint32_t sides,
+                                 uint32_t threshold) noexcept nogil:
+    # dense_die given item ``index``'s dense block: loops over items keep a block for its four.
+    stream_start(stream, seed, index)
+    return stream_bounded(stream, pick(words, index & 3), sides, threshold) + 1
+
+
 cdef inline int64_t dense_die(Stream* stream, uint64_t seed, uint64_t index, uint32_t sides,
                               uint32_t threshold) noexcept nogil:
     # The die of item ``index`` in a one-word-per-item kernel.
-    cdef Words words = block(<uint32_t>seed, <uint32_t>(seed >> 32), index >> 2, 0, DOMAIN_DENSE)
-    stream_start(stream, seed, index)
-    return stream_bounded(stream, pick(words, index & 3), sides, threshold) + 1
+    return dense_die_in(stream, seed, index, dense_block(seed, index), sides, threshold)

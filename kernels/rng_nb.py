@@ -148,13 +148,19 @@ def stream_roll(state, count, sides, threshold, modifier):
     return total
 
 
+@njit(inline="always")
+def dense_die_in(state, k0, k1, index, w0, w1, w2, w3, sides, threshold):
+    """dense_die given item ``index``'s dense block ``w0..w3``: loops over items keep a block
+    (``block(k0, k1, index >> 2, 0, DOMAIN_DENSE)``) for its four items."""
+    stream_start(state, k0, k1, index)
+    return stream_bounded(state, pick(w0, w1, w2, w3, index & 3), sides, threshold) + 1
+
+
 @njit
 def dense_die(state, k0, k1, index, sides, threshold):
     """The die of item ``index`` in a one-word-per-item kernel (``state`` serves its retries)."""
     w0, w1, w2, w3 = block(k0, k1, index >> 2, 0, DOMAIN_DENSE)
-    word = pick(w0, w1, w2, w3, index & 3)
-    stream_start(state, k0, k1, index)
-    return stream_bounded(state, word, sides, threshold) + 1
+    return dense_die_in(state, k0, k1, index, w0, w1, w2, w3, sides, threshold)
 
 
 # Kernels of the "rng" family (registry): dice histograms and per-item values for tests.

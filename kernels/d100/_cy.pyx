@@ -7,7 +7,10 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 from rng cimport (
     DOMAIN_DENSE,
     Stream,
+    Words,
+    dense_block,
     dense_die,
+    dense_die_in,
     rejection_threshold,
     stream_bounded,
     stream_die,
@@ -295,6 +298,7 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     cdef int64_t bars[4]
     cdef int64_t lb, wb, k, tier, roll, roll_w, w, wound, wound1, wound2, weapon_count
     cdef uint64_t a, d1, d2
+    cdef Words words
     cdef int64_t local[ATTACK_COUNTS]
     cdef int j
     cdef bint uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
@@ -321,7 +325,9 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     else:
         with nogil:
             for k in range(count):
-                _split(<uint64_t>(dense_die(&stream, seed, <uint64_t>(start + k), ATTACK_SIDES, threshold) - 1),
+                if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
+                    words = dense_block(seed, <uint64_t>(start + k))
+                _split(<uint64_t>(dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold) - 1),
                        &a, &d1, &d2)
                 roll = <int64_t>a + 1
                 _tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0], bars)

@@ -64,6 +64,7 @@ from ..rng_nb import (
     STREAM_SIZE,
     block,
     dense_die,
+    dense_die_in,
     philox4x32,
     rejection_threshold,
     seed_key,
@@ -291,8 +292,12 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
     sides = np.uint64(ATTACK_SIDES)
     threshold = rejection_threshold(sides)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    w0 = w1 = w2 = w3 = np.uint64(0)
     for k in range(count):
-        value = np.uint64(dense_die(state, k0, k1, start + k, sides, threshold) - 1)
+        i = start + k
+        if k == 0 or i & 3 == 0:  # one dense block serves four attacks
+            w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
+        value = np.uint64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, sides, threshold) - 1)
         attack_value, damage, damage2 = _split(value)
         roll = np.int64(attack_value) + 1
         c, h, s, f = tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0])

@@ -2,7 +2,7 @@
 """EXP kernels for Cython; the reference is combatsim.exp.reference."""
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport DOMAIN_DENSE, Stream, Words, block, pick, rejection_threshold, stream_bounded, stream_start
+from rng cimport Stream, Words, dense_block, dense_die_in, rejection_threshold
 
 
 cdef extern from "dense_count.h" nogil:
@@ -25,18 +25,6 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
-cdef inline Words _dense_block(uint64_t seed, int64_t index) noexcept nogil:
-    return block(<uint32_t>seed, <uint32_t>(seed >> 32), <uint64_t>index >> 2, 0, DOMAIN_DENSE)
-
-
-cdef inline int64_t _kilodie(Stream* stream, uint64_t seed, int64_t index, Words words,
-                             uint32_t threshold) noexcept nogil:
-    # dense_die of item ``index`` from its dense block's words: loops over items draw each block
-    # once for its four items, not once per item.
-    stream_start(stream, seed, <uint64_t>index)
-    return stream_bounded(stream, pick(words, index & 3), KILODIE, threshold) + 1
-
-
 cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bonus,
                          int64_t maximum_roll, int64_t hit_bar, uint32_t threshold) noexcept nogil:
     # Hits of items first..last - 1, each die exactly as dense_die draws it (a tile's recount).
@@ -45,8 +33,9 @@ cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bon
     cdef int64_t i, hits = 0
     for i in range(first, last):
         if i == first or (i & 3) == 0:
-            words = _dense_block(seed, i)
-        hits += _min(_kilodie(&stream, seed, i, words, threshold) + bonus, maximum_roll) > hit_bar
+            words = dense_block(seed, <uint64_t>i)
+        hits += _min(dense_die_in(&stream, seed, <uint64_t>i, words, KILODIE, threshold) + bonus,
+                     maximum_roll) > hit_bar
     return hits
 
 
@@ -95,11 +84,11 @@ def to_hit(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     with nogil:
         for k in range(count):
             if k == 0 or ((start + k) & 3) == 0:
-                words = _dense_block(seed, start + k)
+                words = dense_block(seed, <uint64_t>(start + k))
             b = bonus[k if many_bonus else 0]
             cap = maximum_roll[k if many_cap else 0]
             armour = armour_rating[k if many_armour else 0]
-            total = _min(_kilodie(&stream, seed, start + k, words, threshold) + b, cap)
+            total = _min(dense_die_in(&stream, seed, <uint64_t>(start + k), words, KILODIE, threshold) + b, cap)
             hits += total > armour - hit_on_equal
             if keep:
                 to_hit_out[k] = <int32_t>total

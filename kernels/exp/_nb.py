@@ -11,25 +11,15 @@ from ..rng_nb import (
     SHIFT32,
     STREAM_SIZE,
     block,
-    pick,
+    dense_die_in,
     rejection_threshold,
     seed_key,
-    stream_bounded,
-    stream_start,
 )
 
 KILODIE = 1000
 #: Blocks per tile: a tile whose fast pass saw a rejected word is recounted exactly. Whole vector
 #: steps, so no tile ends in scalar blocks.
 TILE_BLOCKS = 512 * STEP_BLOCKS
-
-
-@njit(inline="always")
-def _kilodie(state, k0, k1, index, w0, w1, w2, w3, threshold):
-    """dense_die of item ``index`` from its dense block's words: loops over items draw each block
-    once for its four items, not once per item."""
-    stream_start(state, k0, k1, index)
-    return stream_bounded(state, pick(w0, w1, w2, w3, index & 3), np.uint64(KILODIE), threshold) + 1
 
 
 @njit
@@ -40,7 +30,8 @@ def _exact_hits(state, k0, k1, first, last, bonus, maximum_roll, hit_bar, thresh
     for i in range(first, last):
         if i == first or i & 3 == 0:
             w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        hits += min(_kilodie(state, k0, k1, i, w0, w1, w2, w3, threshold) + bonus, maximum_roll) > hit_bar
+        roll = dense_die_in(state, k0, k1, i, w0, w1, w2, w3, np.uint64(KILODIE), threshold)
+        hits += min(roll + bonus, maximum_roll) > hit_bar
     return hits
 
 
@@ -77,7 +68,7 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
         i = start + k
         if k == 0 or i & 3 == 0:
             w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        roll = _kilodie(state, k0, k1, i, w0, w1, w2, w3, threshold)
+        roll = dense_die_in(state, k0, k1, i, w0, w1, w2, w3, np.uint64(KILODIE), threshold)
         b = bonus[k if bonus.shape[0] > 1 else 0]
         cap = maximum_roll[k if maximum_roll.shape[0] > 1 else 0]
         armour = armour_rating[k if armour_rating.shape[0] > 1 else 0]

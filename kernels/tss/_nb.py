@@ -17,6 +17,7 @@ from ..rng_nb import (
     W1,
     block,
     dense_die,
+    dense_die_in,
     pick,
     rejection_threshold,
     seed_key,
@@ -215,8 +216,12 @@ def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, s
     threshold = rejection_threshold(faces)
     positions = np.zeros(max(config[C_DAMAGE_WORDS], 1), dtype=np.int64)
     keep = tier_out.shape[0] > 0
+    w0 = w1 = w2 = w3 = np.uint64(0)
     for k in range(count):
-        value = dense_die(state, k0, k1, start + k, faces, threshold) - 1
+        i = start + k
+        if k == 0 or i & 3 == 0:  # one dense block serves four attacks
+            w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
+        value = dense_die_in(state, k0, k1, i, w0, w1, w2, w3, faces, threshold) - 1
         tier, stun, wound, mortal = _joint_outcome(config, value, positions)
         counts[tier] += 1
         counts[5] += stun
