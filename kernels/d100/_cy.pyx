@@ -298,6 +298,7 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     cdef int64_t bars[4]
     cdef int64_t lb, wb, k, tier, roll, roll_w, w, wound, wound1, wound2, weapon_count
     cdef uint64_t a, d1, d2
+    cdef int64_t value
     cdef Words words
     cdef int64_t local[ATTACK_COUNTS]
     cdef int j
@@ -327,8 +328,8 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
             for k in range(count):
                 if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
                     words = dense_block(seed, <uint64_t>(start + k))
-                _split(<uint64_t>(dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold) - 1),
-                       &a, &d1, &d2)
+                value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold)
+                _split(<uint64_t>(value - 1), &a, &d1, &d2)
                 roll = <int64_t>a + 1
                 _tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0], bars)
                 tier = (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])

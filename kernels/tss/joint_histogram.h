@@ -31,9 +31,9 @@ static inline uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t 
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2"))) PHILOX_SCHEDULED static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_block,
-                                                                     int64_t count, uint32_t faces,
-                                                                     uint32_t *histogram) {
+__attribute__((target("avx2"))) PHILOX_SCHEDULED
+static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
+                                     uint32_t *histogram) {
     /* _mm256_mul_epu32 takes the low 32 bits of each 64-bit lane (the word), so the product's
      * high half (the value) is the odd 32-bit lane and its low word the even one. */
     const __m256i side = _mm256_set1_epi64x((int64_t)faces);
