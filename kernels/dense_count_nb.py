@@ -49,7 +49,7 @@ def _dense_count_steps(typingctx, round_keys, k0, k1, high, low_first, steps, ba
 
     The blocks are ``high * 2**32 + low_first + j`` for j < STEP_BLOCKS * steps (the caller keeps
     them under one high word). A word w counts when w * sides >= bar; the lowest low word of those
-    products says whether Lemire's method rejected any. ``round_keys`` is ``_round_keys(k0, k1)``.
+    products says whether Lemire's method rejected any. ``round_keys`` is ``dense_keys(k0, k1)``.
 
     Each group xors its own copy of the round keys, read from that array inside the loop: every
     load then has one use, which LLVM folds into its xor. Shared keys held in registers spilled
@@ -133,8 +133,8 @@ def _dense_count_steps(typingctx, round_keys, k0, k1, high, low_first, steps, ba
     return signature, codegen
 
 
-@njit(inline="always")
-def _round_keys(k0, k1):
+@njit
+def dense_keys(k0, k1):
     """Round r's keys (k0, k1) for every group: [group][k0 or k1][round][lane], uint64."""
     keys = np.empty(GROUPS * 2 * 10 * 4, dtype=np.uint64)
     for r in range(10):
@@ -155,9 +155,14 @@ def dense_count(k0, k1, first_block, last_block, sides, bar, threshold):
     "any rejected" is true when a word's product has a low word below ``threshold``, so the
     caller can redo the range exactly. Same results as dense_count.h.
     """
+    return dense_count_keyed(dense_keys(k0, k1), k0, k1, first_block, last_block, sides, bar, threshold)
+
+
+@njit
+def dense_count_keyed(round_keys, k0, k1, first_block, last_block, sides, bar, threshold):
+    """``dense_count`` given ``dense_keys(k0, k1)``: loops over tiles make the keys once."""
     hits = np.int64(0)
     rejected = False
-    round_keys = _round_keys(k0, k1)
     g = first_block
     while g < last_block:
         high = g >> 32
