@@ -219,7 +219,78 @@ static inline int combatsim_cpu_has_avx2(void) {
     }
     return avx2;
 }
+
+/* Four independent blocks in the 64-bit lanes (one 32-bit word each, high halves garbage), each
+ * under its own key: round keys advance lane-wise. Two groups a call keep both multipliers busy. */
+__attribute__((target("avx2"))) static inline void philox_keyed_step(__m256i c[2][4], __m256i k0[2], __m256i k1[2]) {
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M0), m1 = _mm256_set1_epi64x(PHILOX_M1);
+    const __m256i w0 = _mm256_set1_epi32((int)PHILOX_W0), w1 = _mm256_set1_epi32((int)PHILOX_W1);
+    for (int r = 0; r < 10; r++) {
+        for (int g = 0; g < 2; g++) {
+            __m256i p0 = _mm256_mul_epu32(c[g][0], m0), p1 = _mm256_mul_epu32(c[g][2], m1);
+            c[g][0] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), c[g][1]), k0[g]);
+            c[g][2] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), c[g][3]), k1[g]);
+            c[g][1] = p1;
+            c[g][3] = p0;
+            k0[g] = _mm256_add_epi32(k0[g], w0);
+            k1[g] = _mm256_add_epi32(k1[g], w1);
+        }
+    }
+}
+
+/* The four blocks of one group, in lane order, as sixteen words: out[4 * i + j] is word j of lane i. */
+__attribute__((target("avx2"))) static inline void philox_store_blocks(__m256i c[4], uint32_t *out) {
+    __m256i low = _mm256_blend_epi32(c[0], _mm256_slli_epi64(c[1], 32), 0xAA); /* (w0, w1) a lane */
+    __m256i high = _mm256_blend_epi32(c[2], _mm256_slli_epi64(c[3], 32), 0xAA); /* (w2, w3) */
+    __m256i even = _mm256_unpacklo_epi64(low, high), odd = _mm256_unpackhi_epi64(low, high);
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even, odd, 0x20));
+    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_permute2x128_si256(even, odd, 0x31));
+}
+
+__attribute__((target("avx2"))) static inline int64_t philox_keyed_blocks_avx2(int64_t n, const uint64_t *keys,
+                                                                               const uint64_t *items,
+                                                                               const uint32_t *blocks,
+                                                                               uint32_t domain, uint32_t *out) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i c[2][4], k0[2], k1[2];
+        for (int g = 0; g < 2; g++) {
+            __m256i key = _mm256_loadu_si256((const __m256i *)(keys + i + 4 * g));
+            __m256i item = _mm256_loadu_si256((const __m256i *)(items + i + 4 * g));
+            k0[g] = key;
+            k1[g] = _mm256_srli_epi64(key, 32);
+            c[g][0] = item;
+            c[g][1] = _mm256_srli_epi64(item, 32);
+            c[g][2] = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(blocks + i + 4 * g)));
+            c[g][3] = _mm256_set1_epi64x(domain);
+        }
+        philox_keyed_step(c, k0, k1);
+        philox_store_blocks(c[0], out + 4 * i);
+        philox_store_blocks(c[1], out + 4 * i + 16);
+    }
+    return i;
+}
 #endif
+
+/* Blocks of independent streams: block i is block blocks[i] of item items[i] in `domain` under
+ * key keys[i] (a 64-bit seed), and out[4 * i + j] is its word j: rng.pxd's block(), many streams
+ * at once (the RL step kernels draw every environment's first block of a step this way). */
+static inline void philox_keyed_blocks(int64_t n, const uint64_t *keys, const uint64_t *items, const uint32_t *blocks,
+                                       uint32_t domain, uint32_t *out) {
+    int64_t i = 0;
+#ifdef COMBATSIM_HAVE_AVX2_PATH
+    if (combatsim_cpu_has_avx2())
+        i = philox_keyed_blocks_avx2(n, keys, items, blocks, domain, out);
+#endif
+    for (; i < n; i++) {
+        uint32_t *c = out + 4 * i;
+        c[0] = (uint32_t)items[i];
+        c[1] = (uint32_t)(items[i] >> 32);
+        c[2] = blocks[i];
+        c[3] = domain;
+        philox4x32_10(c, (uint32_t)keys[i], (uint32_t)(keys[i] >> 32));
+    }
+}
 
 /* Words of blocks first .. first + count - 1 of a dense stream (counter: block index low and
  * high words, 0, domain) in block order: out[4 * b + j] is word j of block first + b. The AVX2

@@ -22,6 +22,8 @@ ctypedef struct Stream:
     uint32_t hi
     uint64_t used
     uint64_t retries
+    # 1 + the ``used`` at which ``words`` already holds the next block (drawn ahead), else 0.
+    uint64_t ready
     uint32_t words[4]
     uint32_t retry_words[4]
 
@@ -74,12 +76,13 @@ cdef inline void stream_start(Stream* stream, uint64_t seed, uint64_t index) noe
     stream.hi = <uint32_t>(index >> 32)
     stream.used = 0
     stream.retries = 0
+    stream.ready = 0
 
 
 cdef inline uint32_t stream_word(Stream* stream) noexcept nogil:
     cdef uint64_t position = stream.used & 3
     cdef Words words
-    if position == 0:
+    if position == 0 and stream.used + 1 != stream.ready:
         words = philox4x32(stream.lo, stream.hi, <uint32_t>(stream.used >> 2), DOMAIN_ITEM,
                            stream.k0, stream.k1)
         stream.words[0] = words.w0

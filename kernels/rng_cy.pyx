@@ -92,3 +92,20 @@ def dense_words(uint64_t seed, uint32_t domain, int64_t first_block, int64_t blo
     if blocks:
         philox_dense_words(<uint32_t>seed, <uint32_t>(seed >> 32), domain, first_block, blocks, &view[0])
     return out
+
+
+cdef extern from "philox.h" nogil:
+    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
+                             uint32_t domain, uint32_t* out)
+
+
+def keyed_blocks(const uint64_t[::1] keys, const uint64_t[::1] items, const uint32_t[::1] blocks, uint32_t domain):
+    """Block blocks[i] of item items[i] under key keys[i], for every i (AVX2 lanes where available)."""
+    cdef int64_t n = keys.shape[0]
+    if items.shape[0] != n or blocks.shape[0] != n:
+        raise ValueError("keys, items and blocks must have the same length")
+    out = np.zeros((n, 4), dtype=np.uint32)
+    cdef uint32_t[:, ::1] view = out
+    if n:
+        philox_keyed_blocks(n, &keys[0], &items[0], &blocks[0], domain, &view[0, 0])
+    return out

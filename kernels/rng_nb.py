@@ -23,7 +23,9 @@ DOMAIN_RETRY = np.uint64(2)
 # Item-stream state layout (uint64 array of STREAM_SIZE).
 _K0, _K1, _LO, _HI, _USED, _RETRIES = 0, 1, 2, 3, 4, 5
 _WORDS, _RETRY_WORDS = 6, 10
-STREAM_SIZE = 14
+# 1 + the _USED at which _WORDS already holds the next block (drawn ahead), else 0.
+_READY = 14
+STREAM_SIZE = 15
 
 
 # Inlined at the Numba IR level: a call per block would stop LLVM from vectorising the loops
@@ -91,6 +93,7 @@ def stream_start(state, k0, k1, index):
     state[_HI] = unsigned >> SHIFT32
     state[_USED] = 0
     state[_RETRIES] = 0
+    state[_READY] = 0
 
 
 @njit(inline="always")
@@ -108,7 +111,7 @@ def _refill(state, used, domain, offset):
 def stream_word(state):
     used = state[_USED]
     position = used & np.uint64(3)
-    if position == 0:
+    if position == 0 and used + np.uint64(1) != state[_READY]:
         _refill(state, used, DOMAIN_ITEM, _WORDS)
     state[_USED] = used + np.uint64(1)
     return state[_WORDS + position]

@@ -469,3 +469,23 @@ def test_env_arguments_are_validated():
         rl.parallel_env("chess")
     with pytest.raises(ValueError, match="seed"):
         rl.ExpDuelEnv().reset(seed=-1)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**62), st.integers(0, 10**6)),
+                min_size=1, max_size=70),
+       st.sampled_from([12, 120, 324]))
+def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per_step):
+    """The Numba twins' SIMD pass draws, for each env, the block its coming step reads first."""
+    from combatsim.kernels.rl import _stream_nb
+    from combatsim.rng import DOMAIN_ITEM, block
+
+    seeds = np.array([seed for seed, _, _ in envs], dtype=np.uint64)
+    state = np.zeros((len(envs), 8), dtype=np.int64)
+    state[:, 0] = [episode for _, episode, _ in envs]
+    state[:, 1] = [t for _, _, t in envs]
+    ahead = _stream_nb.new_ahead(_stream_nb.new_state())
+    first = max(0, len(envs) - _stream_nb.AHEAD_ENVS)  # the last (possibly partial) group of envs
+    _stream_nb.stream_ahead(seeds, state, first, words_per_step, ahead)
+    for slot, (seed, episode, t) in enumerate(envs[first:]):
+        expected = block(seed, episode, (t + 1) * words_per_step // 4, DOMAIN_ITEM)
+        assert tuple(int(w) for w in ahead[5:9, slot]) == expected

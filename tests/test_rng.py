@@ -169,6 +169,18 @@ def test_dense_count_simd_portable_and_numba_paths_equal_the_reference(seed, fir
         assert bool(fast[1]) == any(rng.scale(w, sides)[1] < rng.rejection_threshold(sides) for w in words)
 
 
+@given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1)),
+                max_size=40),
+       st.sampled_from([rng.DOMAIN_ITEM, rng.DOMAIN_RETRY]))
+def test_keyed_blocks_each_under_its_own_key_equal_the_reference(streams, domain):
+    """philox.h's many-streams blocks (the RL steps' SIMD pass): any count, not only whole vectors."""
+    keys, items, blocks = (np.array(column, dtype=dtype) for column, dtype in
+                           zip(zip(*streams, strict=True) if streams else ((), (), ()),
+                               (np.uint64, np.uint64, np.uint32), strict=True))
+    words = rng_cy.keyed_blocks(keys, items, blocks, domain)
+    assert [tuple(int(w) for w in row) for row in words] == [rng.block(*stream, domain) for stream in streams]
+
+
 @given(seed=st.integers(0, 2**64 - 1), first_block=st.integers(0, 2**40), blocks=st.integers(0, 50),
        domain=st.sampled_from([rng.DOMAIN_ITEM, rng.DOMAIN_DENSE]))
 @example(seed=5, first_block=2**32 - 7, blocks=30, domain=rng.DOMAIN_DENSE)  # straddles a high word

@@ -14,11 +14,18 @@ from numba.extending import intrinsic
 
 from .._numba import njit
 from ..rng_nb import (
+    _READY,
     _RETRIES,
     _RETRY_WORDS,
     _USED,
+    _WORDS,
+    DOMAIN_ITEM,
     DOMAIN_RETRY,
+    MASK32,
+    SHIFT32,
+    STREAM_SIZE,
     _refill,
+    philox4x32,
     rejection_threshold,
     stream_bounded,
     stream_die,
@@ -27,13 +34,18 @@ from ..rng_nb import (
 )
 
 __all__ = [
+    "AHEAD_ENVS",
     "borrowing",
+    "new_ahead",
+    "new_state",
     "rejection_threshold",
     "step_kernels",
+    "stream_ahead",
     "stream_bounded",
     "stream_die",
     "stream_retries",
     "stream_seek",
+    "stream_seek_ahead",
     "stream_word",
 ]
 
@@ -47,6 +59,58 @@ def stream_seek(state, k0, k1, index, word_offset, retries):
     if retries & 3:
         # The cached retry block belongs to whatever stream used ``state`` last.
         _refill(state, np.uint64(retries), DOMAIN_RETRY, _RETRY_WORDS)
+
+
+#: Environments whose first block of a step is drawn in one pass (combatsim.rl._stream).
+AHEAD_ENVS = 64
+
+
+#: Rows of the ahead buffer: the counters' item low and high words and block, the key words,
+#: then the four words of each block.
+_AHEAD_ROWS = 9
+
+
+@njit
+def new_state():
+    """An item stream with room behind it for the blocks drawn ahead (``new_ahead``)."""
+    return np.zeros(STREAM_SIZE + _AHEAD_ROWS * AHEAD_ENVS, dtype=np.uint64)
+
+
+@njit(inline="always")
+def new_ahead(rng):
+    return rng[STREAM_SIZE:].reshape((_AHEAD_ROWS, AHEAD_ENVS))
+
+
+@njit
+def stream_ahead(seeds, state, first, words_per_step, ahead):
+    """The first block of the coming step of envs first .. first + AHEAD_ENVS - 1 (the word at
+    (t + 1) x words_per_step of episode state[e, 0], t = state[e, 1]): the counters and keys are
+    gathered into rows first, so LLVM vectorises the Philox loop over them."""
+    count = min(state.shape[0] - first, AHEAD_ENVS)
+    for i in range(count):
+        index = np.uint64(state[first + i, 0])
+        seed = seeds[first + i]
+        ahead[0, i] = index & MASK32
+        ahead[1, i] = index >> SHIFT32
+        ahead[2, i] = np.uint64(((state[first + i, 1] + 1) * words_per_step) >> 2)
+        ahead[3, i] = seed & MASK32
+        ahead[4, i] = seed >> SHIFT32
+    # Whole vectors only (stale rows past ``count`` are harmless): one env costs one vector.
+    for i in range(min((count + 7) // 8 * 8, AHEAD_ENVS)):
+        w0, w1, w2, w3 = philox4x32(ahead[0, i], ahead[1, i], ahead[2, i], DOMAIN_ITEM, ahead[3, i], ahead[4, i])
+        ahead[5, i] = w0
+        ahead[6, i] = w1
+        ahead[7, i] = w2
+        ahead[8, i] = w3
+
+
+@njit(inline="always")
+def stream_seek_ahead(state, k0, k1, index, word_offset, retries, ahead, slot):
+    """``stream_seek`` with the first block taken from slot ``slot`` of ``ahead``."""
+    stream_seek(state, k0, k1, index, word_offset, retries)
+    for j in range(4):
+        state[_WORDS + j] = ahead[5 + j, slot]
+    state[_READY] = np.uint64(word_offset) + np.uint64(1)
 
 
 @njit

@@ -41,6 +41,41 @@ cdef inline int64_t stream_retries(Stream* stream) noexcept nogil:
     return <int64_t>stream.retries
 
 
+cdef extern from "philox.h" nogil:
+    # Blocks of independent streams in AVX2 lanes where the CPU has it (rng.pxd's block(), lane-wise).
+    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
+                             uint32_t domain, uint32_t* out)
+
+
+cdef enum:
+    # Environments whose first block of a step is drawn in one pass (combatsim.rl._stream).
+    AHEAD_ENVS = 64
+
+
+cdef inline void stream_ahead(const uint64_t[::1] seeds, int64_t[:, ::1] state, Py_ssize_t first,
+                              int64_t words_per_step, uint32_t* ahead) noexcept nogil:
+    # The first block of the coming step of envs first .. first + AHEAD_ENVS - 1: the word at
+    # (t + 1) x words_per_step of episode state[e, 0], t = state[e, 1]; block i at ahead[4 * i].
+    cdef uint64_t items[AHEAD_ENVS]
+    cdef uint32_t blocks[AHEAD_ENVS]
+    cdef Py_ssize_t count = min(state.shape[0] - first, AHEAD_ENVS), i
+    for i in range(count):
+        items[i] = <uint64_t>state[first + i, 0]
+        blocks[i] = <uint32_t>(((state[first + i, 1] + 1) * words_per_step) >> 2)
+    philox_keyed_blocks(count, &seeds[first], items, blocks, 0, ahead)
+
+
+cdef inline void stream_seek_ahead(Stream* stream, uint64_t k0, uint64_t k1, int64_t index, int64_t word_offset,
+                                   int64_t retries, const uint32_t* ahead, Py_ssize_t slot) noexcept nogil:
+    # stream_seek with the first block taken from slot ``slot`` of ``ahead``.
+    stream_seek(stream, k0, k1, index, word_offset, retries)
+    stream.words[0] = ahead[4 * slot]
+    stream.words[1] = ahead[4 * slot + 1]
+    stream.words[2] = ahead[4 * slot + 2]
+    stream.words[3] = ahead[4 * slot + 3]
+    stream.ready = <uint64_t>word_offset + 1
+
+
 cdef enum:
     # Per side: skill (pool x specialty, no action modifiers), ranged, nonlethal weapon, dual wield
     # allowed, flee target base, then final lethality and serious threshold of this side's attacks
@@ -57,12 +92,14 @@ cdef enum:
     G_PASSES = G_MAX_STEPS + 1
     G_START_ENGAGED = G_MAX_STEPS + 2
     PARAMS = G_MAX_STEPS + 3
+    # S_PASS is the pass within the round, t % passes (kept so a step needs no division).
     S_EPISODE = 0
     S_T = 1
     S_RETRIES = 2
     S_NEEDS_RESET = 3
     S_ENGAGED = 4
-    S_SIDE = 5
+    S_PASS = 5
+    S_SIDE = 6
     S_FLESH = 0
     S_SERIOUS = 1
     S_LETHAL = 2
@@ -168,7 +205,7 @@ cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
         obs[e, side, 10] = iparams[other * SIDE_PARAMS + P_SKILL] / 100.0
         obs[e, side, 11] = min(state[e, s + S_FAILED_FLEE], 5) / 5.0
         obs[e, side, 12] = 1.0 if state[e, s + S_TARGETED] else 0.0
-        obs[e, side, 13] = (state[e, S_T] % iparams[G_PASSES]) / iparams[G_PASSES]
+        obs[e, side, 13] = state[e, S_PASS] / iparams[G_PASSES]
         obs[e, side, 14] = state[e, S_T] / iparams[G_MAX_STEPS]
         obs[e, side, 15] = 1.0 if iparams[side * SIDE_PARAMS + P_RANGED] else 0.0
         for a in range(ACTIONS):
@@ -181,6 +218,7 @@ cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ss
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
     state[e, S_ENGAGED] = iparams[G_START_ENGAGED]
+    state[e, S_PASS] = 0
     for i in range(S_SIDE, STATE_SIZE):
         state[e, i] = 0
 
@@ -339,7 +377,10 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
     s0 = S_SIDE
     s1 = S_SIDE + SIDE_STATE
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    cdef uint32_t ahead[4 * AHEAD_ENVS]
     for e in range(state.shape[0]):
+        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+            stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -350,12 +391,14 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
             _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
-        if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
+        if state[e, S_PASS] == 0:  # a new round: "targeted this round" starts afresh
             state[e, s0 + S_TARGETED] = 0
             state[e, s1 + S_TARGETED] = 0
         state[e, S_T] = t + 1
+        state[e, S_PASS] = 0 if state[e, S_PASS] + 1 == iparams[G_PASSES] else state[e, S_PASS] + 1
         k0, k1 = seed_key(seeds[e])
-        stream_seek(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES])
+        stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES],
+                          ahead, e % AHEAD_ENVS)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         # Legality is judged on the state at the start of the pass; anything else does nothing.

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
-from ..rng_nb import STREAM_SIZE, seed_key
+from ..rng_nb import seed_key
 from ._stream_nb import (
+    AHEAD_ENVS,
+    new_ahead,
+    new_state,
     rejection_threshold,
     step_kernels,
+    stream_ahead,
     stream_bounded,
     stream_die,
     stream_retries,
     stream_seek,
+    stream_seek_ahead,
     stream_word,
 )
 
@@ -21,11 +25,6 @@ _CALLED = ("_act", "_attack", "_new_round", "_init_episode")
 
 
 kernel = step_kernels(called=_CALLED)
-
-
-@njit
-def new_state():
-    return np.zeros(STREAM_SIZE, dtype=np.uint64)
 
 
 # ---- shared body (identical in kernels/rl/tss_nb.py) ----
@@ -350,7 +349,10 @@ def tss_rollout(iparams, seeds, state, steps, policies, shaping, obs, reward, te
 def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng):
     threshold20 = rejection_threshold(np.uint64(D20))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    ahead = new_ahead(rng)
     for e in range(state.shape[0]):
+        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+            stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -363,7 +365,8 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         t = state[e, S_T] + 1
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
-        stream_seek(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES])
+        stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
+                          ahead, e % AHEAD_ENVS)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         first = state[e, S_FIRST_MOVER]

@@ -50,7 +50,7 @@ LOCAL_ARRAYS = {
     "truncated": "uint8_t[::1]",
 }
 #: Locals are declared by name (Cython does not infer C types for memoryview items in nogil code).
-LOCAL_SKIP = {"actions", "mask", "obs", "reward", "rng", "seeds", "state", "terminated", "truncated"}
+LOCAL_SKIP = {"actions", "ahead", "mask", "obs", "reward", "rng", "seeds", "state", "terminated", "truncated"}
 LOCAL_BOOL = {"blocker_presses", "engaged", "escaped", "out0", "out1", "ranged", "standing0", "standing1", "wins"}
 LOCAL_DOUBLE = {"shaped"}
 LOCAL_UINT32 = {"kilodie_threshold", "threshold", "threshold20", "word", "sides"}
@@ -101,6 +101,41 @@ cdef inline void stream_seek(Stream* stream, uint64_t k0, uint64_t k1, int64_t i
 
 cdef inline int64_t stream_retries(Stream* stream) noexcept nogil:
     return <int64_t>stream.retries
+
+
+cdef extern from "philox.h" nogil:
+    # Blocks of independent streams in AVX2 lanes where the CPU has it (rng.pxd's block(), lane-wise).
+    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
+                             uint32_t domain, uint32_t* out)
+
+
+cdef enum:
+    # Environments whose first block of a step is drawn in one pass (combatsim.rl._stream).
+    AHEAD_ENVS = 64
+
+
+cdef inline void stream_ahead(const uint64_t[::1] seeds, int64_t[:, ::1] state, Py_ssize_t first,
+                              int64_t words_per_step, uint32_t* ahead) noexcept nogil:
+    # The first block of the coming step of envs first .. first + AHEAD_ENVS - 1: the word at
+    # (t + 1) x words_per_step of episode state[e, 0], t = state[e, 1]; block i at ahead[4 * i].
+    cdef uint64_t items[AHEAD_ENVS]
+    cdef uint32_t blocks[AHEAD_ENVS]
+    cdef Py_ssize_t count = min(state.shape[0] - first, AHEAD_ENVS), i
+    for i in range(count):
+        items[i] = <uint64_t>state[first + i, 0]
+        blocks[i] = <uint32_t>(((state[first + i, 1] + 1) * words_per_step) >> 2)
+    philox_keyed_blocks(count, &seeds[first], items, blocks, 0, ahead)
+
+
+cdef inline void stream_seek_ahead(Stream* stream, uint64_t k0, uint64_t k1, int64_t index, int64_t word_offset,
+                                   int64_t retries, const uint32_t* ahead, Py_ssize_t slot) noexcept nogil:
+    # stream_seek with the first block taken from slot ``slot`` of ``ahead``.
+    stream_seek(stream, k0, k1, index, word_offset, retries)
+    stream.words[0] = ahead[4 * slot]
+    stream.words[1] = ahead[4 * slot + 1]
+    stream.words[2] = ahead[4 * slot + 2]
+    stream.words[3] = ahead[4 * slot + 3]
+    stream.ready = <uint64_t>word_offset + 1
 
 
 '''
@@ -249,6 +284,10 @@ def generate(ruleset: str) -> str:
                 constants.append("    " + line)
             continue
         line = re.sub(r"np\.uint64\(([^()]*(?:\([^()]*\))?[^()]*)\)", r"<uint32_t>(\1)", line)
+        ahead = re.match(r"^(\s+)ahead = new_ahead\(rng\)$", line)
+        if ahead:
+            out.append(f"{ahead.group(1)}cdef uint32_t ahead[4 * AHEAD_ENVS]")
+            continue
         stream = re.match(r"^(\s+)rng = new_state\(\)$", line)
         if stream:
             out.append(f"{stream.group(1)}cdef Stream _stream")

@@ -34,6 +34,25 @@ def stream_seek(state: StreamState, k0, k1, index, word_offset, retries) -> None
     state.stream = stream
 
 
+#: Environments whose first block of a step the compiled twins draw in one SIMD pass.
+AHEAD_ENVS = 64
+
+
+def new_ahead(state: StreamState) -> None:
+    """The compiled twins' buffer of blocks drawn ahead; the reference draws every word on demand."""
+    return None
+
+
+def stream_ahead(seeds, state, first, words_per_step, ahead) -> None:
+    """Compiled twins: draw the first block of the coming step of envs ``first`` .. ``first +
+    AHEAD_ENVS - 1`` at once. The words are the same ones drawn on demand, so here it does nothing."""
+
+
+def stream_seek_ahead(state: StreamState, k0, k1, index, word_offset, retries, ahead, slot) -> None:
+    """``stream_seek``, with the first block taken from slot ``slot`` of ``ahead`` in the twins."""
+    stream_seek(state, k0, k1, index, word_offset, retries)
+
+
 def stream_retries(state: StreamState) -> int:
     return state.stream.retries_used
 

@@ -27,13 +27,16 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.rl._stream import (
+    AHEAD_ENVS,
+    new_ahead,
     new_state,
     rejection_threshold,
     seed_key,
+    stream_ahead,
     stream_bounded,
     stream_die,
     stream_retries,
-    stream_seek,
+    stream_seek_ahead,
     stream_word,
 )
 
@@ -53,8 +56,9 @@ G_PASSES = G_MAX_STEPS + 1
 G_START_ENGAGED = G_MAX_STEPS + 2
 PARAMS = G_MAX_STEPS + 3
 
-S_EPISODE, S_T, S_RETRIES, S_NEEDS_RESET, S_ENGAGED = 0, 1, 2, 3, 4
-S_SIDE = 5
+# S_PASS is the pass within the round, t % passes (kept so a step needs no division).
+S_EPISODE, S_T, S_RETRIES, S_NEEDS_RESET, S_ENGAGED, S_PASS = 0, 1, 2, 3, 4, 5
+S_SIDE = 6
 S_FLESH, S_SERIOUS, S_LETHAL, S_COVER, S_DUAL, S_FAILED_FLEE, S_TARGETED, S_ESCAPED = 0, 1, 2, 3, 4, 5, 6, 7
 SIDE_STATE = 8
 STATE_SIZE = S_SIDE + 2 * SIDE_STATE
@@ -137,7 +141,7 @@ def _write_obs(iparams, state, e, obs, mask, n_sides):
         obs[e, side, 10] = iparams[other * SIDE_PARAMS + P_SKILL] / 100.0
         obs[e, side, 11] = min(state[e, s + S_FAILED_FLEE], 5) / 5.0
         obs[e, side, 12] = 1.0 if state[e, s + S_TARGETED] else 0.0
-        obs[e, side, 13] = (state[e, S_T] % iparams[G_PASSES]) / iparams[G_PASSES]
+        obs[e, side, 13] = state[e, S_PASS] / iparams[G_PASSES]
         obs[e, side, 14] = state[e, S_T] / iparams[G_MAX_STEPS]
         obs[e, side, 15] = 1.0 if iparams[side * SIDE_PARAMS + P_RANGED] else 0.0
         for a in range(ACTIONS):
@@ -150,6 +154,7 @@ def _init_episode(iparams, state, e):
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
     state[e, S_ENGAGED] = iparams[G_START_ENGAGED]
+    state[e, S_PASS] = 0
     for i in range(S_SIDE, STATE_SIZE):
         state[e, i] = 0
 
@@ -253,7 +258,10 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     s0 = S_SIDE
     s1 = S_SIDE + SIDE_STATE
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    ahead = new_ahead(rng)
     for e in range(state.shape[0]):
+        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+            stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -264,12 +272,14 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
             _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
-        if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
+        if state[e, S_PASS] == 0:  # a new round: "targeted this round" starts afresh
             state[e, s0 + S_TARGETED] = 0
             state[e, s1 + S_TARGETED] = 0
         state[e, S_T] = t + 1
+        state[e, S_PASS] = 0 if state[e, S_PASS] + 1 == iparams[G_PASSES] else state[e, S_PASS] + 1
         k0, k1 = seed_key(seeds[e])
-        stream_seek(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES])
+        stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES],
+                          ahead, e % AHEAD_ENVS)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         # Legality is judged on the state at the start of the pass; anything else does nothing.

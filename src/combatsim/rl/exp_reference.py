@@ -19,13 +19,16 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.rl._stream import (
+    AHEAD_ENVS,
+    new_ahead,
     new_state,
     rejection_threshold,
     seed_key,
+    stream_ahead,
     stream_bounded,
     stream_die,
     stream_retries,
-    stream_seek,
+    stream_seek_ahead,
     stream_word,
 )
 
@@ -236,7 +239,10 @@ def exp_rollout(iparams, seeds, state, steps, policies, shaping, obs, reward, te
 def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng):
     kilodie_threshold = rejection_threshold(np.uint64(KILODIE))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    ahead = new_ahead(rng)
     for e in range(state.shape[0]):
+        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+            stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -249,7 +255,8 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         t = state[e, S_T] + 1
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
-        stream_seek(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES])
+        stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
+                          ahead, e % AHEAD_ENVS)
         chosen0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         chosen1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         dealt0 = 0
