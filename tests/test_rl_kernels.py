@@ -488,4 +488,4 @@ def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per
     _stream_nb.stream_ahead(seeds, state, first, words_per_step, ahead)
     for slot, (seed, episode, t) in enumerate(envs[first:]):
         expected = block(seed, episode, (t + 1) * words_per_step // 4, DOMAIN_ITEM)
-        assert tuple(int(w) for w in ahead[5:9, slot]) == expected
+        assert tuple(int(ahead[_stream_nb._ROW[5 + j] + slot]) for j in range(4)) == expected

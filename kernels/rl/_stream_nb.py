@@ -65,23 +65,25 @@ def stream_seek(state, k0, k1, index, word_offset, retries):
 AHEAD_ENVS = 64
 
 
-#: Rows of the ahead buffer: the counters' item low and high words and block, the key words,
-#: then the four words of each block.
+#: Rows of the ahead buffer (behind the stream's own slots in ``new_state``'s array): the counters'
+#: item low and high words and block, the key words, then the four words of each block.
 _AHEAD_ROWS = 9
+_ROW = tuple(STREAM_SIZE + row * AHEAD_ENVS for row in range(_AHEAD_ROWS))
 
 
 @njit
 def new_state():
-    """An item stream with room behind it for the blocks drawn ahead (``new_ahead``)."""
+    """An item stream with room behind it for the blocks drawn ahead (``stream_ahead``)."""
     return np.zeros(STREAM_SIZE + _AHEAD_ROWS * AHEAD_ENVS, dtype=np.uint64)
 
 
 @njit(inline="always")
 def new_ahead(rng):
-    return rng[STREAM_SIZE:].reshape((_AHEAD_ROWS, AHEAD_ENVS))
+    """The ahead buffer: the stream array itself (no view made per call)."""
+    return rng
 
 
-@njit
+@njit(inline="always")
 def stream_ahead(seeds, state, first, words_per_step, ahead):
     """The first block of the coming step of envs first .. first + AHEAD_ENVS - 1 (the word at
     (t + 1) x words_per_step of episode state[e, 0], t = state[e, 1]): the counters and keys are
@@ -90,18 +92,18 @@ def stream_ahead(seeds, state, first, words_per_step, ahead):
     for i in range(count):
         index = np.uint64(state[first + i, 0])
         seed = seeds[first + i]
-        ahead[0, i] = index & MASK32
-        ahead[1, i] = index >> SHIFT32
-        ahead[2, i] = np.uint64(((state[first + i, 1] + 1) * words_per_step) >> 2)
-        ahead[3, i] = seed & MASK32
-        ahead[4, i] = seed >> SHIFT32
-    # Whole vectors only (stale rows past ``count`` are harmless): one env costs one vector.
-    for i in range(min((count + 7) // 8 * 8, AHEAD_ENVS)):
-        w0, w1, w2, w3 = philox4x32(ahead[0, i], ahead[1, i], ahead[2, i], DOMAIN_ITEM, ahead[3, i], ahead[4, i])
-        ahead[5, i] = w0
-        ahead[6, i] = w1
-        ahead[7, i] = w2
-        ahead[8, i] = w3
+        ahead[_ROW[0] + i] = index & MASK32
+        ahead[_ROW[1] + i] = index >> SHIFT32
+        ahead[_ROW[2] + i] = np.uint64(((state[first + i, 1] + 1) * words_per_step) >> 2)
+        ahead[_ROW[3] + i] = seed & MASK32
+        ahead[_ROW[4] + i] = seed >> SHIFT32
+    for i in range(count):
+        w0, w1, w2, w3 = philox4x32(ahead[_ROW[0] + i], ahead[_ROW[1] + i], ahead[_ROW[2] + i], DOMAIN_ITEM,
+                                    ahead[_ROW[3] + i], ahead[_ROW[4] + i])
+        ahead[_ROW[5] + i] = w0
+        ahead[_ROW[6] + i] = w1
+        ahead[_ROW[7] + i] = w2
+        ahead[_ROW[8] + i] = w3
 
 
 @njit(inline="always")
@@ -109,7 +111,7 @@ def stream_seek_ahead(state, k0, k1, index, word_offset, retries, ahead, slot):
     """``stream_seek`` with the first block taken from slot ``slot`` of ``ahead``."""
     stream_seek(state, k0, k1, index, word_offset, retries)
     for j in range(4):
-        state[_WORDS + j] = ahead[5 + j, slot]
+        state[_WORDS + j] = ahead[_ROW[5 + j] + slot]
     state[_READY] = np.uint64(word_offset) + np.uint64(1)
 
 
