@@ -12,6 +12,9 @@ checkout, delete the kernels' ``__pycache__`` folders (installed copies are rebu
 from __future__ import annotations
 
 import numba
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 
 def njit(function=None, **options):
@@ -49,3 +52,21 @@ def _tolerate_corrupt_entries(dispatcher) -> None:
             return None
 
     cache.load_overload = load_or_miss
+
+
+@intrinsic
+def borrow(typingctx, array):
+    """The same array without its NRT meminfo (and parent): Numba's reference counting of it
+    (an atomic add behind a call, at every assignment and call of an array variable) becomes a
+    null test. Only for arrays whose owner outlives the use: the caller's own arguments."""
+    if not isinstance(array, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(array)(context, builder, value=args[0])
+        borrowed = context.make_array(array)(context, builder, value=args[0])
+        borrowed.meminfo = cgutils.get_null_value(source.meminfo.type)
+        borrowed.parent = cgutils.get_null_value(source.parent.type)
+        return borrowed._getvalue()
+
+    return array(array), codegen

@@ -49,7 +49,7 @@ from combatsim.d100.layout import (
     NO_WINNER,
 )
 
-from .._numba import njit
+from .._numba import borrow, njit
 from ..rng_nb import (
     _HI,
     _K0,
@@ -342,7 +342,7 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
 # ---------------------------------------------------------------------------------------------
 # Fights: the reference's _Fight, with its per-combatant lists as arrays made once per call.
 # ---------------------------------------------------------------------------------------------
-@njit
+@njit(inline="always")
 def _die(rng, sides, threshold):
     """rng_nb.stream_die, word for word, with the common path kept in locals (about 2x faster in
     Numba); a rejected word still retries through rng_nb.stream_bounded."""
@@ -368,13 +368,13 @@ S_FAILED_FLEE, S_ENGAGED, S_SURPRISED, S_TARGETED, S_ACTION, S_TARGET = 7, 8, 9,
 S_FIELDS = 13
 
 
-@njit
+@njit(inline="always")
 def _contest_tier(roll, table, c, column):
     return (np.int64(roll > table[c, column]) + np.int64(roll > table[c, column + 1])
             + np.int64(roll > table[c, column + 2]) + np.int64(roll > table[c, column + 3]))
 
 
-@njit
+@njit(inline="always")
 def _first_wins(roll, table, c, column, opposing_roll, o, opposing_column):
     own = _contest_tier(roll, table, c, column)
     other = _contest_tier(opposing_roll, table, o, opposing_column)
@@ -383,7 +383,7 @@ def _first_wins(roll, table, c, column, opposing_roll, o, opposing_column):
     return table[c, column + 4] - roll > table[o, opposing_column + 4] - opposing_roll
 
 
-@njit
+@njit(inline="always")
 def _first_active_opponent(table, st, m, c):
     for o in range(m):
         if st[o, S_ACTIVE] and table[o, C_SIDE] != table[c, C_SIDE]:
@@ -391,7 +391,7 @@ def _first_active_opponent(table, st, m, c):
     return -1
 
 
-@njit
+@njit(inline="always")
 def _side_out(table, st, m, side):
     for o in range(m):  # noqa: SIM110 (Numba: no generators)
         if st[o, S_ACTIVE] and table[o, C_SIDE] == side:
@@ -399,7 +399,7 @@ def _side_out(table, st, m, side):
     return True
 
 
-@njit
+@njit(inline="always")
 def _release(st, c):
     partner = st[c, S_ENGAGED]
     if partner >= 0 and st[partner, S_ENGAGED] == c:
@@ -407,7 +407,7 @@ def _release(st, c):
     st[c, S_ENGAGED] = -1
 
 
-@njit
+@njit(inline="always")
 def _attack(table, st, rng, c, t, quick, counts, sides_attack, threshold_attack):
     ranged = table[c, C_RANGED]
     cover = st[t, S_COVER] & ranged
@@ -451,7 +451,7 @@ def _attack(table, st, rng, c, t, quick, counts, sides_attack, threshold_attack)
         _release(st, t)
 
 
-@njit
+@njit(inline="always")
 def _declare(table, st, rng, m, c, first_pass, d100_threshold):
     if first_pass and st[c, S_SURPRISED]:
         st[c, S_ACTION] = ACTION_NONE
@@ -477,7 +477,7 @@ def _declare(table, st, rng, m, c, first_pass, d100_threshold):
         st[c, S_DEFENDING] = 1
 
 
-@njit
+@njit(inline="always")
 def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_threshold):
     """Returns the winning side when the fight just ended, else -1."""
     action = st[c, S_ACTION]
@@ -609,14 +609,26 @@ def _finish(k, winner, rounds, counts, winner_out, rounds_out):
 def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
     """Fights start..start+count-1 in FIGHT_LANES lanes advanced in lockstep, one pass per lane per
     sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream i
-    only, and every count is a sum, so the results equal the reference's fight-by-fight loop."""
+    only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
+
+    The lanes run on borrowed arrays (_numba.borrow) with every helper inlined: Numba's reference
+    counting at each array assignment and the seven-scalar calls of separate helpers cost most of
+    the time (as in the RL step twins)."""
+    m = table.shape[0]
+    rng = np.zeros((FIGHT_LANES, STREAM_SIZE), dtype=np.uint64)
+    st = np.zeros((FIGHT_LANES, m, S_FIELDS), dtype=np.int64)
+    lane = np.zeros((FIGHT_LANES, L_FIELDS), dtype=np.int64)
+    ambushers = np.zeros(m, dtype=np.int64)
+    _fight_lanes(seed, start, count, borrow(table), passes, max_rounds, ambush_side, borrow(counts),
+                 borrow(winner_out), borrow(rounds_out), borrow(rng), borrow(st), borrow(lane), borrow(ambushers))
+
+
+@njit
+def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng, st,
+                 lane, ambushers):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     lanes = FIGHT_LANES
-    rng = np.zeros((lanes, STREAM_SIZE), dtype=np.uint64)
-    st = np.zeros((lanes, m, S_FIELDS), dtype=np.int64)
-    lane = np.zeros((lanes, L_FIELDS), dtype=np.int64)
-    ambushers = np.zeros(m, dtype=np.int64)
     ambusher_count = 0
     for c in range(m):
         if table[c, C_SIDE] == ambush_side:

@@ -8,11 +8,8 @@ so no two dice of one episode ever share a word.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
-from .._numba import njit
+from .._numba import borrow, njit
 from ..rng_nb import (
     _READY,
     _RETRIES,
@@ -120,33 +117,15 @@ def stream_retries(state):
     return np.int64(state[_RETRIES])
 
 
-@intrinsic
-def _borrow(typingctx, array):
-    """The same array without its NRT meminfo (and parent): Numba's reference counting of it
-    (an atomic add behind a call, at every assignment and call of an array variable) becomes a
-    null test. Only for arrays whose owner outlives the use: the caller's own arguments."""
-    if not isinstance(array, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        source = context.make_array(array)(context, builder, value=args[0])
-        borrowed = context.make_array(array)(context, builder, value=args[0])
-        borrowed.meminfo = cgutils.get_null_value(source.meminfo.type)
-        borrowed.parent = cgutils.get_null_value(source.parent.type)
-        return borrowed._getvalue()
-
-    return array(array), codegen
-
-
 def borrowing(step_all):
-    """``_step_all`` run on borrowed views of its arrays (see _borrow): in the per-env loop the
+    """``_step_all`` run on borrowed views of its arrays (see _numba.borrow): in the per-env loop the
     step modules' helpers pass ``iparams``, ``state`` and the stream around dozens of times an env
     step, and counting those references cost about half the Numba twins' time."""
     impl = njit(step_all)
 
     def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, rng):
-        impl(_borrow(iparams), _borrow(seeds), _borrow(state), _borrow(actions), _borrow(policies), shaping,
-             _borrow(obs), _borrow(reward), _borrow(terminated), _borrow(truncated), _borrow(mask), _borrow(rng))
+        impl(borrow(iparams), borrow(seeds), borrow(state), borrow(actions), borrow(policies), shaping,
+             borrow(obs), borrow(reward), borrow(terminated), borrow(truncated), borrow(mask), borrow(rng))
 
     # One wrapper per ruleset: a distinct name keeps their Numba cache entries apart.
     _step_all.__qualname__ = f"borrowing_{step_all.__module__.rsplit('.', 1)[-1]}"
