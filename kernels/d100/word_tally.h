@@ -23,26 +23,38 @@ typedef struct {
 #define D100_CLONES
 #endif
 
-D100_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold,
-                                        uint32_t tallies[11]) {
+/* Unsigned a < b as one signed compare: AVX2 has signed 32-bit compares only, and GCC emulates
+ * each unsigned one with two or three instructions, so words and bars are flipped once instead. */
+static inline int32_t d100_flip(uint32_t value) { return (int32_t)(value ^ 0x80000000u); }
+
+/* The tally loop for one value of `two` (a constant after inlining: single weapons skip the
+ * second damage digit's four tallies). */
+static inline __attribute__((always_inline)) void d100_word_tally_loop(const uint32_t *words, int64_t n,
+                                                                     const D100WordBars *b, uint32_t threshold,
+                                                                     uint32_t two, uint32_t tallies[11]) {
     uint32_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0, rejected = 0;
-    const uint32_t cb = b->critical, hb = b->hard, sb = b->success, fb = b->critical_failure;
-    const uint32_t lb1 = b->lethal1, wb1 = b->worse1, lb2 = b->lethal2, wb2 = b->worse2, two = b->two;
+    const int32_t cb = d100_flip(b->critical), hb = d100_flip(b->hard), sb = d100_flip(b->success);
+    const int32_t fb = d100_flip(b->critical_failure), lb1 = d100_flip(b->lethal1), wb1 = d100_flip(b->worse1);
+    const int32_t lb2 = d100_flip(b->lethal2), wb2 = d100_flip(b->worse2), bar = d100_flip(threshold);
     for (int64_t j = 0; j < n; j++) {
         uint32_t w = words[j], r1 = w * 100u, r2 = r1 * 100u;
-        uint32_t critical = w < cb, success = w < sb;
-        uint32_t lethal1 = success & (r1 < lb1), lethal2 = success & two & (r2 < lb2);
-        rejected += r2 * 100u < threshold;
+        int32_t ws = d100_flip(w), r1s = d100_flip(r1), r2s = d100_flip(r2);
+        uint32_t critical = ws < cb, success = ws < sb;
+        uint32_t lethal1 = success & (r1s < lb1);
+        rejected += d100_flip(r2 * 100u) < bar;
         t0 += critical;
-        t1 += w < hb;
+        t1 += ws < hb;
         t2 += success;
-        t3 += w >= fb;
+        t3 += ws >= fb;
         t4 += lethal1;
-        t5 += success & (r1 < wb1);
+        t5 += success & (r1s < wb1);
         t6 += lethal1 & critical;
-        t7 += lethal2;
-        t8 += success & two & (r2 < wb2);
-        t9 += lethal2 & critical;
+        if (two) {
+            uint32_t lethal2 = success & (r2s < lb2);
+            t7 += lethal2;
+            t8 += success & (r2s < wb2);
+            t9 += lethal2 & critical;
+        }
     }
     tallies[0] = t0;
     tallies[1] = t1;
@@ -55,6 +67,14 @@ D100_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const 
     tallies[8] = t8;
     tallies[9] = t9;
     tallies[10] = rejected;
+}
+
+D100_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold,
+                                        uint32_t tallies[11]) {
+    if (b->two)
+        d100_word_tally_loop(words, n, b, threshold, 1, tallies);
+    else
+        d100_word_tally_loop(words, n, b, threshold, 0, tallies);
 }
 
 #endif
