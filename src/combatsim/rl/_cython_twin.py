@@ -3,8 +3,9 @@
 The step kernels' body (below the marker in combatsim.rl.<ruleset>_reference) is plain typed-by-use
 Python; this script declares its types (by argument name, return type by function), turns the
 module constants into a C enum and the Numba-style ``np.uint64(x)`` dice sizes into ``uint32_t``
-casts. A test checks the committed .pyx files equal what this writes, so the three backends can
-only change together. Run: ``python -m combatsim.rl._cython_twin`` from the repository root.
+casts. The positioned streams they read come from kernels/rl/_stream_cy.pxd (the twin of
+_stream_nb.py). A test checks the committed .pyx files equal what this writes, so the three
+backends can only change together. Run: ``python -m combatsim.rl._cython_twin`` from the repository root.
 """
 
 from __future__ import annotations
@@ -67,75 +68,9 @@ import numpy as np
 
 from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from rng cimport (
-    DOMAIN_RETRY,
-    Stream,
-    Words,
-    philox4x32,
-    rejection_threshold,
-    stream_bounded,
-    stream_die,
-    stream_start,
-    stream_word,
-)
+from rng cimport Stream, rejection_threshold, stream_bounded, stream_die, stream_word
 
-
-cdef inline (uint64_t, uint64_t) seed_key(uint64_t seed) noexcept nogil:
-    return seed & 0xFFFFFFFFu, seed >> 32
-
-
-cdef inline void stream_seek(Stream* stream, uint64_t k0, uint64_t k1, int64_t index, int64_t word_offset,
-                             int64_t retries) noexcept nogil:
-    # Item ``index`` positioned at ``word_offset`` (a multiple of 4), ``retries`` retry words used.
-    cdef Words words
-    stream_start(stream, k0 | (k1 << 32), <uint64_t>index)
-    stream.used = <uint64_t>word_offset
-    stream.retries = <uint64_t>retries
-    if retries & 3:
-        words = philox4x32(stream.lo, stream.hi, <uint32_t>(retries >> 2), DOMAIN_RETRY, stream.k0, stream.k1)
-        stream.retry_words[0] = words.w0
-        stream.retry_words[1] = words.w1
-        stream.retry_words[2] = words.w2
-        stream.retry_words[3] = words.w3
-
-
-cdef inline int64_t stream_retries(Stream* stream) noexcept nogil:
-    return <int64_t>stream.retries
-
-
-cdef extern from "philox.h" nogil:
-    # Blocks of independent streams in AVX2 lanes where the CPU has it (rng.pxd's block(), lane-wise).
-    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
-                             uint32_t domain, uint32_t* out)
-
-
-cdef enum:
-    # Environments whose first block of a step is drawn in one pass (combatsim.rl._stream).
-    AHEAD_ENVS = 64
-
-
-cdef inline void stream_ahead(const uint64_t[::1] seeds, int64_t[:, ::1] state, Py_ssize_t first,
-                              int64_t words_per_step, uint32_t* ahead) noexcept nogil:
-    # The first block of the coming step of envs first .. first + AHEAD_ENVS - 1: the word at
-    # (t + 1) x words_per_step of episode state[e, 0], t = state[e, 1]; block i at ahead[4 * i].
-    cdef uint64_t items[AHEAD_ENVS]
-    cdef uint32_t blocks[AHEAD_ENVS]
-    cdef Py_ssize_t count = min(state.shape[0] - first, AHEAD_ENVS), i
-    for i in range(count):
-        items[i] = <uint64_t>state[first + i, 0]
-        blocks[i] = <uint32_t>(((state[first + i, 1] + 1) * words_per_step) >> 2)
-    philox_keyed_blocks(count, &seeds[first], items, blocks, 0, ahead)
-
-
-cdef inline void stream_seek_ahead(Stream* stream, uint64_t k0, uint64_t k1, int64_t index, int64_t word_offset,
-                                   int64_t retries, const uint32_t* ahead, Py_ssize_t slot) noexcept nogil:
-    # stream_seek with the first block taken from slot ``slot`` of ``ahead``.
-    stream_seek(stream, k0, k1, index, word_offset, retries)
-    stream.words[0] = ahead[4 * slot]
-    stream.words[1] = ahead[4 * slot + 1]
-    stream.words[2] = ahead[4 * slot + 2]
-    stream.words[3] = ahead[4 * slot + 3]
-    stream.ready = <uint64_t>word_offset + 1
+from rl._stream_cy cimport AHEAD_ENVS, seed_key, stream_ahead, stream_retries, stream_seek, stream_seek_ahead
 
 
 '''
