@@ -55,6 +55,7 @@ from ..rng_nb import (
     _K0,
     _K1,
     _LO,
+    _READY,
     _USED,
     _WORDS,
     DOMAIN_DENSE,
@@ -348,7 +349,7 @@ def _die(rng, sides, threshold):
     Numba); a rejected word still retries through rng_nb.stream_bounded."""
     used = rng[_USED]
     position = np.int64(used & np.uint64(3))
-    if position == 0:
+    if position == 0 and used + np.uint64(1) != rng[_READY]:
         w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], used >> np.uint64(2), DOMAIN_ITEM, rng[_K0], rng[_K1])
         rng[_WORDS] = w0
         rng[_WORDS + 1] = w1
