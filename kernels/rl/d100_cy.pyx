@@ -26,14 +26,12 @@ cdef enum:
     G_PASSES = G_MAX_STEPS + 1
     G_START_ENGAGED = G_MAX_STEPS + 2
     PARAMS = G_MAX_STEPS + 3
-    # S_PASS is the pass within the round, t % passes (kept so a step needs no division).
     S_EPISODE = 0
     S_T = 1
     S_RETRIES = 2
     S_NEEDS_RESET = 3
     S_ENGAGED = 4
-    S_PASS = 5
-    S_SIDE = 6
+    S_SIDE = 5
     S_FLESH = 0
     S_SERIOUS = 1
     S_LETHAL = 2
@@ -139,7 +137,7 @@ cdef void _write_obs(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ssize
         obs[e, side, 10] = iparams[other * SIDE_PARAMS + P_SKILL] / 100.0
         obs[e, side, 11] = min(state[e, s + S_FAILED_FLEE], 5) / 5.0
         obs[e, side, 12] = 1.0 if state[e, s + S_TARGETED] else 0.0
-        obs[e, side, 13] = state[e, S_PASS] / iparams[G_PASSES]
+        obs[e, side, 13] = (state[e, S_T] % iparams[G_PASSES]) / iparams[G_PASSES]
         obs[e, side, 14] = state[e, S_T] / iparams[G_MAX_STEPS]
         obs[e, side, 15] = 1.0 if iparams[side * SIDE_PARAMS + P_RANGED] else 0.0
         for a in range(ACTIONS):
@@ -152,7 +150,6 @@ cdef void _init_episode(const int64_t[::1] iparams, int64_t[:, ::1] state, Py_ss
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
     state[e, S_ENGAGED] = iparams[G_START_ENGAGED]
-    state[e, S_PASS] = 0
     for i in range(S_SIDE, STATE_SIZE):
         state[e, i] = 0
 
@@ -325,11 +322,10 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
             _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
-        if state[e, S_PASS] == 0:  # a new round: "targeted this round" starts afresh
+        if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
             state[e, s0 + S_TARGETED] = 0
             state[e, s1 + S_TARGETED] = 0
         state[e, S_T] = t + 1
-        state[e, S_PASS] = 0 if state[e, S_PASS] + 1 == iparams[G_PASSES] else state[e, S_PASS] + 1
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES],
                           ahead, e % AHEAD_ENVS)

@@ -56,9 +56,8 @@ G_PASSES = G_MAX_STEPS + 1
 G_START_ENGAGED = G_MAX_STEPS + 2
 PARAMS = G_MAX_STEPS + 3
 
-# S_PASS is the pass within the round, t % passes (kept so a step needs no division).
-S_EPISODE, S_T, S_RETRIES, S_NEEDS_RESET, S_ENGAGED, S_PASS = 0, 1, 2, 3, 4, 5
-S_SIDE = 6
+S_EPISODE, S_T, S_RETRIES, S_NEEDS_RESET, S_ENGAGED = 0, 1, 2, 3, 4
+S_SIDE = 5
 S_FLESH, S_SERIOUS, S_LETHAL, S_COVER, S_DUAL, S_FAILED_FLEE, S_TARGETED, S_ESCAPED = 0, 1, 2, 3, 4, 5, 6, 7
 SIDE_STATE = 8
 STATE_SIZE = S_SIDE + 2 * SIDE_STATE
@@ -141,7 +140,7 @@ def _write_obs(iparams, state, e, obs, mask, n_sides):
         obs[e, side, 10] = iparams[other * SIDE_PARAMS + P_SKILL] / 100.0
         obs[e, side, 11] = min(state[e, s + S_FAILED_FLEE], 5) / 5.0
         obs[e, side, 12] = 1.0 if state[e, s + S_TARGETED] else 0.0
-        obs[e, side, 13] = state[e, S_PASS] / iparams[G_PASSES]
+        obs[e, side, 13] = (state[e, S_T] % iparams[G_PASSES]) / iparams[G_PASSES]
         obs[e, side, 14] = state[e, S_T] / iparams[G_MAX_STEPS]
         obs[e, side, 15] = 1.0 if iparams[side * SIDE_PARAMS + P_RANGED] else 0.0
         for a in range(ACTIONS):
@@ -154,7 +153,6 @@ def _init_episode(iparams, state, e):
     state[e, S_RETRIES] = 0
     state[e, S_NEEDS_RESET] = 0
     state[e, S_ENGAGED] = iparams[G_START_ENGAGED]
-    state[e, S_PASS] = 0
     for i in range(S_SIDE, STATE_SIZE):
         state[e, i] = 0
 
@@ -272,11 +270,10 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
             _write_obs(iparams, state, e, obs, mask, n_sides)
             continue
         t = state[e, S_T]
-        if state[e, S_PASS] == 0:  # a new round: "targeted this round" starts afresh
+        if t % iparams[G_PASSES] == 0:  # a new round: "targeted this round" starts afresh
             state[e, s0 + S_TARGETED] = 0
             state[e, s1 + S_TARGETED] = 0
         state[e, S_T] = t + 1
-        state[e, S_PASS] = 0 if state[e, S_PASS] + 1 == iparams[G_PASSES] else state[e, S_PASS] + 1
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES],
                           ahead, e % AHEAD_ENVS)
