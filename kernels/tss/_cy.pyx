@@ -566,7 +566,9 @@ cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t
     cdef uint64_t sit_sides = <uint64_t>config[C_SIT_SIDES], armour_sides = <uint64_t>config[C_ARMOUR_SIDES]
     cdef uint64_t fs[4]
     cdef uint32_t ft[4]
-    cdef int64_t sit[4], arm[4], di[4]
+    cdef int64_t sit[4]
+    cdef int64_t arm[4]
+    cdef int64_t di[4]
     cdef uint64_t dm[4]
     cdef int64_t j
     for j in range(1, 4):
