@@ -83,6 +83,8 @@ def dense_count_paths(uint64_t seed, int64_t first_block, int64_t last_block, ui
 cdef extern from "philox.h" nogil:
     void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
                             uint32_t* out)
+    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
+                             uint32_t domain, uint32_t* out)
 
 
 def dense_words(uint64_t seed, uint32_t domain, int64_t first_block, int64_t blocks):
@@ -92,11 +94,6 @@ def dense_words(uint64_t seed, uint32_t domain, int64_t first_block, int64_t blo
     if blocks:
         philox_dense_words(<uint32_t>seed, <uint32_t>(seed >> 32), domain, first_block, blocks, &view[0])
     return out
-
-
-cdef extern from "philox.h" nogil:
-    void philox_keyed_blocks(int64_t n, const uint64_t* keys, const uint64_t* items, const uint32_t* blocks,
-                             uint32_t domain, uint32_t* out)
 
 
 def keyed_blocks(const uint64_t[::1] keys, const uint64_t[::1] items, const uint32_t[::1] blocks, uint32_t domain):
