@@ -489,3 +489,102 @@ def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per
     for slot, (seed, episode, t) in enumerate(envs[first:]):
         expected = block(seed, episode, (t + 1) * words_per_step // 4, DOMAIN_ITEM)
         assert tuple(int(ahead[_stream_nb._ROW[5 + j] + slot]) for j in range(4)) == expected
+
+
+# ---- d100 lockstep lanes (Cython fast path, kernels/rl/d100_lanes.h) ----
+#: Choices the lanes take: all but flee and disengage (which roll their own dice), and -1 / 8 (illegal).
+LANE_ACTIONS = [-1, 0, 1, 2, 4, 6, 7, 8]
+
+
+def _lane_buffers(params, seeds, episode_start):
+    b = Buffers(RULESETS["d100"], len(seeds))
+    b.seeds[:] = seeds
+    b.state[:, 0] = episode_start
+    d100_reference.d100_reset(params, b.seeds, b.state, np.ones(len(seeds), np.uint8), b.obs, b.mask)
+    return b
+
+
+def _copy(b):
+    return [b.state.copy(), b.obs.copy(), b.mask.copy(), b.reward.copy(), b.terminated.copy(), b.truncated.copy()]
+
+
+@given(agent=d100_persona, opponent=d100_persona, globals_=GLOBALS["d100"],
+       seed=st.integers(0, 2**64 - 64), envs=st.integers(1, 64), external=st.booleans(),
+       shaping=st.sampled_from([0.0, 0.5]), action_seed=st.integers(0, 1000))
+def test_d100_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed, envs, external, shaping,
+                                                  action_seed):
+    """Each env the lockstep path steps ends exactly as the reference's step leaves it, the others
+    untouched; and it steps every env whose pass can do without the reference's body."""
+    from combatsim.rng import DOMAIN_ITEM, block
+
+    params = RULESETS["d100"].build(agent, opponent, **globals_)
+    policies = np.array([0, 0 if external else 1], dtype=np.int64)
+    seeds = np.arange(seed, seed + envs, dtype=np.uint64)
+    lanes = _lane_buffers(params, seeds, 7)
+    reference = _lane_buffers(params, seeds, 7)
+    rng = np.random.default_rng(action_seed)
+    taken = 0
+    for _ in range(30):
+        actions = rng.choice(LANE_ACTIONS, size=(envs, 2))
+        lanes.actions[:] = reference.actions[:] = actions
+        before = _copy(lanes)
+        done = cython_module("d100").d100_lanes_alone(params, lanes.seeds, lanes.state, lanes.actions, policies, shaping,
+                                                      lanes.obs, lanes.reward, lanes.terminated, lanes.truncated,
+                                                      lanes.mask)
+        d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, shaping,
+                                 reference.obs, reference.reward, reference.terminated, reference.truncated,
+                                 reference.mask)
+        stepped = np.array([(done >> e) & 1 for e in range(envs)], dtype=bool)
+        assert done >> envs == 0
+        for got, want, old in zip(_copy(lanes), _copy(reference), before, strict=True):
+            np.testing.assert_array_equal(got[stepped], want[stepped])
+            np.testing.assert_array_equal(got[~stepped], old[~stepped])
+        # What the lanes must take: every env but those with dual wield on (a second damage word
+        # can need a fifth word) or a Lemire-rejected word in the step's first block.
+        state = before[0]
+        plain = (state[:, 5 + 4] == 0) & (state[:, 13 + 4] == 0) & (state[:, 3] == 0)
+        for e in range(envs):
+            words = block(int(seeds[e]), int(state[e, 0]), (int(state[e, 1]) + 1) * 12 // 4, DOMAIN_ITEM)
+            plain[e] &= all(w * 100 % 2**32 >= 96 for w in words)
+        assert (stepped | ~plain).all()
+        assert stepped[state[:, 3] != 0].all()  # resets
+        taken += stepped.sum()
+        for got, want in zip((lanes.state, lanes.obs, lanes.mask, lanes.reward, lanes.terminated, lanes.truncated),
+                             _copy(reference), strict=True):
+            got[:] = want
+    assert taken > 0
+
+
+def test_d100_lanes_take_every_env_of_a_plain_duel():
+    """With both sides attacking (the bench's duel) every env's step is taken in lockstep, the
+    resets included; over 40 steps of 64 envs the buffers equal the reference's throughout."""
+    params = RULESETS["d100"].build()
+    policies = np.array([0, 1], dtype=np.int64)
+    seeds = np.arange(3, 67, dtype=np.uint64)
+    lanes = _lane_buffers(params, seeds, 0)
+    reference = _lane_buffers(params, seeds, 0)
+    for _ in range(40):
+        done = cython_module("d100").d100_lanes_alone(params, lanes.seeds, lanes.state, lanes.actions, policies, 0.0,
+                                                      lanes.obs, lanes.reward, lanes.terminated, lanes.truncated,
+                                                      lanes.mask)
+        d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0,
+                                 reference.obs, reference.reward, reference.terminated, reference.truncated,
+                                 reference.mask)
+        assert done == 2**64 - 1
+        for got, want in zip(_copy(lanes), _copy(reference), strict=True):
+            np.testing.assert_array_equal(got, want)
+    assert reference.state[:, 0].sum() > 64  # episodes ended and restarted along the way
+
+
+def test_d100_lanes_header_has_the_reference_layout():
+    import re
+    from pathlib import Path
+
+    header = (Path(__file__).parents[1] / "kernels" / "rl" / "d100_lanes.h").read_text()
+    defines = dict(re.findall(r"^#define D100_(\w+) (\d+)$", header, flags=re.MULTILINE))
+    shared = {name: value for name, value in defines.items() if hasattr(d100_reference, name)}
+    assert len(shared) >= 35
+    for name, value in shared.items():
+        assert getattr(d100_reference, name) == int(value), name
+    assert int(defines["LANES"]) == d100_reference.AHEAD_ENVS
+    assert int(defines["NO_ACTION"]) == d100_reference.ACTIONS

@@ -71,8 +71,28 @@ from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
 from rng cimport Stream, rejection_threshold, stream_bounded, stream_die, stream_word
 
 from rl._stream_cy cimport AHEAD_ENVS, seed_key, stream_ahead, stream_retries, stream_seek, stream_seek_ahead
+{lanes}
+
+'''
+#: Rulesets whose twin has a lockstep fast path (kernels/rl/<ruleset>_lanes.pxd and .h).
+LANES = {"d100"}
+
+LANES_ALONE = '''
 
 
+def {ruleset}_lanes_alone(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state,
+                          const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping,
+                          float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated,
+                          int8_t[:, :, ::1] mask):
+    """The lockstep fast path alone on envs 0 .. AHEAD_ENVS - 1 (tests): steps the envs it takes, leaves
+    the others as they were, and returns the ones it stepped as bits."""
+    cdef uint32_t ahead[4 * AHEAD_ENVS]
+    cdef int64_t done
+    with nogil:
+        stream_ahead(seeds, state, 0, WORDS_PER_STEP, ahead)
+        done = {ruleset}_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask,
+                               0, ahead)
+    return <uint64_t>done
 '''
 
 STEPPER = '''
@@ -236,7 +256,9 @@ def generate(ruleset: str) -> str:
     out = _release_the_gil(out)
     title = {"exp": "EXP", "d100": "d100", "tss": "TSS"}[ruleset]
     enum = "cdef enum:\n" + "\n".join(constants) + "\n\n\n"
-    text = PRELUDE.format(ruleset=ruleset, title=title) + enum + "\n".join(out).strip() + "\n"
+    lanes = f"from rl.{ruleset}_lanes cimport {ruleset}_lanes\n" if ruleset in LANES else ""
+    alone = LANES_ALONE.format(ruleset=ruleset) if ruleset in LANES else ""
+    text = PRELUDE.format(ruleset=ruleset, title=title, lanes=lanes) + enum + "\n".join(out).strip() + alone + "\n"
     return re.sub(r"\n{3,}(?=\S)", "\n\n\n", text + STEPPER.lstrip("\n").join(["\n\n", ""]))
 
 

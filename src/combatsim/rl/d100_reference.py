@@ -45,6 +45,13 @@ def kernel(function):
     return function
 
 
+def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
+    """The Cython twin's lockstep fast path (kernels/rl/d100_lanes.h): it steps some of the
+    AHEAD_ENVS envs from ``first`` exactly as the body below would and returns them as bits. The
+    reference and the Numba twin step every env in the body (no bits)."""
+    return 0
+
+
 # ---- shared body (identical in kernels/rl/d100_nb.py) ----
 # Per side: skill (pool x specialty, no action modifiers), ranged, nonlethal weapon, dual wield
 # allowed, flee target base, then final lethality and serious threshold of this side's attacks
@@ -257,9 +264,15 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     s1 = S_SIDE + SIDE_STATE
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     ahead = new_ahead(rng)
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask,
+                              e, ahead)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -276,7 +289,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         state[e, S_T] = t + 1
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], (t + 1) * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         # Legality is judged on the state at the start of the pass; anything else does nothing.
