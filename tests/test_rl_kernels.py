@@ -504,14 +504,31 @@ def _lane_buffers(params, seeds, episode_start):
     return b
 
 
+def _lanes_alone(backend):
+    """The lockstep fast path alone on envs 0 .. 63: steps those it takes, returns them as bits."""
+    if backend == "cython":
+        return cython_module("d100").d100_lanes_alone
+    from combatsim.kernels.rl import _stream_nb, d100_lanes_nb
+
+    def alone(params, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask):
+        ahead = _stream_nb.new_state()
+        _stream_nb.stream_ahead(seeds, state, 0, d100_reference.WORDS_PER_STEP, ahead)
+        done = d100_lanes_nb.d100_lanes(params, state, actions, policies, shaping, obs, reward, terminated, truncated,
+                                        mask, 0, ahead)
+        return done % 2**64
+
+    return alone
+
+
 def _copy(b):
     return [b.state.copy(), b.obs.copy(), b.mask.copy(), b.reward.copy(), b.terminated.copy(), b.truncated.copy()]
 
 
+@pytest.mark.parametrize("backend", ["cython", "numba"])
 @given(agent=d100_persona, opponent=d100_persona, globals_=GLOBALS["d100"],
        seed=st.integers(0, 2**64 - 64), envs=st.integers(1, 64), external=st.booleans(),
        shaping=st.sampled_from([0.0, 0.5]), action_seed=st.integers(0, 1000))
-def test_d100_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed, envs, external, shaping,
+def test_d100_lanes_step_exactly_as_the_reference(backend, agent, opponent, globals_, seed, envs, external, shaping,
                                                   action_seed):
     """Each env the lockstep path steps ends exactly as the reference's step leaves it, the others
     untouched; and it steps every env whose pass can do without the reference's body."""
@@ -528,9 +545,8 @@ def test_d100_lanes_step_exactly_as_the_reference(agent, opponent, globals_, see
         actions = rng.choice(LANE_ACTIONS, size=(envs, 2))
         lanes.actions[:] = reference.actions[:] = actions
         before = _copy(lanes)
-        done = cython_module("d100").d100_lanes_alone(params, lanes.seeds, lanes.state, lanes.actions, policies, shaping,
-                                                      lanes.obs, lanes.reward, lanes.terminated, lanes.truncated,
-                                                      lanes.mask)
+        done = _lanes_alone(backend)(params, lanes.seeds, lanes.state, lanes.actions, policies, shaping, lanes.obs,
+                                     lanes.reward, lanes.terminated, lanes.truncated, lanes.mask)
         d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, shaping,
                                  reference.obs, reference.reward, reference.terminated, reference.truncated,
                                  reference.mask)
@@ -555,7 +571,8 @@ def test_d100_lanes_step_exactly_as_the_reference(agent, opponent, globals_, see
     assert taken > 0
 
 
-def test_d100_lanes_take_every_env_of_a_plain_duel():
+@pytest.mark.parametrize("backend", ["cython", "numba"])
+def test_d100_lanes_take_every_env_of_a_plain_duel(backend):
     """With both sides attacking (the bench's duel) every env's step is taken in lockstep, the
     resets included; over 40 steps of 64 envs the buffers equal the reference's throughout."""
     params = RULESETS["d100"].build()
@@ -564,9 +581,8 @@ def test_d100_lanes_take_every_env_of_a_plain_duel():
     lanes = _lane_buffers(params, seeds, 0)
     reference = _lane_buffers(params, seeds, 0)
     for _ in range(40):
-        done = cython_module("d100").d100_lanes_alone(params, lanes.seeds, lanes.state, lanes.actions, policies, 0.0,
-                                                      lanes.obs, lanes.reward, lanes.terminated, lanes.truncated,
-                                                      lanes.mask)
+        done = _lanes_alone(backend)(params, lanes.seeds, lanes.state, lanes.actions, policies, 0.0, lanes.obs,
+                                     lanes.reward, lanes.terminated, lanes.truncated, lanes.mask)
         d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0,
                                  reference.obs, reference.reward, reference.terminated, reference.truncated,
                                  reference.mask)

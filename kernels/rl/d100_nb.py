@@ -18,14 +18,10 @@ from ._stream_nb import (
     stream_seek_ahead,
     stream_word,
 )
+from .d100_lanes_nb import d100_lanes
 
 kernel = step_kernels()
 
-
-@kernel
-def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
-    """No lockstep fast path in Numba (see combatsim.rl.d100_reference.d100_lanes)."""
-    return 0
 
 
 # ---- shared body (identical in kernels/rl/d100_nb.py) ----

@@ -46,9 +46,9 @@ def kernel(function):
 
 
 def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
-    """The Cython twin's lockstep fast path (kernels/rl/d100_lanes.h): it steps some of the
-    AHEAD_ENVS envs from ``first`` exactly as the body below would and returns them as bits. The
-    reference and the Numba twin step every env in the body (no bits)."""
+    """The compiled twins' lockstep fast path (kernels/rl/d100_lanes.h, d100_lanes_nb.py): it steps
+    some of the AHEAD_ENVS envs from ``first`` exactly as the body below would and returns them as
+    bits. The reference steps every env in the body (no bits)."""
     return 0
 
 
