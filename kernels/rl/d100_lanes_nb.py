@@ -80,10 +80,11 @@ def _legal_bits(engaged, cover, ranged, dual_allowed):
 
 
 @njit(inline="always")
-def _word_at(lanes, i, position):
-    word = lanes[WORD + 1, i] if position == 1 else lanes[WORD, i]
-    word = lanes[WORD + 2, i] if position == 2 else word
-    word = lanes[WORD + 3, i] if position == 3 else word
+def _word_at(w0, w1, w2, w3, position):
+    # Selects between loaded words (a load under a condition would stop LLVM vectorising).
+    word = w1 if position == 1 else w0
+    word = w2 if position == 2 else word
+    word = w3 if position == 3 else word
     return np.uint64(np.uint32(word))
 
 
@@ -122,9 +123,10 @@ def _attack(lanes, params, side, quick):
         full = skill - 20 * (quick + np.int64(lanes[d + DEFEND, i]) + dual + cover)
         capped = min(full, 95)
         at = np.int64(lanes[POSITION, i])
-        word = _word_at(lanes, i, at & 3)
-        first = _word_at(lanes, i, (at + 1) & 3)
-        second = _word_at(lanes, i, (at + 2) & 3)
+        w0, w1, w2, w3 = lanes[WORD, i], lanes[WORD + 1, i], lanes[WORD + 2, i], lanes[WORD + 3, i]
+        word = _word_at(w0, w1, w2, w3, at & 3)
+        first = _word_at(w0, w1, w2, w3, (at + 1) & 3)
+        second = _word_at(w0, w1, w2, w3, (at + 2) & 3)
         hit = on & (1 if _roll(word) <= capped else 0)
         both = hit & dual
         late0 = 1 if at > 3 else 0
@@ -159,6 +161,21 @@ def _attack(lanes, params, side, quick):
         lanes[d + FLESH, i] = flesh - 3 * escalated
         lanes[d + SERIOUS, i] = serious_total & 1
         lanes[d + LETHAL, i] += lethals + (serious_total >> 1)
+
+
+@njit(inline="always")
+def _move(lanes, r, i, press, keep):
+    """One side's cover and dual wield after the pass's movement; a reset lane's side starts afresh."""
+    taking_cover = 1 if lanes[r + CHOICE, i] == A_TAKE_COVER else 0
+    toggling = 1 if lanes[r + CHOICE, i] == A_TOGGLE_DUAL else 0
+    lanes[r + COVER, i] = (lanes[r + COVER, i] | taking_cover) & (press ^ 1) & keep
+    lanes[r + DUAL, i] = (lanes[r + DUAL, i] ^ toggling) & keep
+    lanes[r + FLESH, i] &= keep
+    lanes[r + SERIOUS, i] &= keep
+    lanes[r + LETHAL, i] &= keep
+    lanes[r + TARGETED, i] &= keep
+    lanes[r + ESCAPED, i] &= keep
+    lanes[r + FAILED_FLEE, i] &= keep
 
 
 @njit(inline="always")
@@ -209,9 +226,9 @@ def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminat
                  | state[e, S_SIDE + SIDE_STATE + S_ESCAPED])
         counters = (state[e, S_SIDE + S_LETHAL] | state[e, S_SIDE + S_FAILED_FLEE]
                     | state[e, S_SIDE + SIDE_STATE + S_LETHAL] | state[e, S_SIDE + SIDE_STATE + S_FAILED_FLEE])
-        bad = (np.uint64(state[e, S_T]) >= np.uint64(max_steps) or np.uint64(flags) > np.uint64(1)
-               or np.uint64(counters) >= np.uint64(1 << 30) or np.uint64(state[e, S_SIDE + S_FLESH]) > np.uint64(2)
-               or np.uint64(state[e, S_SIDE + SIDE_STATE + S_FLESH]) > np.uint64(2))
+        bad = ((np.uint64(state[e, S_T]) >= np.uint64(max_steps)) | (np.uint64(flags) > np.uint64(1))
+               | (np.uint64(counters) >= np.uint64(1 << 30)) | (np.uint64(state[e, S_SIDE + S_FLESH]) > np.uint64(2))
+               | (np.uint64(state[e, S_SIDE + SIDE_STATE + S_FLESH]) > np.uint64(2)))
         lanes[SLOW, i] = 1 if bad else 0
         lanes[RESET, i] = 1 if state[e, S_NEEDS_RESET] != 0 else 0
         lanes[T, i] = 0 if bad else state[e, S_T]
@@ -276,17 +293,8 @@ def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminat
                                  | ((1 if lanes[s1 + CHOICE, i] == A_PRESS else 0) & (lanes[s1 + ESCAPED, i] ^ 1)))
         reset = np.int64(lanes[RESET, i])
         keep = -(reset ^ 1)
-        for r in (s0, s1):
-            taking_cover = 1 if lanes[r + CHOICE, i] == A_TAKE_COVER else 0
-            toggling = 1 if lanes[r + CHOICE, i] == A_TOGGLE_DUAL else 0
-            lanes[r + COVER, i] = (lanes[r + COVER, i] | taking_cover) & (press ^ 1) & keep
-            lanes[r + DUAL, i] = (lanes[r + DUAL, i] ^ toggling) & keep
-            lanes[r + FLESH, i] &= keep
-            lanes[r + SERIOUS, i] &= keep
-            lanes[r + LETHAL, i] &= keep
-            lanes[r + TARGETED, i] &= keep
-            lanes[r + ESCAPED, i] &= keep
-            lanes[r + FAILED_FLEE, i] &= keep
+        _move(lanes, s0, i, press, keep)
+        _move(lanes, s1, i, press, keep)
         lanes[ENGAGED, i] = start_engaged if reset else engaged | press
         out0 = 1 if lanes[s0 + LETHAL, i] > 0 else 0
         out1 = 1 if lanes[s1 + LETHAL, i] > 0 else 0
