@@ -145,6 +145,18 @@ static inline void d100_lanes_attack(const D100LaneSide *attacker, D100LaneState
     }
 }
 
+/* One side's cover and dual wield after the pass's movement; a resetting lane's side (keep 0) starts afresh. */
+static inline void d100_lane_move(D100LaneState *s, int i, int32_t press, int32_t keep) {
+    s->cover[i] = (s->cover[i] | (s->choice[i] == D100_A_TAKE_COVER)) & (press ^ 1) & keep;
+    s->dual[i] = (s->dual[i] ^ (s->choice[i] == D100_A_TOGGLE_DUAL)) & keep;
+    s->flesh[i] &= keep;
+    s->serious[i] &= keep;
+    s->lethal[i] &= keep;
+    s->targeted[i] &= keep;
+    s->escaped[i] &= keep;
+    s->failed_flee[i] &= keep;
+}
+
 static inline int32_t d100_flag(int64_t value) { return (uint64_t)value <= 1; }
 
 /* A wound threshold against a d100 roll: anything outside 0..100 acts as -1 or 101. */
@@ -320,23 +332,9 @@ D100_LANES_CLONES static uint64_t d100_step_lanes(const int64_t *iparams, int64_
         int32_t press = (engaged[i] ^ 1) & (((s0->choice[i] == D100_A_PRESS) & (s0->escaped[i] ^ 1)) |
                                             ((s1->choice[i] == D100_A_PRESS) & (s1->escaped[i] ^ 1)));
         int32_t keep = -(reset[i] ^ 1);
-        s0->cover[i] = (s0->cover[i] | (s0->choice[i] == D100_A_TAKE_COVER)) & (press ^ 1) & keep;
-        s1->cover[i] = (s1->cover[i] | (s1->choice[i] == D100_A_TAKE_COVER)) & (press ^ 1) & keep;
+        d100_lane_move(s0, i, press, keep);
+        d100_lane_move(s1, i, press, keep);
         engaged[i] = reset[i] ? (int32_t)start_engaged : engaged[i] | press;
-        s0->dual[i] = (s0->dual[i] ^ (s0->choice[i] == D100_A_TOGGLE_DUAL)) & keep;
-        s1->dual[i] = (s1->dual[i] ^ (s1->choice[i] == D100_A_TOGGLE_DUAL)) & keep;
-        s0->flesh[i] &= keep;
-        s1->flesh[i] &= keep;
-        s0->serious[i] &= keep;
-        s1->serious[i] &= keep;
-        s0->lethal[i] &= keep;
-        s1->lethal[i] &= keep;
-        s0->targeted[i] &= keep;
-        s1->targeted[i] &= keep;
-        s0->escaped[i] &= keep;
-        s1->escaped[i] &= keep;
-        s0->failed_flee[i] &= keep;
-        s1->failed_flee[i] &= keep;
         int32_t out0 = s0->lethal[i] > 0, out1 = s1->lethal[i] > 0;
         int32_t step = (t[i] + 1) & keep;
         ended[i] = out0 | out1 | s0->escaped[i] | s1->escaped[i];
