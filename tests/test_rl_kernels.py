@@ -492,6 +492,8 @@ def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per
 
 
 # ---- d100 lockstep lanes (Cython fast path, kernels/rl/d100_lanes.h) ----
+#: Fewest envs the lanes take (fewer go to the body; the header and the Numba twin agree, below).
+LANES_MIN = 16
 #: Choices the lanes take: all but flee and disengage (which roll their own dice), and -1 / 8 (illegal).
 LANE_ACTIONS = [-1, 0, 1, 2, 4, 6, 7, 8]
 
@@ -526,7 +528,7 @@ def _copy(b):
 
 @pytest.mark.parametrize("backend", ["cython", "numba"])
 @given(agent=d100_persona, opponent=d100_persona, globals_=GLOBALS["d100"],
-       seed=st.integers(0, 2**64 - 64), envs=st.integers(1, 64), external=st.booleans(),
+       seed=st.integers(0, 2**64 - 64), envs=st.integers(LANES_MIN, 64), external=st.booleans(),
        shaping=st.sampled_from([0.0, 0.5]), action_seed=st.integers(0, 1000))
 def test_d100_lanes_step_exactly_as_the_reference(backend, agent, opponent, globals_, seed, envs, external, shaping,
                                                   action_seed):
@@ -604,3 +606,18 @@ def test_d100_lanes_header_has_the_reference_layout():
         assert getattr(d100_reference, name) == int(value), name
     assert int(defines["LANES"]) == d100_reference.AHEAD_ENVS
     assert int(defines["NO_ACTION"]) == d100_reference.ACTIONS
+    from combatsim.kernels.rl import d100_lanes_nb
+
+    assert int(defines["LANES_MIN"]) == d100_lanes_nb.LANES_MIN == LANES_MIN
+
+
+@pytest.mark.parametrize("backend", ["cython", "numba"])
+def test_d100_lanes_leave_small_batches_to_the_body(backend):
+    """A single env, or fewer than LANES_MIN, is stepped by the shared body (the lanes take none)."""
+    params = RULESETS["d100"].build()
+    policies = np.array([0, 1], dtype=np.int64)
+    for envs in (1, LANES_MIN - 1, LANES_MIN):
+        b = _lane_buffers(params, np.arange(envs, dtype=np.uint64), 0)
+        done = _lanes_alone(backend)(params, b.seeds, b.state, b.actions, policies, 0.0, b.obs, b.reward,
+                                     b.terminated, b.truncated, b.mask)
+        assert done == (2**envs - 1 if envs >= LANES_MIN else 0)

@@ -57,6 +57,9 @@
 #define D100_POLICY_EXTERNAL 0
 #define D100_POLICY_SCRIPTED 1
 #define D100_LANES 64
+/* Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
+ * lanes' loops cost the same for 1 env as for 64. */
+#define D100_LANES_MIN 16
 /* An action that does nothing: an illegal choice (the reference's -1). */
 #define D100_NO_ACTION 8
 /* Lemire's threshold for a d100: (2^32 - 100) mod 100. */
@@ -213,6 +216,8 @@ D100_LANES_CLONES static uint64_t d100_step_lanes(const int64_t *iparams, int64_
     int64_t max_steps = iparams[D100_G_MAX_STEPS], passes = iparams[D100_G_PASSES];
     int64_t start_engaged = iparams[D100_G_START_ENGAGED];
     int n_sides = policies[1] == D100_POLICY_EXTERNAL ? 2 : 1;
+    if (count < D100_LANES_MIN)
+        return 0;
     for (int side = 0; side < 2; side++) {
         const int64_t *p = iparams + side * D100_SIDE_PARAMS;
         D100LaneSide *s = &sides[side];
