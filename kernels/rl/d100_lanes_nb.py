@@ -249,7 +249,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         lanes[CHOICE, i] = NO_ACTION
         lanes[SIDE_ROW[1] + CHOICE, i] = NO_ACTION
     for i in range(count):
-        e = first + i
+        e = np.uint64(first + i)  # unsigned: Numba adds no negative-index wraparound to each access
         flags = (state[e, S_ENGAGED] | state[e, S_SIDE + S_SERIOUS] | state[e, S_SIDE + S_COVER]
                  | state[e, S_SIDE + S_DUAL] | state[e, S_SIDE + S_TARGETED] | state[e, S_SIDE + S_ESCAPED]
                  | state[e, S_SIDE + SIDE_STATE + S_SERIOUS] | state[e, S_SIDE + SIDE_STATE + S_COVER]
@@ -372,7 +372,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     for i in range(count):
         if lanes[SLOW, i] and not lanes[RESET, i]:
             continue
-        e = first + i
+        e = np.uint64(first + i)
         engaged = np.int64(lanes[ENGAGED, i])
         for side in range(n_sides):
             row = F_OBS + side * OBS_SIZE
@@ -388,8 +388,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         reset = np.int64(lanes[RESET, i])
         state[e, S_EPISODE] += reset
         state[e, S_T] = lanes[T, i]
-        if reset:
-            state[e, S_RETRIES] = 0
+        state[e, S_RETRIES] &= reset - 1  # 0 at a reset
         state[e, S_NEEDS_RESET] = lanes[ENDED, i] | lanes[CUT, i]
         state[e, S_ENGAGED] = engaged
         for side in range(2):
