@@ -294,16 +294,24 @@ def test_tss_difficulty_scale(monkeypatch, steps, dice):
 
 
 # ---- differential: reference vs Numba, step by step ----
-exp_weapon = st.fixed_dictionaries({
-    "bonus": st.integers(-100, 400), "maximum_roll": st.integers(300, 1100), "damage_adjustment": st.integers(-3, 6),
-    "damage": st.sampled_from(["d4", "2d6", "3d10", "d8-2", "5", "d1000"]),
-    "type": st.sampled_from(["A", "B", "C", "D", "E", "F", "automatic"]), "ammunition": st.sampled_from([0, 3, 7, 30]),
-})
-exp_persona = st.fixed_dictionaries({
-    "hit_points": st.integers(1, 60), "armour_rating": st.integers(0, 950),
-    "weapons": st.lists(exp_weapon, min_size=1, max_size=3),
-}).map(lambda p: {**p, "weapons": [w if w["type"] != "automatic" or w["ammunition"] >= 3 else {**w, "ammunition": 30}
-                                   for w in p["weapons"]]})
+EXP_DAMAGE = ["d4", "2d6", "3d10", "d8-2", "5", "d1000"]
+
+
+def _exp_personas(damage):
+    weapon = st.fixed_dictionaries({
+        "bonus": st.integers(-100, 400), "maximum_roll": st.integers(300, 1100),
+        "damage_adjustment": st.integers(-3, 6), "damage": st.sampled_from(damage),
+        "type": st.sampled_from(["A", "B", "C", "D", "E", "F", "automatic"]),
+        "ammunition": st.sampled_from([0, 3, 7, 30]),
+    })
+    return st.fixed_dictionaries({
+        "hit_points": st.integers(1, 60), "armour_rating": st.integers(0, 950),
+        "weapons": st.lists(weapon, min_size=1, max_size=3),
+    }).map(lambda p: {**p, "weapons": [w if w["type"] != "automatic" or w["ammunition"] >= 3 else {**w, "ammunition": 30}
+                                       for w in p["weapons"]]})
+
+
+exp_persona = _exp_personas(EXP_DAMAGE)
 d100_persona = st.fixed_dictionaries({
     "skill": st.integers(-20, 140), "ranged": st.booleans(), "nonlethal": st.booleans(),
     "weapon_lethality": st.integers(0, 100),
@@ -491,25 +499,32 @@ def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per
         assert tuple(int(ahead[_stream_nb._ROW[5 + j] + slot]) for j in range(4)) == expected
 
 
-# ---- d100 lockstep lanes (Cython fast path, kernels/rl/d100_lanes.h) ----
-#: Fewest envs the lanes take (fewer go to the body; the header and the Numba twin agree, below).
+# ---- lockstep lanes (fast paths, kernels/rl/<ruleset>_lanes.h; d100 also kernels/rl/d100_lanes_nb.py) ----
+#: Fewest envs the lanes take (fewer go to the body; the headers and the Numba twin agree, below).
 LANES_MIN = 16
-#: Choices the lanes take: all but flee and disengage (which roll their own dice), and -1 / 8 (illegal).
+#: Rulesets with lanes, and the backends that have them (the EXP Numba twin has none yet).
+LANE_BACKENDS = [("d100", "cython"), ("d100", "numba"), ("exp", "cython")]
+#: d100 choices the lanes take: all but flee and disengage (which roll their own dice), and -1 / 8 (illegal).
 LANE_ACTIONS = [-1, 0, 1, 2, 4, 6, 7, 8]
+#: EXP lanes' personas: the usual dice and a d999760, which Lemire rejects about once in 4300 words
+#: ((2^32 - 999760) mod 999760 = 998096), so rejected words reach the lanes.
+exp_lane_persona = _exp_personas([*EXP_DAMAGE, "d999760"])
 
 
-def _lane_buffers(params, seeds, episode_start):
-    b = Buffers(RULESETS["d100"], len(seeds))
+def _lane_buffers(ruleset, params, seeds, episode_start):
+    b = Buffers(RULESETS[ruleset], len(seeds))
     b.seeds[:] = seeds
     b.state[:, 0] = episode_start
-    d100_reference.d100_reset(params, b.seeds, b.state, np.ones(len(seeds), np.uint8), b.obs, b.mask)
+    getattr(REFERENCES[ruleset], f"{ruleset}_reset")(params, b.seeds, b.state, np.ones(len(seeds), np.uint8), b.obs,
+                                                     b.mask)
     return b
 
 
-def _lanes_alone(backend):
+def _lanes_alone(backend, ruleset):
     """The lockstep fast path alone on envs 0 .. 63: steps those it takes, returns them as bits."""
     if backend == "cython":
-        return cython_module("d100").d100_lanes_alone
+        return getattr(cython_module(ruleset), f"{ruleset}_lanes_alone")
+    assert ruleset == "d100", "only the d100 Numba twin has lanes"
     from combatsim.kernels.rl import _stream_nb, d100_lanes_nb
 
     def alone(params, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask):
@@ -522,8 +537,58 @@ def _lanes_alone(backend):
     return alone
 
 
+def _lanes_step(backend, ruleset, params, b, policies, shaping):
+    """The lanes alone on buffers ``b``: which envs they stepped, as booleans."""
+    done = _lanes_alone(backend, ruleset)(params, b.seeds, b.state, b.actions, policies, shaping, b.obs, b.reward,
+                                          b.terminated, b.truncated, b.mask)
+    envs = len(b.seeds)
+    assert done >> envs == 0
+    return np.array([(done >> e) & 1 for e in range(envs)], dtype=bool)
+
+
+def _reference_step(ruleset, params, b, policies, shaping):
+    getattr(REFERENCES[ruleset], f"{ruleset}_step")(params, b.seeds, b.state, b.actions, policies, shaping, b.obs,
+                                                    b.reward, b.terminated, b.truncated, b.mask)
+
+
 def _copy(b):
     return [b.state.copy(), b.obs.copy(), b.mask.copy(), b.reward.copy(), b.terminated.copy(), b.truncated.copy()]
+
+
+def _assert_lanes_match(lanes, reference, before, stepped):
+    """Envs the lanes stepped equal the reference's step; the others are as they were."""
+    for got, want, old in zip(_copy(lanes), _copy(reference), before, strict=True):
+        np.testing.assert_array_equal(got[stepped], want[stepped])
+        np.testing.assert_array_equal(got[~stepped], old[~stepped])
+
+
+def _catch_up(lanes, reference):
+    for got, want in zip((lanes.state, lanes.obs, lanes.mask, lanes.reward, lanes.terminated, lanes.truncated),
+                         _copy(reference), strict=True):
+        got[:] = want
+
+
+def _lanes_follow_the_reference(backend, ruleset, params, seed, envs, external, shaping, action_seed, actions,
+                                step_reference):
+    """30 steps of random ``actions`` (external side 1, or scripted): each env the lanes step ends
+    exactly as the reference's step leaves it, the others are untouched. ``step_reference(reference,
+    policies, shaping, before, stepped)`` steps the reference's buffers and checks which envs the
+    lanes had to take."""
+    policies = np.array([0, 0 if external else 1], dtype=np.int64)
+    seeds = np.arange(seed, seed + envs, dtype=np.uint64)
+    lanes = _lane_buffers(ruleset, params, seeds, 7)
+    reference = _lane_buffers(ruleset, params, seeds, 7)
+    rng = np.random.default_rng(action_seed)
+    taken = 0
+    for _ in range(30):
+        lanes.actions[:] = reference.actions[:] = rng.choice(actions, size=(envs, 2))
+        before = _copy(lanes)
+        stepped = _lanes_step(backend, ruleset, params, lanes, policies, shaping)
+        step_reference(reference, policies, shaping, before, stepped)
+        _assert_lanes_match(lanes, reference, before, stepped)
+        taken += stepped.sum()
+        _catch_up(lanes, reference)
+    assert taken > 0
 
 
 @pytest.mark.parametrize("backend", ["cython", "numba"])
@@ -537,87 +602,152 @@ def test_d100_lanes_step_exactly_as_the_reference(backend, agent, opponent, glob
     from combatsim.rng import DOMAIN_ITEM, block
 
     params = RULESETS["d100"].build(agent, opponent, **globals_)
-    policies = np.array([0, 0 if external else 1], dtype=np.int64)
-    seeds = np.arange(seed, seed + envs, dtype=np.uint64)
-    lanes = _lane_buffers(params, seeds, 7)
-    reference = _lane_buffers(params, seeds, 7)
-    rng = np.random.default_rng(action_seed)
-    taken = 0
-    for _ in range(30):
-        actions = rng.choice(LANE_ACTIONS, size=(envs, 2))
-        lanes.actions[:] = reference.actions[:] = actions
-        before = _copy(lanes)
-        done = _lanes_alone(backend)(params, lanes.seeds, lanes.state, lanes.actions, policies, shaping, lanes.obs,
-                                     lanes.reward, lanes.terminated, lanes.truncated, lanes.mask)
-        d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, shaping,
-                                 reference.obs, reference.reward, reference.terminated, reference.truncated,
-                                 reference.mask)
-        stepped = np.array([(done >> e) & 1 for e in range(envs)], dtype=bool)
-        assert done >> envs == 0
-        for got, want, old in zip(_copy(lanes), _copy(reference), before, strict=True):
-            np.testing.assert_array_equal(got[stepped], want[stepped])
-            np.testing.assert_array_equal(got[~stepped], old[~stepped])
+
+    def step_reference(reference, policies, shaping, before, stepped):
+        _reference_step("d100", params, reference, policies, shaping)
         # What the lanes must take: every env but those with dual wield on (a second damage word
         # can need a fifth word) or a Lemire-rejected word in the step's first block.
         state = before[0]
         plain = (state[:, 5 + 4] == 0) & (state[:, 13 + 4] == 0) & (state[:, 3] == 0)
         for e in range(envs):
-            words = block(int(seeds[e]), int(state[e, 0]), (int(state[e, 1]) + 1) * 12 // 4, DOMAIN_ITEM)
+            words = block(int(reference.seeds[e]), int(state[e, 0]), (int(state[e, 1]) + 1) * 12 // 4, DOMAIN_ITEM)
             plain[e] &= all(w * 100 % 2**32 >= 96 for w in words)
         assert (stepped | ~plain).all()
         assert stepped[state[:, 3] != 0].all()  # resets
-        taken += stepped.sum()
-        for got, want in zip((lanes.state, lanes.obs, lanes.mask, lanes.reward, lanes.terminated, lanes.truncated),
-                             _copy(reference), strict=True):
-            got[:] = want
-    assert taken > 0
+
+    _lanes_follow_the_reference(backend, "d100", params, seed, envs, external, shaping, action_seed, LANE_ACTIONS,
+                                step_reference)
 
 
-@pytest.mark.parametrize("backend", ["cython", "numba"])
-def test_d100_lanes_take_every_env_of_a_plain_duel(backend):
-    """With both sides attacking (the bench's duel) every env's step is taken in lockstep, the
+def _exp_reference_step_by_env(params, b, policies, shaping):
+    """The reference's EXP step, one env at a time (each env's step is its own), reading each env's
+    stream afterwards: returns the envs whose step the lanes must take, a reset or a step whose
+    dice used at most the first block's four words and no Lemire-rejected word (no retry word)."""
+    from combatsim.rl._stream import new_state
+
+    must = np.zeros(len(b.seeds), dtype=bool)
+    for e in range(len(b.seeds)):
+        one = slice(e, e + 1)
+        reset, retries = b.state[e, exp_reference.S_NEEDS_RESET] != 0, b.state[e, exp_reference.S_RETRIES]
+        rng = new_state()
+        exp_reference._step_all(params, b.seeds[one], b.state[one], b.actions[one], policies, shaping, b.obs[one],
+                                b.reward[one], b.terminated[one], b.truncated[one], b.mask[one], rng)
+        words = rng.stream.words_used - b.state[e, exp_reference.S_T] * exp_reference.WORDS_PER_STEP
+        must[e] = reset or (words <= 4 and rng.stream.retries_used == retries)
+    return must
+
+
+@given(agent=exp_lane_persona, opponent=exp_lane_persona, globals_=GLOBALS["exp"],
+       seed=st.integers(0, 2**64 - 64), envs=st.integers(LANES_MIN, 64), external=st.booleans(),
+       shaping=st.sampled_from([0.0, 0.5, -0.25]), action_seed=st.integers(0, 1000))
+def test_exp_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed, envs, external, shaping, action_seed):
+    """Each env the EXP lanes step ends exactly as the reference's step leaves it, the others
+    untouched; and they step exactly the envs whose step needs no more than the first block's words
+    and meets no rejected word (and every reset)."""
+    params = exp_params(agent, opponent, **globals_)
+
+    def step_reference(reference, policies, shaping, before, stepped):
+        np.testing.assert_array_equal(stepped, _exp_reference_step_by_env(params, reference, policies, shaping))
+
+    # Every action, and the illegal -1, 5 and 6.
+    _lanes_follow_the_reference("cython", "exp", params, seed, envs, external, shaping, action_seed,
+                                list(range(-1, exp_reference.ACTIONS + 2)), step_reference)
+
+
+def test_exp_lanes_leave_rejected_words_to_the_body():
+    """Envs whose damage die meets a Lemire-rejected word (a retry word follows) go to the body;
+    the search below finds such steps (rare at random: the differential test may never meet one)."""
+    from combatsim.rng import DOMAIN_ITEM, block, rejection_threshold
+
+    sides = 999760  # rejects 998096 of 2^32 words
+    gun = {"bonus": 2000, "maximum_roll": 1000, "damage": f"d{sides}", "type": "A"}
+    params = exp_params({"armour_rating": 0, "weapons": [gun]}, {"armour_rating": 0, "weapons": [gun]})
+    first_block = exp_reference.WORDS_PER_STEP // 4  # episode 0, step 1
+    # Both sides hit: words 1 and 3 are the damage dice.
+    rejected = [seed for seed in range(20_000)
+                if any(word * sides % 2**32 < rejection_threshold(sides)
+                       for word in block(seed, 0, first_block, DOMAIN_ITEM)[1::2])][:3]
+    assert len(rejected) == 3
+    seeds = np.array([*rejected, *range(20_000, 20_029)], dtype=np.uint64)
+    lanes = _lane_buffers("exp", params, seeds, 0)
+    reference = _lane_buffers("exp", params, seeds, 0)
+    before = _copy(lanes)
+    policies = np.array([0, 0], dtype=np.int64)
+    stepped = _lanes_step("cython", "exp", params, lanes, policies, 0.0)
+    must = _exp_reference_step_by_env(params, reference, policies, 0.0)
+    _assert_lanes_match(lanes, reference, before, stepped)
+    assert list(np.flatnonzero(~must)) == [0, 1, 2]
+    np.testing.assert_array_equal(stepped, must)
+
+
+@pytest.mark.parametrize(("ruleset", "backend"), LANE_BACKENDS)
+def test_lanes_take_every_env_of_a_plain_duel(ruleset, backend):
+    """With the default personas (the bench's duel) every env's step is taken in lockstep, the
     resets included; over 40 steps of 64 envs the buffers equal the reference's throughout."""
-    params = RULESETS["d100"].build()
+    params = RULESETS[ruleset].build()
     policies = np.array([0, 1], dtype=np.int64)
     seeds = np.arange(3, 67, dtype=np.uint64)
-    lanes = _lane_buffers(params, seeds, 0)
-    reference = _lane_buffers(params, seeds, 0)
+    lanes = _lane_buffers(ruleset, params, seeds, 0)
+    reference = _lane_buffers(ruleset, params, seeds, 0)
     for _ in range(40):
-        done = _lanes_alone(backend)(params, lanes.seeds, lanes.state, lanes.actions, policies, 0.0, lanes.obs,
-                                     lanes.reward, lanes.terminated, lanes.truncated, lanes.mask)
-        d100_reference.d100_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0,
-                                 reference.obs, reference.reward, reference.terminated, reference.truncated,
-                                 reference.mask)
-        assert done == 2**64 - 1
+        stepped = _lanes_step(backend, ruleset, params, lanes, policies, 0.0)
+        _reference_step(ruleset, params, reference, policies, 0.0)
+        assert stepped.all()
         for got, want in zip(_copy(lanes), _copy(reference), strict=True):
             np.testing.assert_array_equal(got, want)
-    assert reference.state[:, 0].sum() > 64  # episodes ended and restarted along the way
+    assert reference.state[:, 0].sum() > len(seeds)  # episodes ended and restarted along the way
 
 
-def test_d100_lanes_header_has_the_reference_layout():
+def test_exp_lanes_leave_states_the_reference_never_reaches_to_the_body():
+    """A weapon slot outside 0..2, ammunition or hit points beyond the lanes' range, or a step count
+    at max_steps: that env goes to the body, its neighbours are still taken."""
+    params = exp_params()
+    policies = np.array([0, 1], dtype=np.int64)
+    lanes = _lane_buffers("exp", params, np.arange(64, dtype=np.uint64), 0)
+    s = exp_reference.S_SIDE
+    odd = {1: (s + exp_reference.S_WEAPON, 3), 2: (s + exp_reference.S_AMMO + 1, -1),
+           3: (s + exp_reference.SIDE_STATE + exp_reference.S_HP, 2**40), 4: (exp_reference.S_T, 200)}
+    for e, (column, value) in odd.items():
+        lanes.state[e, column] = value
+    reference = _lane_buffers("exp", params, np.arange(64, dtype=np.uint64), 0)
+    reference.state[:] = lanes.state
+    before = _copy(lanes)
+    stepped = _lanes_step("cython", "exp", params, lanes, policies, 0.0)
+    assert list(np.flatnonzero(~stepped)) == sorted(odd)
+    _reference_step("exp", params, reference, policies, 0.0)
+    _assert_lanes_match(lanes, reference, before, stepped)
+
+
+@pytest.mark.parametrize("ruleset", ["d100", "exp"])
+def test_lanes_header_has_the_reference_layout(ruleset):
     import re
     from pathlib import Path
 
-    header = (Path(__file__).parents[1] / "kernels" / "rl" / "d100_lanes.h").read_text()
-    defines = dict(re.findall(r"^#define D100_(\w+) (\d+)$", header, flags=re.MULTILINE))
-    shared = {name: value for name, value in defines.items() if hasattr(d100_reference, name)}
+    reference = REFERENCES[ruleset]
+    header = (Path(__file__).parents[1] / "kernels" / "rl" / f"{ruleset}_lanes.h").read_text()
+    defines = dict(re.findall(rf"^#define {ruleset.upper()}_(\w+) (\d+)u?$", header, flags=re.MULTILINE))
+    shared = {name: value for name, value in defines.items() if hasattr(reference, name)}
     assert len(shared) >= 35
     for name, value in shared.items():
-        assert getattr(d100_reference, name) == int(value), name
-    assert int(defines["LANES"]) == d100_reference.AHEAD_ENVS
-    assert int(defines["NO_ACTION"]) == d100_reference.ACTIONS
-    from combatsim.kernels.rl import d100_lanes_nb
+        assert getattr(reference, name) == int(value), name
+    assert int(defines["LANES"]) == reference.AHEAD_ENVS
+    assert int(defines["NO_ACTION"]) == reference.ACTIONS
+    assert int(defines["LANES_MIN"]) == LANES_MIN
+    if ruleset == "d100":
+        from combatsim.kernels.rl import d100_lanes_nb
 
-    assert int(defines["LANES_MIN"]) == d100_lanes_nb.LANES_MIN == LANES_MIN
+        assert d100_lanes_nb.LANES_MIN == LANES_MIN
+    else:
+        from combatsim.rng import rejection_threshold
+
+        assert int(defines["KILODIE_REJECT_BELOW"]) == rejection_threshold(exp_reference.KILODIE)
 
 
-@pytest.mark.parametrize("backend", ["cython", "numba"])
-def test_d100_lanes_leave_small_batches_to_the_body(backend):
+@pytest.mark.parametrize(("ruleset", "backend"), LANE_BACKENDS)
+def test_lanes_leave_small_batches_to_the_body(ruleset, backend):
     """A single env, or fewer than LANES_MIN, is stepped by the shared body (the lanes take none)."""
-    params = RULESETS["d100"].build()
+    params = RULESETS[ruleset].build()
     policies = np.array([0, 1], dtype=np.int64)
     for envs in (1, LANES_MIN - 1, LANES_MIN):
-        b = _lane_buffers(params, np.arange(envs, dtype=np.uint64), 0)
-        done = _lanes_alone(backend)(params, b.seeds, b.state, b.actions, policies, 0.0, b.obs, b.reward,
-                                     b.terminated, b.truncated, b.mask)
-        assert done == (2**envs - 1 if envs >= LANES_MIN else 0)
+        b = _lane_buffers(ruleset, params, np.arange(envs, dtype=np.uint64), 0)
+        assert (_lanes_step(backend, ruleset, params, b, policies, 0.0) == (envs >= LANES_MIN)).all()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numba import njit
 from ..rng_nb import seed_key
 from ._stream_nb import (
     AHEAD_ENVS,
@@ -20,6 +21,13 @@ from ._stream_nb import (
 )
 
 kernel = step_kernels()
+
+
+@njit(inline="always")
+def exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
+    # The Numba twin has no EXP lanes yet (the Cython twin's are kernels/rl/exp_lanes.h): the body
+    # steps every env.
+    return 0
 
 
 # ---- shared body (identical in kernels/rl/exp_nb.py) ----
@@ -225,9 +233,15 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     kilodie_threshold = rejection_threshold(np.uint64(KILODIE))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     ahead = new_ahead(rng)
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask,
+                             e, ahead)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -241,7 +255,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         chosen0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         chosen1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         dealt0 = 0

@@ -37,6 +37,13 @@ def kernel(function):
     return function
 
 
+def exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
+    """The Cython twin's lockstep fast path (kernels/rl/exp_lanes.h): it steps some of the
+    AHEAD_ENVS envs from ``first`` exactly as the body below would and returns them as bits. The
+    reference steps every env in the body (no bits)."""
+    return 0
+
+
 # ---- shared body (identical in kernels/rl/exp_nb.py) ----
 SLOTS = 3
 # Per weapon slot: bonus (BP or BNP), maximum_roll, damage_adjustment, damage dice count, sides,
@@ -240,9 +247,15 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     kilodie_threshold = rejection_threshold(np.uint64(KILODIE))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     ahead = new_ahead(rng)
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask,
+                             e, ahead)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -256,7 +269,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         chosen0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         chosen1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         dealt0 = 0
