@@ -218,8 +218,12 @@ EXP_INLINE void exp_lanes_fire(const ExpLaneSide *sides, ExpLaneState *lanes, co
             int32_t burst = exp_select(second, s1->burst[i], s0->burst[i]);
             uint32_t dice_sides = (uint32_t)exp_select(second, (int32_t)s1->sides[i], (int32_t)s0->sides[i]);
             uint32_t dice_reject = (uint32_t)exp_select(second, (int32_t)s1->reject_below[i], (int32_t)s0->reject_below[i]);
-            uint32_t die_sides = at == 0 ? (uint32_t)EXP_KILODIE : at == 1 ? 4u : dice_sides;
-            uint32_t reject_below = at == 0 ? EXP_KILODIE_REJECT_BELOW : at == 1 ? 0u : dice_reject;
+            /* Masks, not conditional expressions: GCC widened those to 64 bits before the product. */
+            int32_t kilodie_word = -(at == 0), rounds_word = -(at == 1);
+            uint32_t die_sides = (uint32_t)exp_select(kilodie_word, EXP_KILODIE,
+                                                      exp_select(rounds_word, 4, (int32_t)dice_sides));
+            uint32_t reject_below = (uint32_t)exp_select(kilodie_word, (int32_t)EXP_KILODIE_REJECT_BELOW,
+                                                         exp_select(rounds_word, 0, (int32_t)dice_reject));
             uint32_t word = word_of[i];
             int32_t value = (int32_t)(((uint64_t)word * (uint64_t)die_sides) >> 32) + 1;
             slow[i] |= on & (word * die_sides < reject_below);
