@@ -63,7 +63,7 @@
 /* Lemire's threshold for the kilodie: (2^32 - 1000) mod 1000 (a d4's is 0: 4 divides 2^32). */
 #define EXP_KILODIE_REJECT_BELOW 296u
 /* Parameters and counters the lanes take stay within +-2^20 (int32 sums of a few of them cannot
- * overflow); exp_params keeps a persona's far inside. */
+ * overflow); exp_params keeps a persona's inside (hit points, ammunition, sides up to 10^6). */
 #define EXP_LANE_RANGE (1 << 20)
 
 /* The helpers are inlined into each clone of the step (a call in a loop keeps it scalar). */
@@ -103,8 +103,8 @@ typedef struct {
 /* yes where mask (all ones), no where not (zero): a select GCC vectorises without branches. */
 EXP_INLINE int32_t exp_select(int32_t mask, int32_t yes, int32_t no) { return (yes & mask) | (no & ~mask); }
 
-/* The slot's value of a lane's weapon (weapon in 0..2). Picks stay in loops of their own: mixed
- * with the comparisons that use them, GCC turned them into selects of flags it could not vectorise. */
+/* The slot's value of a lane's weapon (weapon in 0..2), by the masks "slot > 0" and "slot > 1":
+ * chained conditional expressions on the slot (weapon == 0 ? ... : ...) left their loops scalar. */
 EXP_INLINE int32_t exp_pick(int32_t weapon, const int32_t *by_slot) {
     int32_t past0 = -(weapon > 0), past1 = -(weapon > 1);
     return by_slot[0] ^ ((by_slot[0] ^ by_slot[1]) & past0) ^ ((by_slot[1] ^ by_slot[2]) & past1);
@@ -195,7 +195,7 @@ EXP_INLINE void exp_lanes_choose(const ExpLaneSide *p, ExpLaneState *s) {
  * for: 0 a to-hit kilodie, 1 a burst's rounds d4, 2 a damage die). A lane still wanting a word
  * after the fourth, or meeting a rejected one, is marked in `slow`. */
 EXP_INLINE void exp_lanes_fire(const ExpLaneSide *sides, ExpLaneState *lanes, const uint32_t words[4][EXP_LANES],
-                                  int32_t *slow) {
+                               int32_t *slow) {
     ExpLaneState *s0 = &lanes[0], *s1 = &lanes[1];
     int32_t side[EXP_LANES], rolls_left[EXP_LANES], phase[EXP_LANES], dice_left[EXP_LANES];
     int32_t rounds_left[EXP_LANES], damage[EXP_LANES];
@@ -217,7 +217,8 @@ EXP_INLINE void exp_lanes_fire(const ExpLaneSide *sides, ExpLaneState *lanes, co
             int32_t count = exp_select(second, s1->count[i], s0->count[i]);
             int32_t burst = exp_select(second, s1->burst[i], s0->burst[i]);
             uint32_t dice_sides = (uint32_t)exp_select(second, (int32_t)s1->sides[i], (int32_t)s0->sides[i]);
-            uint32_t dice_reject = (uint32_t)exp_select(second, (int32_t)s1->reject_below[i], (int32_t)s0->reject_below[i]);
+            uint32_t dice_reject =
+                (uint32_t)exp_select(second, (int32_t)s1->reject_below[i], (int32_t)s0->reject_below[i]);
             /* Masks, not conditional expressions: GCC widened those to 64 bits before the product. */
             int32_t kilodie_word = -(at == 0), rounds_word = -(at == 1);
             uint32_t die_sides = (uint32_t)exp_select(kilodie_word, EXP_KILODIE,
@@ -237,7 +238,8 @@ EXP_INLINE void exp_lanes_fire(const ExpLaneSide *sides, ExpLaneState *lanes, co
             int32_t round_done = damage_die & (dice_after == 0);
             int32_t rounds_after = rounds_now - round_done;
             int32_t next_round = round_done & (rounds_after > 0);
-            int32_t roll_done = (kilodie & (hit ^ 1)) | (rounds_die & (value == 1)) | (round_done & (rounds_after == 0));
+            int32_t roll_done =
+                (kilodie & (hit ^ 1)) | (rounds_die & (value == 1)) | (round_done & (rounds_after == 0));
             int32_t landed = -round_done & (total > 0 ? total : 0);
             s0->dealt[i] += ~second & landed;
             s1->dealt[i] += second & landed;
@@ -264,8 +266,8 @@ EXP_INLINE float exp_ratio(int32_t x, int32_t d) { return (float)((double)x / (d
 
 /* One side's observations of every lane (the reference's _write_obs), as 16 rows of lanes. */
 EXP_INLINE void exp_lanes_obs(float rows[EXP_OBS_SIZE][EXP_LANES], uint64_t *mask_bytes, const ExpLaneSide *self,
-                                 const ExpLaneSide *other, ExpLaneState *s, const ExpLaneState *o,
-                                 const float *hp_self, const float *hp_other, const float *time_obs) {
+                              const ExpLaneSide *other, ExpLaneState *s, const ExpLaneState *o,
+                              const float *hp_self, const float *hp_other, const float *time_obs) {
     exp_lanes_hold(self, s);
     for (int k = 0; k < EXP_SLOTS; k++) {
         if (self->rolls[k] > 0 && self->capacity[k] > 0)
