@@ -8,6 +8,7 @@ from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
 from rng cimport Stream, rejection_threshold, stream_bounded, stream_die, stream_word
 
 from rl._stream_cy cimport AHEAD_ENVS, seed_key, stream_ahead, stream_retries, stream_seek, stream_seek_ahead
+from rl.tss_lanes cimport tss_lanes
 
 
 cdef enum:
@@ -395,7 +396,9 @@ def tss_rollout(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:
 cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping, float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
     cdef uint32_t threshold20
     cdef int64_t n_sides
+    cdef int64_t done
     cdef Py_ssize_t e
+    cdef int64_t slot
     cdef int64_t t
     cdef uint64_t k0
     cdef uint64_t k1
@@ -417,9 +420,15 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
     threshold20 = rejection_threshold(<uint32_t>(D20))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     cdef uint32_t ahead[4 * AHEAD_ENVS]
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, e,
+                             ahead, seeds)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -433,7 +442,7 @@ cdef void _step_all(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         first = state[e, S_FIRST_MOVER]
@@ -507,6 +516,21 @@ def tss_duels(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] ip
                 counts[2] += 1
             if outcome_out.shape[0]:
                 outcome_out[k] = outcome
+
+
+def tss_lanes_alone(const int64_t[::1] iparams, const uint64_t[::1] seeds, int64_t[:, ::1] state,
+                          const int64_t[:, ::1] actions, const int64_t[::1] policies, double shaping,
+                          float[:, :, ::1] obs, float[:, ::1] reward, uint8_t[::1] terminated, uint8_t[::1] truncated,
+                          int8_t[:, :, ::1] mask):
+    """The lockstep fast path alone on envs 0 .. AHEAD_ENVS - 1 (tests): steps the envs it takes, leaves
+    the others as they were, and returns the ones it stepped as bits."""
+    cdef uint32_t ahead[4 * AHEAD_ENVS]
+    cdef int64_t done
+    with nogil:
+        stream_ahead(seeds, state, 0, WORDS_PER_STEP, ahead)
+        done = tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask,
+                               0, ahead)
+    return <uint64_t>done
 
 
 cdef class Stepper:

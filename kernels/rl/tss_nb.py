@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._numba import njit
 from ..rng_nb import seed_key
 from ._stream_nb import (
     AHEAD_ENVS,
@@ -25,6 +26,14 @@ _CALLED = ("_act", "_attack", "_new_round", "_init_episode")
 
 
 kernel = step_kernels(called=_CALLED)
+
+
+@njit(inline="always")
+def tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead,
+              seeds):
+    # The Numba twin has no TSS lanes yet (the Cython twin's are kernels/rl/tss_lanes.h): the body
+    # steps every env.
+    return 0
 
 
 # ---- shared body (identical in kernels/rl/tss_nb.py) ----
@@ -350,9 +359,15 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     threshold20 = rejection_threshold(np.uint64(D20))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     ahead = new_ahead(rng)
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, e,
+                             ahead, seeds)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -366,7 +381,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         first = state[e, S_FIRST_MOVER]

@@ -75,7 +75,7 @@ from rl._stream_cy cimport AHEAD_ENVS, seed_key, stream_ahead, stream_retries, s
 
 '''
 #: Rulesets whose twin has a lockstep fast path (kernels/rl/<ruleset>_lanes.pxd and .h).
-LANES = {"d100", "exp"}
+LANES = {"d100", "exp", "tss"}
 
 LANES_ALONE = '''
 

@@ -46,6 +46,14 @@ def kernel(function):
     return function
 
 
+def tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead,
+              seeds):
+    """The Cython twin's lockstep fast path (kernels/rl/tss_lanes.h): it steps some of the
+    AHEAD_ENVS envs from ``first`` exactly as the body below would and returns them as bits (with
+    ``seeds`` it draws the words past ``ahead`` itself). The reference steps every env in the body (no bits)."""
+    return 0
+
+
 # ---- shared body (identical in kernels/rl/tss_nb.py) ----
 # Per side: attack skill O/G/A, action check O/G/A and actions per round, base situation steps,
 # two weapons, ambidexterity, damage track (count, sides, modifier) x (Ordinary, Good, Amazing),
@@ -369,9 +377,15 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
     threshold20 = rejection_threshold(np.uint64(D20))
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     ahead = new_ahead(rng)
+    done = 0
     for e in range(state.shape[0]):
-        if e % AHEAD_ENVS == 0:  # the first block of the next envs' steps, in one pass
+        slot = e % AHEAD_ENVS
+        if slot == 0:  # the first block of the next envs' steps, in one pass
             stream_ahead(seeds, state, e, WORDS_PER_STEP, ahead)
+            done = tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, e,
+                             ahead, seeds)
+        if (done >> slot) & 1:  # stepped in lockstep with its neighbours
+            continue
         terminated[e] = False
         truncated[e] = False
         reward[e, 0] = 0.0
@@ -385,7 +399,7 @@ def _step_all(iparams, seeds, state, actions, policies, shaping, obs, reward, te
         state[e, S_T] = t
         k0, k1 = seed_key(seeds[e])
         stream_seek_ahead(rng, k0, k1, state[e, S_EPISODE], t * WORDS_PER_STEP, state[e, S_RETRIES],
-                          ahead, e % AHEAD_ENVS)
+                          ahead, slot)
         c0 = _choose(iparams, state, e, 0, policies[0], actions[e, 0], rng)
         c1 = _choose(iparams, state, e, 1, policies[1], actions[e, 1], rng)
         first = state[e, S_FIRST_MOVER]
