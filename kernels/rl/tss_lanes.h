@@ -9,9 +9,9 @@
  * second attack; the other side's turn; then a new round's action checks and tie die), so the
  * lanes run each event once, as a loop over all lanes with a mask of the lanes it concerns, and
  * each lane reads its words in stream order from its own position. The step's first block of four
- * words is drawn ahead by the caller; the lanes draw every lane's next block when some lane may
- * read past those drawn (up to TSS_LANE_WORDS words), and a resetting lane's new episode's first
- * block (its action checks). A lane the lanes do not take is left untouched, and the caller steps
+ * words is drawn ahead by the caller; the lanes draw a lane's next block when it may read past
+ * those drawn (up to TSS_LANE_WORDS words), and a resetting lane's new episode's first block (its
+ * action checks). A lane the lanes do not take is left untouched, and the caller steps
  * it with the reference's body:
  * - a step that reads more than TSS_LANE_WORDS words (without the seeds: more than the first
  *   block's four, or a reset) or meets a Lemire-rejected word,
@@ -81,8 +81,8 @@
 #endif
 /* Lemire's threshold for a d20: (2^32 - 20) mod 20 (a d2's, d4's and d8's are 0). */
 #define TSS_D20_REJECT_BELOW 16u
-/* Parameters and counters the lanes take stay within +-2^20 (int32 sums of a few of them cannot
- * overflow). */
+/* Parameters the lanes take stay within +-2^20, tracks within 0 .. 2^20 - 1 (int32 sums of a few of
+ * them cannot overflow, and float32 holds them exactly). */
 #define TSS_LANE_RANGE (1 << 20)
 
 /* The helpers are inlined into each clone of the step (a call in a loop keeps it scalar). */
@@ -119,7 +119,7 @@ typedef struct {
     int32_t control[TSS_LANES], sit_n[TSS_LANES], sit_negative[TSS_LANES], sit_sum[TSS_LANES];
     int32_t tier[TSS_LANES], hit[TSS_LANES], damage[TSS_LANES], dice_left[TSS_LANES], round[TSS_LANES];
     uint32_t sit_sides[TSS_LANES], sit_reject_below[TSS_LANES];
-    int32_t words_drawn; /* a lane reading past them goes to the body */
+    int32_t drawn[TSS_LANES], need[TSS_LANES]; /* words drawn, and words the lane may read, so far */
 } TssLanes;
 
 /* yes where mask (all ones), no where not (zero): a select GCC vectorises without branches. */
@@ -170,37 +170,47 @@ TSS_INLINE int32_t tss_die(const uint32_t words[TSS_LANE_WORDS][TSS_LANES], TssL
                            uint32_t sides, uint32_t reject_below) {
     int32_t pos = L->pos[i];
     uint32_t word = tss_word_at(words, pos, i);
-    L->slow[i] |= on & ((word * sides < reject_below) | (pos >= L->words_drawn));
+    L->slow[i] |= on & ((word * sides < reject_below) | (pos >= L->drawn[i]));
     L->pos[i] = pos + (on & 1);
     return (int32_t)(((uint64_t)word * (uint64_t)sides) >> 32) + 1;
 }
 
-/* Block `block` past the step's first of each of lanes 0 .. count - 1 (a resetting lane: its new
- * episode's first block), into words[4 * block ..]. */
-TSS_INLINE void tss_lanes_draw(const uint64_t *seeds, const int64_t *state, int64_t count, const TssLanes *L,
-                               int block, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
-    uint64_t items[TSS_LANES];
-    uint32_t blocks[TSS_LANES], drawn[4 * TSS_LANES];
-    for (int i = 0; i < count; i++) {
-        const int64_t *row = state + i * TSS_STATE_SIZE;
-        int32_t reset = L->reset[i];
-        items[i] = (uint64_t)(row[TSS_S_EPISODE] + reset);
-        blocks[i] = reset ? 0u : (uint32_t)(((row[TSS_S_T] + 1) * TSS_WORDS_PER_STEP) >> 2) + (uint32_t)block;
-    }
-    philox_keyed_blocks(count, seeds, items, blocks, 0, drawn);
-    for (int i = 0; i < count; i++)
-        for (int j = 0; j < 4; j++)
-            words[4 * block + j][i] = drawn[4 * i + j];
-}
-
-/* Draws blocks until every lane can read `need` words (at most TSS_LANE_WORDS; none without seeds). */
+/* The further blocks of the lanes that may read past the words drawn for them (L->need), one
+ * block at a time, those lanes' only: most steps read no more than the first block. */
 TSS_INLINE void tss_lanes_ensure(const uint64_t *seeds, const int64_t *state, int64_t count, TssLanes *L,
-                                 int32_t need, int *drawn, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
-    while (seeds && 4 * *drawn < need && 4 * *drawn < TSS_LANE_WORDS) {
-        tss_lanes_draw(seeds, state, count, L, *drawn, words);
-        *drawn += 1;
+                                 uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
+    int32_t short_of_words = 0;
+    for (int i = 0; i < TSS_LANES; i++)
+        short_of_words |= L->need[i] > L->drawn[i];
+    if (!short_of_words || !seeds)
+        return; /* without the seeds (tss_lanes_alone) such lanes go to the body */
+    /* The lanes each block is for, as bits (a branch a lane mispredicted). */
+    uint64_t wanting[TSS_LANE_WORDS / 4] = {0};
+    for (int i = 0; i < count; i++)
+        for (int block = 1; block < TSS_LANE_WORDS / 4; block++)
+            wanting[block] |= (uint64_t)((L->need[i] > 4 * block) & (L->drawn[i] <= 4 * block)) << i;
+    for (int block = 1; block < TSS_LANE_WORDS / 4; block++) {
+        int n = 0, lane[TSS_LANES];
+        uint64_t keys[TSS_LANES], items[TSS_LANES];
+        uint32_t blocks[TSS_LANES], drawn[4 * TSS_LANES];
+        for (uint64_t bits = wanting[block]; bits; bits &= bits - 1) {
+            int i = __builtin_ctzll(bits);
+            const int64_t *row = state + i * TSS_STATE_SIZE;
+            lane[n] = i;
+            keys[n] = seeds[i];
+            items[n] = (uint64_t)row[TSS_S_EPISODE];
+            blocks[n] = (uint32_t)(((row[TSS_S_T] + 1) * TSS_WORDS_PER_STEP) >> 2) + (uint32_t)block;
+            n++;
+        }
+        if (n == 0)
+            continue;
+        philox_keyed_blocks(n, keys, items, blocks, 0, drawn);
+        for (int k = 0; k < n; k++) {
+            for (int j = 0; j < 4; j++)
+                words[4 * block + j][lane[k]] = drawn[4 * k + j];
+            L->drawn[lane[k]] = 4 * block + 4;
+        }
     }
-    L->words_drawn = 4 * *drawn;
 }
 
 /* A turn's start in every lane (the reference's _act up to its attacks): the side whose turn it is
@@ -242,8 +252,8 @@ TSS_INLINE int32_t tss_lanes_turn(const TssLaneSide *P, TssLanes *L, int turn) {
  * the control die, the situation die(s), the tier, the damage dice, the armour die, and the damage
  * landing on the defender. */
 TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64_t *seeds, const int64_t *state,
-                                 int64_t count, int *drawn, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
-    int32_t need = 0, most_situation = 0, most_dice = 0;
+                                 int64_t count, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
+    int32_t most_situation = 0, most_dice = 0;
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t on = L->attacking[i], am = -L->actor[i];
         int32_t dazed0 = tss_dazed(&P[0], L->stun[0][i], L->wound[0][i], L->mortal[0][i]);
@@ -264,11 +274,10 @@ TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64
         L->sit_negative[i] = -negative;
         L->sit_sum[i] = 0;
         int32_t bound = L->pos[i] + 1 + dice + tss_select(am, P[1].most_dice, P[0].most_dice) + 1;
-        int32_t counted = on & -(L->slow[i] ^ 1);
-        need = need > (counted & bound) ? need : (counted & bound);
+        L->need[i] = on & -(L->slow[i] ^ 1) & bound;
         most_situation = most_situation > dice ? most_situation : dice;
     }
-    tss_lanes_ensure(seeds, state, count, L, need, drawn, words);
+    tss_lanes_ensure(seeds, state, count, L, words);
     for (int i = 0; i < TSS_LANES; i++)
         L->control[i] = tss_die(words, L, i, L->attacking[i], TSS_D20, TSS_D20_REJECT_BELOW);
     for (int j = 0; j < most_situation; j++)
@@ -330,11 +339,10 @@ TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64
 
 /* A turn: its start, its attack, and a two-weapon attack's second attack if the target still stands. */
 TSS_INLINE void tss_lanes_take_turn(const TssLaneSide *P, TssLanes *L, int turn, const uint64_t *seeds,
-                                    const int64_t *state, int64_t count, int *drawn,
-                                    uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
+                                    const int64_t *state, int64_t count, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
     if (!tss_lanes_turn(P, L, turn))
         return;
-    tss_lanes_attack(P, L, seeds, state, count, drawn, words);
+    tss_lanes_attack(P, L, seeds, state, count, words);
     int32_t again_any = 0;
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t am = -L->actor[i];
@@ -346,7 +354,42 @@ TSS_INLINE void tss_lanes_take_turn(const TssLaneSide *P, TssLanes *L, int turn,
         again_any |= again;
     }
     if (again_any)
-        tss_lanes_attack(P, L, seeds, state, count, drawn, words);
+        tss_lanes_attack(P, L, seeds, state, count, words);
+}
+
+/* Eight lanes' observations (rows of eight floats, one lane a column) into eight lanes' rows (one
+ * lane a vector): a transpose in shuffles (the scalar copy, row by row, took a fifth of the step). */
+typedef float TssFloats8 __attribute__((vector_size(32)));
+typedef int32_t TssInts8 __attribute__((vector_size(32)));
+
+TSS_INLINE void tss_transpose8(const TssFloats8 r[8], TssFloats8 out[8]) {
+    const TssInts8 lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const TssInts8 lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const TssInts8 lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    TssFloats8 t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
+    TssFloats8 t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
+    TssFloats8 t4 = __builtin_shuffle(r[4], r[5], lo), t5 = __builtin_shuffle(r[4], r[5], hi);
+    TssFloats8 t6 = __builtin_shuffle(r[6], r[7], lo), t7 = __builtin_shuffle(r[6], r[7], hi);
+    TssFloats8 u0 = __builtin_shuffle(t0, t2, lo2), u1 = __builtin_shuffle(t0, t2, hi2);
+    TssFloats8 u2 = __builtin_shuffle(t1, t3, lo2), u3 = __builtin_shuffle(t1, t3, hi2);
+    TssFloats8 u4 = __builtin_shuffle(t4, t6, lo2), u5 = __builtin_shuffle(t4, t6, hi2);
+    TssFloats8 u6 = __builtin_shuffle(t5, t7, lo2), u7 = __builtin_shuffle(t5, t7, hi2);
+    out[0] = __builtin_shuffle(u0, u4, lo4);
+    out[1] = __builtin_shuffle(u1, u5, lo4);
+    out[2] = __builtin_shuffle(u2, u6, lo4);
+    out[3] = __builtin_shuffle(u3, u7, lo4);
+    out[4] = __builtin_shuffle(u0, u4, hi4);
+    out[5] = __builtin_shuffle(u1, u5, hi4);
+    out[6] = __builtin_shuffle(u2, u6, hi4);
+    out[7] = __builtin_shuffle(u3, u7, hi4);
+}
+
+/* Rows 8 x block .. 8 x block + 7 of lanes 8 x group .. 8 x group + 7, transposed. */
+TSS_INLINE void tss_rows8(const float rows[][TSS_LANES], int block, int group, TssFloats8 out[8]) {
+    TssFloats8 r[8];
+    for (int k = 0; k < 8; k++)
+        memcpy(&r[k], &rows[8 * block + k][8 * group], sizeof r[k]);
+    tss_transpose8(r, out);
 }
 
 TSS_INLINE int32_t tss_in_range(int64_t value) { return value >= -TSS_LANE_RANGE && value <= TSS_LANE_RANGE; }
@@ -404,8 +447,10 @@ TSS_INLINE int tss_lane_side(TssLaneSide *s, const int64_t *iparams, int side, i
     return 1;
 }
 
-/* x / d as the reference writes it into a float32 observation (a float64 quotient, then rounded). */
-TSS_INLINE float tss_ratio(int32_t x, int32_t d) { return (float)((double)x / (double)d); }
+/* x / d as the reference writes it into a float32 observation (a float64 quotient, then rounded):
+ * for integers below 2^24 that is the float32 quotient (a quotient rounded to 53 bits, then to 24,
+ * is the one rounded to 24: 53 >= 2 x 24 + 2, Figueroa 1995), and vdivps is twice vdivpd's width. */
+TSS_INLINE float tss_ratio(int32_t x, int32_t d) { return (float)x / (float)d; }
 
 TSS_INLINE float tss_capped_ratio(int32_t x, int32_t d) { return tss_ratio(tss_select(-(x < d), x, d), d); }
 
@@ -418,10 +463,9 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
     TssLaneSide P[2];
     TssLanes lanes, *L = &lanes;
     uint32_t words[TSS_LANE_WORDS][TSS_LANES];
-    int drawn = 1;
     int32_t ended[TSS_LANES], cut[TSS_LANES];
     uint32_t reward0[TSS_LANES], reward1[TSS_LANES]; /* float32 bits */
-    float rows[TSS_OBS_SIZE][TSS_LANES];
+    float rows[24][TSS_LANES]; /* the observations, and padding for the last transpose */
     uint32_t mask_bytes[TSS_LANES];
     int64_t max_steps = iparams[TSS_G_MAX_STEPS];
     int n_sides = policies[1] == TSS_POLICY_EXTERNAL ? 2 : 1;
@@ -441,14 +485,14 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
         const int64_t *row = state + i * TSS_STATE_SIZE;
         const int64_t *r0 = row + TSS_S_SIDE, *r1 = r0 + TSS_SIDE_STATE;
         int32_t reset = row[TSS_S_NEEDS_RESET] != 0;
-        int32_t bad = ((uint64_t)row[TSS_S_T] >= (uint64_t)max_steps) | ((uint64_t)row[TSS_S_PHASE] > 3) |
-                      ((uint64_t)row[TSS_S_FIRST_MOVER] > 1);
-        for (int side = 0; side < 2; side++) {
-            const int64_t *r = side ? r1 : r0;
-            bad |= ((uint64_t)r[TSS_S_STUN] > TSS_LANE_RANGE) | ((uint64_t)r[TSS_S_WOUND] > TSS_LANE_RANGE) |
-                   ((uint64_t)r[TSS_S_MORTAL] > TSS_LANE_RANGE) | ((uint64_t)r[TSS_S_FIRST_PHASE] > 3) |
-                   ((uint64_t)r[TSS_S_ACTIONS_LEFT] > (uint64_t)P[side].per_round) | ((uint64_t)r[TSS_S_AIMED] > 1);
-        }
+        /* Fields with one bound checked together: an OR of values in 0 .. 2^k - 1 stays below 2^k. */
+        uint64_t tracks = (uint64_t)(r0[TSS_S_STUN] | r0[TSS_S_WOUND] | r0[TSS_S_MORTAL] | r1[TSS_S_STUN] |
+                                     r1[TSS_S_WOUND] | r1[TSS_S_MORTAL]);
+        uint64_t phases = (uint64_t)(row[TSS_S_PHASE] | r0[TSS_S_FIRST_PHASE] | r1[TSS_S_FIRST_PHASE]);
+        uint64_t flags = (uint64_t)(row[TSS_S_FIRST_MOVER] | r0[TSS_S_AIMED] | r1[TSS_S_AIMED]);
+        int32_t bad = ((uint64_t)row[TSS_S_T] >= (uint64_t)max_steps) | (tracks >= TSS_LANE_RANGE) | (phases > 3) |
+                      (flags > 1) | ((uint64_t)r0[TSS_S_ACTIONS_LEFT] > (uint64_t)P[0].per_round) |
+                      ((uint64_t)r1[TSS_S_ACTIONS_LEFT] > (uint64_t)P[1].per_round);
         int32_t keep = -((bad | reset) ^ 1); /* zeros where the lane resets or goes to the body */
         L->reset[i] = reset;
         L->slow[i] = seeds ? bad & (reset ^ 1) : bad | reset;
@@ -466,7 +510,6 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
             L->left[side][i] = (int32_t)r[TSS_S_ACTIONS_LEFT] & keep;
             L->aimed[side][i] = (int32_t)r[TSS_S_AIMED] & keep;
             L->choice[side][i] = (uint64_t)action < TSS_ACTIONS ? (int32_t)action : TSS_NO_ACTION;
-            L->dealt[side][i] = 0;
         }
         const uint32_t *block = ahead + 4 * i;
         words[0][i] = block[0];
@@ -487,14 +530,22 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
         words[0][i] = words[1][i] = words[2][i] = words[3][i] = 0;
     }
     memset(words[4], 0, sizeof words - sizeof words[0] * 4);
-    L->words_drawn = 4;
     if (any_reset && seeds) { /* the new episode's first block: its first round's action checks */
-        uint32_t fresh[TSS_LANE_WORDS][TSS_LANES];
-        tss_lanes_draw(seeds, state, count, L, 0, fresh);
-        for (int i = 0; i < count; i++)
-            if (L->reset[i])
-                for (int j = 0; j < 4; j++)
-                    words[j][i] = fresh[j][i];
+        int n = 0, lane[TSS_LANES];
+        uint64_t keys[TSS_LANES], items[TSS_LANES];
+        uint32_t blocks[TSS_LANES], fresh[4 * TSS_LANES];
+        for (int i = 0; i < count; i++) {
+            if (!L->reset[i])
+                continue;
+            lane[n] = i;
+            keys[n] = seeds[i];
+            items[n] = (uint64_t)state[i * TSS_STATE_SIZE + TSS_S_EPISODE] + 1;
+            blocks[n++] = 0;
+        }
+        philox_keyed_blocks(n, keys, items, blocks, 0, fresh);
+        for (int k = 0; k < n; k++)
+            for (int j = 0; j < 4; j++)
+                words[j][lane[k]] = fresh[4 * k + j];
     }
 
     /* The choices (on the state at the start of the phase). */
@@ -507,13 +558,15 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
             L->choice[side][i] = tss_select(-(policies[side] == TSS_POLICY_SCRIPTED), scripted, L->choice[side][i]);
         }
         L->pos[i] = 0;
+        L->drawn[i] = 4;
+        L->dealt[0][i] = L->dealt[1][i] = 0;
     }
 
     /* The first mover's turn, the other's, then the next phase (or a new round: its action checks
      * and tie die); a resetting lane only rolls its first round's. */
-    tss_lanes_take_turn(P, L, 0, seeds, state, count, &drawn, words);
-    tss_lanes_take_turn(P, L, 1, seeds, state, count, &drawn, words);
-    int32_t need = 0, any_round = 0;
+    tss_lanes_take_turn(P, L, 0, seeds, state, count, words);
+    tss_lanes_take_turn(P, L, 1, seeds, state, count, words);
+    int32_t any_round = 0;
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t out = tss_out(&P[0], L->stun[0][i], L->wound[0][i], L->mortal[0][i]) |
                       tss_out(&P[1], L->stun[1][i], L->wound[1][i], L->mortal[1][i]);
@@ -522,12 +575,11 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
         int32_t round = reset | (goes_on & -(phase == 4));
         L->phase[i] = phase & ~round;
         L->round[i] = round;
-        int32_t counted = round & -(L->slow[i] ^ 1);
-        need = need > (counted & (L->pos[i] + 3)) ? need : (counted & (L->pos[i] + 3));
+        L->need[i] = round & -(L->slow[i] ^ 1) & (L->pos[i] + 3);
         any_round |= round;
     }
     if (any_round) {
-        tss_lanes_ensure(seeds, state, count, L, need, &drawn, words);
+        tss_lanes_ensure(seeds, state, count, L, words);
         for (int i = 0; i < TSS_LANES; i++) {
             int32_t round = L->round[i];
             int32_t check0 = tss_die(words, L, i, round, TSS_D20, TSS_D20_REJECT_BELOW) +
@@ -565,6 +617,7 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
     }
 
     uint64_t done = 0;
+    memset(rows[TSS_OBS_SIZE], 0, sizeof rows - sizeof rows[0] * TSS_OBS_SIZE);
     for (int side = 0; side < n_sides; side++) {
         const TssLaneSide *self = &P[side], *other = &P[1 - side];
         int o = 1 - side;
@@ -591,22 +644,42 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
             rows[11][i] = tss_ratio(L->left[side][i], self->per_round);
             rows[12][i] = (float)foe_can;
             rows[13][i] = (float)(L->aimed[side][i] != 0);
-            rows[14][i] = (float)((double)tss_select(-(own_dazed < 5), own_dazed, 5) / 5.0);
-            rows[15][i] = (float)((double)tss_select(-(foe_dazed < 5), foe_dazed, 5) / 5.0);
-            rows[16][i] = (float)((double)L->first_phase[side][i] / 3.0);
-            rows[17][i] = (float)((double)L->first_phase[o][i] / 3.0);
+            rows[14][i] = tss_ratio(tss_select(-(own_dazed < 5), own_dazed, 5), 5);
+            rows[15][i] = tss_ratio(tss_select(-(foe_dazed < 5), foe_dazed, 5), 5);
+            rows[16][i] = tss_ratio(L->first_phase[side][i], 3);
+            rows[17][i] = tss_ratio(L->first_phase[o][i], 3);
             rows[18][i] = (float)(L->first[i] == side);
-            rows[19][i] = (float)((double)L->t[i] / (double)max_steps);
+            rows[19][i] = tss_ratio(L->t[i], (int32_t)max_steps);
             /* The mask's bytes: attack, aim, two-weapon attack, wait (little-endian). */
             mask_bytes[i] = (uint32_t)can | (uint32_t)can << 8 | (uint32_t)(can & self->two_weapons) << 16 | 1u << 24;
         }
-        for (int i = 0; i < count; i++) {
-            if (L->slow[i])
+        for (int group = 0; group < TSS_LANES / 8; group++) {
+            int32_t some_slow = 0;
+            for (int j = 0; j < 8; j++)
+                some_slow |= L->slow[8 * group + j];
+            if (8 * group + 8 <= count && !some_slow) {
+                TssFloats8 first8[8], second8[8], last4[8];
+                tss_rows8(rows, 0, group, first8);
+                tss_rows8(rows, 1, group, second8);
+                tss_rows8(rows, 2, group, last4); /* rows 16..19 (20..23 are padding) */
+                for (int j = 0; j < 8; j++) {
+                    float *o_row = obs + (2 * (8 * group + j) + side) * TSS_OBS_SIZE;
+                    memcpy(o_row, &first8[j], sizeof first8[j]);
+                    memcpy(o_row + 8, &second8[j], sizeof second8[j]);
+                    memcpy(o_row + 16, &last4[j], 4 * sizeof(float));
+                    memcpy(mask_out + (2 * (8 * group + j) + side) * TSS_ACTIONS, &mask_bytes[8 * group + j],
+                           TSS_ACTIONS);
+                }
                 continue;
-            float *o_row = obs + (2 * i + side) * TSS_OBS_SIZE;
-            for (int k = 0; k < TSS_OBS_SIZE; k++)
-                o_row[k] = rows[k][i];
-            memcpy(mask_out + (2 * i + side) * TSS_ACTIONS, &mask_bytes[i], TSS_ACTIONS);
+            }
+            for (int i = 8 * group; i < 8 * group + 8 && i < count; i++) {
+                if (L->slow[i])
+                    continue;
+                float *o_row = obs + (2 * i + side) * TSS_OBS_SIZE;
+                for (int k = 0; k < TSS_OBS_SIZE; k++)
+                    o_row[k] = rows[k][i];
+                memcpy(mask_out + (2 * i + side) * TSS_ACTIONS, &mask_bytes[i], TSS_ACTIONS);
+            }
         }
     }
     for (int i = 0; i < count; i++) {
