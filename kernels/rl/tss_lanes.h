@@ -92,6 +92,18 @@
 #define TSS_INLINE static inline
 #endif
 
+/* The lowest set bit's index (bits != 0): lists of the few lanes that need a block drawn. */
+#if defined(__GNUC__)
+#define TSS_LOWEST_BIT(bits) __builtin_ctzll(bits)
+#else
+TSS_INLINE int TSS_LOWEST_BIT(uint64_t bits) {
+    int i = 0;
+    for (; !(bits & 1); bits >>= 1)
+        i++;
+    return i;
+}
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define TSS_LANES_CLONES __attribute__((target_clones("avx2", "default")))
 #else
@@ -194,7 +206,7 @@ TSS_INLINE void tss_lanes_ensure(const uint64_t *seeds, const int64_t *state, in
         uint64_t keys[TSS_LANES], items[TSS_LANES];
         uint32_t blocks[TSS_LANES], drawn[4 * TSS_LANES];
         for (uint64_t bits = wanting[block]; bits; bits &= bits - 1) {
-            int i = __builtin_ctzll(bits);
+            int i = TSS_LOWEST_BIT(bits);
             const int64_t *row = state + i * TSS_STATE_SIZE;
             lane[n] = i;
             keys[n] = seeds[i];
@@ -213,11 +225,36 @@ TSS_INLINE void tss_lanes_ensure(const uint64_t *seeds, const int64_t *state, in
     }
 }
 
+/* Lane i's attack at L->extra more steps, if L->attacking: the situation die's size from the
+ * attack's steps (the Difficulty Scale), and the words it may read (L->need). */
+TSS_INLINE int32_t tss_attack_setup(const TssLaneSide *P, TssLanes *L, int i) {
+    int32_t on = L->attacking[i], am = -L->actor[i];
+    int32_t dazed0 = tss_dazed(&P[0], L->stun[0][i], L->wound[0][i], L->mortal[0][i]);
+    int32_t dazed1 = tss_dazed(&P[1], L->stun[1][i], L->wound[1][i], L->mortal[1][i]);
+    int32_t steps = tss_select(am, P[1].steps, P[0].steps) + tss_select(am, dazed1, dazed0) + L->extra[i];
+    int32_t negative = steps < 0;
+    int32_t size = tss_select(-negative, tss_select(-(steps < -5), 5, -steps), steps); /* beyond 5: d20s */
+    uint32_t table_sides = tss_select_u(-(size == 1), 4u, tss_select_u(-(size == 2), 6u,
+                                        tss_select_u(-(size == 3), 8u, tss_select_u(-(size == 4), 12u, 20u))));
+    uint32_t table_reject = tss_select_u(-((size == 2) | (size == 4)), 4u,
+                                         tss_select_u(-(size >= 5), TSS_D20_REJECT_BELOW, 0u));
+    int32_t penalty = tss_select(-(steps < TSS_MAX_STEPS_PENALTY), steps, TSS_MAX_STEPS_PENALTY);
+    int32_t dice = on & tss_select(-(steps == 0), 0, tss_select(-(steps > 5), penalty - 4, 1));
+    L->sit_n[i] = dice;
+    L->sit_sides[i] = table_sides;
+    L->sit_reject_below[i] = table_reject;
+    L->sit_negative[i] = -negative;
+    int32_t bound = L->pos[i] + 1 + dice + tss_select(am, P[1].most_dice, P[0].most_dice) + 1;
+    L->need[i] = on & -(L->slow[i] ^ 1) & bound;
+    return dice;
+}
+
 /* A turn's start in every lane (the reference's _act up to its attacks): the side whose turn it is
  * spends an action on a legal attack, two-weapon attack or aim; an attack's lanes are marked in
- * `attacking`. Returns whether any lane attacks. */
-TSS_INLINE int32_t tss_lanes_turn(const TssLaneSide *P, TssLanes *L, int turn) {
-    int32_t any = 0;
+ * `attacking` and set up. Returns whether any lane attacks; *most_situation: the most situation
+ * dice an attack rolls. */
+TSS_INLINE int32_t tss_lanes_turn(const TssLaneSide *P, TssLanes *L, int turn, int32_t *most_situation) {
+    int32_t any = 0, most = 0;
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t live = -((L->reset[i] | L->slow[i]) ^ 1);
         int32_t who = L->first[i] ^ turn, wm = -who;
@@ -244,48 +281,31 @@ TSS_INLINE int32_t tss_lanes_turn(const TssLaneSide *P, TssLanes *L, int turn) {
         L->extra2[i] = main_steps + 2;
         L->second[i] = attacks & -two;
         any |= attacks;
+        int32_t dice = tss_attack_setup(P, L, i);
+        most = most > dice ? most : dice;
     }
+    *most_situation = most;
     return any;
 }
 
-/* One attack in every lane marked `attacking` (the reference's _attack, at L->extra more steps):
- * the control die, the situation die(s), the tier, the damage dice, the armour die, and the damage
- * landing on the defender. */
+/* One attack in every lane marked `attacking` and set up (the reference's _attack): the control
+ * die, the situation die(s), the tier, the damage dice, the armour die, and the damage landing on
+ * the defender. */
 TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64_t *seeds, const int64_t *state,
-                                 int64_t count, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
-    int32_t most_situation = 0, most_dice = 0;
-    for (int i = 0; i < TSS_LANES; i++) {
-        int32_t on = L->attacking[i], am = -L->actor[i];
-        int32_t dazed0 = tss_dazed(&P[0], L->stun[0][i], L->wound[0][i], L->mortal[0][i]);
-        int32_t dazed1 = tss_dazed(&P[1], L->stun[1][i], L->wound[1][i], L->mortal[1][i]);
-        /* The situation die's size from the attack's steps (the Difficulty Scale). */
-        int32_t steps = tss_select(am, P[1].steps, P[0].steps) + tss_select(am, dazed1, dazed0) + L->extra[i];
-        int32_t negative = steps < 0;
-        int32_t size = tss_select(-negative, tss_select(-(steps < -5), 5, -steps), steps); /* beyond 5: d20s */
-        uint32_t table_sides = tss_select_u(-(size == 1), 4u, tss_select_u(-(size == 2), 6u,
-                                            tss_select_u(-(size == 3), 8u, tss_select_u(-(size == 4), 12u, 20u))));
-        uint32_t table_reject = tss_select_u(-((size == 2) | (size == 4)), 4u,
-                                             tss_select_u(-(size >= 5), TSS_D20_REJECT_BELOW, 0u));
-        int32_t penalty = tss_select(-(steps < TSS_MAX_STEPS_PENALTY), steps, TSS_MAX_STEPS_PENALTY);
-        int32_t dice = on & tss_select(-(steps == 0), 0, tss_select(-(steps > 5), penalty - 4, 1));
-        L->sit_n[i] = dice;
-        L->sit_sides[i] = table_sides;
-        L->sit_reject_below[i] = table_reject;
-        L->sit_negative[i] = -negative;
-        L->sit_sum[i] = 0;
-        int32_t bound = L->pos[i] + 1 + dice + tss_select(am, P[1].most_dice, P[0].most_dice) + 1;
-        L->need[i] = on & -(L->slow[i] ^ 1) & bound;
-        most_situation = most_situation > dice ? most_situation : dice;
-    }
+                                 int64_t count, int32_t most_situation, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
+    int32_t most_dice = 0;
     tss_lanes_ensure(seeds, state, count, L, words);
-    for (int i = 0; i < TSS_LANES; i++)
+    for (int i = 0; i < TSS_LANES; i++) {
         L->control[i] = tss_die(words, L, i, L->attacking[i], TSS_D20, TSS_D20_REJECT_BELOW);
-    for (int j = 0; j < most_situation; j++)
+        int32_t on = -(L->sit_n[i] > 0);
+        L->sit_sum[i] = on & tss_die(words, L, i, on, L->sit_sides[i], L->sit_reject_below[i]);
+    }
+    for (int j = 1; j < most_situation; j++)
         for (int i = 0; i < TSS_LANES; i++) {
             int32_t on = -(j < L->sit_n[i]);
             L->sit_sum[i] += on & tss_die(words, L, i, on, L->sit_sides[i], L->sit_reject_below[i]);
         }
-    /* The tier; a hit's damage dice. */
+    /* The tier; a hit's damage dice (the first here). */
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t am = -L->actor[i], control = L->control[i], sit_sum = L->sit_sum[i];
         int32_t total = control + tss_select(L->sit_negative[i], -sit_sum, sit_sum);
@@ -296,13 +316,17 @@ TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64
         int32_t tier = tss_select(-(total <= amazing), 3, tss_select(-(total <= good), 2, 1));
         int32_t hit = L->attacking[i] & -(fail ^ 1);
         int32_t dice = hit & tss_select(am, tss_tier(tier, P[1].count), tss_tier(tier, P[0].count));
+        uint32_t sides = tss_select_u(am, tss_tier_u(tier, P[1].sides), tss_tier_u(tier, P[0].sides));
+        uint32_t reject = tss_select_u(am, tss_tier_u(tier, P[1].reject_below), tss_tier_u(tier, P[0].reject_below));
+        int32_t on = -(dice > 0);
         L->tier[i] = tier;
         L->hit[i] = hit;
         L->dice_left[i] = dice;
-        L->damage[i] = tss_select(am, tss_tier(tier, P[1].modifier), tss_tier(tier, P[0].modifier));
+        L->damage[i] = tss_select(am, tss_tier(tier, P[1].modifier), tss_tier(tier, P[0].modifier)) +
+                       (on & tss_die(words, L, i, on, sides, reject));
         most_dice = most_dice > dice ? most_dice : dice;
     }
-    for (int j = 0; j < most_dice; j++)
+    for (int j = 1; j < most_dice; j++)
         for (int i = 0; i < TSS_LANES; i++) {
             int32_t on = -(j < L->dice_left[i]), am = -L->actor[i], tier = L->tier[i];
             uint32_t sides = tss_select_u(am, tss_tier_u(tier, P[1].sides), tss_tier_u(tier, P[0].sides));
@@ -340,10 +364,12 @@ TSS_INLINE void tss_lanes_attack(const TssLaneSide *P, TssLanes *L, const uint64
 /* A turn: its start, its attack, and a two-weapon attack's second attack if the target still stands. */
 TSS_INLINE void tss_lanes_take_turn(const TssLaneSide *P, TssLanes *L, int turn, const uint64_t *seeds,
                                     const int64_t *state, int64_t count, uint32_t words[TSS_LANE_WORDS][TSS_LANES]) {
-    if (!tss_lanes_turn(P, L, turn))
+    int32_t most_situation = 0;
+    if (!tss_lanes_turn(P, L, turn, &most_situation))
         return;
-    tss_lanes_attack(P, L, seeds, state, count, words);
+    tss_lanes_attack(P, L, seeds, state, count, most_situation, words);
     int32_t again_any = 0;
+    most_situation = 0;
     for (int i = 0; i < TSS_LANES; i++) {
         int32_t am = -L->actor[i];
         int32_t defender_out = tss_select(am, tss_out(&P[0], L->stun[0][i], L->wound[0][i], L->mortal[0][i]),
@@ -352,9 +378,11 @@ TSS_INLINE void tss_lanes_take_turn(const TssLaneSide *P, TssLanes *L, int turn,
         L->attacking[i] = again;
         L->extra[i] = L->extra2[i];
         again_any |= again;
+        int32_t dice = tss_attack_setup(P, L, i);
+        most_situation = most_situation > dice ? most_situation : dice;
     }
     if (again_any)
-        tss_lanes_attack(P, L, seeds, state, count, words);
+        tss_lanes_attack(P, L, seeds, state, count, most_situation, words);
 }
 
 /* Eight lanes' observations (rows of eight floats, one lane a column) into eight lanes' rows (one
@@ -429,7 +457,7 @@ TSS_INLINE int tss_lane_side(TssLaneSide *s, const int64_t *iparams, int side, i
         s->count[k] = (int32_t)track[0];
         s->modifier[k] = (int32_t)track[2];
         s->sides[k] = track[0] > 0 ? (uint32_t)track[1] : 1u;
-        s->reject_below[k] = (uint32_t)((0x100000000ull - (uint64_t)s->sides[k]) % s->sides[k]);
+        s->reject_below[k] = (0u - s->sides[k]) % s->sides[k]; /* (2^32 - sides) mod sides */
         if (foe_armour > 0) {
             kind += shift;
             kind = kind < 0 ? 0 : kind > 3 ? 3 : kind;
@@ -443,7 +471,7 @@ TSS_INLINE int tss_lane_side(TssLaneSide *s, const int64_t *iparams, int side, i
         return 0;
     s->armoured = armour > 0;
     s->armour_sides = armour > 0 ? (uint32_t)armour : 1u;
-    s->armour_reject_below = (uint32_t)((0x100000000ull - (uint64_t)s->armour_sides) % s->armour_sides);
+    s->armour_reject_below = (0u - s->armour_sides) % s->armour_sides;
     return 1;
 }
 
@@ -532,11 +560,12 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
     memset(words[4], 0, sizeof words - sizeof words[0] * 4);
     if (any_reset && seeds) { /* the new episode's first block: its first round's action checks */
         int n = 0, lane[TSS_LANES];
-        uint64_t keys[TSS_LANES], items[TSS_LANES];
+        uint64_t keys[TSS_LANES], items[TSS_LANES], resetting = 0;
         uint32_t blocks[TSS_LANES], fresh[4 * TSS_LANES];
-        for (int i = 0; i < count; i++) {
-            if (!L->reset[i])
-                continue;
+        for (int i = 0; i < count; i++)
+            resetting |= (uint64_t)L->reset[i] << i;
+        for (; resetting; resetting &= resetting - 1) {
+            int i = TSS_LOWEST_BIT(resetting);
             lane[n] = i;
             keys[n] = seeds[i];
             items[n] = (uint64_t)state[i * TSS_STATE_SIZE + TSS_S_EPISODE] + 1;
