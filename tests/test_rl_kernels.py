@@ -499,11 +499,11 @@ def test_numba_steps_blocks_drawn_ahead_are_the_reference_blocks(envs, words_per
         assert tuple(int(ahead[_stream_nb._ROW[5 + j] + slot]) for j in range(4)) == expected
 
 
-# ---- lockstep lanes (fast paths, kernels/rl/<ruleset>_lanes.h; d100 also kernels/rl/d100_lanes_nb.py) ----
+# ---- lockstep lanes (fast paths, kernels/rl/<ruleset>_lanes.h and their Numba twins <ruleset>_lanes_nb.py) ----
 #: Fewest envs the lanes take (fewer go to the body; the headers and the Numba twin agree, below).
 LANES_MIN = 16
-#: Rulesets with lanes, and the backends that have them (the EXP Numba twin has none yet).
-LANE_BACKENDS = [("d100", "cython"), ("d100", "numba"), ("exp", "cython")]
+#: Rulesets with lanes, and the backends that have them.
+LANE_BACKENDS = [("d100", "cython"), ("d100", "numba"), ("exp", "cython"), ("exp", "numba")]
 #: d100 choices the lanes take: all but flee and disengage (which roll their own dice), and -1 / 8 (illegal).
 LANE_ACTIONS = [-1, 0, 1, 2, 4, 6, 7, 8]
 #: EXP lanes' personas: the usual dice and a d999760, which Lemire rejects about once in 4300 words
@@ -524,14 +524,15 @@ def _lanes_alone(backend, ruleset):
     """The lockstep fast path alone on envs 0 .. 63: steps those it takes, returns them as bits."""
     if backend == "cython":
         return getattr(cython_module(ruleset), f"{ruleset}_lanes_alone")
-    assert ruleset == "d100", "only the d100 Numba twin has lanes"
-    from combatsim.kernels.rl import _stream_nb, d100_lanes_nb
+    from combatsim.kernels.rl import _stream_nb
+
+    lanes = getattr(importlib.import_module(f"combatsim.kernels.rl.{ruleset}_lanes_nb"), f"{ruleset}_lanes")
+    words_per_step = REFERENCES[ruleset].WORDS_PER_STEP
 
     def alone(params, seeds, state, actions, policies, shaping, obs, reward, terminated, truncated, mask):
         ahead = _stream_nb.new_state()
-        _stream_nb.stream_ahead(seeds, state, 0, d100_reference.WORDS_PER_STEP, ahead)
-        done = d100_lanes_nb.d100_lanes(params, state, actions, policies, shaping, obs, reward, terminated, truncated,
-                                        mask, 0, ahead)
+        _stream_nb.stream_ahead(seeds, state, 0, words_per_step, ahead)
+        done = lanes(params, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, 0, ahead)
         return done % 2**64
 
     return alone
@@ -637,10 +638,12 @@ def _exp_reference_step_by_env(params, b, policies, shaping):
     return must
 
 
+@pytest.mark.parametrize("backend", ["cython", "numba"])
 @given(agent=exp_lane_persona, opponent=exp_lane_persona, globals_=GLOBALS["exp"],
        seed=st.integers(0, 2**64 - 64), envs=st.integers(LANES_MIN, 64), external=st.booleans(),
        shaping=st.sampled_from([0.0, 0.5, -0.25]), action_seed=st.integers(0, 1000))
-def test_exp_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed, envs, external, shaping, action_seed):
+def test_exp_lanes_step_exactly_as_the_reference(backend, agent, opponent, globals_, seed, envs, external, shaping,
+                                                 action_seed):
     """Each env the EXP lanes step ends exactly as the reference's step leaves it, the others
     untouched; and they step exactly the envs whose step needs no more than the first block's words
     and meets no rejected word (and every reset)."""
@@ -650,11 +653,12 @@ def test_exp_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed
         np.testing.assert_array_equal(stepped, _exp_reference_step_by_env(params, reference, policies, shaping))
 
     # Every action, and the illegal -1, 5 and 6.
-    _lanes_follow_the_reference("cython", "exp", params, seed, envs, external, shaping, action_seed,
+    _lanes_follow_the_reference(backend, "exp", params, seed, envs, external, shaping, action_seed,
                                 list(range(-1, exp_reference.ACTIONS + 2)), step_reference)
 
 
-def test_exp_lanes_leave_rejected_words_to_the_body():
+@pytest.mark.parametrize("backend", ["cython", "numba"])
+def test_exp_lanes_leave_rejected_words_to_the_body(backend):
     """Envs whose damage die meets a Lemire-rejected word (a retry word follows) go to the body;
     the search below finds such steps (rare at random: the differential test may never meet one)."""
     from combatsim.rng import DOMAIN_ITEM, block, rejection_threshold
@@ -673,7 +677,7 @@ def test_exp_lanes_leave_rejected_words_to_the_body():
     reference = _lane_buffers("exp", params, seeds, 0)
     before = _copy(lanes)
     policies = np.array([0, 0], dtype=np.int64)
-    stepped = _lanes_step("cython", "exp", params, lanes, policies, 0.0)
+    stepped = _lanes_step(backend, "exp", params, lanes, policies, 0.0)
     must = _exp_reference_step_by_env(params, reference, policies, 0.0)
     _assert_lanes_match(lanes, reference, before, stepped)
     assert list(np.flatnonzero(~must)) == [0, 1, 2]
@@ -698,7 +702,8 @@ def test_lanes_take_every_env_of_a_plain_duel(ruleset, backend):
     assert reference.state[:, 0].sum() > len(seeds)  # episodes ended and restarted along the way
 
 
-def test_exp_lanes_leave_states_the_reference_never_reaches_to_the_body():
+@pytest.mark.parametrize("backend", ["cython", "numba"])
+def test_exp_lanes_leave_states_the_reference_never_reaches_to_the_body(backend):
     """A weapon slot outside 0..2, ammunition or hit points beyond the lanes' range, or a step count
     at max_steps: that env goes to the body, its neighbours are still taken."""
     params = exp_params()
@@ -712,27 +717,29 @@ def test_exp_lanes_leave_states_the_reference_never_reaches_to_the_body():
     reference = _lane_buffers("exp", params, np.arange(64, dtype=np.uint64), 0)
     reference.state[:] = lanes.state
     before = _copy(lanes)
-    stepped = _lanes_step("cython", "exp", params, lanes, policies, 0.0)
+    stepped = _lanes_step(backend, "exp", params, lanes, policies, 0.0)
     assert list(np.flatnonzero(~stepped)) == sorted(odd)
     _reference_step("exp", params, reference, policies, 0.0)
     _assert_lanes_match(lanes, reference, before, stepped)
 
 
+@pytest.mark.parametrize("backend", ["cython", "numba"])
 @pytest.mark.parametrize("external", [False, True])
-def test_exp_cython_step_of_many_envs_equals_the_reference(external):
-    """The whole Cython step on 200 envs (three groups of 64 through the lanes, the last 8 through
-    the body alone) leaves every buffer as the reference's step does, step after step."""
+def test_exp_step_of_many_envs_equals_the_reference(backend, external):
+    """The whole step of either twin on 200 envs (three groups of 64 through the lanes, the last 8
+    through the body alone) leaves every buffer as the reference's step does, step after step."""
     params = exp_params({"weapons": [{"damage": "2d6", "type": "D", "ammunition": 7},
                                      {"damage": "d8", "type": "automatic", "ammunition": 30}]})
     policies = np.array([0, 0 if external else 1], dtype=np.int64)
     seeds = np.arange(40, 240, dtype=np.uint64)
     twin = _lane_buffers("exp", params, seeds, 0)
     reference = _lane_buffers("exp", params, seeds, 0)
+    step = (cython_module if backend == "cython" else numba_module)("exp").exp_step
     rng = np.random.default_rng(1)
     for _ in range(30):
         twin.actions[:] = reference.actions[:] = rng.integers(-1, exp_reference.ACTIONS + 1, size=(len(seeds), 2))
-        cython_module("exp").exp_step(params, twin.seeds, twin.state, twin.actions, policies, 0.5, twin.obs,
-                                      twin.reward, twin.terminated, twin.truncated, twin.mask)
+        step(params, twin.seeds, twin.state, twin.actions, policies, 0.5, twin.obs, twin.reward, twin.terminated,
+             twin.truncated, twin.mask)
         _reference_step("exp", params, reference, policies, 0.5)
         for got, want in zip(_copy(twin), _copy(reference), strict=True):
             np.testing.assert_array_equal(got, want)
@@ -754,14 +761,16 @@ def test_lanes_header_has_the_reference_layout(ruleset):
     assert int(defines["LANES"]) == reference.AHEAD_ENVS
     assert int(defines["NO_ACTION"]) == reference.ACTIONS
     assert int(defines["LANES_MIN"]) == LANES_MIN
-    if ruleset == "d100":
-        from combatsim.kernels.rl import d100_lanes_nb
-
-        assert d100_lanes_nb.LANES_MIN == LANES_MIN
-    else:
+    twin = importlib.import_module(f"combatsim.kernels.rl.{ruleset}_lanes_nb")
+    assert twin.LANES_MIN == LANES_MIN
+    assert twin.NO_ACTION == reference.ACTIONS
+    if ruleset == "exp":
         from combatsim.rng import rejection_threshold
 
         assert int(defines["KILODIE_REJECT_BELOW"]) == rejection_threshold(exp_reference.KILODIE)
+        assert rejection_threshold(exp_reference.KILODIE) == twin.KILODIE_REJECT_BELOW
+        shift = re.search(r"^#define EXP_LANE_RANGE \(1 << (\d+)\)$", header, flags=re.MULTILINE)
+        assert 1 << int(shift.group(1)) == twin.LANE_RANGE
 
 
 @pytest.mark.parametrize(("ruleset", "backend"), LANE_BACKENDS)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
 from ..rng_nb import seed_key
 from ._stream_nb import (
     AHEAD_ENVS,
@@ -19,15 +18,9 @@ from ._stream_nb import (
     stream_seek_ahead,
     stream_word,
 )
+from .exp_lanes_nb import exp_lanes
 
 kernel = step_kernels()
-
-
-@njit(inline="always")
-def exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
-    # The Numba twin has no EXP lanes yet (the Cython twin's are kernels/rl/exp_lanes.h): the body
-    # steps every env.
-    return 0
 
 
 # ---- shared body (identical in kernels/rl/exp_nb.py) ----

@@ -1,0 +1,509 @@
+"""EXP duel steps in lockstep for Numba: the twin of kernels/rl/exp_lanes.h (read its notes).
+
+``exp_lanes`` steps up to 64 envs together in loops over lanes that LLVM vectorises, with no
+branch on a die, and returns the envs it stepped as bits; the shared body of
+combatsim.rl.exp_reference steps the others. It takes exactly the envs the C lanes take. The
+lanes live in rows of one int32 array (one base pointer, so LLVM needs no alias checks to
+vectorise the loops over them), as in kernels/rl/d100_lanes_nb.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.rl.exp_reference import (
+    A_FIRE,
+    A_RELOAD,
+    A_WEAPON,
+    ACTIONS,
+    G_HIT_ON_EQUAL,
+    G_MAX_STEPS,
+    KILODIE,
+    MAX_ROLLS,
+    OBS_SIZE,
+    P_ARMOUR_RATING,
+    P_BONUS,
+    P_BURST,
+    P_CAPACITY,
+    P_DAMAGE_ADJUSTMENT,
+    P_DICE_COUNT,
+    P_DICE_MODIFIER,
+    P_DICE_SIDES,
+    P_HIT_POINTS,
+    P_MAXIMUM_ROLL,
+    P_ROLLS,
+    P_SLOTS,
+    POLICY_EXTERNAL,
+    POLICY_SCRIPTED,
+    S_AMMO,
+    S_EPISODE,
+    S_HP,
+    S_NEEDS_RESET,
+    S_RETRIES,
+    S_SIDE,
+    S_T,
+    S_WEAPON,
+    SIDE_PARAMS,
+    SIDE_STATE,
+    SLOT_PARAMS,
+    SLOTS,
+)
+
+from .._numba import borrow, njit
+from ._stream_nb import _ROW, AHEAD_ENVS
+
+#: An action that does nothing (an illegal choice: the reference's -1).
+NO_ACTION = ACTIONS
+#: Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
+#: lanes' loops cost the same for 1 env as for 64.
+LANES_MIN = 16
+#: Lemire's threshold for the kilodie, (2^32 - 1000) mod 1000 (a d4's is 0: 4 divides 2^32).
+KILODIE_REJECT_BELOW = 296
+#: Parameters and counters the lanes take stay within +-2^20 (sums of a few of them fit an int32 lane).
+LANE_RANGE = 1 << 20
+
+# Rows of the lanes: per-lane values (the fire's state machine: the side firing, 2 when none is,
+# rolls left, what the next word is for, dice and rounds left, the round's damage), then each side's.
+T, RESET, SLOW, ENDED, CUT, FIRING, ROLLS_LEFT, PHASE, DICE_LEFT, ROUNDS_LEFT, DAMAGE, WORD_NOW = range(12)
+MASK = 12  # and 13: each side's legal actions after the step, as bits
+WORD = 14  # .. 17: the step's first block
+HP, WEAPON, AMMO = 0, 1, 2  # AMMO .. AMMO + 2: per slot
+CHOICE, FIRE_ROLLS, DEALT, BONUS, MAXIMUM_ROLL, BASE, COUNT, BURST, SIDES, REJECT_BELOW = range(5, 15)
+SIDE_ROWS = 15
+SIDE0 = WORD + 4
+SIDE1 = SIDE0 + SIDE_ROWS
+ROWS = SIDE1 + SIDE_ROWS
+# Rows of floats: the rewards, each side's hit points and the time observed, then each side's observation.
+F_REWARD0, F_REWARD1, F_HP0, F_HP1, F_TIME, F_OBS = 0, 1, 2, 3, 4, 5
+FLOAT_ROWS = F_OBS + 2 * OBS_SIZE
+
+_SHIFT = np.uint64(32)
+_U32 = np.uint64(0xFFFFFFFF)
+_TWO32 = np.uint64(1 << 32)
+
+
+@njit
+def _bit(condition):
+    return 1 if condition else 0
+
+
+@njit
+def _select(mask, yes, no):
+    """``yes`` where ``mask`` is all ones, ``no`` where it is zero: masks, not a branch (LLVM turned
+    conditional expressions on one variable into a switch, and a loop with one is not vectorised)."""
+    return (yes & mask) | (no & ~mask)
+
+
+@njit
+def _pick(weapon, by0, by1, by2):
+    """The slot's value of a lane's weapon (0..2), by the masks "slot > 0" and "slot > 1"."""
+    past0 = -_bit(weapon > 0)
+    past1 = -_bit(weapon > 1)
+    return by0 ^ ((by0 ^ by1) & past0) ^ ((by1 ^ by2) & past1)
+
+
+@njit
+def _in_range(value):
+    return -LANE_RANGE <= value <= LANE_RANGE
+
+
+@njit
+def _bar(iparams, side):
+    """The to-hit bar of ``side``'s fire: the foe's armour rating less hit_on_equal."""
+    return iparams[(1 - side) * SIDE_PARAMS + P_ARMOUR_RATING] - iparams[G_HIT_ON_EQUAL]
+
+
+@njit
+def _side_in_range(iparams, side):
+    """Whether ``side``'s parameters are inside what the lanes take (exp_lanes.h's exp_lane_side)."""
+    p = side * SIDE_PARAMS
+    if iparams[p + P_HIT_POINTS] < 1 or iparams[p + P_HIT_POINTS] > LANE_RANGE or not _in_range(_bar(iparams, side)):
+        return False
+    for k in range(SLOTS):
+        w = p + P_SLOTS + k * SLOT_PARAMS
+        rolls = iparams[w + P_ROLLS]
+        if (rolls < 0 or rolls > MAX_ROLLS or np.uint64(iparams[w + P_BURST]) > np.uint64(1)
+                or np.uint64(iparams[w + P_CAPACITY]) > np.uint64(LANE_RANGE) or not _in_range(iparams[w + P_BONUS])
+                or not _in_range(iparams[w + P_MAXIMUM_ROLL]) or not _in_range(iparams[w + P_DAMAGE_ADJUSTMENT])
+                or not _in_range(iparams[w + P_DICE_MODIFIER])):
+            return False
+        # A slot that fires rolls at least one die of 1..2^20 sides (exp_params makes a constant one d1).
+        if rolls > 0 and not (1 <= iparams[w + P_DICE_COUNT] <= LANE_RANGE
+                              and 1 <= iparams[w + P_DICE_SIDES] <= LANE_RANGE):
+            return False
+    return True
+
+
+@njit
+def _slot(iparams, side, k):
+    """A weapon slot's values as the lanes use them: rolls, capacity, rounds a roll, burst, bonus,
+    maximum roll, base damage (modifier + DA), dice count and sides (an empty slot's are a d1), and
+    the dice's Lemire threshold."""
+    w = side * SIDE_PARAMS + P_SLOTS + k * SLOT_PARAMS
+    rolls = iparams[w + P_ROLLS]
+    burst = iparams[w + P_BURST]
+    count = iparams[w + P_DICE_COUNT] if rolls > 0 else 1
+    sides = iparams[w + P_DICE_SIDES] if rolls > 0 else 1
+    reject_below = np.int64((_TWO32 - np.uint64(sides)) % np.uint64(sides))
+    return (rolls, iparams[w + P_CAPACITY], 1 + 2 * burst, burst, iparams[w + P_BONUS], iparams[w + P_MAXIMUM_ROLL],
+            iparams[w + P_DICE_MODIFIER] + iparams[w + P_DAMAGE_ADJUSTMENT], count, sides, reject_below)
+
+
+@njit
+def _hit_chance(iparams, side, k):
+    """The reference's _hit_chance of ``side``'s slot ``k``, in kilodie faces."""
+    w = side * SIDE_PARAMS + P_SLOTS + k * SLOT_PARAMS
+    bar = _bar(iparams, side)
+    if iparams[w + P_ROLLS] == 0 or iparams[w + P_MAXIMUM_ROLL] <= bar:
+        return 0
+    return KILODIE - min(max(bar - iparams[w + P_BONUS], 0), KILODIE)
+
+
+@njit(inline="always")
+def _legal_bits(weapon, held, capacity, per_roll, armed0, armed1, armed2):
+    """One side's legal actions (the reference's _legal) as bits, from its weapon in hand's values."""
+    fire = _bit(capacity == 0) | _bit(held >= per_roll)
+    reload = _bit(capacity > 0) & _bit(held < capacity)
+    return (fire | reload << A_RELOAD | (_bit(weapon != 0) & armed0) << A_WEAPON
+            | (_bit(weapon != 1) & armed1) << (A_WEAPON + 1) | (_bit(weapon != 2) & armed2) << (A_WEAPON + 2))
+
+
+@njit(inline="always")
+def _choose(lanes, iparams, side, scripted):
+    """One side's choice in every lane, judged legal, and its effect on the side's own state: Fire
+    spends its rounds (the rolls it can pay for, the reference's min(rolls, ammo // per_roll)),
+    Reload refills, Weapon k draws slot k. The fire's values are those of the weapon it started with."""
+    r = SIDE0 + side * SIDE_ROWS
+    rolls0, capacity0, per_roll0, burst0, bonus0, maximum0, base0, count0, sides0, reject0 = _slot(iparams, side, 0)
+    rolls1, capacity1, per_roll1, burst1, bonus1, maximum1, base1, count1, sides1, reject1 = _slot(iparams, side, 1)
+    rolls2, capacity2, per_roll2, burst2, bonus2, maximum2, base2, count2, sides2, reject2 = _slot(iparams, side, 2)
+    armed0 = _bit(rolls0 > 0)
+    armed1 = _bit(rolls1 > 0)
+    armed2 = _bit(rolls2 > 0)
+    scripted_mask = -_bit(scripted)
+    for i in range(AHEAD_ENVS):
+        weapon = np.int64(lanes[r + WEAPON, i])
+        ammo0 = np.int64(lanes[r + AMMO, i])
+        ammo1 = np.int64(lanes[r + AMMO + 1, i])
+        ammo2 = np.int64(lanes[r + AMMO + 2, i])
+        held = _pick(weapon, ammo0, ammo1, ammo2)
+        capacity = _pick(weapon, capacity0, capacity1, capacity2)
+        per_roll = _pick(weapon, per_roll0, per_roll1, per_roll2)
+        rolls = _pick(weapon, rolls0, rolls1, rolls2)
+        lanes[r + BONUS, i] = _pick(weapon, bonus0, bonus1, bonus2)
+        lanes[r + MAXIMUM_ROLL, i] = _pick(weapon, maximum0, maximum1, maximum2)
+        lanes[r + BASE, i] = _pick(weapon, base0, base1, base2)
+        lanes[r + COUNT, i] = _pick(weapon, count0, count1, count2)
+        lanes[r + BURST, i] = _pick(weapon, burst0, burst1, burst2)
+        lanes[r + SIDES, i] = _pick(weapon, sides0, sides1, sides2)
+        lanes[r + REJECT_BELOW, i] = _pick(weapon, reject0, reject1, reject2)
+        legal = _legal_bits(weapon, held, capacity, per_roll, armed0, armed1, armed2)
+        # The scripted policy: the first legal action (the lowest bit), none when no bit is set.
+        first_legal = NO_ACTION
+        first_legal = _select(-((legal >> 4) & 1), A_WEAPON + 2, first_legal)
+        first_legal = _select(-((legal >> 3) & 1), A_WEAPON + 1, first_legal)
+        first_legal = _select(-((legal >> 2) & 1), A_WEAPON, first_legal)
+        first_legal = _select(-((legal >> 1) & 1), A_RELOAD, first_legal)
+        first_legal = _select(-(legal & 1), A_FIRE, first_legal)
+        choice = _select(scripted_mask, first_legal, np.int64(lanes[r + CHOICE, i]))
+        choice = _select(-((legal >> choice) & 1), choice, NO_ACTION)
+        unlimited = _bit(capacity == 0)
+        paid = ((_bit(rolls >= 1) & (unlimited | _bit(per_roll <= held)))
+                + (_bit(rolls >= 2) & (unlimited | _bit(2 * per_roll <= held)))
+                + (_bit(rolls >= 3) & (unlimited | _bit(3 * per_roll <= held)))
+                + (_bit(rolls >= 4) & (unlimited | _bit(4 * per_roll <= held)))
+                + (_bit(rolls >= 5) & (unlimited | _bit(5 * per_roll <= held))))
+        fire_rolls = -_bit(choice == A_FIRE) & paid
+        after = _select(-_bit(choice == A_RELOAD), capacity, held - (-(unlimited ^ 1) & (fire_rolls * per_roll)))
+        past0 = -_bit(weapon > 0)
+        past1 = -_bit(weapon > 1)
+        lanes[r + AMMO, i] = _select(~past0, after, ammo0)
+        lanes[r + AMMO + 1, i] = _select(past0 & ~past1, after, ammo1)
+        lanes[r + AMMO + 2, i] = _select(past1, after, ammo2)
+        drawing = -(_bit(choice >= A_WEAPON) & _bit(choice < ACTIONS))
+        lanes[r + WEAPON, i] = _select(drawing, choice - A_WEAPON, weapon)
+        lanes[r + CHOICE, i] = choice
+        lanes[r + FIRE_ROLLS, i] = fire_rolls
+        lanes[r + DEALT, i] = 0
+
+
+@njit(inline="always")
+def _fire_pass(lanes, bar0, bar1):
+    """One word of both sides' fire in every lane (the word in WORD_NOW): the reference's _fire for
+    side 0, then side 1, as a state machine per lane (whose side fires, rolls left, what the word is
+    for: 0 a to-hit kilodie, 1 a burst's rounds d4, 2 a damage die). A rejected word marks the lane SLOW."""
+    for i in range(AHEAD_ENVS):
+        who = np.int64(lanes[FIRING, i])
+        at = np.int64(lanes[PHASE, i])
+        dice = np.int64(lanes[DICE_LEFT, i])
+        rounds_now = np.int64(lanes[ROUNDS_LEFT, i])
+        damage_now = np.int64(lanes[DAMAGE, i])
+        on = _bit(who < 2)
+        second = -_bit(who == 1)  # a mask: side 1's values
+        bar = _select(second, bar1, bar0)
+        bonus = _select(second, np.int64(lanes[SIDE1 + BONUS, i]), np.int64(lanes[SIDE0 + BONUS, i]))
+        maximum_roll = _select(second, np.int64(lanes[SIDE1 + MAXIMUM_ROLL, i]),
+                               np.int64(lanes[SIDE0 + MAXIMUM_ROLL, i]))
+        base = _select(second, np.int64(lanes[SIDE1 + BASE, i]), np.int64(lanes[SIDE0 + BASE, i]))
+        count = _select(second, np.int64(lanes[SIDE1 + COUNT, i]), np.int64(lanes[SIDE0 + COUNT, i]))
+        burst = _select(second, np.int64(lanes[SIDE1 + BURST, i]), np.int64(lanes[SIDE0 + BURST, i]))
+        dice_sides = _select(second, np.int64(lanes[SIDE1 + SIDES, i]), np.int64(lanes[SIDE0 + SIDES, i]))
+        dice_reject = _select(second, np.int64(lanes[SIDE1 + REJECT_BELOW, i]),
+                              np.int64(lanes[SIDE0 + REJECT_BELOW, i]))
+        kilodie_word = -_bit(at == 0)
+        rounds_word = -_bit(at == 1)
+        die_sides = _select(kilodie_word, KILODIE, _select(rounds_word, 4, dice_sides))
+        reject_below = _select(kilodie_word, KILODIE_REJECT_BELOW, _select(rounds_word, 0, dice_reject))
+        product = np.uint64(np.uint32(lanes[WORD_NOW, i])) * np.uint64(die_sides)
+        value = np.int64(product >> _SHIFT) + 1
+        lanes[SLOW, i] |= on & _bit(np.int64(product & _U32) < reject_below)
+        to_hit = min(value + bonus, maximum_roll)
+        kilodie = on & _bit(at == 0)
+        rounds_die = on & _bit(at == 1)
+        damage_die = on & _bit(at == 2)
+        hit = kilodie & _bit(to_hit > bar)
+        # A hit lands one round, or a burst's d4 - 1 rounds; each round rolls `count` dice.
+        rounds_start = (hit & (burst ^ 1)) | (rounds_die & _bit(value > 1))
+        rounds = _select(-kilodie, 1, value - 1)
+        total = damage_now + value
+        dice_after = dice - 1
+        round_done = damage_die & _bit(dice_after == 0)
+        rounds_after = rounds_now - round_done
+        next_round = round_done & _bit(rounds_after > 0)
+        roll_done = (kilodie & (hit ^ 1)) | (rounds_die & _bit(value == 1)) | (round_done & _bit(rounds_after == 0))
+        landed = -round_done & max(total, 0)
+        lanes[SIDE0 + DEALT, i] += ~second & landed
+        lanes[SIDE1 + DEALT, i] += second & landed
+        fresh = rounds_start | next_round
+        to_burst = hit & burst
+        next_phase = _select(-to_burst, 1, _select(-(fresh | (damage_die & (round_done ^ 1))), 2, 0))
+        lanes[PHASE, i] = _select(-(on & (to_burst | fresh | damage_die | roll_done)), next_phase, at)
+        lanes[DICE_LEFT, i] = _select(-fresh, count, _select(-damage_die, dice_after, dice))
+        lanes[DAMAGE, i] = _select(-fresh, base, _select(-damage_die, total, damage_now))
+        lanes[ROUNDS_LEFT, i] = _select(-rounds_start, rounds, _select(-damage_die, rounds_after, rounds_now))
+        left = np.int64(lanes[ROLLS_LEFT, i]) - roll_done
+        side_done = roll_done & _bit(left == 0)
+        second_rolls = np.int64(lanes[SIDE1 + FIRE_ROLLS, i])
+        to_second = -(side_done & _bit(who == 0) & _bit(second_rolls > 0))
+        lanes[ROLLS_LEFT, i] = _select(to_second, second_rolls, left)
+        lanes[FIRING, i] = _select(to_second, 1, _select(-side_done, 2, who))
+
+
+@njit(inline="always")
+def _observe(lanes, floats, iparams, side):
+    """One side's observation (the reference's _write_obs) and legal actions of every lane, in rows."""
+    r = SIDE0 + side * SIDE_ROWS
+    o = SIDE0 + (1 - side) * SIDE_ROWS
+    row = F_OBS + side * OBS_SIZE
+    rolls0, capacity0, per_roll0 = _slot(iparams, side, 0)[:3]
+    rolls1, capacity1, per_roll1 = _slot(iparams, side, 1)[:3]
+    rolls2, capacity2, per_roll2 = _slot(iparams, side, 2)[:3]
+    armed0 = _bit(rolls0 > 0)
+    armed1 = _bit(rolls1 > 0)
+    armed2 = _bit(rolls2 > 0)
+    chance0 = _hit_chance(iparams, side, 0) / KILODIE
+    chance1 = _hit_chance(iparams, side, 1) / KILODIE
+    chance2 = _hit_chance(iparams, side, 2) / KILODIE
+    foe_chance0 = _hit_chance(iparams, 1 - side, 0)
+    foe_chance1 = _hit_chance(iparams, 1 - side, 1)
+    foe_chance2 = _hit_chance(iparams, 1 - side, 2)
+    # An empty slot's ammunition reads 0, an unlimited one's 1 (a ratio of a zero capacity reads neither).
+    fixed0 = 0.0 if rolls0 == 0 else 1.0
+    fixed1 = 0.0 if rolls1 == 0 else 1.0
+    fixed2 = 0.0 if rolls2 == 0 else 1.0
+    ratio0 = rolls0 > 0 and capacity0 > 0
+    ratio1 = rolls1 > 0 and capacity1 > 0
+    ratio2 = rolls2 > 0 and capacity2 > 0
+    for i in range(AHEAD_ENVS):
+        own = np.int64(lanes[r + WEAPON, i])
+        foe = np.int64(lanes[o + WEAPON, i])
+        own0 = -_bit(own > 0)
+        own1 = -_bit(own > 1)
+        foe0 = -_bit(foe > 0)
+        foe1 = -_bit(foe > 1)
+        ammo0 = np.int64(lanes[r + AMMO, i])
+        ammo1 = np.int64(lanes[r + AMMO + 1, i])
+        ammo2 = np.int64(lanes[r + AMMO + 2, i])
+        floats[row, i] = floats[F_HP0 + side, i]
+        floats[row + 1, i] = floats[F_HP0 + 1 - side, i]
+        floats[row + 2, i] = 1 + own0
+        floats[row + 3, i] = own1 - own0
+        floats[row + 4, i] = -own1
+        floats[row + 5, i] = ammo0 / capacity0 if ratio0 else fixed0
+        floats[row + 6, i] = ammo1 / capacity1 if ratio1 else fixed1
+        floats[row + 7, i] = ammo2 / capacity2 if ratio2 else fixed2
+        floats[row + 8, i] = chance0
+        floats[row + 9, i] = chance1
+        floats[row + 10, i] = chance2
+        floats[row + 11, i] = 1 + foe0
+        floats[row + 12, i] = foe1 - foe0
+        floats[row + 13, i] = -foe1
+        floats[row + 14, i] = floats[F_TIME, i]
+        floats[row + 15, i] = _pick(foe, foe_chance0, foe_chance1, foe_chance2) / KILODIE
+        held = _pick(own, ammo0, ammo1, ammo2)
+        capacity = _pick(own, capacity0, capacity1, capacity2)
+        per_roll = _pick(own, per_roll0, per_roll1, per_roll2)
+        lanes[MASK + side, i] = _legal_bits(own, held, capacity, per_roll, armed0, armed1, armed2)
+
+
+@njit(inline="always")
+def exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
+    """Steps some of envs first .. first + AHEAD_ENVS - 1 exactly as the shared body would; returns
+    them as bits (``ahead``: the stream array holding each env's first block of the step). The
+    checks that take no env are inlined (a call of the lanes costs tens of ns even when they take none)."""
+    if state.shape[0] - first < LANES_MIN:
+        return 0
+    if policies[0] != POLICY_EXTERNAL and policies[0] != POLICY_SCRIPTED:
+        return 0  # a random policy draws its choice: the reference's steps
+    if policies[1] != POLICY_EXTERNAL and policies[1] != POLICY_SCRIPTED:
+        return 0
+    return _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first,
+                       ahead)
+
+
+@njit
+def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
+    count = min(state.shape[0] - first, AHEAD_ENVS)
+    max_steps = iparams[G_MAX_STEPS]
+    if max_steps < 1 or max_steps > LANE_RANGE or not _side_in_range(iparams, 0) or not _side_in_range(iparams, 1):
+        return 0
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    hit_points0 = iparams[P_HIT_POINTS]
+    hit_points1 = iparams[SIDE_PARAMS + P_HIT_POINTS]
+    # Borrowed (no reference counting in the loops); the owners are used again at the end, so they live.
+    lanes_owner = np.zeros((ROWS, AHEAD_ENVS), dtype=np.int32)
+    floats_owner = np.empty((FLOAT_ROWS, AHEAD_ENVS), dtype=np.float32)
+    lanes = borrow(lanes_owner)
+    floats = borrow(floats_owner)
+
+    # Gather; a state the reference's own steps never leave (a weapon slot outside 0..2, ammunition
+    # or hit points beyond the range, a step count at max_steps) goes to the reference. Lanes past
+    # count idle through the step (nothing of theirs is written).
+    for i in range(AHEAD_ENVS):
+        lanes[SLOW, i] = 1
+        lanes[SIDE0 + CHOICE, i] = NO_ACTION
+        lanes[SIDE1 + CHOICE, i] = NO_ACTION
+    for i in range(count):
+        e = np.uint64(first + i)  # unsigned: Numba adds no negative-index wraparound to each access
+        s0 = S_SIDE
+        s1 = S_SIDE + SIDE_STATE
+        ammo = (state[e, s0 + S_AMMO] | state[e, s0 + S_AMMO + 1] | state[e, s0 + S_AMMO + 2]
+                | state[e, s1 + S_AMMO] | state[e, s1 + S_AMMO + 1] | state[e, s1 + S_AMMO + 2])
+        bad = ((np.uint64(state[e, S_T]) >= np.uint64(max_steps)) | (np.uint64(state[e, s0 + S_WEAPON]) > np.uint64(2))
+               | (np.uint64(state[e, s1 + S_WEAPON]) > np.uint64(2)) | (np.uint64(ammo) > np.uint64(LANE_RANGE))
+               | (np.uint64(state[e, s0 + S_HP] + LANE_RANGE) > np.uint64(2 * LANE_RANGE))
+               | (np.uint64(state[e, s1 + S_HP] + LANE_RANGE) > np.uint64(2 * LANE_RANGE)))
+        good = 0 if bad else -1  # a lane the reference steps gets zeros: nothing below overflows
+        lanes[SLOW, i] = 1 if bad else 0
+        lanes[RESET, i] = 1 if state[e, S_NEEDS_RESET] != 0 else 0
+        lanes[T, i] = state[e, S_T] & good
+        for side in range(2):
+            r = SIDE0 + side * SIDE_ROWS
+            s = S_SIDE + side * SIDE_STATE
+            lanes[r + HP, i] = state[e, s + S_HP] & good
+            lanes[r + WEAPON, i] = state[e, s + S_WEAPON] & good
+            lanes[r + AMMO, i] = state[e, s + S_AMMO] & good
+            lanes[r + AMMO + 1, i] = state[e, s + S_AMMO + 1] & good
+            lanes[r + AMMO + 2, i] = state[e, s + S_AMMO + 2] & good
+            action = actions[e, side]
+            lanes[r + CHOICE, i] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
+        for j in range(4):
+            lanes[WORD + j, i] = np.int32(np.uint32(ahead[_ROW[5 + j] + i]))
+
+    # Choices (legal on the state at the start of the unit) and their effects, then both fires, one
+    # word a pass. Each side's choice is written out with its side a constant, so LLVM sees its rows'
+    # fixed offsets and vectorises the loop without alias checks.
+    _choose(lanes, iparams, 0, policies[0] == POLICY_SCRIPTED)
+    _choose(lanes, iparams, 1, policies[1] == POLICY_SCRIPTED)
+    for i in range(AHEAD_ENVS):
+        rolls0 = np.int64(lanes[SIDE0 + FIRE_ROLLS, i])
+        rolls1 = np.int64(lanes[SIDE1 + FIRE_ROLLS, i])
+        firing0 = -_bit(rolls0 > 0)
+        lanes[FIRING, i] = _select(firing0, 0, _select(-_bit(rolls1 > 0), 1, 2))
+        lanes[ROLLS_LEFT, i] = _select(firing0, rolls0, rolls1)
+    bar0 = _bar(iparams, 0)
+    bar1 = _bar(iparams, 1)
+    for w in range(4):
+        # The pass's word into a row of its own: a row picked by w in the pass kept its loop scalar.
+        for i in range(AHEAD_ENVS):
+            lanes[WORD_NOW, i] = lanes[WORD + w, i]
+        _fire_pass(lanes, bar0, bar1)
+    for i in range(AHEAD_ENVS):
+        lanes[SLOW, i] |= _bit(lanes[FIRING, i] < 2)  # still wanting a word after the fourth
+
+    # Damage lands at once; then the outcome. A lane that resets instead starts its next episode.
+    capacity00 = iparams[P_SLOTS + P_CAPACITY]
+    capacity01 = iparams[P_SLOTS + SLOT_PARAMS + P_CAPACITY]
+    capacity02 = iparams[P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY]
+    capacity10 = iparams[SIDE_PARAMS + P_SLOTS + P_CAPACITY]
+    capacity11 = iparams[SIDE_PARAMS + P_SLOTS + SLOT_PARAMS + P_CAPACITY]
+    capacity12 = iparams[SIDE_PARAMS + P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY]
+    for i in range(AHEAD_ENVS):
+        keep = -(np.int64(lanes[RESET, i]) ^ 1)
+        dealt0 = np.int64(lanes[SIDE0 + DEALT, i])
+        dealt1 = np.int64(lanes[SIDE1 + DEALT, i])
+        hp0 = np.int64(lanes[SIDE0 + HP, i]) - dealt1
+        hp1 = np.int64(lanes[SIDE1 + HP, i]) - dealt0
+        out0 = _bit(hp0 <= 0)
+        out1 = _bit(hp1 <= 0)
+        step = (np.int64(lanes[T, i]) + 1) & keep
+        ended = (out0 | out1) & keep
+        lanes[ENDED, i] = ended
+        lanes[CUT, i] = (ended ^ 1) & _bit(step >= max_steps) & keep
+        outcome = float(out1 & (out0 ^ 1)) - float(out0 & (out1 ^ 1))
+        shaped = shaping * (dealt0 / hit_points1 - dealt1 / hit_points0)
+        floats[F_REWARD0, i] = outcome + shaped if keep else 0.0
+        floats[F_REWARD1, i] = -outcome - shaped if keep else 0.0
+        lanes[T, i] = step
+        hp0 = _select(keep, hp0, hit_points0)
+        hp1 = _select(keep, hp1, hit_points1)
+        lanes[SIDE0 + HP, i] = hp0
+        lanes[SIDE1 + HP, i] = hp1
+        lanes[SIDE0 + WEAPON, i] &= keep
+        lanes[SIDE1 + WEAPON, i] &= keep
+        lanes[SIDE0 + AMMO, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO, i]), capacity00)
+        lanes[SIDE0 + AMMO + 1, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO + 1, i]), capacity01)
+        lanes[SIDE0 + AMMO + 2, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO + 2, i]), capacity02)
+        lanes[SIDE1 + AMMO, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO, i]), capacity10)
+        lanes[SIDE1 + AMMO + 1, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 1, i]), capacity11)
+        lanes[SIDE1 + AMMO + 2, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 2, i]), capacity12)
+        floats[F_HP0, i] = max(hp0, 0) / hit_points0
+        floats[F_HP1, i] = max(hp1, 0) / hit_points1
+        floats[F_TIME, i] = step / max_steps
+
+    _observe(lanes, floats, iparams, 0)
+    if n_sides == 2:
+        _observe(lanes, floats, iparams, 1)
+
+    done = 0
+    for i in range(count):
+        if lanes[SLOW, i] and not lanes[RESET, i]:
+            continue
+        e = np.uint64(first + i)
+        for side in range(n_sides):
+            row = F_OBS + side * OBS_SIZE
+            for k in range(OBS_SIZE):
+                obs[e, side, k] = floats[row + k, i]
+            legal = lanes[MASK + side, i]
+            for a in range(ACTIONS):
+                mask[e, side, a] = (legal >> a) & 1
+        reward[e, 0] = floats[F_REWARD0, i]
+        reward[e, 1] = floats[F_REWARD1, i]
+        terminated[e] = lanes[ENDED, i]
+        truncated[e] = lanes[CUT, i]
+        reset = np.int64(lanes[RESET, i])
+        state[e, S_EPISODE] += reset
+        state[e, S_T] = lanes[T, i]
+        state[e, S_RETRIES] &= reset - 1  # 0 at a reset
+        state[e, S_NEEDS_RESET] = lanes[ENDED, i] | lanes[CUT, i]
+        for side in range(2):
+            r = SIDE0 + side * SIDE_ROWS
+            s = S_SIDE + side * SIDE_STATE
+            state[e, s + S_HP] = lanes[r + HP, i]
+            state[e, s + S_WEAPON] = lanes[r + WEAPON, i]
+            state[e, s + S_AMMO] = lanes[r + AMMO, i]
+            state[e, s + S_AMMO + 1] = lanes[r + AMMO + 1, i]
+            state[e, s + S_AMMO + 2] = lanes[r + AMMO + 2, i]
+        done |= 1 << i
+    lanes_owner[0, 0] = np.int32(floats_owner[0, 0] != 0)
+    return done
