@@ -80,6 +80,7 @@ FLOAT_ROWS = F_OBS + 2 * OBS_SIZE
 _SHIFT = np.uint64(32)
 _U32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
+_THIRD = np.uint64(0x55555556)
 
 
 @njit
@@ -210,11 +211,11 @@ def _choose(lanes, iparams, side, scripted):
         choice = _select(scripted_mask, first_legal, np.int64(lanes[r + CHOICE, i]))
         choice = _select(-((legal >> choice) & 1), choice, NO_ACTION)
         unlimited = _bit(capacity == 0)
-        paid = ((_bit(rolls >= 1) & (unlimited | _bit(per_roll <= held)))
-                + (_bit(rolls >= 2) & (unlimited | _bit(2 * per_roll <= held)))
-                + (_bit(rolls >= 3) & (unlimited | _bit(3 * per_roll <= held)))
-                + (_bit(rolls >= 4) & (unlimited | _bit(4 * per_roll <= held)))
-                + (_bit(rolls >= 5) & (unlimited | _bit(5 * per_roll <= held))))
+        # The rolls the ammunition pays for, held // per_roll (per_roll 1 or 3): a multiply by 2^32 / 3,
+        # exact for 0 <= held < 2^31 (the gather leaves held in 0 .. 2^20).
+        thirds = np.int64((np.uint64(held) * _THIRD) >> _SHIFT)
+        affordable = _select(-_bit(per_roll == 1), held, thirds)
+        paid = _select(-unlimited, rolls, min(rolls, affordable))
         fire_rolls = -_bit(choice == A_FIRE) & paid
         after = _select(-_bit(choice == A_RELOAD), capacity, held - (-(unlimited ^ 1) & (fire_rolls * per_roll)))
         past0 = -_bit(weapon > 0)
