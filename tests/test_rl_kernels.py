@@ -761,8 +761,11 @@ def test_lanes_header_has_the_reference_layout(ruleset):
     assert int(defines["LANES"]) == reference.AHEAD_ENVS
     assert int(defines["NO_ACTION"]) == reference.ACTIONS
     assert int(defines["LANES_MIN"]) == LANES_MIN
+    from combatsim.kernels.rl import _stream_nb
+
     twin = importlib.import_module(f"combatsim.kernels.rl.{ruleset}_lanes_nb")
-    assert twin.LANES_MIN == LANES_MIN
+    assert _stream_nb.LANES_MIN == LANES_MIN
+    assert (reference.POLICY_EXTERNAL, reference.POLICY_SCRIPTED) == (0, 1)  # as lanes_may_take reads them
     assert twin.NO_ACTION == reference.ACTIONS
     if ruleset == "exp":
         from combatsim.rng import rejection_threshold

@@ -32,7 +32,9 @@ from ..rng_nb import (
 
 __all__ = [
     "AHEAD_ENVS",
+    "LANES_MIN",
     "borrowing",
+    "lanes_may_take",
     "new_ahead",
     "new_state",
     "rejection_threshold",
@@ -66,6 +68,19 @@ AHEAD_ENVS = 64
 #: item low and high words and block, the key words, then the four words of each block.
 _AHEAD_ROWS = 9
 _ROW = tuple(STREAM_SIZE + row * AHEAD_ENVS for row in range(_AHEAD_ROWS))
+
+
+#: Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
+#: lockstep lanes' loops cost the same for 1 env as for 64.
+LANES_MIN = 16
+
+
+@njit(inline="always")
+def lanes_may_take(state, first, policies):
+    """Whether lockstep lanes may take any of the envs from ``first`` on: LANES_MIN of them left and
+    both policies external (0) or scripted (1); a random policy draws its choice: the body's steps.
+    Inlined into the step: a call of the lanes costs tens of ns even when they take none."""
+    return state.shape[0] - first >= LANES_MIN and 0 <= policies[0] <= 1 and 0 <= policies[1] <= 1
 
 
 @njit

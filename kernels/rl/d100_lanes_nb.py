@@ -51,14 +51,11 @@ from combatsim.rl.d100_reference import (
 )
 
 from .._numba import borrow, njit
-from ._stream_nb import _ROW, AHEAD_ENVS
+from ._stream_nb import _ROW, AHEAD_ENVS, lanes_may_take
 
 #: An action that does nothing (an illegal choice: the reference's -1), and Lemire's threshold for a d100.
 NO_ACTION = 8
 REJECT_BELOW = 96
-#: Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
-#: lanes' loops cost the same for 1 env as for 64.
-LANES_MIN = 16
 
 # Rows of the lanes: per-lane values, then each side's.
 T, ENGAGED, RESET, SLOW, NEW_ROUND, POSITION, ACTIVE, ENDED, CUT, MASK, WORD = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11
@@ -216,14 +213,8 @@ def _flag(value):
 @njit(inline="always")
 def d100_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
     """Steps some of envs first .. first + AHEAD_ENVS - 1 exactly as the shared body would; returns
-    them as bits (``ahead``: the stream array holding each env's first block of the step). The
-    checks that take no env are inlined: a call of the lanes costs about 80 ns even when they
-    take none."""
-    if state.shape[0] - first < LANES_MIN:
-        return 0
-    if policies[0] != POLICY_EXTERNAL and policies[0] != POLICY_SCRIPTED:
-        return 0  # a random policy draws its choice: the reference's steps
-    if policies[1] != POLICY_EXTERNAL and policies[1] != POLICY_SCRIPTED:
+    them as bits (``ahead``: the stream array holding each env's first block of the step)."""
+    if not lanes_may_take(state, first, policies):
         return 0
     return _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first,
                        ahead)

@@ -50,13 +50,10 @@ from combatsim.rl.exp_reference import (
 )
 
 from .._numba import borrow, njit
-from ._stream_nb import _ROW, AHEAD_ENVS
+from ._stream_nb import _ROW, AHEAD_ENVS, lanes_may_take
 
 #: An action that does nothing (an illegal choice: the reference's -1).
 NO_ACTION = ACTIONS
-#: Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
-#: lanes' loops cost the same for 1 env as for 64.
-LANES_MIN = 16
 #: Lemire's threshold for the kilodie, (2^32 - 1000) mod 1000 (a d4's is 0: 4 divides 2^32).
 KILODIE_REJECT_BELOW = 296
 #: Parameters and counters the lanes take stay within +-2^20 (sums of a few of them fit an int32 lane).
@@ -348,13 +345,8 @@ def _observe(lanes, floats, iparams, side):
 @njit(inline="always")
 def exp_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead):
     """Steps some of envs first .. first + AHEAD_ENVS - 1 exactly as the shared body would; returns
-    them as bits (``ahead``: the stream array holding each env's first block of the step). The
-    checks that take no env are inlined (a call of the lanes costs tens of ns even when they take none)."""
-    if state.shape[0] - first < LANES_MIN:
-        return 0
-    if policies[0] != POLICY_EXTERNAL and policies[0] != POLICY_SCRIPTED:
-        return 0  # a random policy draws its choice: the reference's steps
-    if policies[1] != POLICY_EXTERNAL and policies[1] != POLICY_SCRIPTED:
+    them as bits (``ahead``: the stream array holding each env's first block of the step)."""
+    if not lanes_may_take(state, first, policies):
         return 0
     return _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first,
                        ahead)
