@@ -279,8 +279,23 @@ static inline void philox_keyed_blocks(int64_t n, const uint64_t *keys, const ui
                                        uint32_t domain, uint32_t *out) {
     int64_t i = 0;
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_has_avx2())
+    if (combatsim_cpu_has_avx2()) {
         i = philox_keyed_blocks_avx2(n, keys, items, blocks, domain, out);
+        if (i < n) { /* the last few blocks as one group too (padded with the first): a scalar block costs two groups' time */
+            uint64_t group_keys[8], group_items[8];
+            uint32_t group_blocks[8], group_out[32];
+            for (int j = 0; j < 8; j++) {
+                int64_t from = i + j < n ? i + j : i;
+                group_keys[j] = keys[from];
+                group_items[j] = items[from];
+                group_blocks[j] = blocks[from];
+            }
+            philox_keyed_blocks_avx2(8, group_keys, group_items, group_blocks, domain, group_out);
+            for (int64_t j = 0; j < 4 * (n - i); j++)
+                out[4 * i + j] = group_out[j];
+            i = n;
+        }
+    }
 #endif
     for (; i < n; i++) {
         uint32_t *c = out + 4 * i;

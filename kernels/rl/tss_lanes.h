@@ -414,10 +414,44 @@ TSS_INLINE void tss_transpose8(const TssFloats8 r[8], TssFloats8 out[8]) {
 
 /* Rows 8 x block .. 8 x block + 7 of lanes 8 x group .. 8 x group + 7, transposed. */
 TSS_INLINE void tss_rows8(const float rows[][TSS_LANES], int block, int group, TssFloats8 out[8]) {
+    /* An unaligned load, of floats or of int32 bits (the state's transposes). */
+    typedef float Floats8u __attribute__((vector_size(32), aligned(4), may_alias));
     TssFloats8 r[8];
-    for (int k = 0; k < 8; k++)
-        memcpy(&r[k], &rows[8 * block + k][8 * group], sizeof r[k]);
+    for (int k = 0; k < 8; k++) /* a load each (a copy, split in halves, stalled on store forwarding) */
+        r[k] = *(const Floats8u *)&rows[8 * block + k][8 * group];
     tss_transpose8(r, out);
+}
+
+typedef int64_t TssLongs4 __attribute__((vector_size(32)));
+typedef uint64_t TssWords4 __attribute__((vector_size(32)));
+typedef int64_t TssLongs4u __attribute__((vector_size(32), aligned(8))); /* unaligned loads and stores */
+
+/* The state's fields from TSS_S_RETRIES on (one lane a row of int64) as int32 rows (one field a
+ * row, one lane a column), and the lanes where a field (but the retries) lies outside int32. */
+#define TSS_GATHERED (TSS_STATE_SIZE - TSS_S_RETRIES)
+
+/* Lanes first .. first + 7: two transposes of eight lanes' fields narrowed to int32 (the scalar
+ * gather, field by field, took a fifth of the step). */
+TSS_INLINE void tss_gather8(const int64_t *state, int first, int32_t fields[TSS_GATHERED][TSS_LANES],
+                            int32_t *wide) {
+    const TssInts8 even = {0, 2, 4, 6, 8, 10, 12, 14};
+    const TssWords4 checked = {0, ~0ull, ~0ull, ~0ull}; /* the retries may hold anything */
+    TssFloats8 low[8], high[8], out[8];
+    for (int j = 0; j < 8; j++) {
+        const TssLongs4u *row = (const TssLongs4u *)(state + (first + j) * TSS_STATE_SIZE + TSS_S_RETRIES);
+        TssLongs4 v0 = row[0], v1 = row[1], v2 = row[2], v3 = row[3];
+        TssWords4 outside = ((((TssWords4)v0 + 0x80000000u) >> 32) & checked) | (((TssWords4)v1 + 0x80000000u) >> 32) |
+                            (((TssWords4)v2 + 0x80000000u) >> 32) | (((TssWords4)v3 + 0x80000000u) >> 32);
+        wide[first + j] = (outside[0] | outside[1] | outside[2] | outside[3]) != 0;
+        low[j] = (TssFloats8)__builtin_shuffle((TssInts8)v0, (TssInts8)v1, even);
+        high[j] = (TssFloats8)__builtin_shuffle((TssInts8)v2, (TssInts8)v3, even);
+    }
+    tss_transpose8(low, out);
+    for (int k = 0; k < 8; k++)
+        memcpy(&fields[k][first], &out[k], sizeof out[k]);
+    tss_transpose8(high, out);
+    for (int k = 0; k < 8; k++)
+        memcpy(&fields[8 + k][first], &out[k], sizeof out[k]);
 }
 
 TSS_INLINE int32_t tss_in_range(int64_t value) { return value >= -TSS_LANE_RANGE && value <= TSS_LANE_RANGE; }
@@ -509,34 +543,61 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
 
     /* Gather: every lane's state into lanes of int32. A state the reference's own steps never leave
      * goes to the reference (a resetting lane's state is replaced, whatever it was). */
+    int32_t fields[TSS_GATHERED][TSS_LANES], wide[TSS_LANES], late[TSS_LANES];
+    int full = (int)count & ~7;
+    for (int first = 0; first < full; first += 8)
+        tss_gather8(state, first, fields, wide);
+    for (int i = full; i < count; i++) {
+        const int64_t *row = state + i * TSS_STATE_SIZE + TSS_S_RETRIES;
+        wide[i] = 0;
+        for (int k = 0; k < TSS_GATHERED; k++) {
+            fields[k][i] = (int32_t)row[k];
+            wide[i] |= k > 0 && ((uint64_t)row[k] + 0x80000000u) >> 32;
+        }
+    }
     for (int i = 0; i < count; i++) {
         const int64_t *row = state + i * TSS_STATE_SIZE;
-        const int64_t *r0 = row + TSS_S_SIDE, *r1 = r0 + TSS_SIDE_STATE;
-        int32_t reset = row[TSS_S_NEEDS_RESET] != 0;
-        /* Fields with one bound checked together: an OR of values in 0 .. 2^k - 1 stays below 2^k. */
-        uint64_t tracks = (uint64_t)(r0[TSS_S_STUN] | r0[TSS_S_WOUND] | r0[TSS_S_MORTAL] | r1[TSS_S_STUN] |
-                                     r1[TSS_S_WOUND] | r1[TSS_S_MORTAL]);
-        uint64_t phases = (uint64_t)(row[TSS_S_PHASE] | r0[TSS_S_FIRST_PHASE] | r1[TSS_S_FIRST_PHASE]);
-        uint64_t flags = (uint64_t)(row[TSS_S_FIRST_MOVER] | r0[TSS_S_AIMED] | r1[TSS_S_AIMED]);
-        int32_t bad = ((uint64_t)row[TSS_S_T] >= (uint64_t)max_steps) | (tracks >= TSS_LANE_RANGE) | (phases > 3) |
-                      (flags > 1) | ((uint64_t)r0[TSS_S_ACTIONS_LEFT] > (uint64_t)P[0].per_round) |
-                      ((uint64_t)r1[TSS_S_ACTIONS_LEFT] > (uint64_t)P[1].per_round);
+        /* The flags in full width: the int32 fields stand for the rest where no field is wide. */
+        L->reset[i] = row[TSS_S_NEEDS_RESET] != 0;
+        late[i] = (uint64_t)row[TSS_S_T] >= (uint64_t)max_steps;
+        L->t[i] = (int32_t)row[TSS_S_T];
+    }
+#define TSS_FIELD(name) fields[(name) - TSS_S_RETRIES][i]
+#define TSS_SIDE_FIELD(side, name) fields[TSS_S_SIDE + (side) * TSS_SIDE_STATE + (name) - TSS_S_RETRIES][i]
+    for (int i = 0; i < count; i++) {
+        int32_t reset = L->reset[i];
+        /* Fields with one bound checked together: an OR of values in 0 .. 2^k - 1 stays below 2^k
+         * (int32 values here: every field outside int32 is `wide`, and so bad). */
+        uint32_t tracks = (uint32_t)(TSS_SIDE_FIELD(0, TSS_S_STUN) | TSS_SIDE_FIELD(0, TSS_S_WOUND) |
+                                     TSS_SIDE_FIELD(0, TSS_S_MORTAL) | TSS_SIDE_FIELD(1, TSS_S_STUN) |
+                                     TSS_SIDE_FIELD(1, TSS_S_WOUND) | TSS_SIDE_FIELD(1, TSS_S_MORTAL));
+        uint32_t phases = (uint32_t)(TSS_FIELD(TSS_S_PHASE) | TSS_SIDE_FIELD(0, TSS_S_FIRST_PHASE) |
+                                     TSS_SIDE_FIELD(1, TSS_S_FIRST_PHASE));
+        uint32_t flags = (uint32_t)(TSS_FIELD(TSS_S_FIRST_MOVER) | TSS_SIDE_FIELD(0, TSS_S_AIMED) |
+                                    TSS_SIDE_FIELD(1, TSS_S_AIMED));
+        int32_t bad = wide[i] | late[i] | (tracks >= TSS_LANE_RANGE) | (phases > 3) | (flags > 1) |
+                      ((uint32_t)TSS_SIDE_FIELD(0, TSS_S_ACTIONS_LEFT) > (uint32_t)P[0].per_round) |
+                      ((uint32_t)TSS_SIDE_FIELD(1, TSS_S_ACTIONS_LEFT) > (uint32_t)P[1].per_round);
         int32_t keep = -((bad | reset) ^ 1); /* zeros where the lane resets or goes to the body */
-        L->reset[i] = reset;
         L->slow[i] = seeds ? bad & (reset ^ 1) : bad | reset;
         any_reset |= reset;
-        L->t[i] = (int32_t)row[TSS_S_T] & keep;
-        L->phase[i] = (int32_t)row[TSS_S_PHASE] & keep;
-        L->first[i] = (int32_t)row[TSS_S_FIRST_MOVER] & keep;
+        L->t[i] &= keep;
+        L->phase[i] = TSS_FIELD(TSS_S_PHASE) & keep;
+        L->first[i] = TSS_FIELD(TSS_S_FIRST_MOVER) & keep;
         for (int side = 0; side < 2; side++) {
-            const int64_t *r = side ? r1 : r0;
+            L->stun[side][i] = TSS_SIDE_FIELD(side, TSS_S_STUN) & keep;
+            L->wound[side][i] = TSS_SIDE_FIELD(side, TSS_S_WOUND) & keep;
+            L->mortal[side][i] = TSS_SIDE_FIELD(side, TSS_S_MORTAL) & keep;
+            L->first_phase[side][i] = TSS_SIDE_FIELD(side, TSS_S_FIRST_PHASE) & keep;
+            L->left[side][i] = TSS_SIDE_FIELD(side, TSS_S_ACTIONS_LEFT) & keep;
+            L->aimed[side][i] = TSS_SIDE_FIELD(side, TSS_S_AIMED) & keep;
+        }
+    }
+#undef TSS_FIELD
+#undef TSS_SIDE_FIELD
+    for (int i = 0; i < count; i++) {
+        for (int side = 0; side < 2; side++) {
             int64_t action = actions[2 * i + side];
-            L->stun[side][i] = (int32_t)r[TSS_S_STUN] & keep;
-            L->wound[side][i] = (int32_t)r[TSS_S_WOUND] & keep;
-            L->mortal[side][i] = (int32_t)r[TSS_S_MORTAL] & keep;
-            L->first_phase[side][i] = (int32_t)r[TSS_S_FIRST_PHASE] & keep;
-            L->left[side][i] = (int32_t)r[TSS_S_ACTIONS_LEFT] & keep;
-            L->aimed[side][i] = (int32_t)r[TSS_S_AIMED] & keep;
             L->choice[side][i] = (uint64_t)action < TSS_ACTIONS ? (int32_t)action : TSS_NO_ACTION;
         }
         const uint32_t *block = ahead + 4 * i;
