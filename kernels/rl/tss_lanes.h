@@ -514,6 +514,14 @@ TSS_INLINE int tss_lane_side(TssLaneSide *s, const int64_t *iparams, int side, i
  * is the one rounded to 24: 53 >= 2 x 24 + 2, Figueroa 1995), and vdivps is twice vdivpd's width. */
 TSS_INLINE float tss_ratio(int32_t x, int32_t d) { return (float)x / (float)d; }
 
+/* 1.0 where flag (0 or 1), else 0.0, by its bits: GCC turned (float)flag into masked stores. */
+TSS_INLINE float tss_one_if(int32_t flag) {
+    uint32_t bits = (uint32_t)-flag & 0x3f800000u;
+    float one;
+    memcpy(&one, &bits, sizeof one);
+    return one;
+}
+
 TSS_INLINE float tss_capped_ratio(int32_t x, int32_t d) { return tss_ratio(tss_select(-(x < d), x, d), d); }
 
 /* Steps lanes 0 .. count - 1 (count <= 64; pointers at the first lane's rows; ahead: each lane's
@@ -726,19 +734,19 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
             rows[3][i] = tss_capped_ratio(L->stun[o][i], other->durability[0]);
             rows[4][i] = tss_capped_ratio(L->wound[o][i], other->durability[1]);
             rows[5][i] = tss_capped_ratio(L->mortal[o][i], other->durability[2]);
-            rows[6][i] = (float)(phase == 0);
-            rows[7][i] = (float)(phase == 1);
-            rows[8][i] = (float)(phase == 2);
-            rows[9][i] = (float)(phase == 3);
-            rows[10][i] = (float)can;
+            rows[6][i] = tss_one_if(phase == 0);
+            rows[7][i] = tss_one_if(phase == 1);
+            rows[8][i] = tss_one_if(phase == 2);
+            rows[9][i] = tss_one_if(phase == 3);
+            rows[10][i] = tss_one_if(can);
             rows[11][i] = tss_ratio(L->left[side][i], self->per_round);
-            rows[12][i] = (float)foe_can;
-            rows[13][i] = (float)(L->aimed[side][i] != 0);
+            rows[12][i] = tss_one_if(foe_can);
+            rows[13][i] = tss_one_if(L->aimed[side][i] != 0);
             rows[14][i] = tss_ratio(tss_select(-(own_dazed < 5), own_dazed, 5), 5);
             rows[15][i] = tss_ratio(tss_select(-(foe_dazed < 5), foe_dazed, 5), 5);
             rows[16][i] = tss_ratio(L->first_phase[side][i], 3);
             rows[17][i] = tss_ratio(L->first_phase[o][i], 3);
-            rows[18][i] = (float)(L->first[i] == side);
+            rows[18][i] = tss_one_if(L->first[i] == side);
             rows[19][i] = tss_ratio(L->t[i], (int32_t)max_steps);
             /* The mask's bytes: attack, aim, two-weapon attack, wait (little-endian). */
             mask_bytes[i] = (uint32_t)can | (uint32_t)can << 8 | (uint32_t)(can & self->two_weapons) << 16 | 1u << 24;
