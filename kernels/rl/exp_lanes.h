@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "rl/lanes_gather.h"
+
 #define EXP_SLOTS 3
 #define EXP_P_BONUS 0
 #define EXP_P_MAXIMUM_ROLL 1
@@ -55,6 +57,7 @@
 #define EXP_POLICY_EXTERNAL 0
 #define EXP_POLICY_SCRIPTED 1
 #define EXP_LANES 64
+_Static_assert(EXP_LANES == LANES_COLUMNS && EXP_OBS_SIZE == 16, "the observations' transposes");
 /* Fewer envs than this (a single env, a batch's last few) are stepped by the reference's body: the
  * lanes' loops cost the same for 1 env as for 64. */
 #define EXP_LANES_MIN 16
@@ -458,13 +461,31 @@ EXP_LANES_CLONES static uint64_t exp_step_lanes(const int64_t *iparams, int64_t 
     for (int side = 0; side < n_sides; side++) {
         exp_lanes_obs(rows, mask_bytes, &sides[side], &sides[1 - side], &lanes[side], &lanes[1 - side],
                       hp_obs[side], hp_obs[1 - side], time_obs);
-        for (int i = 0; i < count; i++) {
-            float *o = obs + (2 * i + side) * EXP_OBS_SIZE;
-            if (slow[i] & (reset[i] ^ 1))
+        for (int group = 0; group < EXP_LANES / 8; group++) {
+            int32_t some_left = 0; /* to the body */
+            for (int j = 0; j < 8; j++)
+                some_left |= slow[8 * group + j] & (reset[8 * group + j] ^ 1);
+            if (8 * group + 8 <= count && !some_left) { /* eight lanes' rows, two transposes */
+                LanesFloats8 first8[8], second8[8];
+                lanes_rows8(rows, 0, group, first8);
+                lanes_rows8(rows, 1, group, second8);
+                for (int j = 0; j < 8; j++) {
+                    float *o = obs + (2 * (8 * group + j) + side) * EXP_OBS_SIZE;
+                    *(LanesFloats8u *)o = first8[j];
+                    *(LanesFloats8u *)(o + 8) = second8[j];
+                    memcpy(mask_out + (2 * (8 * group + j) + side) * EXP_ACTIONS, &mask_bytes[8 * group + j],
+                           EXP_ACTIONS);
+                }
                 continue;
-            for (int k = 0; k < EXP_OBS_SIZE; k++)
-                o[k] = rows[k][i];
-            memcpy(mask_out + (2 * i + side) * EXP_ACTIONS, &mask_bytes[i], EXP_ACTIONS);
+            }
+            for (int i = 8 * group; i < 8 * group + 8 && i < count; i++) {
+                float *o = obs + (2 * i + side) * EXP_OBS_SIZE;
+                if (slow[i] & (reset[i] ^ 1))
+                    continue;
+                for (int k = 0; k < EXP_OBS_SIZE; k++)
+                    o[k] = rows[k][i];
+                memcpy(mask_out + (2 * i + side) * EXP_ACTIONS, &mask_bytes[i], EXP_ACTIONS);
+            }
         }
     }
     for (int i = 0; i < count; i++) {

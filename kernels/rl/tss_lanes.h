@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "philox.h"
+#include "rl/lanes_gather.h"
 
 #define TSS_P_SKILL 0
 #define TSS_P_ACTION_CHECK 3
@@ -385,74 +386,9 @@ TSS_INLINE void tss_lanes_take_turn(const TssLaneSide *P, TssLanes *L, int turn,
         tss_lanes_attack(P, L, seeds, state, count, most_situation, words);
 }
 
-/* Eight lanes' observations (rows of eight floats, one lane a column) into eight lanes' rows (one
- * lane a vector): a transpose in shuffles (the scalar copy, row by row, took a fifth of the step). */
-typedef float TssFloats8 __attribute__((vector_size(32)));
-typedef int32_t TssInts8 __attribute__((vector_size(32)));
-
-TSS_INLINE void tss_transpose8(const TssFloats8 r[8], TssFloats8 out[8]) {
-    const TssInts8 lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const TssInts8 lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const TssInts8 lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-    TssFloats8 t0 = __builtin_shuffle(r[0], r[1], lo), t1 = __builtin_shuffle(r[0], r[1], hi);
-    TssFloats8 t2 = __builtin_shuffle(r[2], r[3], lo), t3 = __builtin_shuffle(r[2], r[3], hi);
-    TssFloats8 t4 = __builtin_shuffle(r[4], r[5], lo), t5 = __builtin_shuffle(r[4], r[5], hi);
-    TssFloats8 t6 = __builtin_shuffle(r[6], r[7], lo), t7 = __builtin_shuffle(r[6], r[7], hi);
-    TssFloats8 u0 = __builtin_shuffle(t0, t2, lo2), u1 = __builtin_shuffle(t0, t2, hi2);
-    TssFloats8 u2 = __builtin_shuffle(t1, t3, lo2), u3 = __builtin_shuffle(t1, t3, hi2);
-    TssFloats8 u4 = __builtin_shuffle(t4, t6, lo2), u5 = __builtin_shuffle(t4, t6, hi2);
-    TssFloats8 u6 = __builtin_shuffle(t5, t7, lo2), u7 = __builtin_shuffle(t5, t7, hi2);
-    out[0] = __builtin_shuffle(u0, u4, lo4);
-    out[1] = __builtin_shuffle(u1, u5, lo4);
-    out[2] = __builtin_shuffle(u2, u6, lo4);
-    out[3] = __builtin_shuffle(u3, u7, lo4);
-    out[4] = __builtin_shuffle(u0, u4, hi4);
-    out[5] = __builtin_shuffle(u1, u5, hi4);
-    out[6] = __builtin_shuffle(u2, u6, hi4);
-    out[7] = __builtin_shuffle(u3, u7, hi4);
-}
-
-/* Rows 8 x block .. 8 x block + 7 of lanes 8 x group .. 8 x group + 7, transposed. */
-TSS_INLINE void tss_rows8(const float rows[][TSS_LANES], int block, int group, TssFloats8 out[8]) {
-    /* An unaligned load, of floats or of int32 bits (the state's transposes). */
-    typedef float Floats8u __attribute__((vector_size(32), aligned(4), may_alias));
-    TssFloats8 r[8];
-    for (int k = 0; k < 8; k++) /* a load each (a copy, split in halves, stalled on store forwarding) */
-        r[k] = *(const Floats8u *)&rows[8 * block + k][8 * group];
-    tss_transpose8(r, out);
-}
-
-typedef int64_t TssLongs4 __attribute__((vector_size(32)));
-typedef uint64_t TssWords4 __attribute__((vector_size(32)));
-typedef int64_t TssLongs4u __attribute__((vector_size(32), aligned(8))); /* unaligned loads and stores */
-
-/* The state's fields from TSS_S_RETRIES on (one lane a row of int64) as int32 rows (one field a
- * row, one lane a column), and the lanes where a field (but the retries) lies outside int32. */
+/* The state's fields from TSS_S_RETRIES on, gathered as int32 rows (lanes_gather8). */
 #define TSS_GATHERED (TSS_STATE_SIZE - TSS_S_RETRIES)
-
-/* Lanes first .. first + 7: two transposes of eight lanes' fields narrowed to int32 (the scalar
- * gather, field by field, took a fifth of the step). */
-TSS_INLINE void tss_gather8(const int64_t *state, int first, int32_t fields[TSS_GATHERED][TSS_LANES],
-                            int32_t *wide) {
-    const TssInts8 even = {0, 2, 4, 6, 8, 10, 12, 14};
-    const TssWords4 checked = {0, ~0ull, ~0ull, ~0ull}; /* the retries may hold anything */
-    TssFloats8 low[8], high[8], out[8];
-    for (int j = 0; j < 8; j++) {
-        const TssLongs4u *row = (const TssLongs4u *)(state + (first + j) * TSS_STATE_SIZE + TSS_S_RETRIES);
-        TssLongs4 v0 = row[0], v1 = row[1], v2 = row[2], v3 = row[3];
-        TssWords4 outside = ((((TssWords4)v0 + 0x80000000u) >> 32) & checked) | (((TssWords4)v1 + 0x80000000u) >> 32) |
-                            (((TssWords4)v2 + 0x80000000u) >> 32) | (((TssWords4)v3 + 0x80000000u) >> 32);
-        wide[first + j] = (outside[0] | outside[1] | outside[2] | outside[3]) != 0;
-        low[j] = (TssFloats8)__builtin_shuffle((TssInts8)v0, (TssInts8)v1, even);
-        high[j] = (TssFloats8)__builtin_shuffle((TssInts8)v2, (TssInts8)v3, even);
-    }
-    tss_transpose8(low, out);
-    for (int k = 0; k < 8; k++)
-        memcpy(&fields[k][first], &out[k], sizeof out[k]);
-    tss_transpose8(high, out);
-    for (int k = 0; k < 8; k++)
-        memcpy(&fields[8 + k][first], &out[k], sizeof out[k]);
-}
+_Static_assert(TSS_LANES == LANES_COLUMNS && TSS_GATHERED == 16, "the gather's rows");
 
 TSS_INLINE int32_t tss_in_range(int64_t value) { return value >= -TSS_LANE_RANGE && value <= TSS_LANE_RANGE; }
 
@@ -553,16 +489,10 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
      * goes to the reference (a resetting lane's state is replaced, whatever it was). */
     int32_t fields[TSS_GATHERED][TSS_LANES], wide[TSS_LANES], late[TSS_LANES];
     int full = (int)count & ~7;
-    for (int first = 0; first < full; first += 8)
-        tss_gather8(state, first, fields, wide);
-    for (int i = full; i < count; i++) {
-        const int64_t *row = state + i * TSS_STATE_SIZE + TSS_S_RETRIES;
-        wide[i] = 0;
-        for (int k = 0; k < TSS_GATHERED; k++) {
-            fields[k][i] = (int32_t)row[k];
-            wide[i] |= k > 0 && ((uint64_t)row[k] + 0x80000000u) >> 32;
-        }
-    }
+    for (int first = 0; first < full; first += 8) /* a field outside int32 is `wide`, and so bad */
+        lanes_gather8(state, TSS_STATE_SIZE, TSS_S_RETRIES, TSS_GATHERED / 4, first, fields, wide);
+    for (int i = full; i < count; i++)
+        lanes_gather1(state, TSS_STATE_SIZE, TSS_S_RETRIES, TSS_GATHERED / 4, i, fields, wide);
     for (int i = 0; i < count; i++) {
         const int64_t *row = state + i * TSS_STATE_SIZE;
         /* The flags in full width: the int32 fields stand for the rest where no field is wide. */
@@ -756,14 +686,14 @@ TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const ui
             for (int j = 0; j < 8; j++)
                 some_slow |= L->slow[8 * group + j];
             if (8 * group + 8 <= count && !some_slow) {
-                TssFloats8 first8[8], second8[8], last4[8];
-                tss_rows8(rows, 0, group, first8);
-                tss_rows8(rows, 1, group, second8);
-                tss_rows8(rows, 2, group, last4); /* rows 16..19 (20..23 are padding) */
+                LanesFloats8 first8[8], second8[8], last4[8];
+                lanes_rows8(rows, 0, group, first8);
+                lanes_rows8(rows, 1, group, second8);
+                lanes_rows8(rows, 2, group, last4); /* rows 16..19 (20..23 are padding) */
                 for (int j = 0; j < 8; j++) {
                     float *o_row = obs + (2 * (8 * group + j) + side) * TSS_OBS_SIZE;
-                    memcpy(o_row, &first8[j], sizeof first8[j]);
-                    memcpy(o_row + 8, &second8[j], sizeof second8[j]);
+                    *(LanesFloats8u *)o_row = first8[j];
+                    *(LanesFloats8u *)(o_row + 8) = second8[j];
                     memcpy(o_row + 16, &last4[j], 4 * sizeof(float));
                     memcpy(mask_out + (2 * (8 * group + j) + side) * TSS_ACTIONS, &mask_bytes[8 * group + j],
                            TSS_ACTIONS);
