@@ -340,10 +340,12 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         floats[F_REWARD0, i] = outcome + shaped
         floats[F_REWARD1, i] = -outcome - shaped
         lanes[T, i] = step
-        floats[F_ROUND, i] = _into_round(step, passes, magic) / passes
-        floats[F_TIME, i] = step / max_steps
+        floats[F_ROUND, i] = np.float32(_into_round(step, passes, magic)) / np.float32(passes)
+        floats[F_TIME, i] = np.float32(step) / np.float32(max_steps)
 
-    # The observations (the reference's _write_obs) and legal actions of every lane, in rows.
+    # The observations (the reference's _write_obs) and legal actions of every lane, in rows. A
+    # quotient of integers below 2^24 in float32 is the reference's float64 quotient rounded to
+    # float32 (53 >= 2 x 24 + 2 bits, Figueroa 1995), and vdivps divides twice vdivpd's lanes.
     for side in range(n_sides):
         r = SIDE_ROW[side]
         o = SIDE_ROW[1 - side]
@@ -354,10 +356,10 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         ranged = 1 if iparams[p + P_RANGED] != 0 else 0
         dual_allowed = 1 if iparams[p + P_DUAL_ALLOWED] != 0 else 0
         for i in range(AHEAD_ENVS):
-            floats[row, i] = lanes[r + FLESH, i] / 3.0
-            floats[row + 1, i] = lanes[r + SERIOUS, i] / 2.0
-            floats[row + 2, i] = lanes[o + FLESH, i] / 3.0
-            floats[row + 3, i] = lanes[o + SERIOUS, i] / 2.0
+            floats[row, i] = np.float32(lanes[r + FLESH, i]) / np.float32(3.0)
+            floats[row + 1, i] = np.float32(lanes[r + SERIOUS, i]) / np.float32(2.0)
+            floats[row + 2, i] = np.float32(lanes[o + FLESH, i]) / np.float32(3.0)
+            floats[row + 3, i] = np.float32(lanes[o + SERIOUS, i]) / np.float32(2.0)
             floats[row + 4, i] = lanes[ENGAGED, i]
             floats[row + 5, i] = lanes[r + COVER, i]
             floats[row + 6, i] = lanes[o + COVER, i]
@@ -365,7 +367,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
             floats[row + 8, i] = lanes[o + DUAL, i]
             floats[row + 9, i] = skill
             floats[row + 10, i] = other_skill
-            floats[row + 11, i] = min(lanes[r + FAILED_FLEE, i], 5) / 5.0
+            floats[row + 11, i] = np.float32(min(lanes[r + FAILED_FLEE, i], 5)) / np.float32(5.0)
             floats[row + 12, i] = lanes[r + TARGETED, i]
             floats[row + 13, i] = floats[F_ROUND, i]
             floats[row + 14, i] = floats[F_TIME, i]
