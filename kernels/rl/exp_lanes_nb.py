@@ -287,7 +287,9 @@ def _fire_pass(lanes):
 
 @njit(inline="always")
 def _observe(lanes, floats, iparams, side):
-    """One side's observation (the reference's _write_obs) and legal actions of every lane, in rows."""
+    """One side's observation (the reference's _write_obs) and legal actions of every lane, in rows.
+    A quotient of integers below 2^24 in float32 is the reference's float64 quotient rounded to
+    float32 (53 >= 2 x 24 + 2 bits, Figueroa 1995), and vdivps divides twice vdivpd's lanes."""
     r = SIDE0 + side * SIDE_ROWS
     o = SIDE0 + (1 - side) * SIDE_ROWS
     row = F_OBS + side * OBS_SIZE
@@ -325,9 +327,9 @@ def _observe(lanes, floats, iparams, side):
         floats[row + 2, i] = 1 + own0
         floats[row + 3, i] = own1 - own0
         floats[row + 4, i] = -own1
-        floats[row + 5, i] = ammo0 / capacity0 if ratio0 else fixed0
-        floats[row + 6, i] = ammo1 / capacity1 if ratio1 else fixed1
-        floats[row + 7, i] = ammo2 / capacity2 if ratio2 else fixed2
+        floats[row + 5, i] = np.float32(ammo0) / np.float32(capacity0) if ratio0 else fixed0
+        floats[row + 6, i] = np.float32(ammo1) / np.float32(capacity1) if ratio1 else fixed1
+        floats[row + 7, i] = np.float32(ammo2) / np.float32(capacity2) if ratio2 else fixed2
         floats[row + 8, i] = chance0
         floats[row + 9, i] = chance1
         floats[row + 10, i] = chance2
@@ -335,7 +337,7 @@ def _observe(lanes, floats, iparams, side):
         floats[row + 12, i] = foe1 - foe0
         floats[row + 13, i] = -foe1
         floats[row + 14, i] = floats[F_TIME, i]
-        floats[row + 15, i] = _pick(foe, foe_chance0, foe_chance1, foe_chance2) / KILODIE
+        floats[row + 15, i] = np.float32(_pick(foe, foe_chance0, foe_chance1, foe_chance2)) / np.float32(KILODIE)
         held = _pick(own, ammo0, ammo1, ammo2)
         capacity = _pick(own, capacity0, capacity1, capacity2)
         per_roll = _pick(own, per_roll0, per_roll1, per_roll2)
@@ -467,9 +469,9 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         lanes[SIDE1 + AMMO, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO, i]), capacity10)
         lanes[SIDE1 + AMMO + 1, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 1, i]), capacity11)
         lanes[SIDE1 + AMMO + 2, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 2, i]), capacity12)
-        floats[F_HP0, i] = max(hp0, 0) / hit_points0
-        floats[F_HP1, i] = max(hp1, 0) / hit_points1
-        floats[F_TIME, i] = step / max_steps
+        floats[F_HP0, i] = np.float32(max(hp0, 0)) / np.float32(hit_points0)
+        floats[F_HP1, i] = np.float32(max(hp1, 0)) / np.float32(hit_points1)
+        floats[F_TIME, i] = np.float32(step) / np.float32(max_steps)
 
     _observe(lanes, floats, iparams, 0)
     if n_sides == 2:
