@@ -1,10 +1,13 @@
-"""The TSS Cython step's lockstep lanes (kernels/rl/tss_lanes.h) against the reference's step.
+"""The TSS steps' lockstep lanes (kernels/rl/tss_lanes.h and its Numba twin tss_lanes_nb.py)
+against the reference's step, each test over both backends.
 
-``tss_lanes_alone`` runs the lanes on envs 0 .. 63 without the seeds (the generator's call is the
-one the other rulesets share), so there they read only the step's first block of four words and
-leave resets to the body: which envs they take is exact and checked here. In the whole step they
-also draw the further blocks and resetting envs' first blocks; the whole-step tests check those
-envs against the reference buffer by buffer.
+``tss_lanes_alone`` runs the C lanes on envs 0 .. 63 without the seeds (the generator's call is
+the one the other rulesets share), so there they read only the step's first block of four words
+and leave resets to the body: which envs they take is exact and checked here; the Numba lanes
+are run the same way (an empty seeds array). In the whole step they also draw the further blocks
+and resetting envs' first blocks; the whole-step tests check those envs against the reference
+buffer by buffer, and the Numba lanes, which can be called with the seeds, are also checked to
+take exactly the envs that fit their words.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,6 +31,10 @@ R = tss_reference
 LANES_MIN = 16
 #: The words the lanes read without the seeds: the step's first block.
 FIRST_BLOCK = 4
+#: The words the lanes read with the seeds (the header's TSS_LANE_WORDS).
+LANE_WORDS = 12
+#: The lanes' twins.
+BACKENDS = ["cython", "numba"]
 
 tss_lane_persona = st.fixed_dictionaries({
     "skill": st.sampled_from(["14/7/3", "20/10/5", "8/4/2", 12, "30/25/20"]),
@@ -47,6 +55,15 @@ def cython():
     return importlib.import_module("combatsim.kernels.rl.tss_cy")
 
 
+def numba_lanes():
+    return importlib.import_module("combatsim.kernels.rl.tss_lanes_nb")
+
+
+def whole_step(backend):
+    """The backend's whole vector step (the lanes and the shared body)."""
+    return importlib.import_module(f"combatsim.kernels.rl.tss_{'cy' if backend == 'cython' else 'nb'}").tss_step
+
+
 def buffers(params, seeds, episode=0):
     b = Buffers(RULESETS["tss"], len(seeds))
     b.seeds[:] = seeds
@@ -64,19 +81,31 @@ def catch_up(b, values):
         got[:] = want
 
 
-def lanes_alone(params, b, policies, shaping):
-    """The lanes alone on buffers ``b``: which envs they stepped, as booleans."""
-    done = cython().tss_lanes_alone(params, b.seeds, b.state, b.actions, policies, shaping, b.obs, b.reward,
-                                    b.terminated, b.truncated, b.mask)
+def lanes_alone(params, b, policies, shaping, backend="cython", keyed=False):
+    """The lanes alone on buffers ``b`` (envs 0 .. 63; ``keyed``: with the seeds, Numba only):
+    which envs they stepped, as booleans."""
+    if backend == "cython":
+        assert not keyed
+        done = cython().tss_lanes_alone(params, b.seeds, b.state, b.actions, policies, shaping, b.obs, b.reward,
+                                        b.terminated, b.truncated, b.mask)
+    else:
+        from combatsim.kernels.rl import _stream_nb
+
+        ahead = _stream_nb.new_state()
+        _stream_nb.stream_ahead(b.seeds, b.state, 0, R.WORDS_PER_STEP, ahead)
+        seeds = b.seeds if keyed else np.empty(0, dtype=np.uint64)
+        done = numba_lanes().tss_lanes(params, b.state, b.actions, policies, shaping, b.obs, b.reward, b.terminated,
+                                       b.truncated, b.mask, 0, ahead, seeds) % 2**64
     assert done >> len(b.seeds) == 0
     return np.array([(done >> e) & 1 for e in range(len(b.seeds))], dtype=bool)
 
 
-def reference_step_by_env(params, b, policies, shaping, skip=()):
+def reference_step_by_env(params, b, policies, shaping, skip=(), keyed=False):
     """The reference's step, one env at a time (each env's step is its own), reading each env's
     stream afterwards: returns the envs the lanes must take without the seeds, a step (not a reset)
-    whose dice used at most the first block's words and no Lemire-rejected word (no retry word).
-    Envs in ``skip`` are left as they are (and not to be taken)."""
+    whose dice used at most the first block's words and no Lemire-rejected word (no retry word);
+    with the seeds (``keyed``), a step whose dice used at most LANE_WORDS words, or a reset, and no
+    rejected word. Envs in ``skip`` are left as they are (and not to be taken)."""
     must = np.zeros(len(b.seeds), dtype=bool)
     for e in range(len(b.seeds)):
         if e in skip:
@@ -87,7 +116,11 @@ def reference_step_by_env(params, b, policies, shaping, skip=()):
         R._step_all(params, b.seeds[one], b.state[one], b.actions[one], policies, shaping, b.obs[one], b.reward[one],
                     b.terminated[one], b.truncated[one], b.mask[one], rng)
         words = rng.stream.words_used - (t + 1) * R.WORDS_PER_STEP
-        must[e] = not reset and words <= FIRST_BLOCK and rng.stream.retries_used == retries
+        if keyed and reset:
+            must[e] = rng.stream.retries_used == 0  # the new episode's stream starts with no retries
+        else:
+            must[e] = (not reset and words <= (LANE_WORDS if keyed else FIRST_BLOCK)
+                       and rng.stream.retries_used == retries)
     return must
 
 
@@ -98,13 +131,16 @@ def assert_lanes_match(lanes, reference, before, stepped):
         np.testing.assert_array_equal(got[~stepped], old[~stepped])
 
 
+@pytest.mark.parametrize(("backend", "keyed"), [("cython", False), ("numba", False), ("numba", True)])
 @given(agent=tss_lane_persona, opponent=tss_lane_persona, globals_=tss_globals, seed=st.integers(0, 2**64 - 64),
        envs=st.integers(LANES_MIN, 64), external=st.booleans(), shaping=st.sampled_from([0.0, 0.5, -0.25]),
        action_seed=st.integers(0, 1000))
-def test_tss_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed, envs, external, shaping, action_seed):
+def test_tss_lanes_step_exactly_as_the_reference(backend, keyed, agent, opponent, globals_, seed, envs, external,
+                                                 shaping, action_seed):
     """Each env the TSS lanes step ends exactly as the reference's step leaves it, the others
     untouched; and they step exactly the envs whose step needs no more than the first block's
-    words and meets no rejected word. Every action, and the illegal -1, 4 and 5."""
+    words (with the seeds: LANE_WORDS words, or a reset) and meets no rejected word. Every
+    action, and the illegal -1, 4 and 5."""
     params = tss_params(agent, opponent, **globals_)
     policies = np.array([0, 0 if external else 1], dtype=np.int64)
     seeds = np.arange(seed, seed + envs, dtype=np.uint64)
@@ -114,8 +150,8 @@ def test_tss_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed
     for _ in range(30):
         lanes.actions[:] = reference.actions[:] = rng.integers(-1, R.ACTIONS + 2, size=(envs, 2))
         before = copy(lanes)
-        stepped = lanes_alone(params, lanes, policies, shaping)
-        must = reference_step_by_env(params, reference, policies, shaping)
+        stepped = lanes_alone(params, lanes, policies, shaping, backend, keyed)
+        must = reference_step_by_env(params, reference, policies, shaping, keyed=keyed)
         assert_lanes_match(lanes, reference, before, stepped)
         np.testing.assert_array_equal(stepped, must)
         taken += stepped.sum()
@@ -123,12 +159,13 @@ def test_tss_lanes_step_exactly_as_the_reference(agent, opponent, globals_, seed
     assert taken > 0
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @given(agent=tss_lane_persona, opponent=tss_lane_persona, globals_=tss_globals, seed=st.integers(0, 2**64 - 200),
        envs=st.integers(LANES_MIN, 140), external=st.booleans(), shaping=st.sampled_from([0.0, 0.5]),
        action_seed=st.integers(0, 1000))
-def test_tss_cython_step_equals_the_reference(agent, opponent, globals_, seed, envs, external, shaping, action_seed):
-    """The whole Cython step (the lanes drawing further blocks and resets' first blocks, the body
-    the rest) leaves every buffer as the reference's step does, step after step."""
+def test_tss_step_equals_the_reference(backend, agent, opponent, globals_, seed, envs, external, shaping, action_seed):
+    """The whole step of either twin (the lanes drawing further blocks and resets' first blocks,
+    the body the rest) leaves every buffer as the reference's step does, step after step."""
     params = tss_params(agent, opponent, **globals_)
     policies = np.array([0, 0 if external else 1], dtype=np.int64)
     seeds = np.arange(seed, seed + envs, dtype=np.uint64)
@@ -136,15 +173,16 @@ def test_tss_cython_step_equals_the_reference(agent, opponent, globals_, seed, e
     rng = np.random.default_rng(action_seed)
     for _ in range(12):
         twin.actions[:] = reference.actions[:] = rng.integers(-1, R.ACTIONS + 2, size=(envs, 2))
-        cython().tss_step(params, twin.seeds, twin.state, twin.actions, policies, shaping, twin.obs, twin.reward,
-                          twin.terminated, twin.truncated, twin.mask)
+        whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, shaping, twin.obs, twin.reward,
+                            twin.terminated, twin.truncated, twin.mask)
         R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, shaping, reference.obs,
                    reference.reward, reference.terminated, reference.truncated, reference.mask)
         for got, want in zip(copy(twin), copy(reference), strict=True):
             np.testing.assert_array_equal(got, want)
 
 
-def test_tss_cython_step_of_many_envs_equals_the_reference():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_step_of_many_envs_equals_the_reference(backend):
     """200 envs (three groups of 64 through the lanes, the last 8 through the body alone) of the
     bench's duel and of two-weapon fighters, 40 steps: every buffer as the reference's, resets and all."""
     for params, external in ((RULESETS["tss"].build(), False),
@@ -155,8 +193,8 @@ def test_tss_cython_step_of_many_envs_equals_the_reference():
         rng = np.random.default_rng(1)
         for _ in range(40):
             twin.actions[:] = reference.actions[:] = rng.integers(-1, R.ACTIONS + 1, size=(len(seeds), 2))
-            cython().tss_step(params, twin.seeds, twin.state, twin.actions, policies, 0.5, twin.obs, twin.reward,
-                              twin.terminated, twin.truncated, twin.mask)
+            whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, 0.5, twin.obs, twin.reward,
+                                twin.terminated, twin.truncated, twin.mask)
             R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, 0.5, reference.obs,
                        reference.reward, reference.terminated, reference.truncated, reference.mask)
             for got, want in zip(copy(twin), copy(reference), strict=True):
@@ -164,7 +202,8 @@ def test_tss_cython_step_of_many_envs_equals_the_reference():
         assert reference.state[:, R.S_EPISODE].sum() > 0  # episodes ended and restarted along the way
 
 
-def test_tss_lanes_leave_rejected_words_to_the_body():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_lanes_leave_rejected_words_to_the_body(backend):
     """Envs whose damage die meets a Lemire-rejected word (a retry word follows) go to the body;
     the search below finds such steps (rare at random: the differential tests may never meet one)."""
     from combatsim.rng import DOMAIN_ITEM, block, rejection_threshold
@@ -187,14 +226,15 @@ def test_tss_lanes_leave_rejected_words_to_the_body():
     assert (lanes.state[:, R.S_SIDE + R.S_FIRST_PHASE] == 0).all()
     before = copy(lanes)
     policies = np.array([1, 1], dtype=np.int64)
-    stepped = lanes_alone(params, lanes, policies, 0.0)
+    stepped = lanes_alone(params, lanes, policies, 0.0, backend)
     must = reference_step_by_env(params, reference, policies, 0.0)
     assert_lanes_match(lanes, reference, before, stepped)
     assert list(np.flatnonzero(~must)) == [0, 1, 2]
     np.testing.assert_array_equal(stepped, must)
 
 
-def test_tss_lanes_leave_states_the_reference_never_reaches_to_the_body():
+@pytest.mark.parametrize(("backend", "keyed"), [("cython", False), ("numba", False), ("numba", True)])
+def test_tss_lanes_leave_states_the_reference_never_reaches_to_the_body(backend, keyed):
     """A phase, first mover, first phase, aim or actions left out of range, a negative or huge
     track, or a step count at max_steps: that env goes to the body, its neighbours are still taken."""
     params = RULESETS["tss"].build()
@@ -210,14 +250,15 @@ def test_tss_lanes_leave_states_the_reference_never_reaches_to_the_body():
     reference = buffers(params, seeds)
     reference.state[:] = lanes.state
     before = copy(lanes)
-    stepped = lanes_alone(params, lanes, policies, 0.0)
-    must = reference_step_by_env(params, reference, policies, 0.0, skip=set(odd))
+    stepped = lanes_alone(params, lanes, policies, 0.0, backend, keyed)
+    must = reference_step_by_env(params, reference, policies, 0.0, skip=set(odd), keyed=keyed)
     np.testing.assert_array_equal(stepped, must)
     assert stepped.sum() > 20
     assert_lanes_match(lanes, reference, before, stepped)
 
 
-def test_tss_lanes_take_most_of_the_bench_duel_from_the_first_block():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_lanes_take_most_of_the_bench_duel_from_the_first_block(backend):
     """The bench's duel (default personas, side 0 attacking, side 1 scripted): without the seeds
     the lanes take every step that fits the first block, well over half of them."""
     params = RULESETS["tss"].build()
@@ -227,7 +268,7 @@ def test_tss_lanes_take_most_of_the_bench_duel_from_the_first_block():
     taken = 0
     for _ in range(40):
         before = copy(lanes)
-        stepped = lanes_alone(params, lanes, policies, 0.0)
+        stepped = lanes_alone(params, lanes, policies, 0.0, backend)
         must = reference_step_by_env(params, reference, policies, 0.0)
         assert_lanes_match(lanes, reference, before, stepped)
         np.testing.assert_array_equal(stepped, must)
@@ -236,21 +277,44 @@ def test_tss_lanes_take_most_of_the_bench_duel_from_the_first_block():
     assert taken > 0.6 * 40 * len(seeds)
 
 
-def test_tss_lanes_leave_small_batches_to_the_body():
+def test_tss_numba_lanes_with_the_seeds_take_nearly_all_of_the_bench_duel():
+    """With the seeds the Numba lanes draw further blocks and resets' first blocks themselves: of
+    the bench's duel they take every step that fits LANE_WORDS words and every reset, nearly all."""
+    params = RULESETS["tss"].build()
+    policies = np.array([0, 1], dtype=np.int64)
+    seeds = np.arange(3, 67, dtype=np.uint64)
+    lanes, reference = buffers(params, seeds), buffers(params, seeds)
+    taken = resets = 0
+    for _ in range(40):
+        before = copy(lanes)
+        stepped = lanes_alone(params, lanes, policies, 0.0, "numba", keyed=True)
+        must = reference_step_by_env(params, reference, policies, 0.0, keyed=True)
+        assert_lanes_match(lanes, reference, before, stepped)
+        np.testing.assert_array_equal(stepped, must)
+        taken += stepped.sum()
+        resets += (stepped & (before[0][:, R.S_NEEDS_RESET] != 0)).sum()
+        catch_up(lanes, copy(reference))
+    assert taken > 0.95 * 40 * len(seeds)
+    assert resets > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_lanes_leave_small_batches_to_the_body(backend):
     """A single env, or fewer than LANES_MIN, is stepped by the shared body (the lanes take none)."""
     params = RULESETS["tss"].build()
     policies = np.array([0, 1], dtype=np.int64)
     for envs in (1, LANES_MIN - 1):
         b = buffers(params, np.arange(envs, dtype=np.uint64))
-        assert not lanes_alone(params, b, policies, 0.0).any()
+        assert not lanes_alone(params, b, policies, 0.0, backend).any()
 
 
-def test_tss_lanes_leave_random_policies_to_the_body():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_lanes_leave_random_policies_to_the_body(backend):
     """A random policy draws its choice from the stream: the whole batch goes to the body."""
     params = RULESETS["tss"].build()
     b = buffers(params, np.arange(64, dtype=np.uint64))
-    assert not lanes_alone(params, b, np.array([0, 2], dtype=np.int64), 0.0).any()
-    assert not lanes_alone(params, b, np.array([2, 1], dtype=np.int64), 0.0).any()
+    assert not lanes_alone(params, b, np.array([0, 2], dtype=np.int64), 0.0, backend).any()
+    assert not lanes_alone(params, b, np.array([2, 1], dtype=np.int64), 0.0, backend).any()
 
 
 def test_tss_lanes_header_has_the_reference_layout():
@@ -267,3 +331,16 @@ def test_tss_lanes_header_has_the_reference_layout():
     assert int(defines["LANES_MIN"]) == LANES_MIN
     assert int(defines["D20_REJECT_BELOW"]) == rejection_threshold(R.D20)
     assert int(defines["LANE_WORDS"]) % 4 == 0
+    assert int(defines["LANE_WORDS"]) == LANE_WORDS
+    # The Numba twin's own constants are the header's.
+    from combatsim.kernels.rl import _stream_nb
+
+    twin = numba_lanes()
+    assert int(defines["LANES"]) == twin.LANES
+    assert twin.LANES_MIN == _stream_nb.LANES_MIN == int(defines["LANES_MIN"])
+    assert int(defines["NO_ACTION"]) == twin.NO_ACTION
+    assert int(defines["LANE_WORDS"]) == twin.LANE_WORDS
+    assert int(defines["D20_REJECT_BELOW"]) == twin.D20_REJECT_BELOW
+    assert (R.POLICY_EXTERNAL, R.POLICY_SCRIPTED) == (0, 1)  # as lanes_may_take reads them
+    shift = re.search(r"^#define TSS_LANE_RANGE \(1 << (\d+)\)$", header, flags=re.MULTILINE)
+    assert 1 << int(shift.group(1)) == twin.LANE_RANGE

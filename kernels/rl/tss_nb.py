@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
 from ..rng_nb import seed_key
 from ._stream_nb import (
     AHEAD_ENVS,
@@ -20,20 +19,13 @@ from ._stream_nb import (
     stream_seek_ahead,
     stream_word,
 )
+from .tss_lanes_nb import tss_lanes
 
 #: The big helpers stay calls (on the borrowed arrays): inlining them too took minutes to compile.
 _CALLED = ("_act", "_attack", "_new_round", "_init_episode")
 
 
 kernel = step_kernels(called=_CALLED)
-
-
-@njit(inline="always")
-def tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead,
-              seeds):
-    # The Numba twin has no TSS lanes yet (the Cython twin's are kernels/rl/tss_lanes.h): the body
-    # steps every env.
-    return 0
 
 
 # ---- shared body (identical in kernels/rl/tss_nb.py) ----

@@ -1,0 +1,808 @@
+"""TSS duel steps in lockstep for Numba: the twin of kernels/rl/tss_lanes.h (read its notes).
+
+``tss_lanes`` steps up to 64 envs together in loops over lanes that LLVM vectorises, with no
+branch on a die, and returns the envs it stepped as bits; the shared body of
+combatsim.rl.tss_reference steps the others. It takes exactly the envs the C lanes take: a phase
+has one order of events (the first mover's turn: its action, an attack's control die, situation
+dice, damage dice and armour die, a two-weapon attack's second attack; the other side's turn; then
+a new round's action checks and tie die), so each event is one loop over all lanes with a mask of
+the lanes it concerns, and each lane reads its words in stream order from its own position. The
+step's first block is drawn ahead by the caller; with the seeds the lanes draw a lane's further
+blocks when it may read past those drawn (up to LANE_WORDS words), and a resetting lane's new
+episode's first block. Without the seeds (an empty array: the tests' lanes alone, as the C
+tss_lanes_alone) a step that needs them goes to the body. The lanes live in rows of one int32
+array (one base pointer, so LLVM needs no alias checks), as in kernels/rl/exp_lanes_nb.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import register_jitable
+
+from combatsim.rl.tss_reference import (
+    A_AIM,
+    A_ATTACK,
+    A_TWO_WEAPON_ATTACK,
+    A_WAIT,
+    ACTIONS,
+    D20,
+    G_MAX_STEPS,
+    G_ONE_STEP_SHIFT,
+    MAX_DICE,
+    MAX_STEPS_PENALTY,
+    OBS_SIZE,
+    P_ACTION_CHECK,
+    P_ACTIONS_PER_ROUND,
+    P_AMBIDEXTERITY,
+    P_ARMOUR_DIE,
+    P_ARMOUR_GRADE,
+    P_DURABILITY,
+    P_SKILL,
+    P_STEPS,
+    P_TRACK,
+    P_TWO_WEAPONS,
+    P_TYPE,
+    P_WEAPON_GRADE,
+    POLICY_EXTERNAL,
+    POLICY_SCRIPTED,
+    S_ACTIONS_LEFT,
+    S_AIMED,
+    S_EPISODE,
+    S_FIRST_MOVER,
+    S_FIRST_PHASE,
+    S_MORTAL,
+    S_NEEDS_RESET,
+    S_PHASE,
+    S_RETRIES,
+    S_SIDE,
+    S_STUN,
+    S_T,
+    S_WOUND,
+    SIDE_PARAMS,
+    SIDE_STATE,
+    WORDS_PER_STEP,
+)
+
+from .._numba import borrow, njit
+from ..rng_nb import DOMAIN_ITEM, MASK32, SHIFT32, philox4x32
+from ._stream_nb import _ROW, AHEAD_ENVS, LANES_MIN, lanes_may_take
+
+#: Lanes stepped together (the header's TSS_LANES).
+LANES = AHEAD_ENVS
+#: An action that does nothing: an illegal choice (the reference's -1 or any action outside 0..3).
+NO_ACTION = ACTIONS
+#: Words a step may read in the lanes (blocks of four; the bench's duel reads at most 11).
+LANE_WORDS = 12
+#: Lemire's threshold for a d20: (2^32 - 20) mod 20 (a d2's, d4's and d8's are 0).
+D20_REJECT_BELOW = 16
+#: Parameters the lanes take stay within +-2^20, tracks within 0 .. 2^20 - 1 (int32 sums of a few
+#: of them cannot overflow, and float32 holds them exactly).
+LANE_RANGE = 1 << 20
+
+# Rows of the lanes, as offsets into one flat array (row x LANES: constant offsets, so LLVM sees
+# that the rows of a loop over 64 lanes never overlap and vectorises it without alias checks, in
+# helpers that are not inlined too): per-lane values (the round, the attack under way, the next
+# word's position, the words drawn and those the lane may read so far, the outcome), each side's,
+# then the words.
+(T, RESET, SLOW, PHASE, FIRST, POS, ACTOR, ATTACKING, SECOND, EXTRA, EXTRA2, CONTROL, SIT_N, SIT_NEGATIVE,
+ SIT_SUM, SIT_SIDES, SIT_REJECT_BELOW, TIER, HIT, DAMAGE, DICE_LEFT, ROUND, DRAWN, NEED, ENDED,
+ CUT) = range(0, 26 * LANES, LANES)
+STUN, WOUND, MORTAL, FIRST_PHASE, LEFT, AIMED, CHOICE, DEALT = range(0, 8 * LANES, LANES)
+SIDE_ROWS = 8 * LANES
+SIDE0 = 26 * LANES
+SIDE1 = SIDE0 + SIDE_ROWS
+WORD = SIDE1 + SIDE_ROWS  # .. row LANE_WORDS - 1 on: each lane's words of the step, in stream order
+ROWS = WORD // LANES + LANE_WORDS
+# Rows of floats (offsets too): the rewards, a side's legal actions after the step (as bits, a
+# float: _observe then stores to this array only), then its observation.
+F_REWARD0, F_REWARD1, F_LEGAL, F_OBS = 0, LANES, 2 * LANES, 3 * LANES
+FLOAT_ROWS = 3 + OBS_SIZE
+
+# One side's parameters as the lanes use them (tss_lanes.h's TssLaneSide), per tier where three:
+# the kind is the damage type after the shift against the foe's armour, main_steps 0 if
+# ambidextrous (else 2), sides and thresholds of an absent die 1 and 0.
+(SKILL, CHECK, PER_ROUND, STEPS, TWO_WEAPONS, MAIN_STEPS, COUNT, MODIFIER, KIND, MOST_DICE, SIDES, REJECT_BELOW,
+ ARMOURED, ARMOUR_SIDES, ARMOUR_REJECT_BELOW, DURABILITY) = (0, 3, 6, 7, 8, 9, 10, 13, 16, 19, 20, 23, 26, 27, 28, 29)
+SIDE_VALUES = 32
+# Rows of the further blocks' draws: the counters' item words and block, the key words, the lane,
+# then the four words drawn.
+K_LO, K_HI, K_BLOCK, K_KEY0, K_KEY1, K_LANE, K_WORDS = 0, 1, 2, 3, 4, 5, 6
+DRAW_ROWS = K_WORDS + 4
+
+#: The small helpers, compiled once per argument types (an overload prefers them unliteral): as
+#: @njit functions Numba compiled one copy per literal argument (16 of _select, 3 of _die), each a
+#: whole pipeline run, which cost seconds of the step's first call. LLVM still inlines them.
+_helper = register_jitable(error_model="numpy")
+
+_SHIFT = np.uint64(32)
+_U32 = np.uint64(0xFFFFFFFF)
+_TWO32 = np.uint64(1 << 32)
+
+
+@_helper
+def _bit(condition):
+    return 1 if condition else 0
+
+
+@_helper
+def _select(mask, yes, no):
+    """``yes`` where ``mask`` is all ones, ``no`` where it is zero: masks, not a branch."""
+    return (yes & mask) | (no & ~mask)
+
+
+@_helper
+def _tier(tier, by1, by2, by3):
+    """A tier's value (tier 1..3) by the masks "tier > 1" and "tier > 2"."""
+    past1 = -_bit(tier > 1)
+    past2 = -_bit(tier > 2)
+    return by1 ^ ((by1 ^ by2) & past1) ^ ((by2 ^ by3) & past2)
+
+
+@_helper
+def _dazed(stun, wound, mortal, durability0, durability1):
+    """The reference's dazed on a side's tracks."""
+    return mortal + _bit(2 * stun >= durability0) + _bit(2 * wound >= durability1)
+
+
+@_helper
+def _out(stun, wound, mortal, durability0, durability1, durability2):
+    """The reference's is_out on a side's tracks."""
+    return _bit(stun >= durability0) | _bit(wound >= durability1) | _bit(mortal >= durability2)
+
+
+@_helper
+def _first_phase(check, check0, check1, check2):
+    """The first phase of an action check (the reference's _new_round)."""
+    return _select(-_bit(check <= check2), 0, _select(-_bit(check <= check1), 1, _select(-_bit(check <= check0), 2, 3)))
+
+
+@_helper
+def _die(lanes, i, on, sides, reject_below):
+    """A die of ``sides`` from lane i's next word where ``on`` (a mask): the value (1..sides), the
+    lane's position moved past the word, and the lane marked SLOW if the word is rejected or not
+    drawn. The word is a select over the positions (an indexed load per lane kept the loops scalar)."""
+    pos = np.int64(lanes[POS + i])
+    word = np.int64(lanes[WORD + i])
+    for k in range(1, LANE_WORDS):
+        word = _select(-_bit(pos == k), np.int64(lanes[WORD + k * LANES + i]), word)
+    product = np.uint64(np.uint32(word)) * np.uint64(sides)
+    lanes[SLOW + i] |= on & (_bit(np.int64(product & _U32) < reject_below) | _bit(pos >= lanes[DRAWN + i]))
+    lanes[POS + i] = pos + (on & 1)
+    return np.int64(product >> _SHIFT) + 1
+
+
+@_helper
+def _in_range(value):
+    return -LANE_RANGE <= value <= LANE_RANGE
+
+
+@_helper
+def _reject_below(sides):
+    """Lemire's threshold of a die: (2^32 - sides) mod sides."""
+    return np.int64((_TWO32 - np.uint64(sides)) % np.uint64(sides))
+
+
+@njit
+def _lane_side(values, iparams, side, policy):
+    """``side``'s parameters into ``values[side]`` (against the other side's armour); False when one
+    is outside what the lanes take (tss_lanes.h's tss_lane_side)."""
+    p = side * SIDE_PARAMS
+    q = (1 - side) * SIDE_PARAMS
+    if policy != POLICY_EXTERNAL and policy != POLICY_SCRIPTED:
+        return False  # a random policy draws its choice: the reference's steps
+    for k in range(3):
+        if (not _in_range(iparams[p + P_SKILL + k]) or not _in_range(iparams[p + P_ACTION_CHECK + k])
+                or iparams[p + P_DURABILITY + k] < 1 or iparams[p + P_DURABILITY + k] > LANE_RANGE):
+            return False
+        values[side, SKILL + k] = iparams[p + P_SKILL + k]
+        values[side, CHECK + k] = iparams[p + P_ACTION_CHECK + k]
+        values[side, DURABILITY + k] = iparams[p + P_DURABILITY + k]
+    if (iparams[p + P_ACTIONS_PER_ROUND] < 1 or iparams[p + P_ACTIONS_PER_ROUND] > LANE_RANGE
+            or not _in_range(iparams[p + P_STEPS]) or not _in_range(iparams[p + P_WEAPON_GRADE])
+            or not _in_range(iparams[q + P_ARMOUR_GRADE]) or not _in_range(iparams[q + P_ARMOUR_DIE])):
+        return False
+    values[side, PER_ROUND] = iparams[p + P_ACTIONS_PER_ROUND]
+    values[side, STEPS] = iparams[p + P_STEPS]
+    values[side, TWO_WEAPONS] = 1 if iparams[p + P_TWO_WEAPONS] != 0 else 0
+    values[side, MAIN_STEPS] = 0 if iparams[p + P_AMBIDEXTERITY] else 2
+    foe_armour = iparams[q + P_ARMOUR_DIE]
+    shift = iparams[p + P_WEAPON_GRADE] - iparams[q + P_ARMOUR_GRADE]
+    if iparams[G_ONE_STEP_SHIFT]:
+        shift = min(max(shift, -1), 1)
+    most = 0
+    for k in range(3):
+        track = p + P_TRACK + 3 * k
+        kind = iparams[p + P_TYPE + k]
+        if iparams[track] < 0 or iparams[track] > MAX_DICE or not _in_range(iparams[track + 2]) or kind < 0 or kind > 3:
+            return False
+        if iparams[track] > 0 and (iparams[track + 1] < 1 or iparams[track + 1] > LANE_RANGE):
+            return False
+        sides = iparams[track + 1] if iparams[track] > 0 else 1
+        values[side, COUNT + k] = iparams[track]
+        values[side, MODIFIER + k] = iparams[track + 2]
+        values[side, SIDES + k] = sides
+        values[side, REJECT_BELOW + k] = _reject_below(sides)
+        if foe_armour > 0:
+            kind = min(max(kind + shift, 0), 3)
+        values[side, KIND + k] = kind
+        most = max(most, iparams[track])
+    values[side, MOST_DICE] = most
+    armour = iparams[p + P_ARMOUR_DIE]
+    if not _in_range(armour):
+        return False
+    values[side, ARMOURED] = 1 if armour > 0 else 0
+    values[side, ARMOUR_SIDES] = armour if armour > 0 else 1
+    values[side, ARMOUR_REJECT_BELOW] = _reject_below(armour if armour > 0 else 1)
+    return True
+
+
+@_helper
+def _draw(lanes, draws, n, block):
+    """The blocks listed in ``draws`` (n of them) into their lanes' words ``4 x block`` on; the
+    counters and keys are in rows, so LLVM vectorises the Philox loop over them."""
+    for k in range(n):
+        w0, w1, w2, w3 = philox4x32(draws[K_LO, k], draws[K_HI, k], draws[K_BLOCK, k], DOMAIN_ITEM, draws[K_KEY0, k],
+                                    draws[K_KEY1, k])
+        draws[K_WORDS, k] = w0
+        draws[K_WORDS + 1, k] = w1
+        draws[K_WORDS + 2, k] = w2
+        draws[K_WORDS + 3, k] = w3
+    for k in range(n):
+        i = np.int64(draws[K_LANE, k])
+        for j in range(4):
+            lanes[WORD + (4 * block + j) * LANES + i] = np.int32(np.uint32(draws[K_WORDS + j, k]))
+        lanes[DRAWN + i] = 4 * block + 4
+
+
+@njit
+def _ensure(lanes, draws, seeds, state, first, count, keyed):
+    """The further blocks of the lanes that may read past the words drawn for them (NEED), one
+    block at a time, those lanes' only: most steps read no more than the first block. Without the
+    seeds such lanes go to the body."""
+    short_of_words = 0
+    for i in range(LANES):
+        short_of_words |= _bit(lanes[NEED + i] > lanes[DRAWN + i])
+    if short_of_words == 0 or not keyed:
+        return
+    for block in range(1, LANE_WORDS // 4):
+        n = 0
+        for i in range(count):
+            if lanes[NEED + i] > 4 * block and lanes[DRAWN + i] <= 4 * block:
+                e = np.uint64(first + i)
+                index = np.uint64(state[e, S_EPISODE])
+                seed = seeds[e]
+                draws[K_LO, n] = index & MASK32
+                draws[K_HI, n] = index >> SHIFT32
+                draws[K_BLOCK, n] = np.uint64((((state[e, S_T] + 1) * WORDS_PER_STEP) >> 2) + block) & MASK32
+                draws[K_KEY0, n] = seed & MASK32
+                draws[K_KEY1, n] = seed >> SHIFT32
+                draws[K_LANE, n] = np.uint64(i)
+                n += 1
+        if n:
+            _draw(lanes, draws, n, block)
+
+
+@njit
+def _setup(lanes, values):
+    """Every attacking lane's attack at EXTRA more steps: the situation die's size from the attack's
+    steps (the Difficulty Scale), and the words it may read (NEED). Returns the most situation dice."""
+    steps0 = values[0, STEPS]
+    steps1 = values[1, STEPS]
+    most0 = values[0, MOST_DICE]
+    most1 = values[1, MOST_DICE]
+    durability00 = values[0, DURABILITY]
+    durability01 = values[0, DURABILITY + 1]
+    durability10 = values[1, DURABILITY]
+    durability11 = values[1, DURABILITY + 1]
+    most = 0
+    for i in range(LANES):
+        on = np.int64(lanes[ATTACKING + i])
+        am = -np.int64(lanes[ACTOR + i])
+        dazed0 = _dazed(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                        np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01)
+        dazed1 = _dazed(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                        np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11)
+        steps = _select(am, steps1, steps0) + _select(am, dazed1, dazed0) + np.int64(lanes[EXTRA + i])
+        negative = _bit(steps < 0)
+        size = _select(-negative, _select(-_bit(steps < -5), 5, -steps), steps)  # beyond 5: d20s
+        sides = _select(-_bit(size == 1), 4, _select(-_bit(size == 2), 6, _select(-_bit(size == 3), 8,
+                                                                                   _select(-_bit(size == 4), 12, 20))))
+        reject_below = _select(-(_bit(size == 2) | _bit(size == 4)), 4, _select(-_bit(size >= 5), D20_REJECT_BELOW, 0))
+        penalty = _select(-_bit(steps < MAX_STEPS_PENALTY), steps, MAX_STEPS_PENALTY)
+        dice = on & _select(-_bit(steps == 0), 0, _select(-_bit(steps > 5), penalty - 4, 1))
+        lanes[SIT_N + i] = dice
+        lanes[SIT_SIDES + i] = sides
+        lanes[SIT_REJECT_BELOW + i] = reject_below
+        lanes[SIT_NEGATIVE + i] = -negative
+        bound = np.int64(lanes[POS + i]) + 1 + dice + _select(am, most1, most0) + 1
+        lanes[NEED + i] = on & -(np.int64(lanes[SLOW + i]) ^ 1) & bound
+        most = max(most, dice)
+    return most
+
+
+@njit
+def _turn(lanes, values, turn):
+    """A turn's start in every lane (the reference's _act up to its attacks): the side whose turn it
+    is spends an action on a legal attack, two-weapon attack or aim; an attack's lanes are marked
+    ATTACKING. Returns whether any lane attacks."""
+    durability00 = values[0, DURABILITY]
+    durability01 = values[0, DURABILITY + 1]
+    durability02 = values[0, DURABILITY + 2]
+    durability10 = values[1, DURABILITY]
+    durability11 = values[1, DURABILITY + 1]
+    durability12 = values[1, DURABILITY + 2]
+    two_weapons0 = values[0, TWO_WEAPONS]
+    two_weapons1 = values[1, TWO_WEAPONS]
+    main_steps0 = values[0, MAIN_STEPS]
+    main_steps1 = values[1, MAIN_STEPS]
+    any_attack = 0
+    for i in range(LANES):
+        live = -((np.int64(lanes[RESET + i]) | np.int64(lanes[SLOW + i])) ^ 1)
+        who = np.int64(lanes[FIRST + i]) ^ turn
+        wm = -who
+        left0 = np.int64(lanes[SIDE0 + LEFT + i])
+        left1 = np.int64(lanes[SIDE1 + LEFT + i])
+        aimed0 = np.int64(lanes[SIDE0 + AIMED + i])
+        aimed1 = np.int64(lanes[SIDE1 + AIMED + i])
+        c = _select(wm, np.int64(lanes[SIDE1 + CHOICE + i]), np.int64(lanes[SIDE0 + CHOICE + i]))
+        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
+        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        first_phase = _select(wm, np.int64(lanes[SIDE1 + FIRST_PHASE + i]), np.int64(lanes[SIDE0 + FIRST_PHASE + i]))
+        can = (_bit(np.int64(lanes[PHASE + i]) >= first_phase) & _bit(_select(wm, left1, left0) > 0)
+               & (_select(wm, out1, out0) ^ 1))
+        two = _bit(c == A_TWO_WEAPON_ATTACK)
+        attacks = live & -(can & (_bit(c == A_ATTACK) | (two & _select(wm, two_weapons1, two_weapons0))))
+        aims = live & -(can & _bit(c == A_AIM))
+        acts = attacks | aims
+        aim = _select(wm, aimed1, aimed0)
+        main_steps = _select(wm, main_steps1, main_steps0)
+        lanes[SIDE0 + LEFT + i] = left0 - (acts & ~wm & 1)
+        lanes[SIDE1 + LEFT + i] = left1 - (acts & wm & 1)
+        lanes[SIDE0 + AIMED + i] = _select(aims & ~wm, 1, _select(attacks & ~wm, 0, aimed0))
+        lanes[SIDE1 + AIMED + i] = _select(aims & wm, 1, _select(attacks & wm, 0, aimed1))
+        lanes[ACTOR + i] = who
+        lanes[ATTACKING + i] = attacks
+        lanes[EXTRA + i] = _select(-two, main_steps, 0) - aim
+        lanes[EXTRA2 + i] = main_steps + 2
+        lanes[SECOND + i] = attacks & -two
+        any_attack |= attacks
+    return any_attack != 0
+
+
+@njit
+def _attack(lanes, values, draws, seeds, state, first, count, keyed, most_situation):
+    """One attack in every lane marked ATTACKING and set up (the reference's _attack): the control
+    die, the situation die(s), the tier, the damage dice, the armour die, and the damage landing on
+    the defender."""
+    _ensure(lanes, draws, seeds, state, first, count, keyed)
+    for i in range(LANES):
+        lanes[CONTROL + i] = _die(lanes, i, np.int64(lanes[ATTACKING + i]), D20, D20_REJECT_BELOW)
+        on = -_bit(lanes[SIT_N + i] > 0)
+        lanes[SIT_SUM + i] = on & _die(lanes, i, on, np.int64(lanes[SIT_SIDES + i]),
+                                      np.int64(lanes[SIT_REJECT_BELOW + i]))
+    for j in range(1, most_situation):
+        for i in range(LANES):
+            on = -_bit(j < lanes[SIT_N + i])
+            lanes[SIT_SUM + i] += on & _die(lanes, i, on, np.int64(lanes[SIT_SIDES + i]),
+                                           np.int64(lanes[SIT_REJECT_BELOW + i]))
+    # The tier; a hit's damage dice (the first here).
+    skill00, skill01, skill02 = values[0, SKILL], values[0, SKILL + 1], values[0, SKILL + 2]
+    skill10, skill11, skill12 = values[1, SKILL], values[1, SKILL + 1], values[1, SKILL + 2]
+    count00, count01, count02 = values[0, COUNT], values[0, COUNT + 1], values[0, COUNT + 2]
+    count10, count11, count12 = values[1, COUNT], values[1, COUNT + 1], values[1, COUNT + 2]
+    sides00, sides01, sides02 = values[0, SIDES], values[0, SIDES + 1], values[0, SIDES + 2]
+    sides10, sides11, sides12 = values[1, SIDES], values[1, SIDES + 1], values[1, SIDES + 2]
+    reject00, reject01, reject02 = values[0, REJECT_BELOW], values[0, REJECT_BELOW + 1], values[0, REJECT_BELOW + 2]
+    reject10, reject11, reject12 = values[1, REJECT_BELOW], values[1, REJECT_BELOW + 1], values[1, REJECT_BELOW + 2]
+    modifier00, modifier01, modifier02 = values[0, MODIFIER], values[0, MODIFIER + 1], values[0, MODIFIER + 2]
+    modifier10, modifier11, modifier12 = values[1, MODIFIER], values[1, MODIFIER + 1], values[1, MODIFIER + 2]
+    most_dice = 0
+    for i in range(LANES):
+        am = -np.int64(lanes[ACTOR + i])
+        control = np.int64(lanes[CONTROL + i])
+        sit_sum = np.int64(lanes[SIT_SUM + i])
+        total = control + _select(np.int64(lanes[SIT_NEGATIVE + i]), -sit_sum, sit_sum)
+        ordinary = _select(am, skill10, skill00)
+        good = _select(am, skill11, skill01)
+        amazing = _select(am, skill12, skill02)
+        fail = _bit(control == D20) | _bit(total > ordinary)
+        tier = _select(-_bit(total <= amazing), 3, _select(-_bit(total <= good), 2, 1))
+        hit = np.int64(lanes[ATTACKING + i]) & -(fail ^ 1)
+        dice = hit & _select(am, _tier(tier, count10, count11, count12), _tier(tier, count00, count01, count02))
+        sides = _select(am, _tier(tier, sides10, sides11, sides12), _tier(tier, sides00, sides01, sides02))
+        reject = _select(am, _tier(tier, reject10, reject11, reject12), _tier(tier, reject00, reject01, reject02))
+        on = -_bit(dice > 0)
+        lanes[TIER + i] = tier
+        lanes[HIT + i] = hit
+        lanes[DICE_LEFT + i] = dice
+        lanes[DAMAGE + i] = (_select(am, _tier(tier, modifier10, modifier11, modifier12),
+                                    _tier(tier, modifier00, modifier01, modifier02)) + (on & _die(lanes, i, on, sides,
+                                                                                                  reject)))
+        most_dice = max(most_dice, dice)
+    for j in range(1, most_dice):
+        for i in range(LANES):
+            on = -_bit(j < lanes[DICE_LEFT + i])
+            am = -np.int64(lanes[ACTOR + i])
+            tier = np.int64(lanes[TIER + i])
+            sides = _select(am, _tier(tier, sides10, sides11, sides12), _tier(tier, sides00, sides01, sides02))
+            reject = _select(am, _tier(tier, reject10, reject11, reject12), _tier(tier, reject00, reject01, reject02))
+            lanes[DAMAGE + i] += on & _die(lanes, i, on, sides, reject)
+    # The damage, never below 0, its type shifted (to nothing: no armour die), soaked, landing.
+    kind00, kind01, kind02 = values[0, KIND], values[0, KIND + 1], values[0, KIND + 2]
+    kind10, kind11, kind12 = values[1, KIND], values[1, KIND + 1], values[1, KIND + 2]
+    armoured0, armoured1 = values[0, ARMOURED], values[1, ARMOURED]
+    armour_sides0, armour_sides1 = values[0, ARMOUR_SIDES], values[1, ARMOUR_SIDES]
+    armour_reject0, armour_reject1 = values[0, ARMOUR_REJECT_BELOW], values[1, ARMOUR_REJECT_BELOW]
+    for i in range(LANES):
+        am = -np.int64(lanes[ACTOR + i])
+        tier = np.int64(lanes[TIER + i])
+        damage = np.int64(lanes[DAMAGE + i])
+        damage &= -_bit(damage > 0)
+        kind = _select(am, _tier(tier, kind10, kind11, kind12), _tier(tier, kind00, kind01, kind02))
+        lands = np.int64(lanes[HIT + i]) & -_bit(kind != 0)
+        armoured = lands & -_select(am, armoured0, armoured1)  # the defender's armour
+        armour_sides = _select(am, armour_sides0, armour_sides1)
+        armour_reject = _select(am, armour_reject0, armour_reject1)
+        soaked = damage - _die(lanes, i, armoured, armour_sides, armour_reject)
+        primary = _select(armoured, soaked & -_bit(soaked > 0), damage)
+        half = damage >> 1
+        k3 = -_bit(kind == 3)
+        k2 = -_bit(kind == 2)
+        add_mortal = lands & k3 & primary
+        add_wound = lands & _select(k3, half, k2 & primary)
+        add_stun = lands & _select(k3 | k2, half, primary)
+        to0 = am  # side 1 attacking hits side 0
+        to1 = ~am
+        lanes[SIDE0 + STUN + i] += to0 & add_stun
+        lanes[SIDE0 + WOUND + i] += to0 & add_wound
+        lanes[SIDE0 + MORTAL + i] += to0 & add_mortal
+        lanes[SIDE1 + STUN + i] += to1 & add_stun
+        lanes[SIDE1 + WOUND + i] += to1 & add_wound
+        lanes[SIDE1 + MORTAL + i] += to1 & add_mortal
+        dealt = add_mortal + add_wound + add_stun
+        lanes[SIDE0 + DEALT + i] += to1 & dealt
+        lanes[SIDE1 + DEALT + i] += to0 & dealt
+
+
+@njit
+def _take_turn(lanes, values, draws, seeds, state, first, count, keyed, turn):
+    """A turn: its start, its attack, and a two-weapon attack's second attack if the target still stands."""
+    if not _turn(lanes, values, turn):
+        return
+    _attack(lanes, values, draws, seeds, state, first, count, keyed, _setup(lanes, values))
+    durability00 = values[0, DURABILITY]
+    durability01 = values[0, DURABILITY + 1]
+    durability02 = values[0, DURABILITY + 2]
+    durability10 = values[1, DURABILITY]
+    durability11 = values[1, DURABILITY + 1]
+    durability12 = values[1, DURABILITY + 2]
+    again_any = 0
+    for i in range(LANES):
+        am = -np.int64(lanes[ACTOR + i])
+        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
+        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        again = np.int64(lanes[SECOND + i]) & -(_select(am, out0, out1) ^ 1)
+        lanes[ATTACKING + i] = again
+        lanes[EXTRA + i] = lanes[EXTRA2 + i]
+        again_any |= again
+    if again_any:
+        _attack(lanes, values, draws, seeds, state, first, count, keyed, _setup(lanes, values))
+
+
+@njit
+def _new_rounds(lanes, values, draws, seeds, state, first, count, keyed, tie_first):
+    """The next phase, or a new round (its action checks and tie die) where the phase was the last;
+    a resetting lane only rolls its first round's."""
+    durability00 = values[0, DURABILITY]
+    durability01 = values[0, DURABILITY + 1]
+    durability02 = values[0, DURABILITY + 2]
+    durability10 = values[1, DURABILITY]
+    durability11 = values[1, DURABILITY + 1]
+    durability12 = values[1, DURABILITY + 2]
+    any_round = 0
+    for i in range(LANES):
+        out = (_out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
+               | _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                      np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12))
+        reset = -np.int64(lanes[RESET + i])
+        goes_on = ~reset & -(out ^ 1)
+        phase = np.int64(lanes[PHASE + i]) + (goes_on & 1)
+        new_round = reset | (goes_on & -_bit(phase == 4))
+        lanes[PHASE + i] = phase & ~new_round
+        lanes[ROUND + i] = new_round
+        lanes[NEED + i] = new_round & -(np.int64(lanes[SLOW + i]) ^ 1) & (np.int64(lanes[POS + i]) + 3)
+        any_round |= new_round
+    if not any_round:
+        return
+    _ensure(lanes, draws, seeds, state, first, count, keyed)
+    check00, check01, check02 = values[0, CHECK], values[0, CHECK + 1], values[0, CHECK + 2]
+    check10, check11, check12 = values[1, CHECK], values[1, CHECK + 1], values[1, CHECK + 2]
+    per_round0 = values[0, PER_ROUND]
+    per_round1 = values[1, PER_ROUND]
+    tie_decides = -_bit(tie_first < 0)
+    for i in range(LANES):
+        new_round = np.int64(lanes[ROUND + i])
+        check0 = _die(lanes, i, new_round, D20, D20_REJECT_BELOW) + _dazed(
+            np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]), np.int64(lanes[SIDE0 + MORTAL + i]),
+            durability00, durability01)
+        check1 = _die(lanes, i, new_round, D20, D20_REJECT_BELOW) + _dazed(
+            np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]), np.int64(lanes[SIDE1 + MORTAL + i]),
+            durability10, durability11)
+        tie = _die(lanes, i, new_round, 2, 0) - 1
+        lanes[SIDE0 + FIRST_PHASE + i] = _select(new_round, _first_phase(check0, check00, check01, check02),
+                                                np.int64(lanes[SIDE0 + FIRST_PHASE + i]))
+        lanes[SIDE1 + FIRST_PHASE + i] = _select(new_round, _first_phase(check1, check10, check11, check12),
+                                                np.int64(lanes[SIDE1 + FIRST_PHASE + i]))
+        lanes[SIDE0 + LEFT + i] = _select(new_round, per_round0, np.int64(lanes[SIDE0 + LEFT + i]))
+        lanes[SIDE1 + LEFT + i] = _select(new_round, per_round1, np.int64(lanes[SIDE1 + LEFT + i]))
+        lanes[FIRST + i] = _select(new_round, _select(tie_decides, tie, tie_first), np.int64(lanes[FIRST + i]))
+
+
+@njit
+def _observe(lanes, floats, values, side, max_steps):
+    """One side's observation (the reference's _write_obs) and legal actions of every lane, in rows.
+    The side's rows are picked by a mask (rows at constant offsets: LLVM vectorises the loop)."""
+    sm = -side  # a mask: side 1's rows
+    own0, own1, own2 = values[side, DURABILITY], values[side, DURABILITY + 1], values[side, DURABILITY + 2]
+    foe0, foe1, foe2 = values[1 - side, DURABILITY], values[1 - side, DURABILITY + 1], values[1 - side, DURABILITY + 2]
+    per_round = values[side, PER_ROUND]
+    two_weapons = values[side, TWO_WEAPONS]
+    for i in range(LANES):
+        phase = np.int64(lanes[PHASE + i])
+        stun0 = np.int64(lanes[SIDE0 + STUN + i])
+        wound0 = np.int64(lanes[SIDE0 + WOUND + i])
+        mortal0 = np.int64(lanes[SIDE0 + MORTAL + i])
+        first_phase0 = np.int64(lanes[SIDE0 + FIRST_PHASE + i])
+        left0 = np.int64(lanes[SIDE0 + LEFT + i])
+        stun1 = np.int64(lanes[SIDE1 + STUN + i])
+        wound1 = np.int64(lanes[SIDE1 + WOUND + i])
+        mortal1 = np.int64(lanes[SIDE1 + MORTAL + i])
+        first_phase1 = np.int64(lanes[SIDE1 + FIRST_PHASE + i])
+        left1 = np.int64(lanes[SIDE1 + LEFT + i])
+        stun = _select(sm, stun1, stun0)
+        wound = _select(sm, wound1, wound0)
+        mortal = _select(sm, mortal1, mortal0)
+        first_phase = _select(sm, first_phase1, first_phase0)
+        left = _select(sm, left1, left0)
+        foe_stun = _select(sm, stun0, stun1)
+        foe_wound = _select(sm, wound0, wound1)
+        foe_mortal = _select(sm, mortal0, mortal1)
+        foe_first_phase = _select(sm, first_phase0, first_phase1)
+        foe_left = _select(sm, left0, left1)
+        aimed = _select(sm, np.int64(lanes[SIDE1 + AIMED + i]), np.int64(lanes[SIDE0 + AIMED + i]))
+        can = _bit(phase >= first_phase) & _bit(left > 0) & (_out(stun, wound, mortal, own0, own1, own2) ^ 1)
+        foe_can = (_bit(phase >= foe_first_phase) & _bit(foe_left > 0)
+                   & (_out(foe_stun, foe_wound, foe_mortal, foe0, foe1, foe2) ^ 1))
+        # min(x / d, 1.0) as min(x, d) / d: d / d is 1 exactly.
+        floats[F_OBS + i] = min(stun, own0) / own0
+        floats[F_OBS + 1 * LANES + i] = min(wound, own1) / own1
+        floats[F_OBS + 2 * LANES + i] = min(mortal, own2) / own2
+        floats[F_OBS + 3 * LANES + i] = min(foe_stun, foe0) / foe0
+        floats[F_OBS + 4 * LANES + i] = min(foe_wound, foe1) / foe1
+        floats[F_OBS + 5 * LANES + i] = min(foe_mortal, foe2) / foe2
+        floats[F_OBS + 6 * LANES + i] = _bit(phase == 0)
+        floats[F_OBS + 7 * LANES + i] = _bit(phase == 1)
+        floats[F_OBS + 8 * LANES + i] = _bit(phase == 2)
+        floats[F_OBS + 9 * LANES + i] = _bit(phase == 3)
+        floats[F_OBS + 10 * LANES + i] = can
+        floats[F_OBS + 11 * LANES + i] = left / per_round
+        floats[F_OBS + 12 * LANES + i] = foe_can
+        floats[F_OBS + 13 * LANES + i] = _bit(aimed != 0)
+        floats[F_OBS + 14 * LANES + i] = min(_dazed(stun, wound, mortal, own0, own1), 5) / 5
+        floats[F_OBS + 15 * LANES + i] = min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), 5) / 5
+        floats[F_OBS + 16 * LANES + i] = first_phase / 3
+        floats[F_OBS + 17 * LANES + i] = foe_first_phase / 3
+        floats[F_OBS + 18 * LANES + i] = _bit(lanes[FIRST + i] == side)
+        floats[F_OBS + 19 * LANES + i] = lanes[T + i] / max_steps
+        # The legal actions: attack, aim, two-weapon attack, wait.
+        floats[F_LEGAL + i] = can | can << A_AIM | (can & two_weapons) << A_TWO_WEAPON_ATTACK | 1 << A_WAIT
+
+
+@njit
+def _write_obs(lanes, floats, obs, mask, first, count, side):
+    """One side's observation and legal actions of the lanes stepped (not SLOW) into the buffers."""
+    for i in range(count):
+        if lanes[SLOW + i]:
+            continue
+        e = np.uint64(first + i)
+        for k in range(OBS_SIZE):
+            obs[e, side, k] = floats[F_OBS + k * LANES + i]
+        legal = np.int64(floats[F_LEGAL + i])
+        for a in range(ACTIONS):
+            mask[e, side, a] = (legal >> a) & 1
+
+
+@njit(inline="always")
+def tss_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead,
+              seeds):
+    """Steps some of envs first .. first + AHEAD_ENVS - 1 exactly as the shared body would; returns
+    them as bits (``ahead``: the stream array holding each env's first block of the step). With an
+    empty ``seeds`` the lanes draw no block of their own (a step needing one, or a reset, goes to the body)."""
+    if not lanes_may_take(state, first, policies):
+        return 0
+    return _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first,
+                       ahead, seeds)
+
+
+@njit
+def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, terminated, truncated, mask, first, ahead,
+                seeds):
+    count = min(state.shape[0] - first, LANES)
+    max_steps = iparams[G_MAX_STEPS]
+    if count < LANES_MIN or max_steps < 1 or max_steps > LANE_RANGE:
+        return 0
+    values_owner = np.empty((2, SIDE_VALUES), dtype=np.int64)
+    values = borrow(values_owner)
+    # Each helper is called from one site with a variable side, turn or block: Numba compiles a
+    # function once per literal argument it is called with, and those copies doubled the compile time.
+    for side in range(2):
+        if not _lane_side(values, iparams, side, policies[side]):
+            return 0
+    keyed = seeds.shape[0] > 0
+    n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
+    score0 = iparams[P_ACTION_CHECK]
+    score1 = iparams[SIDE_PARAMS + P_ACTION_CHECK]
+    tie_first = 0 if score0 > score1 else (1 if score1 > score0 else -1)  # -1: the tie die decides
+    per_round0 = values[0, PER_ROUND]
+    per_round1 = values[1, PER_ROUND]
+    # Borrowed (no reference counting in the loops); the owners are used again at the end, so they live.
+    # Not zeroed: each row is written before it is read (a word past those drawn marks its lane SLOW).
+    lanes_owner = np.empty(ROWS * LANES, dtype=np.int32)
+    floats_owner = np.empty(FLOAT_ROWS * LANES, dtype=np.float32)
+    draws_owner = np.empty((DRAW_ROWS, LANES), dtype=np.uint64)
+    lanes = borrow(lanes_owner)
+    floats = borrow(floats_owner)
+    draws = borrow(draws_owner)
+
+    # Gather; a state the reference's own steps never leave goes to the reference (a resetting
+    # lane's state is replaced, whatever it was). Lanes past count idle through the step (nothing
+    # of theirs is written).
+    any_reset = 0
+    for i in range(count):
+        e = np.uint64(first + i)  # unsigned: Numba adds no negative-index wraparound to each access
+        s0 = S_SIDE
+        s1 = S_SIDE + SIDE_STATE
+        # Fields with one bound checked together: an OR of values in 0 .. 2^k - 1 stays below 2^k.
+        tracks = (state[e, s0 + S_STUN] | state[e, s0 + S_WOUND] | state[e, s0 + S_MORTAL] | state[e, s1 + S_STUN]
+                  | state[e, s1 + S_WOUND] | state[e, s1 + S_MORTAL])
+        phases = state[e, S_PHASE] | state[e, s0 + S_FIRST_PHASE] | state[e, s1 + S_FIRST_PHASE]
+        flags = state[e, S_FIRST_MOVER] | state[e, s0 + S_AIMED] | state[e, s1 + S_AIMED]
+        bad = (_bit(np.uint64(state[e, S_T]) >= np.uint64(max_steps)) | _bit(np.uint64(tracks) >= np.uint64(LANE_RANGE))
+               | _bit(np.uint64(phases) > np.uint64(3)) | _bit(np.uint64(flags) > np.uint64(1))
+               | _bit(np.uint64(state[e, s0 + S_ACTIONS_LEFT]) > np.uint64(per_round0))
+               | _bit(np.uint64(state[e, s1 + S_ACTIONS_LEFT]) > np.uint64(per_round1)))
+        reset = _bit(state[e, S_NEEDS_RESET] != 0)
+        keep = -((bad | reset) ^ 1)  # zeros where the lane resets or goes to the body
+        lanes[RESET + i] = reset
+        lanes[SLOW + i] = bad & (reset ^ 1) if keyed else bad | reset
+        any_reset |= reset
+        lanes[T + i] = state[e, S_T] & keep
+        lanes[PHASE + i] = state[e, S_PHASE] & keep
+        lanes[FIRST + i] = state[e, S_FIRST_MOVER] & keep
+        for side in range(2):
+            r = SIDE0 + side * SIDE_ROWS
+            s = S_SIDE + side * SIDE_STATE
+            lanes[r + STUN + i] = state[e, s + S_STUN] & keep
+            lanes[r + WOUND + i] = state[e, s + S_WOUND] & keep
+            lanes[r + MORTAL + i] = state[e, s + S_MORTAL] & keep
+            lanes[r + FIRST_PHASE + i] = state[e, s + S_FIRST_PHASE] & keep
+            lanes[r + LEFT + i] = state[e, s + S_ACTIONS_LEFT] & keep
+            lanes[r + AIMED + i] = state[e, s + S_AIMED] & keep
+            action = actions[e, side]
+            lanes[r + CHOICE + i] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
+        for j in range(4):
+            lanes[WORD + j * LANES + i] = np.int32(np.uint32(ahead[_ROW[5 + j] + i]))
+    for i in range(count, LANES):
+        lanes[RESET + i] = 0
+        lanes[SLOW + i] = 1
+        for row in (T, PHASE, FIRST, WORD, WORD + LANES, WORD + 2 * LANES, WORD + 3 * LANES):
+            lanes[row + i] = 0
+        for row in (STUN, WOUND, MORTAL, FIRST_PHASE, LEFT, AIMED):
+            lanes[SIDE0 + row + i] = 0
+            lanes[SIDE1 + row + i] = 0
+        lanes[SIDE0 + CHOICE + i] = NO_ACTION
+        lanes[SIDE1 + CHOICE + i] = NO_ACTION
+    if any_reset and keyed:  # the new episode's first block: its first round's action checks
+        n = 0
+        for i in range(count):
+            if lanes[RESET + i]:
+                e = np.uint64(first + i)
+                index = np.uint64(state[e, S_EPISODE] + 1)
+                seed = seeds[e]
+                draws[K_LO, n] = index & MASK32
+                draws[K_HI, n] = index >> SHIFT32
+                draws[K_BLOCK, n] = 0
+                draws[K_KEY0, n] = seed & MASK32
+                draws[K_KEY1, n] = seed >> SHIFT32
+                draws[K_LANE, n] = np.uint64(i)
+                n += 1
+        _draw(lanes, draws, n, np.int64(0))
+
+    # The choices (on the state at the start of the phase).
+    scripted0 = -_bit(policies[0] == POLICY_SCRIPTED)
+    scripted1 = -_bit(policies[1] == POLICY_SCRIPTED)
+    durability00 = values[0, DURABILITY]
+    durability01 = values[0, DURABILITY + 1]
+    durability02 = values[0, DURABILITY + 2]
+    durability10 = values[1, DURABILITY]
+    durability11 = values[1, DURABILITY + 1]
+    durability12 = values[1, DURABILITY + 2]
+    for i in range(LANES):
+        phase = np.int64(lanes[PHASE + i])
+        can0 = (_bit(phase >= lanes[SIDE0 + FIRST_PHASE + i]) & _bit(lanes[SIDE0 + LEFT + i] > 0)
+                & (_out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                        np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02) ^ 1))
+        can1 = (_bit(phase >= lanes[SIDE1 + FIRST_PHASE + i]) & _bit(lanes[SIDE1 + LEFT + i] > 0)
+                & (_out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                        np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12) ^ 1))
+        # The scripted policy: attack whenever able.
+        lanes[SIDE0 + CHOICE + i] = _select(scripted0, _select(-can0, A_ATTACK, A_WAIT),
+                                           np.int64(lanes[SIDE0 + CHOICE + i]))
+        lanes[SIDE1 + CHOICE + i] = _select(scripted1, _select(-can1, A_ATTACK, A_WAIT),
+                                           np.int64(lanes[SIDE1 + CHOICE + i]))
+        lanes[POS + i] = 0
+        lanes[DRAWN + i] = 4
+        lanes[SIDE0 + DEALT + i] = 0
+        lanes[SIDE1 + DEALT + i] = 0
+
+    # The first mover's turn, the other's, then the next phase (or a new round).
+    for turn in range(2):
+        _take_turn(lanes, values, draws, seeds, state, first, count, keyed, turn)
+    _new_rounds(lanes, values, draws, seeds, state, first, count, keyed, tie_first)
+
+    # The outcome (a resetting lane: none, rewards +0.0) and the sides' observations.
+    total0 = durability00 + durability01 + durability02
+    total1 = durability10 + durability11 + durability12
+    for i in range(LANES):
+        keep = -(np.int64(lanes[RESET + i]) ^ 1)
+        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
+                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
+        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
+                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        step = (np.int64(lanes[T + i]) + 1) & keep
+        ended = (out0 | out1) & keep
+        lanes[ENDED + i] = ended
+        lanes[CUT + i] = (ended ^ 1) & _bit(step >= max_steps) & keep
+        outcome = float(out1 & (out0 ^ 1)) - float(out0 & (out1 ^ 1))
+        shaped = shaping * (lanes[SIDE0 + DEALT + i] / total1 - lanes[SIDE1 + DEALT + i] / total0)
+        floats[F_REWARD0 + i] = outcome + shaped if keep else 0.0
+        floats[F_REWARD1 + i] = -outcome - shaped if keep else 0.0
+        lanes[T + i] = step
+    for side in range(n_sides):
+        _observe(lanes, floats, values, side, max_steps)
+        _write_obs(lanes, floats, obs, mask, first, count, side)
+
+    done = 0
+    for i in range(count):
+        if lanes[SLOW + i]:
+            continue
+        e = np.uint64(first + i)
+        reward[e, 0] = floats[F_REWARD0 + i]
+        reward[e, 1] = floats[F_REWARD1 + i]
+        terminated[e] = lanes[ENDED + i]
+        truncated[e] = lanes[CUT + i]
+        reset = np.int64(lanes[RESET + i])
+        state[e, S_EPISODE] += reset
+        state[e, S_T] = lanes[T + i]
+        state[e, S_RETRIES] &= reset - 1  # 0 at a reset
+        state[e, S_NEEDS_RESET] = lanes[ENDED + i] | lanes[CUT + i]
+        state[e, S_PHASE] = lanes[PHASE + i]
+        state[e, S_FIRST_MOVER] = lanes[FIRST + i]
+        for side in range(2):
+            r = SIDE0 + side * SIDE_ROWS
+            s = S_SIDE + side * SIDE_STATE
+            state[e, s + S_STUN] = lanes[r + STUN + i]
+            state[e, s + S_WOUND] = lanes[r + WOUND + i]
+            state[e, s + S_MORTAL] = lanes[r + MORTAL + i]
+            state[e, s + S_FIRST_PHASE] = lanes[r + FIRST_PHASE + i]
+            state[e, s + S_ACTIONS_LEFT] = lanes[r + LEFT + i]
+            state[e, s + S_AIMED] = lanes[r + AIMED + i]
+        done |= 1 << i
+    lanes_owner[0] = np.int32(floats_owner[0] != 0)
+    draws_owner[0, 0] = values_owner[0, 0]
+    return done
