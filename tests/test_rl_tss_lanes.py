@@ -203,6 +203,45 @@ def test_tss_step_of_many_envs_equals_the_reference(backend):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_tss_step_restarts_the_retry_count_at_a_reset(backend):
+    """Retries left by rejected words (rare at random) carry over from step to step, and a reset
+    starts its new episode's stream with none: the whole step of either twin leaves them as the
+    reference does."""
+    params = RULESETS["tss"].build()
+    policies = np.array([0, 1], dtype=np.int64)
+    seeds = np.arange(5, 69, dtype=np.uint64)
+    twin, reference = buffers(params, seeds), buffers(params, seeds)
+    for b in (twin, reference):
+        b.state[:, R.S_RETRIES] = 7
+        b.state[::2, R.S_NEEDS_RESET] = 1
+    whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, 0.0, twin.obs, twin.reward,
+                        twin.terminated, twin.truncated, twin.mask)
+    R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0, reference.obs,
+               reference.reward, reference.terminated, reference.truncated, reference.mask)
+    for got, want in zip(copy(twin), copy(reference), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert (reference.state[::2, R.S_RETRIES] == 0).all() and (reference.state[1::2, R.S_RETRIES] == 7).all()
+
+
+def test_tss_numba_lanes_restart_the_retry_count_at_a_reset():
+    """The Numba lanes with the seeds take every reset of the bench's duel, retries and all."""
+    params = RULESETS["tss"].build()
+    policies = np.array([0, 1], dtype=np.int64)
+    seeds = np.arange(5, 69, dtype=np.uint64)
+    lanes, reference = buffers(params, seeds), buffers(params, seeds)
+    for b in (lanes, reference):
+        b.state[:, R.S_RETRIES] = 7
+        b.state[::2, R.S_NEEDS_RESET] = 1
+    before = copy(lanes)
+    stepped = lanes_alone(params, lanes, policies, 0.0, "numba", keyed=True)
+    must = reference_step_by_env(params, reference, policies, 0.0, keyed=True)
+    assert_lanes_match(lanes, reference, before, stepped)
+    np.testing.assert_array_equal(stepped, must)
+    assert stepped[::2].all()
+    assert (lanes.state[::2, R.S_RETRIES] == 0).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_tss_lanes_leave_rejected_words_to_the_body(backend):
     """Envs whose damage die meets a Lemire-rejected word (a retry word follows) go to the body;
     the search below finds such steps (rare at random: the differential tests may never meet one)."""
