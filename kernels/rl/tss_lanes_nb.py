@@ -172,6 +172,21 @@ def _die(lanes, i, on, sides, reject_below):
 
 
 @_helper
+def _f32(value):
+    """A small integer (below 2^24 in magnitude) as a float32, by way of int32: AVX2 converts int32
+    lanes, not int64 ones (those were scalarised)."""
+    return np.float32(np.int32(value))
+
+
+@_helper
+def _ratio(x, d):
+    """x / d as the reference writes it into a float32 observation (a float64 quotient, then
+    rounded), for integers below 2^24: that is the float32 quotient (a quotient rounded to 53 bits,
+    then to 24, is the one rounded to 24: 53 >= 2 x 24 + 2, Figueroa 1995), at twice the width."""
+    return _f32(x) / d
+
+
+@_helper
 def _in_range(value):
     return -LANE_RANGE <= value <= LANE_RANGE
 
@@ -550,8 +565,13 @@ def _observe(lanes, floats, values, side, max_steps):
     sm = -side  # a mask: side 1's rows
     own0, own1, own2 = values[side, DURABILITY], values[side, DURABILITY + 1], values[side, DURABILITY + 2]
     foe0, foe1, foe2 = values[1 - side, DURABILITY], values[1 - side, DURABILITY + 1], values[1 - side, DURABILITY + 2]
-    per_round = values[side, PER_ROUND]
     two_weapons = values[side, TWO_WEAPONS]
+    # The divisors as float32 (all below 2^24: the lanes' range).
+    own0f, own1f, own2f, foe0f, foe1f, foe2f = _f32(own0), _f32(own1), _f32(own2), _f32(foe0), _f32(foe1), _f32(foe2)
+    per_round = _f32(values[side, PER_ROUND])
+    steps = _f32(max_steps)
+    five = np.float32(5)
+    three = np.float32(3)
     for i in range(LANES):
         phase = np.int64(lanes[PHASE + i])
         stun0 = np.int64(lanes[SIDE0 + STUN + i])
@@ -579,26 +599,26 @@ def _observe(lanes, floats, values, side, max_steps):
         foe_can = (_bit(phase >= foe_first_phase) & _bit(foe_left > 0)
                    & (_out(foe_stun, foe_wound, foe_mortal, foe0, foe1, foe2) ^ 1))
         # min(x / d, 1.0) as min(x, d) / d: d / d is 1 exactly.
-        floats[F_OBS + i] = min(stun, own0) / own0
-        floats[F_OBS + 1 * LANES + i] = min(wound, own1) / own1
-        floats[F_OBS + 2 * LANES + i] = min(mortal, own2) / own2
-        floats[F_OBS + 3 * LANES + i] = min(foe_stun, foe0) / foe0
-        floats[F_OBS + 4 * LANES + i] = min(foe_wound, foe1) / foe1
-        floats[F_OBS + 5 * LANES + i] = min(foe_mortal, foe2) / foe2
-        floats[F_OBS + 6 * LANES + i] = _bit(phase == 0)
-        floats[F_OBS + 7 * LANES + i] = _bit(phase == 1)
-        floats[F_OBS + 8 * LANES + i] = _bit(phase == 2)
-        floats[F_OBS + 9 * LANES + i] = _bit(phase == 3)
-        floats[F_OBS + 10 * LANES + i] = can
-        floats[F_OBS + 11 * LANES + i] = left / per_round
-        floats[F_OBS + 12 * LANES + i] = foe_can
-        floats[F_OBS + 13 * LANES + i] = _bit(aimed != 0)
-        floats[F_OBS + 14 * LANES + i] = min(_dazed(stun, wound, mortal, own0, own1), 5) / 5
-        floats[F_OBS + 15 * LANES + i] = min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), 5) / 5
-        floats[F_OBS + 16 * LANES + i] = first_phase / 3
-        floats[F_OBS + 17 * LANES + i] = foe_first_phase / 3
-        floats[F_OBS + 18 * LANES + i] = _bit(lanes[FIRST + i] == side)
-        floats[F_OBS + 19 * LANES + i] = lanes[T + i] / max_steps
+        floats[F_OBS + i] = _ratio(min(stun, own0), own0f)
+        floats[F_OBS + 1 * LANES + i] = _ratio(min(wound, own1), own1f)
+        floats[F_OBS + 2 * LANES + i] = _ratio(min(mortal, own2), own2f)
+        floats[F_OBS + 3 * LANES + i] = _ratio(min(foe_stun, foe0), foe0f)
+        floats[F_OBS + 4 * LANES + i] = _ratio(min(foe_wound, foe1), foe1f)
+        floats[F_OBS + 5 * LANES + i] = _ratio(min(foe_mortal, foe2), foe2f)
+        floats[F_OBS + 6 * LANES + i] = _f32(_bit(phase == 0))
+        floats[F_OBS + 7 * LANES + i] = _f32(_bit(phase == 1))
+        floats[F_OBS + 8 * LANES + i] = _f32(_bit(phase == 2))
+        floats[F_OBS + 9 * LANES + i] = _f32(_bit(phase == 3))
+        floats[F_OBS + 10 * LANES + i] = _f32(can)
+        floats[F_OBS + 11 * LANES + i] = _ratio(left, per_round)
+        floats[F_OBS + 12 * LANES + i] = _f32(foe_can)
+        floats[F_OBS + 13 * LANES + i] = _f32(_bit(aimed != 0))
+        floats[F_OBS + 14 * LANES + i] = _ratio(min(_dazed(stun, wound, mortal, own0, own1), 5), five)
+        floats[F_OBS + 15 * LANES + i] = _ratio(min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), 5), five)
+        floats[F_OBS + 16 * LANES + i] = _ratio(first_phase, three)
+        floats[F_OBS + 17 * LANES + i] = _ratio(foe_first_phase, three)
+        floats[F_OBS + 18 * LANES + i] = _f32(_bit(lanes[FIRST + i] == side))
+        floats[F_OBS + 19 * LANES + i] = _ratio(lanes[T + i], steps)
         # The legal actions: attack, aim, two-weapon attack, wait.
         floats[F_LEGAL + i] = can | can << A_AIM | (can & two_weapons) << A_TWO_WEAPON_ATTACK | 1 << A_WAIT
 
