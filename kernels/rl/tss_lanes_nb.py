@@ -151,6 +151,20 @@ def _out(stun, wound, mortal, durability0, durability1, durability2):
 
 
 @_helper
+def _lane_out(lanes, side, i, durability0, durability1, durability2):
+    """_out of lane ``i``'s tracks of the side whose rows start at ``side`` (SIDE0 or SIDE1)."""
+    return _out(np.int64(lanes[side + STUN + i]), np.int64(lanes[side + WOUND + i]), np.int64(lanes[side + MORTAL + i]),
+                durability0, durability1, durability2)
+
+
+@_helper
+def _durabilities(values):
+    """Both sides' durabilities (stun, wound, mortal), read once before a loop over the lanes."""
+    return (values[0, DURABILITY], values[0, DURABILITY + 1], values[0, DURABILITY + 2], values[1, DURABILITY],
+            values[1, DURABILITY + 1], values[1, DURABILITY + 2])
+
+
+@_helper
 def _first_phase(check, check0, check1, check2):
     """The first phase of an action check (the reference's _new_round)."""
     return _select(-_bit(check <= check2), 0, _select(-_bit(check <= check1), 1, _select(-_bit(check <= check0), 2, 3)))
@@ -340,12 +354,7 @@ def _turn(lanes, values, turn):
     """A turn's start in every lane (the reference's _act up to its attacks): the side whose turn it
     is spends an action on a legal attack, two-weapon attack or aim; an attack's lanes are marked
     ATTACKING. Returns whether any lane attacks."""
-    durability00 = values[0, DURABILITY]
-    durability01 = values[0, DURABILITY + 1]
-    durability02 = values[0, DURABILITY + 2]
-    durability10 = values[1, DURABILITY]
-    durability11 = values[1, DURABILITY + 1]
-    durability12 = values[1, DURABILITY + 2]
+    durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
     two_weapons0 = values[0, TWO_WEAPONS]
     two_weapons1 = values[1, TWO_WEAPONS]
     main_steps0 = values[0, MAIN_STEPS]
@@ -360,10 +369,8 @@ def _turn(lanes, values, turn):
         aimed0 = np.int64(lanes[SIDE0 + AIMED + i])
         aimed1 = np.int64(lanes[SIDE1 + AIMED + i])
         c = _select(wm, np.int64(lanes[SIDE1 + CHOICE + i]), np.int64(lanes[SIDE0 + CHOICE + i]))
-        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
-        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
+        out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
         first_phase = _select(wm, np.int64(lanes[SIDE1 + FIRST_PHASE + i]), np.int64(lanes[SIDE0 + FIRST_PHASE + i]))
         can = (_bit(np.int64(lanes[PHASE + i]) >= first_phase) & _bit(_select(wm, left1, left0) > 0)
                & (_select(wm, out1, out0) ^ 1))
@@ -487,19 +494,12 @@ def _take_turn(lanes, values, draws, seeds, state, first, count, keyed, turn):
     if not _turn(lanes, values, turn):
         return
     _attack(lanes, values, draws, seeds, state, first, count, keyed, _setup(lanes, values))
-    durability00 = values[0, DURABILITY]
-    durability01 = values[0, DURABILITY + 1]
-    durability02 = values[0, DURABILITY + 2]
-    durability10 = values[1, DURABILITY]
-    durability11 = values[1, DURABILITY + 1]
-    durability12 = values[1, DURABILITY + 2]
+    durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
     again_any = 0
     for i in range(LANES):
         am = -np.int64(lanes[ACTOR + i])
-        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
-        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
+        out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
         again = np.int64(lanes[SECOND + i]) & -(_select(am, out0, out1) ^ 1)
         lanes[ATTACKING + i] = again
         lanes[EXTRA + i] = lanes[EXTRA2 + i]
@@ -512,18 +512,11 @@ def _take_turn(lanes, values, draws, seeds, state, first, count, keyed, turn):
 def _new_rounds(lanes, values, draws, seeds, state, first, count, keyed, tie_first):
     """The next phase, or a new round (its action checks and tie die) where the phase was the last;
     a resetting lane only rolls its first round's."""
-    durability00 = values[0, DURABILITY]
-    durability01 = values[0, DURABILITY + 1]
-    durability02 = values[0, DURABILITY + 2]
-    durability10 = values[1, DURABILITY]
-    durability11 = values[1, DURABILITY + 1]
-    durability12 = values[1, DURABILITY + 2]
+    durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
     any_round = 0
     for i in range(LANES):
-        out = (_out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
-               | _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                      np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12))
+        out = (_lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
+               | _lane_out(lanes, SIDE1, i, durability10, durability11, durability12))
         reset = -np.int64(lanes[RESET + i])
         goes_on = ~reset & -(out ^ 1)
         phase = np.int64(lanes[PHASE + i]) + (goes_on & 1)
@@ -746,20 +739,13 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     # The choices (on the state at the start of the phase).
     scripted0 = -_bit(policies[0] == POLICY_SCRIPTED)
     scripted1 = -_bit(policies[1] == POLICY_SCRIPTED)
-    durability00 = values[0, DURABILITY]
-    durability01 = values[0, DURABILITY + 1]
-    durability02 = values[0, DURABILITY + 2]
-    durability10 = values[1, DURABILITY]
-    durability11 = values[1, DURABILITY + 1]
-    durability12 = values[1, DURABILITY + 2]
+    durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
     for i in range(LANES):
         phase = np.int64(lanes[PHASE + i])
         can0 = (_bit(phase >= lanes[SIDE0 + FIRST_PHASE + i]) & _bit(lanes[SIDE0 + LEFT + i] > 0)
-                & (_out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                        np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02) ^ 1))
+                & (_lane_out(lanes, SIDE0, i, durability00, durability01, durability02) ^ 1))
         can1 = (_bit(phase >= lanes[SIDE1 + FIRST_PHASE + i]) & _bit(lanes[SIDE1 + LEFT + i] > 0)
-                & (_out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                        np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12) ^ 1))
+                & (_lane_out(lanes, SIDE1, i, durability10, durability11, durability12) ^ 1))
         # The scripted policy: attack whenever able.
         lanes[SIDE0 + CHOICE + i] = _select(scripted0, _select(-can0, A_ATTACK, A_WAIT),
                                            np.int64(lanes[SIDE0 + CHOICE + i]))
@@ -780,10 +766,8 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     total1 = durability10 + durability11 + durability12
     for i in range(LANES):
         keep = -(np.int64(lanes[RESET + i]) ^ 1)
-        out0 = _out(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                    np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01, durability02)
-        out1 = _out(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                    np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11, durability12)
+        out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
+        out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
         step = (np.int64(lanes[T + i]) + 1) & keep
         ended = (out0 | out1) & keep
         lanes[ENDED + i] = ended
