@@ -202,18 +202,24 @@ def test_tss_step_of_many_envs_equals_the_reference(backend):
         assert reference.state[:, R.S_EPISODE].sum() > 0  # episodes ended and restarted along the way
 
 
+def retries_and_resets():
+    """The bench duel's parameters and policies, and two copies of 64 envs holding 7 retries each,
+    every other one due to reset."""
+    params = RULESETS["tss"].build()
+    seeds = np.arange(5, 69, dtype=np.uint64)
+    pair = buffers(params, seeds), buffers(params, seeds)
+    for b in pair:
+        b.state[:, R.S_RETRIES] = 7
+        b.state[::2, R.S_NEEDS_RESET] = 1
+    return params, np.array([0, 1], dtype=np.int64), *pair
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_tss_step_restarts_the_retry_count_at_a_reset(backend):
     """Retries left by rejected words (rare at random) carry over from step to step, and a reset
     starts its new episode's stream with none: the whole step of either twin leaves them as the
     reference does."""
-    params = RULESETS["tss"].build()
-    policies = np.array([0, 1], dtype=np.int64)
-    seeds = np.arange(5, 69, dtype=np.uint64)
-    twin, reference = buffers(params, seeds), buffers(params, seeds)
-    for b in (twin, reference):
-        b.state[:, R.S_RETRIES] = 7
-        b.state[::2, R.S_NEEDS_RESET] = 1
+    params, policies, twin, reference = retries_and_resets()
     whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, 0.0, twin.obs, twin.reward,
                         twin.terminated, twin.truncated, twin.mask)
     R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0, reference.obs,
@@ -225,13 +231,7 @@ def test_tss_step_restarts_the_retry_count_at_a_reset(backend):
 
 def test_tss_numba_lanes_restart_the_retry_count_at_a_reset():
     """The Numba lanes with the seeds take every reset of the bench's duel, retries and all."""
-    params = RULESETS["tss"].build()
-    policies = np.array([0, 1], dtype=np.int64)
-    seeds = np.arange(5, 69, dtype=np.uint64)
-    lanes, reference = buffers(params, seeds), buffers(params, seeds)
-    for b in (lanes, reference):
-        b.state[:, R.S_RETRIES] = 7
-        b.state[::2, R.S_NEEDS_RESET] = 1
+    params, policies, lanes, reference = retries_and_resets()
     before = copy(lanes)
     stepped = lanes_alone(params, lanes, policies, 0.0, "numba", keyed=True)
     must = reference_step_by_env(params, reference, policies, 0.0, keyed=True)
