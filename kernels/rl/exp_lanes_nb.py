@@ -10,6 +10,7 @@ vectorise the loops over them), as in kernels/rl/d100_lanes_nb.py.
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import register_jitable
 
 from combatsim.rl.exp_reference import (
     A_FIRE,
@@ -74,25 +75,29 @@ ROWS = SIDE1 + SIDE_ROWS
 F_REWARD0, F_REWARD1, F_HP0, F_HP1, F_TIME, F_OBS = 0, 1, 2, 3, 4, 5
 FLOAT_ROWS = F_OBS + 2 * OBS_SIZE
 
+#: The small helpers, compiled once per argument types (as @njit functions Numba compiled one copy
+#: per literal argument, each a whole pipeline run). LLVM still inlines them.
+_helper = register_jitable(error_model="numpy")
+
 _SHIFT = np.uint64(32)
 _U32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
 _THIRD = np.uint64(0x55555556)
 
 
-@njit
+@_helper
 def _bit(condition):
     return 1 if condition else 0
 
 
-@njit
+@_helper
 def _select(mask, yes, no):
     """``yes`` where ``mask`` is all ones, ``no`` where it is zero: masks, not a branch (LLVM turned
     conditional expressions on one variable into a switch, and a loop with one is not vectorised)."""
     return (yes & mask) | (no & ~mask)
 
 
-@njit
+@_helper
 def _pick(weapon, by0, by1, by2):
     """The slot's value of a lane's weapon (0..2), by the masks "slot > 0" and "slot > 1"."""
     past0 = -_bit(weapon > 0)
@@ -100,18 +105,18 @@ def _pick(weapon, by0, by1, by2):
     return by0 ^ ((by0 ^ by1) & past0) ^ ((by1 ^ by2) & past1)
 
 
-@njit
+@_helper
 def _in_range(value):
     return -LANE_RANGE <= value <= LANE_RANGE
 
 
-@njit
+@_helper
 def _bar(iparams, side):
     """The to-hit bar of ``side``'s fire: the foe's armour rating less hit_on_equal."""
     return iparams[(1 - side) * SIDE_PARAMS + P_ARMOUR_RATING] - iparams[G_HIT_ON_EQUAL]
 
 
-@njit
+@_helper
 def _side_in_range(iparams, side):
     """Whether ``side``'s parameters are inside what the lanes take (exp_lanes.h's exp_lane_side)."""
     p = side * SIDE_PARAMS
@@ -132,7 +137,7 @@ def _side_in_range(iparams, side):
     return True
 
 
-@njit
+@_helper
 def _slot(iparams, side, k):
     """A weapon slot's values as the lanes use them: rolls, capacity, rounds a roll, burst, the
     kilodie a hit must exceed, base damage (modifier + DA), dice count and sides (an empty slot's
@@ -150,7 +155,7 @@ def _slot(iparams, side, k):
             iparams[w + P_DICE_MODIFIER] + iparams[w + P_DAMAGE_ADJUSTMENT], count, sides, reject_below)
 
 
-@njit
+@_helper
 def _hit_chance(iparams, side, k):
     """The reference's _hit_chance of ``side``'s slot ``k``, in kilodie faces."""
     w = side * SIDE_PARAMS + P_SLOTS + k * SLOT_PARAMS
