@@ -76,6 +76,16 @@ def copy(b):
     return [b.state.copy(), b.obs.copy(), b.mask.copy(), b.reward.copy(), b.terminated.copy(), b.truncated.copy()]
 
 
+def step_both(backend, params, twin, reference, policies, shaping):
+    """One step of the backend's whole vector step and of the reference, buffer by buffer equal."""
+    whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, shaping, twin.obs, twin.reward,
+                        twin.terminated, twin.truncated, twin.mask)
+    R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, shaping, reference.obs,
+               reference.reward, reference.terminated, reference.truncated, reference.mask)
+    for got, want in zip(copy(twin), copy(reference), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def catch_up(b, values):
     for got, want in zip((b.state, b.obs, b.mask, b.reward, b.terminated, b.truncated), values, strict=True):
         got[:] = want
@@ -173,12 +183,7 @@ def test_tss_step_equals_the_reference(backend, agent, opponent, globals_, seed,
     rng = np.random.default_rng(action_seed)
     for _ in range(12):
         twin.actions[:] = reference.actions[:] = rng.integers(-1, R.ACTIONS + 2, size=(envs, 2))
-        whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, shaping, twin.obs, twin.reward,
-                            twin.terminated, twin.truncated, twin.mask)
-        R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, shaping, reference.obs,
-                   reference.reward, reference.terminated, reference.truncated, reference.mask)
-        for got, want in zip(copy(twin), copy(reference), strict=True):
-            np.testing.assert_array_equal(got, want)
+        step_both(backend, params, twin, reference, policies, shaping)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -193,12 +198,7 @@ def test_tss_step_of_many_envs_equals_the_reference(backend):
         rng = np.random.default_rng(1)
         for _ in range(40):
             twin.actions[:] = reference.actions[:] = rng.integers(-1, R.ACTIONS + 1, size=(len(seeds), 2))
-            whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, 0.5, twin.obs, twin.reward,
-                                twin.terminated, twin.truncated, twin.mask)
-            R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, 0.5, reference.obs,
-                       reference.reward, reference.terminated, reference.truncated, reference.mask)
-            for got, want in zip(copy(twin), copy(reference), strict=True):
-                np.testing.assert_array_equal(got, want)
+            step_both(backend, params, twin, reference, policies, 0.5)
         assert reference.state[:, R.S_EPISODE].sum() > 0  # episodes ended and restarted along the way
 
 
@@ -220,12 +220,7 @@ def test_tss_step_restarts_the_retry_count_at_a_reset(backend):
     starts its new episode's stream with none: the whole step of either twin leaves them as the
     reference does."""
     params, policies, twin, reference = retries_and_resets()
-    whole_step(backend)(params, twin.seeds, twin.state, twin.actions, policies, 0.0, twin.obs, twin.reward,
-                        twin.terminated, twin.truncated, twin.mask)
-    R.tss_step(params, reference.seeds, reference.state, reference.actions, policies, 0.0, reference.obs,
-               reference.reward, reference.terminated, reference.truncated, reference.mask)
-    for got, want in zip(copy(twin), copy(reference), strict=True):
-        np.testing.assert_array_equal(got, want)
+    step_both(backend, params, twin, reference, policies, 0.0)
     assert (reference.state[::2, R.S_RETRIES] == 0).all() and (reference.state[1::2, R.S_RETRIES] == 7).all()
 
 
