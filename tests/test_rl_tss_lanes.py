@@ -267,17 +267,21 @@ def test_tss_lanes_leave_rejected_words_to_the_body(backend):
     np.testing.assert_array_equal(stepped, must)
 
 
+@pytest.mark.parametrize("envs", [64, 61])
 @pytest.mark.parametrize(("backend", "keyed"), [("cython", False), ("numba", False), ("numba", True)])
-def test_tss_lanes_leave_states_the_reference_never_reaches_to_the_body(backend, keyed):
+def test_tss_lanes_leave_states_the_reference_never_reaches_to_the_body(backend, keyed, envs):
     """A phase, first mover, first phase, aim or actions left out of range, a negative or huge
-    track, or a step count at max_steps: that env goes to the body, its neighbours are still taken."""
+    track, or a step count at max_steps: that env goes to the body, its neighbours are still taken.
+    Among them values whose low 32 bits look legal (the C lanes gather fields as int32), in a full
+    group of eight envs and, with 61 envs, in the last partial one."""
     params = RULESETS["tss"].build()
     policies = np.array([0, 1], dtype=np.int64)
-    seeds = np.arange(64, dtype=np.uint64)
+    seeds = np.arange(envs, dtype=np.uint64)
     lanes = buffers(params, seeds)
     s, o = R.S_SIDE, R.S_SIDE + R.SIDE_STATE
     odd = {1: (R.S_PHASE, 4), 2: (R.S_FIRST_MOVER, 2), 3: (s + R.S_FIRST_PHASE, -1), 4: (o + R.S_AIMED, 2),
-           5: (s + R.S_ACTIONS_LEFT, 3), 6: (o + R.S_STUN, -1), 7: (s + R.S_MORTAL, 2**40), 8: (R.S_T, 200)}
+           5: (s + R.S_ACTIONS_LEFT, 3), 6: (o + R.S_STUN, -1), 7: (s + R.S_MORTAL, 2**40), 8: (R.S_T, 200),
+           envs - 1: (o + R.S_WOUND, 2**32 + 1), envs - 3: (R.S_PHASE, 2**32 + 1), 12: (s + R.S_STUN, -(2**32))}
     # (the reference is not asked to step these: a first mover of 2 is no side it could index)
     for e, (column, value) in odd.items():
         lanes.state[e, column] = value
