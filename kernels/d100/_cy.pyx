@@ -181,7 +181,7 @@ cdef extern from "word_tally.h" nogil:
         uint32_t lethal2
         uint32_t worse2
         uint32_t two
-    # The ten tallies of a run of words and its rejected words (AVX2 clone where the CPU has it).
+    # The ten tallies of a run of words and its rejected words (target clones by the CPU: clones.h).
     void d100_word_tally(const uint32_t* words, int64_t n, const WordBars* b, uint32_t threshold,
                          uint32_t* tallies)
 

@@ -4,24 +4,20 @@
  * r2 = 100 r1 mod 2^32, the attack digit is below B when w < ceil(B 2^32 / 100), the damage digits
  * likewise with r1 and r2, and Lemire's low word is 100 r2 mod 2^32. d100_word_tally writes the
  * ten tallies of words[0 .. n-1] and their rejected words into tallies[0 .. 10] (32-bit: the
- * caller's runs are short). GCC builds an AVX2 clone and a portable one and picks at load time,
+ * caller's runs are short). GCC builds target clones (clones.h: x86-64-v4, AVX2, portable) and picks one at load time,
  * because the portable build has no unsigned 32-bit vector compares and the loop is all of them.
  */
 #ifndef COMBATSIM_D100_WORD_TALLY_H
 #define COMBATSIM_D100_WORD_TALLY_H
 #include <stdint.h>
 
+#include "clones.h"
+
 typedef struct {
     uint32_t critical, hard, success, critical_failure; /* attack-digit bars */
     uint32_t lethal1, worse1, lethal2, worse2;          /* damage-digit bars, weapon 1 and 2 */
     uint32_t two;                                       /* 1 when dual wielding */
 } D100WordBars;
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define D100_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define D100_CLONES
-#endif
 
 /* Unsigned a < b as one signed compare: AVX2 has signed 32-bit compares only, and GCC emulates
  * each unsigned one with two or three instructions, so words and bars are flipped once instead. */
@@ -69,8 +65,8 @@ static inline __attribute__((always_inline)) void d100_word_tally_loop(const uin
     tallies[10] = rejected;
 }
 
-D100_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold,
-                                        uint32_t tallies[11]) {
+COMBATSIM_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold,
+                                             uint32_t tallies[11]) {
     if (b->two)
         d100_word_tally_loop(words, n, b, threshold, 1, tallies);
     else

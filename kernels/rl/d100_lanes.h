@@ -3,7 +3,7 @@
  * combatsim.rl.d100_reference steps one environment at a time, and its branches (hit or miss, the
  * wound's severity, a new episode) follow the dice, so a CPU mispredicts several of them a step.
  * d100_step_lanes steps up to 64 environments at once, without those branches, in loops over
- * lanes that GCC vectorises (an AVX2 clone, picked at load time, and a portable one), and does
+ * lanes that GCC vectorises (target clones picked at load time: clones.h), and does
  * exactly what the reference's step does to every lane it reports done. A lane it does not take
  * is left untouched, and the caller steps it with the reference's body:
  * - a side whose pass rolls a die other than an attack's or a wound's (a flee, a contested
@@ -17,6 +17,8 @@
 #define COMBATSIM_RL_D100_LANES_H
 #include <stdint.h>
 #include <string.h>
+
+#include "clones.h"
 
 #define D100_P_SKILL 0
 #define D100_P_RANGED 1
@@ -64,12 +66,6 @@
 #define D100_NO_ACTION 8
 /* Lemire's threshold for a d100: (2^32 - 100) mod 100. */
 #define D100_REJECT_BELOW 96u
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define D100_LANES_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define D100_LANES_CLONES
-#endif
 
 typedef struct {
     int32_t skill, ranged, nonlethal, dual_allowed, scripted;
@@ -201,10 +197,10 @@ static inline void d100_lanes_obs(float rows[D100_OBS_SIZE][D100_LANES], uint64_
 
 /* Steps lanes 0 .. count - 1 (count <= 64; pointers at the first lane's rows; ahead: each lane's
  * first block of the step, four words a lane). Returns the lanes it stepped as bits. */
-D100_LANES_CLONES static uint64_t d100_step_lanes(const int64_t *iparams, int64_t *state, const int64_t *actions,
-                                                  const int64_t *policies, double shaping, float *obs, float *reward,
-                                                  uint8_t *terminated, uint8_t *truncated, int8_t *mask_out,
-                                                  int64_t count, const uint32_t *ahead) {
+COMBATSIM_CLONES static uint64_t d100_step_lanes(const int64_t *iparams, int64_t *state, const int64_t *actions,
+                                                 const int64_t *policies, double shaping, float *obs, float *reward,
+                                                 uint8_t *terminated, uint8_t *truncated, int8_t *mask_out,
+                                                 int64_t count, const uint32_t *ahead) {
     D100LaneSide sides[2];
     D100LaneState lanes[2];
     uint32_t w0[D100_LANES], w1[D100_LANES], w2[D100_LANES], w3[D100_LANES];

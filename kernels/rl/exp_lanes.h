@@ -3,7 +3,7 @@
  * combatsim.rl.exp_reference steps one environment at a time, and its branches (hit or miss, a
  * burst's rounds, each damage die, a new episode) follow the dice, so a CPU mispredicts several
  * of them a step. exp_step_lanes steps up to 64 environments at once, without those branches, in
- * loops over lanes that GCC vectorises (an AVX2 clone, picked at load time, and a portable one),
+ * loops over lanes that GCC vectorises (target clones picked at load time: clones.h),
  * and does exactly what the reference's step does to every lane it reports done. A lane it does
  * not take is left untouched, and the caller steps it with the reference's body:
  * - a step whose dice need more than the step's first block of four words (each env's, drawn
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "clones.h"
 #include "rl/lanes_gather.h"
 
 #define EXP_SLOTS 3
@@ -74,12 +75,6 @@ _Static_assert(EXP_LANES == LANES_COLUMNS && EXP_OBS_SIZE == 16, "the observatio
 #define EXP_INLINE static inline __attribute__((always_inline))
 #else
 #define EXP_INLINE static inline
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define EXP_LANES_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define EXP_LANES_CLONES
 #endif
 
 /* One side's parameters, per weapon slot where they belong to a slot. */
@@ -352,7 +347,7 @@ EXP_INLINE int exp_lane_side(ExpLaneSide *s, const int64_t *iparams, int side, i
 
 /* Steps lanes 0 .. count - 1 (count <= 64; pointers at the first lane's rows; ahead: each lane's
  * first block of the step, four words a lane). Returns the lanes it stepped as bits. */
-EXP_LANES_CLONES static uint64_t exp_step_lanes(const int64_t *iparams, int64_t *state, const int64_t *actions,
+COMBATSIM_CLONES static uint64_t exp_step_lanes(const int64_t *iparams, int64_t *state, const int64_t *actions,
                                                 const int64_t *policies, double shaping, float *obs, float *reward,
                                                 uint8_t *terminated, uint8_t *truncated, int8_t *mask_out,
                                                 int64_t count, const uint32_t *ahead) {

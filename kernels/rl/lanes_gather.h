@@ -3,7 +3,7 @@
  * The lanes keep one row per value with one env a column (64 columns), the vector env keeps one
  * row per env (int64 state fields, float32 observations). Moving eight envs at a time through an
  * 8 x 8 transpose in shuffles replaces a scalar copy value by value: GCC vector extensions, so
- * each target clone of a step (AVX2 and the portable one) gets its own instructions.
+ * each target clone of a step (clones.h) gets its own instructions.
  */
 #ifndef COMBATSIM_RL_LANES_GATHER_H
 #define COMBATSIM_RL_LANES_GATHER_H

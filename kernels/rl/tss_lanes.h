@@ -2,8 +2,8 @@
  *
  * combatsim.rl.tss_reference steps one environment at a time, and its branches (who acts, hit or
  * miss, the tier, each damage die, the armour die, a new round) follow the dice. tss_step_lanes
- * steps up to 64 environments at once in loops over lanes that GCC vectorises (an AVX2 clone,
- * picked at load time, and a portable one), and does exactly what the reference's step does to
+ * steps up to 64 environments at once in loops over lanes that GCC vectorises (target clones
+ * picked at load time: clones.h), and does exactly what the reference's step does to
  * every lane it reports done. A phase has one order of events (the first mover's turn: its action,
  * an attack's control die, situation dice, damage dice and armour die, a two-weapon attack's
  * second attack; the other side's turn; then a new round's action checks and tie die), so the
@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "clones.h"
 #include "philox.h"
 #include "rl/lanes_gather.h"
 
@@ -103,12 +104,6 @@ TSS_INLINE int TSS_LOWEST_BIT(uint64_t bits) {
         i++;
     return i;
 }
-#endif
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define TSS_LANES_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define TSS_LANES_CLONES
 #endif
 
 /* One side's parameters (per tier: Ordinary, Good, Amazing), as int32 for the lanes' masks. */
@@ -462,7 +457,7 @@ TSS_INLINE float tss_capped_ratio(int32_t x, int32_t d) { return tss_ratio(tss_s
 
 /* Steps lanes 0 .. count - 1 (count <= 64; pointers at the first lane's rows; ahead: each lane's
  * first block of the step, four words a lane). Returns the lanes it stepped as bits. */
-TSS_LANES_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const uint64_t *seeds, int64_t *state,
+COMBATSIM_CLONES static uint64_t tss_step_lanes(const int64_t *iparams, const uint64_t *seeds, int64_t *state,
                                                 const int64_t *actions, const int64_t *policies, double shaping,
                                                 float *obs, float *reward, uint8_t *terminated, uint8_t *truncated,
                                                 int8_t *mask_out, int64_t count, const uint32_t *ahead) {
