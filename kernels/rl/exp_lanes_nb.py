@@ -174,59 +174,102 @@ def _legal_bits(weapon, held, capacity, per_roll, armed0, armed1, armed2):
             | (_bit(weapon != 1) & armed1) << (A_WEAPON + 1) | (_bit(weapon != 2) & armed2) << (A_WEAPON + 2))
 
 
+# int32 constants. Numba types integer literals, and arithmetic on int32 values, as int64, and
+# LLVM then works the loops over lanes in int64 (8 lanes to a vector, not 16); a value cut back
+# to int32 at once (np.int32) lets it narrow each operation to int32. The fire's values stay within
+# a few times 2^20 (LANE_RANGE; a bad lane's are zeros), so each fits an int32.
+_ZERO, _ONE, _TWO, _FOUR = np.int32(0), np.int32(1), np.int32(2), np.int32(4)
+_KILODIE, _KILODIE_REJECT_BELOW = np.int32(KILODIE), np.int32(KILODIE_REJECT_BELOW)
+_NO_ACTION = np.int32(NO_ACTION)
+_ACTIONS = tuple(np.int32(a) for a in range(ACTIONS))
+
+
+@_helper
+def _bit32(condition):
+    return np.int32(condition)
+
+
+@_helper
+def _on(condition):
+    """A condition as an int32 mask: all ones or zero."""
+    return np.int32(-np.int32(condition))
+
+
+@_helper
+def _select32(mask, yes, no):
+    """_select in int32."""
+    return np.int32((yes & mask) | (no & ~mask))
+
+
+@_helper
+def _pick32(past0, past1, by0, by1, by2):
+    """_pick in int32, by the masks "slot > 0" and "slot > 1"."""
+    return np.int32(by0 ^ ((by0 ^ by1) & past0) ^ ((by1 ^ by2) & past1))
+
+
+@_helper
+def _slot32(iparams, side, k):
+    """_slot's values in int32 (each within +-2^20, or KILODIE)."""
+    rolls, capacity, per_roll, burst, hit_above, base, count, sides, reject_below = _slot(iparams, side, k)
+    return (np.int32(rolls), np.int32(capacity), np.int32(per_roll), np.int32(burst), np.int32(hit_above),
+            np.int32(base), np.int32(count), np.int32(sides), np.int32(reject_below))
+
+
 @njit(inline="always")
 def _choose(lanes, iparams, side, scripted):
     """One side's choice in every lane, judged legal, and its effect on the side's own state: Fire
     spends its rounds (the rolls it can pay for, the reference's min(rolls, ammo // per_roll)),
-    Reload refills, Weapon k draws slot k. The fire's values are those of the weapon it started with."""
+    Reload refills, Weapon k draws slot k. The fire's values are those of the weapon it started with.
+    In int32 (the slots' values are within +-2^20, the ammunition within 0 .. 2^20)."""
     r = SIDE0 + side * SIDE_ROWS
-    rolls0, capacity0, per_roll0, burst0, above0, base0, count0, sides0, reject0 = _slot(iparams, side, 0)
-    rolls1, capacity1, per_roll1, burst1, above1, base1, count1, sides1, reject1 = _slot(iparams, side, 1)
-    rolls2, capacity2, per_roll2, burst2, above2, base2, count2, sides2, reject2 = _slot(iparams, side, 2)
-    armed0 = _bit(rolls0 > 0)
-    armed1 = _bit(rolls1 > 0)
-    armed2 = _bit(rolls2 > 0)
-    scripted_mask = -_bit(scripted)
+    rolls0, capacity0, per_roll0, burst0, above0, base0, count0, sides0, reject0 = _slot32(iparams, side, 0)
+    rolls1, capacity1, per_roll1, burst1, above1, base1, count1, sides1, reject1 = _slot32(iparams, side, 1)
+    rolls2, capacity2, per_roll2, burst2, above2, base2, count2, sides2, reject2 = _slot32(iparams, side, 2)
+    armed0 = _bit32(rolls0 > 0)
+    armed1 = _bit32(rolls1 > 0)
+    armed2 = _bit32(rolls2 > 0)
+    scripted_mask = _on(scripted)
     for i in range(AHEAD_ENVS):
-        weapon = np.int64(lanes[r + WEAPON, i])
-        ammo0 = np.int64(lanes[r + AMMO, i])
-        ammo1 = np.int64(lanes[r + AMMO + 1, i])
-        ammo2 = np.int64(lanes[r + AMMO + 2, i])
-        held = _pick(weapon, ammo0, ammo1, ammo2)
-        capacity = _pick(weapon, capacity0, capacity1, capacity2)
-        per_roll = _pick(weapon, per_roll0, per_roll1, per_roll2)
-        rolls = _pick(weapon, rolls0, rolls1, rolls2)
-        lanes[r + HIT_ABOVE, i] = _pick(weapon, above0, above1, above2)
-        lanes[r + BASE, i] = _pick(weapon, base0, base1, base2)
-        lanes[r + COUNT, i] = _pick(weapon, count0, count1, count2)
-        lanes[r + BURST, i] = _pick(weapon, burst0, burst1, burst2)
-        lanes[r + SIDES, i] = _pick(weapon, sides0, sides1, sides2)
-        lanes[r + REJECT_BELOW, i] = _pick(weapon, reject0, reject1, reject2)
-        legal = _legal_bits(weapon, held, capacity, per_roll, armed0, armed1, armed2)
+        weapon = lanes[r + WEAPON, i]
+        ammo0 = lanes[r + AMMO, i]
+        ammo1 = lanes[r + AMMO + 1, i]
+        ammo2 = lanes[r + AMMO + 2, i]
+        past0 = _on(weapon > 0)
+        past1 = _on(weapon > 1)
+        held = _pick32(past0, past1, ammo0, ammo1, ammo2)
+        capacity = _pick32(past0, past1, capacity0, capacity1, capacity2)
+        per_roll = _pick32(past0, past1, per_roll0, per_roll1, per_roll2)
+        rolls = _pick32(past0, past1, rolls0, rolls1, rolls2)
+        lanes[r + HIT_ABOVE, i] = _pick32(past0, past1, above0, above1, above2)
+        lanes[r + BASE, i] = _pick32(past0, past1, base0, base1, base2)
+        lanes[r + COUNT, i] = _pick32(past0, past1, count0, count1, count2)
+        lanes[r + BURST, i] = _pick32(past0, past1, burst0, burst1, burst2)
+        lanes[r + SIDES, i] = _pick32(past0, past1, sides0, sides1, sides2)
+        lanes[r + REJECT_BELOW, i] = _pick32(past0, past1, reject0, reject1, reject2)
+        legal = np.int32(_legal_bits(weapon, held, capacity, per_roll, armed0, armed1, armed2))
         # The scripted policy: the first legal action (the lowest bit), none when no bit is set.
-        first_legal = NO_ACTION
-        first_legal = _select(-((legal >> 4) & 1), A_WEAPON + 2, first_legal)
-        first_legal = _select(-((legal >> 3) & 1), A_WEAPON + 1, first_legal)
-        first_legal = _select(-((legal >> 2) & 1), A_WEAPON, first_legal)
-        first_legal = _select(-((legal >> 1) & 1), A_RELOAD, first_legal)
-        first_legal = _select(-(legal & 1), A_FIRE, first_legal)
-        choice = _select(scripted_mask, first_legal, np.int64(lanes[r + CHOICE, i]))
-        choice = _select(-((legal >> choice) & 1), choice, NO_ACTION)
-        unlimited = _bit(capacity == 0)
+        first_legal = _NO_ACTION
+        first_legal = _select32(_on((legal >> 4) & 1), _ACTIONS[A_WEAPON + 2], first_legal)
+        first_legal = _select32(_on((legal >> 3) & 1), _ACTIONS[A_WEAPON + 1], first_legal)
+        first_legal = _select32(_on((legal >> 2) & 1), _ACTIONS[A_WEAPON], first_legal)
+        first_legal = _select32(_on((legal >> 1) & 1), _ACTIONS[A_RELOAD], first_legal)
+        first_legal = _select32(_on(legal & 1), _ACTIONS[A_FIRE], first_legal)
+        choice = _select32(scripted_mask, first_legal, lanes[r + CHOICE, i])
+        choice = _select32(_on((legal >> choice) & 1), choice, _NO_ACTION)
+        unlimited = _bit32(capacity == 0)
         # The rolls the ammunition pays for, held // per_roll (per_roll 1 or 3): a multiply by 2^32 / 3,
         # exact for 0 <= held < 2^31 (the gather leaves held in 0 .. 2^20).
-        thirds = np.int64((np.uint64(held) * _THIRD) >> _SHIFT)
-        affordable = _select(-_bit(per_roll == 1), held, thirds)
-        paid = _select(-unlimited, rolls, min(rolls, affordable))
-        fire_rolls = -_bit(choice == A_FIRE) & paid
-        after = _select(-_bit(choice == A_RELOAD), capacity, held - (-(unlimited ^ 1) & (fire_rolls * per_roll)))
-        past0 = -_bit(weapon > 0)
-        past1 = -_bit(weapon > 1)
-        lanes[r + AMMO, i] = _select(~past0, after, ammo0)
-        lanes[r + AMMO + 1, i] = _select(past0 & ~past1, after, ammo1)
-        lanes[r + AMMO + 2, i] = _select(past1, after, ammo2)
-        drawing = -(_bit(choice >= A_WEAPON) & _bit(choice < ACTIONS))
-        lanes[r + WEAPON, i] = _select(drawing, choice - A_WEAPON, weapon)
+        thirds = np.int32((np.uint64(np.uint32(held)) * _THIRD) >> _SHIFT)
+        affordable = _select32(_on(per_roll == 1), held, thirds)
+        paid = _select32(np.int32(-unlimited), rolls, min(rolls, affordable))
+        fire_rolls = np.int32(_on(choice == A_FIRE) & paid)
+        after = _select32(_on(choice == A_RELOAD), capacity,
+                          np.int32(held - (-(unlimited ^ _ONE) & (fire_rolls * per_roll))))
+        lanes[r + AMMO, i] = _select32(~past0, after, ammo0)
+        lanes[r + AMMO + 1, i] = _select32(past0 & ~past1, after, ammo1)
+        lanes[r + AMMO + 2, i] = _select32(past1, after, ammo2)
+        drawing = np.int32(-(_bit32(choice >= A_WEAPON) & _bit32(choice < ACTIONS)))
+        lanes[r + WEAPON, i] = _select32(drawing, np.int32(choice - A_WEAPON), weapon)
         lanes[r + CHOICE, i] = choice
         lanes[r + FIRE_ROLLS, i] = fire_rolls
         lanes[r + DEALT, i] = 0
@@ -236,58 +279,61 @@ def _choose(lanes, iparams, side, scripted):
 def _fire_pass(lanes):
     """One word of both sides' fire in every lane (the word in WORD_NOW): the reference's _fire for
     side 0, then side 1, as a state machine per lane (whose side fires, rolls left, what the word is
-    for: 0 a to-hit kilodie, 1 a burst's rounds d4, 2 a damage die). A rejected word marks the lane SLOW."""
+    for: 0 a to-hit kilodie, 1 a burst's rounds d4, 2 a damage die). A rejected word marks the lane
+    SLOW. In int32 but for the die's 64-bit product."""
     for i in range(AHEAD_ENVS):
-        who = np.int64(lanes[FIRING, i])
-        at = np.int64(lanes[PHASE, i])
-        dice = np.int64(lanes[DICE_LEFT, i])
-        rounds_now = np.int64(lanes[ROUNDS_LEFT, i])
-        damage_now = np.int64(lanes[DAMAGE, i])
-        on = _bit(who < 2)
-        second = -_bit(who == 1)  # a mask: side 1's values
-        hit_above = _select(second, np.int64(lanes[SIDE1 + HIT_ABOVE, i]), np.int64(lanes[SIDE0 + HIT_ABOVE, i]))
-        base = _select(second, np.int64(lanes[SIDE1 + BASE, i]), np.int64(lanes[SIDE0 + BASE, i]))
-        count = _select(second, np.int64(lanes[SIDE1 + COUNT, i]), np.int64(lanes[SIDE0 + COUNT, i]))
-        burst = _select(second, np.int64(lanes[SIDE1 + BURST, i]), np.int64(lanes[SIDE0 + BURST, i]))
-        dice_sides = _select(second, np.int64(lanes[SIDE1 + SIDES, i]), np.int64(lanes[SIDE0 + SIDES, i]))
-        dice_reject = _select(second, np.int64(lanes[SIDE1 + REJECT_BELOW, i]),
-                              np.int64(lanes[SIDE0 + REJECT_BELOW, i]))
-        kilodie_word = -_bit(at == 0)
-        rounds_word = -_bit(at == 1)
-        die_sides = _select(kilodie_word, KILODIE, _select(rounds_word, 4, dice_sides))
-        reject_below = _select(kilodie_word, KILODIE_REJECT_BELOW, _select(rounds_word, 0, dice_reject))
-        product = np.uint64(np.uint32(lanes[WORD_NOW, i])) * np.uint64(die_sides)
-        value = np.int64(product >> _SHIFT) + 1
-        lanes[SLOW, i] |= on & _bit(np.int64(product & _U32) < reject_below)
-        kilodie = on & _bit(at == 0)
-        rounds_die = on & _bit(at == 1)
-        damage_die = on & _bit(at == 2)
-        hit = kilodie & _bit(value > hit_above)
+        who = lanes[FIRING, i]
+        at = lanes[PHASE, i]
+        dice = lanes[DICE_LEFT, i]
+        rounds_now = lanes[ROUNDS_LEFT, i]
+        damage_now = lanes[DAMAGE, i]
+        on = _bit32(who < 2)
+        second = _on(who == 1)  # side 1's values
+        hit_above = _select32(second, lanes[SIDE1 + HIT_ABOVE, i], lanes[SIDE0 + HIT_ABOVE, i])
+        base = _select32(second, lanes[SIDE1 + BASE, i], lanes[SIDE0 + BASE, i])
+        count = _select32(second, lanes[SIDE1 + COUNT, i], lanes[SIDE0 + COUNT, i])
+        burst = _select32(second, lanes[SIDE1 + BURST, i], lanes[SIDE0 + BURST, i])
+        dice_sides = _select32(second, lanes[SIDE1 + SIDES, i], lanes[SIDE0 + SIDES, i])
+        dice_reject = _select32(second, lanes[SIDE1 + REJECT_BELOW, i], lanes[SIDE0 + REJECT_BELOW, i])
+        kilodie_word = _on(at == 0)
+        rounds_word = _on(at == 1)
+        die_sides = _select32(kilodie_word, _KILODIE, _select32(rounds_word, _FOUR, dice_sides))
+        reject_below = _select32(kilodie_word, _KILODIE_REJECT_BELOW, _select32(rounds_word, _ZERO, dice_reject))
+        product = np.uint64(np.uint32(lanes[WORD_NOW, i])) * np.uint64(np.uint32(die_sides))  # sides 1 .. 2^20
+        value = np.int32(np.int64(product >> _SHIFT) + 1)
+        lanes[SLOW, i] |= on & _bit32(np.uint32(product) < np.uint32(reject_below))
+        kilodie = np.int32(on & _bit32(at == 0))
+        rounds_die = np.int32(on & _bit32(at == 1))
+        damage_die = np.int32(on & _bit32(at == 2))
+        hit = np.int32(kilodie & _bit32(value > hit_above))
         # A hit lands one round, or a burst's d4 - 1 rounds; each round rolls `count` dice.
-        rounds_start = (hit & (burst ^ 1)) | (rounds_die & _bit(value > 1))
-        rounds = _select(-kilodie, 1, value - 1)
-        total = damage_now + value
-        dice_after = dice - 1
-        round_done = damage_die & _bit(dice_after == 0)
-        rounds_after = rounds_now - round_done
-        next_round = round_done & _bit(rounds_after > 0)
-        roll_done = (kilodie & (hit ^ 1)) | (rounds_die & _bit(value == 1)) | (round_done & _bit(rounds_after == 0))
-        landed = -round_done & max(total, 0)
-        lanes[SIDE0 + DEALT, i] += ~second & landed
-        lanes[SIDE1 + DEALT, i] += second & landed
-        fresh = rounds_start | next_round
-        to_burst = hit & burst
-        next_phase = _select(-to_burst, 1, _select(-(fresh | (damage_die & (round_done ^ 1))), 2, 0))
-        lanes[PHASE, i] = _select(-(on & (to_burst | fresh | damage_die | roll_done)), next_phase, at)
-        lanes[DICE_LEFT, i] = _select(-fresh, count, _select(-damage_die, dice_after, dice))
-        lanes[DAMAGE, i] = _select(-fresh, base, _select(-damage_die, total, damage_now))
-        lanes[ROUNDS_LEFT, i] = _select(-rounds_start, rounds, _select(-damage_die, rounds_after, rounds_now))
-        left = np.int64(lanes[ROLLS_LEFT, i]) - roll_done
-        side_done = roll_done & _bit(left == 0)
-        second_rolls = np.int64(lanes[SIDE1 + FIRE_ROLLS, i])
-        to_second = -(side_done & _bit(who == 0) & _bit(second_rolls > 0))
-        lanes[ROLLS_LEFT, i] = _select(to_second, second_rolls, left)
-        lanes[FIRING, i] = _select(to_second, 1, _select(-side_done, 2, who))
+        rounds_start = np.int32((hit & (burst ^ _ONE)) | (rounds_die & _bit32(value > 1)))
+        rounds = _select32(np.int32(-kilodie), _ONE, np.int32(value - _ONE))
+        total = np.int32(damage_now + value)
+        dice_after = np.int32(dice - _ONE)
+        round_done = np.int32(damage_die & _bit32(dice_after == 0))
+        rounds_after = np.int32(rounds_now - round_done)
+        next_round = np.int32(round_done & _bit32(rounds_after > 0))
+        roll_done = np.int32((kilodie & (hit ^ _ONE)) | (rounds_die & _bit32(value == 1))
+                             | (round_done & _bit32(rounds_after == 0)))
+        landed = np.int32(-round_done & max(total, _ZERO))
+        lanes[SIDE0 + DEALT, i] += np.int32(~second & landed)
+        lanes[SIDE1 + DEALT, i] += np.int32(second & landed)
+        fresh = np.int32(rounds_start | next_round)
+        to_burst = np.int32(hit & burst)
+        next_phase = _select32(np.int32(-to_burst), _ONE,
+                               _select32(np.int32(-(fresh | (damage_die & (round_done ^ _ONE)))), _TWO, _ZERO))
+        lanes[PHASE, i] = _select32(np.int32(-(on & (to_burst | fresh | damage_die | roll_done))), next_phase, at)
+        lanes[DICE_LEFT, i] = _select32(np.int32(-fresh), count, _select32(np.int32(-damage_die), dice_after, dice))
+        lanes[DAMAGE, i] = _select32(np.int32(-fresh), base, _select32(np.int32(-damage_die), total, damage_now))
+        lanes[ROUNDS_LEFT, i] = _select32(np.int32(-rounds_start), rounds,
+                                          _select32(np.int32(-damage_die), rounds_after, rounds_now))
+        left = np.int32(lanes[ROLLS_LEFT, i] - roll_done)
+        side_done = np.int32(roll_done & _bit32(left == 0))
+        second_rolls = lanes[SIDE1 + FIRE_ROLLS, i]
+        to_second = np.int32(-(side_done & _bit32(who == 0) & _bit32(second_rolls > 0)))
+        lanes[ROLLS_LEFT, i] = _select32(to_second, second_rolls, left)
+        lanes[FIRING, i] = _select32(to_second, _ONE, _select32(np.int32(-side_done), _TWO, who))
 
 
 @njit(inline="always")
@@ -439,43 +485,47 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         lanes[SLOW, i] |= _bit(lanes[FIRING, i] < 2)  # still wanting a word after the fourth
 
     # Damage lands at once; then the outcome. A lane that resets instead starts its next episode.
-    capacity00 = iparams[P_SLOTS + P_CAPACITY]
-    capacity01 = iparams[P_SLOTS + SLOT_PARAMS + P_CAPACITY]
-    capacity02 = iparams[P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY]
-    capacity10 = iparams[SIDE_PARAMS + P_SLOTS + P_CAPACITY]
-    capacity11 = iparams[SIDE_PARAMS + P_SLOTS + SLOT_PARAMS + P_CAPACITY]
-    capacity12 = iparams[SIDE_PARAMS + P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY]
+    # (In int32: hit points and capacities are within 2^20, the damage dealt a few times that.)
+    capacity00 = np.int32(iparams[P_SLOTS + P_CAPACITY])
+    capacity01 = np.int32(iparams[P_SLOTS + SLOT_PARAMS + P_CAPACITY])
+    capacity02 = np.int32(iparams[P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY])
+    capacity10 = np.int32(iparams[SIDE_PARAMS + P_SLOTS + P_CAPACITY])
+    capacity11 = np.int32(iparams[SIDE_PARAMS + P_SLOTS + SLOT_PARAMS + P_CAPACITY])
+    capacity12 = np.int32(iparams[SIDE_PARAMS + P_SLOTS + 2 * SLOT_PARAMS + P_CAPACITY])
+    full0 = np.int32(hit_points0)
+    full1 = np.int32(hit_points1)
+    max_steps32 = np.int32(max_steps)
     for i in range(AHEAD_ENVS):
-        keep = -(np.int64(lanes[RESET, i]) ^ 1)
-        dealt0 = np.int64(lanes[SIDE0 + DEALT, i])
-        dealt1 = np.int64(lanes[SIDE1 + DEALT, i])
-        hp0 = np.int64(lanes[SIDE0 + HP, i]) - dealt1
-        hp1 = np.int64(lanes[SIDE1 + HP, i]) - dealt0
-        out0 = _bit(hp0 <= 0)
-        out1 = _bit(hp1 <= 0)
-        step = (np.int64(lanes[T, i]) + 1) & keep
-        ended = (out0 | out1) & keep
+        keep = _on(lanes[RESET, i] == 0)
+        dealt0 = lanes[SIDE0 + DEALT, i]
+        dealt1 = lanes[SIDE1 + DEALT, i]
+        hp0 = np.int32(lanes[SIDE0 + HP, i] - dealt1)
+        hp1 = np.int32(lanes[SIDE1 + HP, i] - dealt0)
+        out0 = _bit32(hp0 <= 0)
+        out1 = _bit32(hp1 <= 0)
+        step = np.int32((lanes[T, i] + _ONE) & keep)
+        ended = np.int32((out0 | out1) & keep)
         lanes[ENDED, i] = ended
-        lanes[CUT, i] = (ended ^ 1) & _bit(step >= max_steps) & keep
+        lanes[CUT, i] = (ended ^ _ONE) & _bit32(step >= max_steps32) & keep
         outcome = float(out1 & (out0 ^ 1)) - float(out0 & (out1 ^ 1))
         shaped = shaping * (dealt0 / hit_points1 - dealt1 / hit_points0)
         floats[F_REWARD0, i] = outcome + shaped if keep else 0.0
         floats[F_REWARD1, i] = -outcome - shaped if keep else 0.0
         lanes[T, i] = step
-        hp0 = _select(keep, hp0, hit_points0)
-        hp1 = _select(keep, hp1, hit_points1)
+        hp0 = _select32(keep, hp0, full0)
+        hp1 = _select32(keep, hp1, full1)
         lanes[SIDE0 + HP, i] = hp0
         lanes[SIDE1 + HP, i] = hp1
         lanes[SIDE0 + WEAPON, i] &= keep
         lanes[SIDE1 + WEAPON, i] &= keep
-        lanes[SIDE0 + AMMO, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO, i]), capacity00)
-        lanes[SIDE0 + AMMO + 1, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO + 1, i]), capacity01)
-        lanes[SIDE0 + AMMO + 2, i] = _select(keep, np.int64(lanes[SIDE0 + AMMO + 2, i]), capacity02)
-        lanes[SIDE1 + AMMO, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO, i]), capacity10)
-        lanes[SIDE1 + AMMO + 1, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 1, i]), capacity11)
-        lanes[SIDE1 + AMMO + 2, i] = _select(keep, np.int64(lanes[SIDE1 + AMMO + 2, i]), capacity12)
-        floats[F_HP0, i] = np.float32(max(hp0, 0)) / np.float32(hit_points0)
-        floats[F_HP1, i] = np.float32(max(hp1, 0)) / np.float32(hit_points1)
+        lanes[SIDE0 + AMMO, i] = _select32(keep, lanes[SIDE0 + AMMO, i], capacity00)
+        lanes[SIDE0 + AMMO + 1, i] = _select32(keep, lanes[SIDE0 + AMMO + 1, i], capacity01)
+        lanes[SIDE0 + AMMO + 2, i] = _select32(keep, lanes[SIDE0 + AMMO + 2, i], capacity02)
+        lanes[SIDE1 + AMMO, i] = _select32(keep, lanes[SIDE1 + AMMO, i], capacity10)
+        lanes[SIDE1 + AMMO + 1, i] = _select32(keep, lanes[SIDE1 + AMMO + 1, i], capacity11)
+        lanes[SIDE1 + AMMO + 2, i] = _select32(keep, lanes[SIDE1 + AMMO + 2, i], capacity12)
+        floats[F_HP0, i] = np.float32(max(hp0, _ZERO)) / np.float32(hit_points0)
+        floats[F_HP1, i] = np.float32(max(hp1, _ZERO)) / np.float32(hit_points1)
         floats[F_TIME, i] = np.float32(step) / np.float32(max_steps)
 
     _observe(lanes, floats, iparams, 0)
