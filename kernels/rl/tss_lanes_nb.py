@@ -115,46 +115,66 @@ DRAW_ROWS = K_WORDS + 4
 _helper = register_jitable(error_model="numpy")
 
 _SHIFT = np.uint64(32)
-_U32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
+# int32 constants. Numba types integer literals, and arithmetic on int32 values, as int64, and
+# LLVM then works the loops over lanes in int64 (8 lanes to a vector, not 16); a value cut back
+# to int32 at once (np.int32) lets it narrow each operation to int32. The lanes' values stay within
+# a few times 2^20 (LANE_RANGE; a bad lane's are zeros), so each fits an int32.
+_ZERO, _ONE, _TWO, _THREE, _FOUR, _FIVE, _SIX, _EIGHT, _TWELVE, _TWENTY = (
+    np.int32(0), np.int32(1), np.int32(2), np.int32(3), np.int32(4), np.int32(5), np.int32(6), np.int32(8),
+    np.int32(12), np.int32(20))
+_D20, _D20_REJECT_BELOW = np.int32(D20), np.int32(D20_REJECT_BELOW)
+_MAX_STEPS_PENALTY = np.int32(MAX_STEPS_PENALTY)
+_A_ATTACK, _A_AIM, _A_TWO_WEAPON_ATTACK, _A_WAIT = (np.int32(A_ATTACK), np.int32(A_AIM), np.int32(A_TWO_WEAPON_ATTACK),
+                                                    np.int32(A_WAIT))
+_NO_ACTION = np.int32(NO_ACTION)
+_MINUS_FIVE = np.int32(-5)
+_LEGAL_WAIT = np.int32(1 << A_WAIT)
 
 
 @_helper
 def _bit(condition):
-    return 1 if condition else 0
+    """A condition as an int32 0 or 1 (``1 if c else 0`` is an int64)."""
+    return np.int32(condition)
+
+
+@_helper
+def _on(condition):
+    """A condition as an int32 mask: all ones or zero."""
+    return np.int32(-np.int32(condition))
 
 
 @_helper
 def _select(mask, yes, no):
-    """``yes`` where ``mask`` is all ones, ``no`` where it is zero: masks, not a branch."""
-    return (yes & mask) | (no & ~mask)
+    """``yes`` where ``mask`` is all ones, ``no`` where it is zero, in int32: masks, not a branch."""
+    return np.int32((yes & mask) | (no & ~mask))
 
 
 @_helper
 def _tier(tier, by1, by2, by3):
     """A tier's value (tier 1..3) by the masks "tier > 1" and "tier > 2"."""
-    past1 = -_bit(tier > 1)
-    past2 = -_bit(tier > 2)
-    return by1 ^ ((by1 ^ by2) & past1) ^ ((by2 ^ by3) & past2)
+    past1 = _on(tier > _ONE)
+    past2 = _on(tier > _TWO)
+    return np.int32(by1 ^ ((by1 ^ by2) & past1) ^ ((by2 ^ by3) & past2))
 
 
 @_helper
 def _dazed(stun, wound, mortal, durability0, durability1):
     """The reference's dazed on a side's tracks."""
-    return mortal + _bit(2 * stun >= durability0) + _bit(2 * wound >= durability1)
+    return np.int32(mortal + _bit(np.int32(stun + stun) >= durability0) + _bit(np.int32(wound + wound) >= durability1))
 
 
 @_helper
 def _out(stun, wound, mortal, durability0, durability1, durability2):
     """The reference's is_out on a side's tracks."""
-    return _bit(stun >= durability0) | _bit(wound >= durability1) | _bit(mortal >= durability2)
+    return np.int32(_bit(stun >= durability0) | _bit(wound >= durability1) | _bit(mortal >= durability2))
 
 
 @_helper
 def _lane_out(lanes, side, i, durability0, durability1, durability2):
     """_out of lane ``i``'s tracks of the side whose rows start at ``side`` (SIDE0 or SIDE1)."""
-    return _out(np.int64(lanes[side + STUN + i]), np.int64(lanes[side + WOUND + i]), np.int64(lanes[side + MORTAL + i]),
-                durability0, durability1, durability2)
+    return _out(lanes[side + STUN + i], lanes[side + WOUND + i], lanes[side + MORTAL + i], durability0, durability1,
+                durability2)
 
 
 @_helper
@@ -167,22 +187,26 @@ def _durabilities(values):
 @_helper
 def _first_phase(check, check0, check1, check2):
     """The first phase of an action check (the reference's _new_round)."""
-    return _select(-_bit(check <= check2), 0, _select(-_bit(check <= check1), 1, _select(-_bit(check <= check0), 2, 3)))
+    return _select(_on(check <= check2), _ZERO, _select(_on(check <= check1), _ONE,
+                                                        _select(_on(check <= check0), _TWO, _THREE)))
 
 
 @_helper
 def _die(lanes, i, on, sides, reject_below):
     """A die of ``sides`` from lane i's next word where ``on`` (a mask): the value (1..sides), the
     lane's position moved past the word, and the lane marked SLOW if the word is rejected or not
-    drawn. The word is a select over the positions (an indexed load per lane kept the loops scalar)."""
-    pos = np.int64(lanes[POS + i])
-    word = np.int64(lanes[WORD + i])
+    drawn. The word is a select over the positions (an indexed load per lane kept the loops scalar).
+    In int32 but for the product's high half (a 32 x 32-bit product)."""
+    pos = lanes[POS + i]
+    word = lanes[WORD + i]
     for k in range(1, LANE_WORDS):
-        word = _select(-_bit(pos == k), np.int64(lanes[WORD + k * LANES + i]), word)
-    product = np.uint64(np.uint32(word)) * np.uint64(sides)
-    lanes[SLOW + i] |= on & (_bit(np.int64(product & _U32) < reject_below) | _bit(pos >= lanes[DRAWN + i]))
-    lanes[POS + i] = pos + (on & 1)
-    return np.int64(product >> _SHIFT) + 1
+        word = _select(_on(pos == k), lanes[WORD + k * LANES + i], word)
+    low = np.uint32(np.uint32(word) * np.uint32(sides))  # Lemire's rejection: the product's low half
+    lanes[SLOW + i] = np.int32(lanes[SLOW + i] | (on & (_bit(low < np.uint32(reject_below))
+                                                         | _bit(pos >= lanes[DRAWN + i]))))
+    lanes[POS + i] = np.int32(pos + (on & _ONE))
+    product = np.uint64(np.uint32(word)) * np.uint64(np.uint32(sides))
+    return np.int32(np.int32(product >> _SHIFT) + _ONE)
 
 
 @_helper
@@ -294,19 +318,22 @@ def _ensure(lanes, draws, seeds, state, first, count, keyed):
     if short_of_words == 0 or not keyed:
         return
     for block in range(1, LANE_WORDS // 4):
+        # The lanes short of the block listed first, with no branch on each (a branch per lane,
+        # often mispredicted, cost ~7 ns an env step), then their counters.
+        edge = np.int32(4 * block)
         n = 0
         for i in range(count):
-            if lanes[NEED + i] > 4 * block and lanes[DRAWN + i] <= 4 * block:
-                e = np.uint64(first + i)
-                index = np.uint64(state[e, S_EPISODE])
-                seed = seeds[e]
-                draws[K_LO, n] = index & MASK32
-                draws[K_HI, n] = index >> SHIFT32
-                draws[K_BLOCK, n] = np.uint64((((state[e, S_T] + 1) * WORDS_PER_STEP) >> 2) + block) & MASK32
-                draws[K_KEY0, n] = seed & MASK32
-                draws[K_KEY1, n] = seed >> SHIFT32
-                draws[K_LANE, n] = np.uint64(i)
-                n += 1
+            draws[K_LANE, n] = np.uint64(i)
+            n += _bit(lanes[NEED + i] > edge) & _bit(lanes[DRAWN + i] <= edge)
+        for k in range(n):
+            e = np.uint64(first) + draws[K_LANE, k]
+            index = np.uint64(state[e, S_EPISODE])
+            seed = seeds[e]
+            draws[K_LO, k] = index & MASK32
+            draws[K_HI, k] = index >> SHIFT32
+            draws[K_BLOCK, k] = np.uint64((((state[e, S_T] + 1) * WORDS_PER_STEP) >> 2) + block) & MASK32
+            draws[K_KEY0, k] = seed & MASK32
+            draws[K_KEY1, k] = seed >> SHIFT32
         if n:
             _draw(lanes, draws, n, block)
 
@@ -323,28 +350,30 @@ def _setup(lanes, values):
     durability01 = values[0, DURABILITY + 1]
     durability10 = values[1, DURABILITY]
     durability11 = values[1, DURABILITY + 1]
-    most = 0
+    most = _ZERO
     for i in range(LANES):
-        on = np.int64(lanes[ATTACKING + i])
-        am = -np.int64(lanes[ACTOR + i])
-        dazed0 = _dazed(np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]),
-                        np.int64(lanes[SIDE0 + MORTAL + i]), durability00, durability01)
-        dazed1 = _dazed(np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]),
-                        np.int64(lanes[SIDE1 + MORTAL + i]), durability10, durability11)
-        steps = _select(am, steps1, steps0) + _select(am, dazed1, dazed0) + np.int64(lanes[EXTRA + i])
-        negative = _bit(steps < 0)
-        size = _select(-negative, _select(-_bit(steps < -5), 5, -steps), steps)  # beyond 5: d20s
-        sides = _select(-_bit(size == 1), 4, _select(-_bit(size == 2), 6, _select(-_bit(size == 3), 8,
-                                                                                   _select(-_bit(size == 4), 12, 20))))
-        reject_below = _select(-(_bit(size == 2) | _bit(size == 4)), 4, _select(-_bit(size >= 5), D20_REJECT_BELOW, 0))
-        penalty = _select(-_bit(steps < MAX_STEPS_PENALTY), steps, MAX_STEPS_PENALTY)
-        dice = on & _select(-_bit(steps == 0), 0, _select(-_bit(steps > 5), penalty - 4, 1))
+        on = lanes[ATTACKING + i]
+        am = _on(lanes[ACTOR + i])
+        dazed0 = _dazed(lanes[SIDE0 + STUN + i], lanes[SIDE0 + WOUND + i], lanes[SIDE0 + MORTAL + i], durability00,
+                        durability01)
+        dazed1 = _dazed(lanes[SIDE1 + STUN + i], lanes[SIDE1 + WOUND + i], lanes[SIDE1 + MORTAL + i], durability10,
+                        durability11)
+        steps = np.int32(_select(am, steps1, steps0) + _select(am, dazed1, dazed0) + lanes[EXTRA + i])
+        negative = _on(steps < _ZERO)
+        size = _select(negative, _select(_on(steps < _MINUS_FIVE), _FIVE, np.int32(-steps)), steps)  # beyond 5: d20s
+        sides = _select(_on(size == _ONE), _FOUR, _select(_on(size == _TWO), _SIX, _select(
+            _on(size == _THREE), _EIGHT, _select(_on(size == _FOUR), _TWELVE, _TWENTY))))
+        reject_below = _select(_on(size == _TWO) | _on(size == _FOUR), _FOUR,
+                               _select(_on(size >= _FIVE), _D20_REJECT_BELOW, _ZERO))
+        penalty = _select(_on(steps < _MAX_STEPS_PENALTY), steps, _MAX_STEPS_PENALTY)
+        dice = np.int32(on & _select(_on(steps == _ZERO), _ZERO,
+                                     _select(_on(steps > _FIVE), np.int32(penalty - _FOUR), _ONE)))
         lanes[SIT_N + i] = dice
         lanes[SIT_SIDES + i] = sides
         lanes[SIT_REJECT_BELOW + i] = reject_below
-        lanes[SIT_NEGATIVE + i] = -negative
-        bound = np.int64(lanes[POS + i]) + 1 + dice + _select(am, most1, most0) + 1
-        lanes[NEED + i] = on & -(np.int64(lanes[SLOW + i]) ^ 1) & bound
+        lanes[SIT_NEGATIVE + i] = negative
+        bound = np.int32(lanes[POS + i] + _ONE + dice + _select(am, most1, most0) + _ONE)
+        lanes[NEED + i] = np.int32(on & _on(lanes[SLOW + i] == _ZERO) & bound)
         most = max(most, dice)
     return most
 
@@ -359,37 +388,38 @@ def _turn(lanes, values, turn):
     two_weapons1 = values[1, TWO_WEAPONS]
     main_steps0 = values[0, MAIN_STEPS]
     main_steps1 = values[1, MAIN_STEPS]
-    any_attack = 0
+    turn32 = np.int32(turn)
+    any_attack = _ZERO
     for i in range(LANES):
-        live = -((np.int64(lanes[RESET + i]) | np.int64(lanes[SLOW + i])) ^ 1)
-        who = np.int64(lanes[FIRST + i]) ^ turn
-        wm = -who
-        left0 = np.int64(lanes[SIDE0 + LEFT + i])
-        left1 = np.int64(lanes[SIDE1 + LEFT + i])
-        aimed0 = np.int64(lanes[SIDE0 + AIMED + i])
-        aimed1 = np.int64(lanes[SIDE1 + AIMED + i])
-        c = _select(wm, np.int64(lanes[SIDE1 + CHOICE + i]), np.int64(lanes[SIDE0 + CHOICE + i]))
+        live = _on((lanes[RESET + i] | lanes[SLOW + i]) == _ZERO)
+        who = np.int32(lanes[FIRST + i] ^ turn32)
+        wm = _on(who)
+        left0 = lanes[SIDE0 + LEFT + i]
+        left1 = lanes[SIDE1 + LEFT + i]
+        aimed0 = lanes[SIDE0 + AIMED + i]
+        aimed1 = lanes[SIDE1 + AIMED + i]
+        c = _select(wm, lanes[SIDE1 + CHOICE + i], lanes[SIDE0 + CHOICE + i])
         out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
         out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
-        first_phase = _select(wm, np.int64(lanes[SIDE1 + FIRST_PHASE + i]), np.int64(lanes[SIDE0 + FIRST_PHASE + i]))
-        can = (_bit(np.int64(lanes[PHASE + i]) >= first_phase) & _bit(_select(wm, left1, left0) > 0)
-               & (_select(wm, out1, out0) ^ 1))
-        two = _bit(c == A_TWO_WEAPON_ATTACK)
-        attacks = live & -(can & (_bit(c == A_ATTACK) | (two & _select(wm, two_weapons1, two_weapons0))))
-        aims = live & -(can & _bit(c == A_AIM))
-        acts = attacks | aims
+        first_phase = _select(wm, lanes[SIDE1 + FIRST_PHASE + i], lanes[SIDE0 + FIRST_PHASE + i])
+        can = np.int32(_bit(lanes[PHASE + i] >= first_phase) & _bit(_select(wm, left1, left0) > _ZERO)
+                       & (_select(wm, out1, out0) ^ _ONE))
+        two = _bit(c == _A_TWO_WEAPON_ATTACK)
+        attacks = np.int32(live & -(can & (_bit(c == _A_ATTACK) | (two & _select(wm, two_weapons1, two_weapons0)))))
+        aims = np.int32(live & -(can & _bit(c == _A_AIM)))
+        acts = np.int32(attacks | aims)
         aim = _select(wm, aimed1, aimed0)
         main_steps = _select(wm, main_steps1, main_steps0)
-        lanes[SIDE0 + LEFT + i] = left0 - (acts & ~wm & 1)
-        lanes[SIDE1 + LEFT + i] = left1 - (acts & wm & 1)
-        lanes[SIDE0 + AIMED + i] = _select(aims & ~wm, 1, _select(attacks & ~wm, 0, aimed0))
-        lanes[SIDE1 + AIMED + i] = _select(aims & wm, 1, _select(attacks & wm, 0, aimed1))
+        lanes[SIDE0 + LEFT + i] = np.int32(left0 - (acts & ~wm & _ONE))
+        lanes[SIDE1 + LEFT + i] = np.int32(left1 - (acts & wm & _ONE))
+        lanes[SIDE0 + AIMED + i] = _select(np.int32(aims & ~wm), _ONE, _select(np.int32(attacks & ~wm), _ZERO, aimed0))
+        lanes[SIDE1 + AIMED + i] = _select(np.int32(aims & wm), _ONE, _select(np.int32(attacks & wm), _ZERO, aimed1))
         lanes[ACTOR + i] = who
         lanes[ATTACKING + i] = attacks
-        lanes[EXTRA + i] = _select(-two, main_steps, 0) - aim
-        lanes[EXTRA2 + i] = main_steps + 2
-        lanes[SECOND + i] = attacks & -two
-        any_attack |= attacks
+        lanes[EXTRA + i] = np.int32(_select(np.int32(-two), main_steps, _ZERO) - aim)
+        lanes[EXTRA2 + i] = np.int32(main_steps + _TWO)
+        lanes[SECOND + i] = np.int32(attacks & -two)
+        any_attack = np.int32(any_attack | attacks)
     return any_attack != 0
 
 
@@ -400,15 +430,14 @@ def _attack(lanes, values, draws, seeds, state, first, count, keyed, most_situat
     the defender."""
     _ensure(lanes, draws, seeds, state, first, count, keyed)
     for i in range(LANES):
-        lanes[CONTROL + i] = _die(lanes, i, np.int64(lanes[ATTACKING + i]), D20, D20_REJECT_BELOW)
-        on = -_bit(lanes[SIT_N + i] > 0)
-        lanes[SIT_SUM + i] = on & _die(lanes, i, on, np.int64(lanes[SIT_SIDES + i]),
-                                      np.int64(lanes[SIT_REJECT_BELOW + i]))
+        lanes[CONTROL + i] = _die(lanes, i, lanes[ATTACKING + i], _D20, _D20_REJECT_BELOW)
+        on = _on(lanes[SIT_N + i] > _ZERO)
+        lanes[SIT_SUM + i] = np.int32(on & _die(lanes, i, on, lanes[SIT_SIDES + i], lanes[SIT_REJECT_BELOW + i]))
     for j in range(1, most_situation):
+        j32 = np.int32(j)
         for i in range(LANES):
-            on = -_bit(j < lanes[SIT_N + i])
-            lanes[SIT_SUM + i] += on & _die(lanes, i, on, np.int64(lanes[SIT_SIDES + i]),
-                                           np.int64(lanes[SIT_REJECT_BELOW + i]))
+            on = _on(j32 < lanes[SIT_N + i])
+            lanes[SIT_SUM + i] += np.int32(on & _die(lanes, i, on, lanes[SIT_SIDES + i], lanes[SIT_REJECT_BELOW + i]))
     # The tier; a hit's damage dice (the first here).
     skill00, skill01, skill02 = values[0, SKILL], values[0, SKILL + 1], values[0, SKILL + 2]
     skill10, skill11, skill12 = values[1, SKILL], values[1, SKILL + 1], values[1, SKILL + 2]
@@ -420,37 +449,38 @@ def _attack(lanes, values, draws, seeds, state, first, count, keyed, most_situat
     reject10, reject11, reject12 = values[1, REJECT_BELOW], values[1, REJECT_BELOW + 1], values[1, REJECT_BELOW + 2]
     modifier00, modifier01, modifier02 = values[0, MODIFIER], values[0, MODIFIER + 1], values[0, MODIFIER + 2]
     modifier10, modifier11, modifier12 = values[1, MODIFIER], values[1, MODIFIER + 1], values[1, MODIFIER + 2]
-    most_dice = 0
+    most_dice = _ZERO
     for i in range(LANES):
-        am = -np.int64(lanes[ACTOR + i])
-        control = np.int64(lanes[CONTROL + i])
-        sit_sum = np.int64(lanes[SIT_SUM + i])
-        total = control + _select(np.int64(lanes[SIT_NEGATIVE + i]), -sit_sum, sit_sum)
+        am = _on(lanes[ACTOR + i])
+        control = lanes[CONTROL + i]
+        sit_sum = lanes[SIT_SUM + i]
+        total = np.int32(control + _select(lanes[SIT_NEGATIVE + i], np.int32(-sit_sum), sit_sum))
         ordinary = _select(am, skill10, skill00)
         good = _select(am, skill11, skill01)
         amazing = _select(am, skill12, skill02)
-        fail = _bit(control == D20) | _bit(total > ordinary)
-        tier = _select(-_bit(total <= amazing), 3, _select(-_bit(total <= good), 2, 1))
-        hit = np.int64(lanes[ATTACKING + i]) & -(fail ^ 1)
-        dice = hit & _select(am, _tier(tier, count10, count11, count12), _tier(tier, count00, count01, count02))
+        fail = np.int32(_bit(control == _D20) | _bit(total > ordinary))
+        tier = _select(_on(total <= amazing), _THREE, _select(_on(total <= good), _TWO, _ONE))
+        hit = np.int32(lanes[ATTACKING + i] & -(fail ^ _ONE))
+        dice = np.int32(hit & _select(am, _tier(tier, count10, count11, count12), _tier(tier, count00, count01, count02)))
         sides = _select(am, _tier(tier, sides10, sides11, sides12), _tier(tier, sides00, sides01, sides02))
         reject = _select(am, _tier(tier, reject10, reject11, reject12), _tier(tier, reject00, reject01, reject02))
-        on = -_bit(dice > 0)
+        on = _on(dice > _ZERO)
         lanes[TIER + i] = tier
         lanes[HIT + i] = hit
         lanes[DICE_LEFT + i] = dice
-        lanes[DAMAGE + i] = (_select(am, _tier(tier, modifier10, modifier11, modifier12),
-                                    _tier(tier, modifier00, modifier01, modifier02)) + (on & _die(lanes, i, on, sides,
-                                                                                                  reject)))
+        lanes[DAMAGE + i] = np.int32(_select(am, _tier(tier, modifier10, modifier11, modifier12),
+                                             _tier(tier, modifier00, modifier01, modifier02))
+                                     + (on & _die(lanes, i, on, sides, reject)))
         most_dice = max(most_dice, dice)
     for j in range(1, most_dice):
+        j32 = np.int32(j)
         for i in range(LANES):
-            on = -_bit(j < lanes[DICE_LEFT + i])
-            am = -np.int64(lanes[ACTOR + i])
-            tier = np.int64(lanes[TIER + i])
+            on = _on(j32 < lanes[DICE_LEFT + i])
+            am = _on(lanes[ACTOR + i])
+            tier = lanes[TIER + i]
             sides = _select(am, _tier(tier, sides10, sides11, sides12), _tier(tier, sides00, sides01, sides02))
             reject = _select(am, _tier(tier, reject10, reject11, reject12), _tier(tier, reject00, reject01, reject02))
-            lanes[DAMAGE + i] += on & _die(lanes, i, on, sides, reject)
+            lanes[DAMAGE + i] += np.int32(on & _die(lanes, i, on, sides, reject))
     # The damage, never below 0, its type shifted (to nothing: no armour die), soaked, landing.
     kind00, kind01, kind02 = values[0, KIND], values[0, KIND + 1], values[0, KIND + 2]
     kind10, kind11, kind12 = values[1, KIND], values[1, KIND + 1], values[1, KIND + 2]
@@ -458,34 +488,34 @@ def _attack(lanes, values, draws, seeds, state, first, count, keyed, most_situat
     armour_sides0, armour_sides1 = values[0, ARMOUR_SIDES], values[1, ARMOUR_SIDES]
     armour_reject0, armour_reject1 = values[0, ARMOUR_REJECT_BELOW], values[1, ARMOUR_REJECT_BELOW]
     for i in range(LANES):
-        am = -np.int64(lanes[ACTOR + i])
-        tier = np.int64(lanes[TIER + i])
-        damage = np.int64(lanes[DAMAGE + i])
-        damage &= -_bit(damage > 0)
+        am = _on(lanes[ACTOR + i])
+        tier = lanes[TIER + i]
+        damage = lanes[DAMAGE + i]
+        damage = np.int32(damage & _on(damage > _ZERO))
         kind = _select(am, _tier(tier, kind10, kind11, kind12), _tier(tier, kind00, kind01, kind02))
-        lands = np.int64(lanes[HIT + i]) & -_bit(kind != 0)
-        armoured = lands & -_select(am, armoured0, armoured1)  # the defender's armour
+        lands = np.int32(lanes[HIT + i] & _on(kind != _ZERO))
+        armoured = np.int32(lands & -_select(am, armoured0, armoured1))  # the defender's armour
         armour_sides = _select(am, armour_sides0, armour_sides1)
         armour_reject = _select(am, armour_reject0, armour_reject1)
-        soaked = damage - _die(lanes, i, armoured, armour_sides, armour_reject)
-        primary = _select(armoured, soaked & -_bit(soaked > 0), damage)
-        half = damage >> 1
-        k3 = -_bit(kind == 3)
-        k2 = -_bit(kind == 2)
-        add_mortal = lands & k3 & primary
-        add_wound = lands & _select(k3, half, k2 & primary)
-        add_stun = lands & _select(k3 | k2, half, primary)
+        soaked = np.int32(damage - _die(lanes, i, armoured, armour_sides, armour_reject))
+        primary = _select(armoured, np.int32(soaked & _on(soaked > _ZERO)), damage)
+        half = np.int32(damage >> _ONE)
+        k3 = _on(kind == _THREE)
+        k2 = _on(kind == _TWO)
+        add_mortal = np.int32(lands & k3 & primary)
+        add_wound = np.int32(lands & _select(k3, half, np.int32(k2 & primary)))
+        add_stun = np.int32(lands & _select(np.int32(k3 | k2), half, primary))
         to0 = am  # side 1 attacking hits side 0
-        to1 = ~am
-        lanes[SIDE0 + STUN + i] += to0 & add_stun
-        lanes[SIDE0 + WOUND + i] += to0 & add_wound
-        lanes[SIDE0 + MORTAL + i] += to0 & add_mortal
-        lanes[SIDE1 + STUN + i] += to1 & add_stun
-        lanes[SIDE1 + WOUND + i] += to1 & add_wound
-        lanes[SIDE1 + MORTAL + i] += to1 & add_mortal
-        dealt = add_mortal + add_wound + add_stun
-        lanes[SIDE0 + DEALT + i] += to1 & dealt
-        lanes[SIDE1 + DEALT + i] += to0 & dealt
+        to1 = np.int32(~am)
+        lanes[SIDE0 + STUN + i] += np.int32(to0 & add_stun)
+        lanes[SIDE0 + WOUND + i] += np.int32(to0 & add_wound)
+        lanes[SIDE0 + MORTAL + i] += np.int32(to0 & add_mortal)
+        lanes[SIDE1 + STUN + i] += np.int32(to1 & add_stun)
+        lanes[SIDE1 + WOUND + i] += np.int32(to1 & add_wound)
+        lanes[SIDE1 + MORTAL + i] += np.int32(to1 & add_mortal)
+        dealt = np.int32(add_mortal + add_wound + add_stun)
+        lanes[SIDE0 + DEALT + i] += np.int32(to1 & dealt)
+        lanes[SIDE1 + DEALT + i] += np.int32(to0 & dealt)
 
 
 @njit
@@ -495,15 +525,15 @@ def _take_turn(lanes, values, draws, seeds, state, first, count, keyed, turn):
         return
     _attack(lanes, values, draws, seeds, state, first, count, keyed, _setup(lanes, values))
     durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
-    again_any = 0
+    again_any = _ZERO
     for i in range(LANES):
-        am = -np.int64(lanes[ACTOR + i])
+        am = _on(lanes[ACTOR + i])
         out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
         out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
-        again = np.int64(lanes[SECOND + i]) & -(_select(am, out0, out1) ^ 1)
+        again = np.int32(lanes[SECOND + i] & -(_select(am, out0, out1) ^ _ONE))
         lanes[ATTACKING + i] = again
         lanes[EXTRA + i] = lanes[EXTRA2 + i]
-        again_any |= again
+        again_any = np.int32(again_any | again)
     if again_any:
         _attack(lanes, values, draws, seeds, state, first, count, keyed, _setup(lanes, values))
 
@@ -513,18 +543,18 @@ def _new_rounds(lanes, values, draws, seeds, state, first, count, keyed, tie_fir
     """The next phase, or a new round (its action checks and tie die) where the phase was the last;
     a resetting lane only rolls its first round's."""
     durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
-    any_round = 0
+    any_round = _ZERO
     for i in range(LANES):
-        out = (_lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
-               | _lane_out(lanes, SIDE1, i, durability10, durability11, durability12))
-        reset = -np.int64(lanes[RESET + i])
-        goes_on = ~reset & -(out ^ 1)
-        phase = np.int64(lanes[PHASE + i]) + (goes_on & 1)
-        new_round = reset | (goes_on & -_bit(phase == 4))
-        lanes[PHASE + i] = phase & ~new_round
+        out = np.int32(_lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
+                       | _lane_out(lanes, SIDE1, i, durability10, durability11, durability12))
+        reset = _on(lanes[RESET + i])
+        goes_on = np.int32(~reset & -(out ^ _ONE))
+        phase = np.int32(lanes[PHASE + i] + (goes_on & _ONE))
+        new_round = np.int32(reset | (goes_on & _on(phase == _FOUR)))
+        lanes[PHASE + i] = np.int32(phase & ~new_round)
         lanes[ROUND + i] = new_round
-        lanes[NEED + i] = new_round & -(np.int64(lanes[SLOW + i]) ^ 1) & (np.int64(lanes[POS + i]) + 3)
-        any_round |= new_round
+        lanes[NEED + i] = np.int32(new_round & _on(lanes[SLOW + i] == _ZERO) & np.int32(lanes[POS + i] + _THREE))
+        any_round = np.int32(any_round | new_round)
     if not any_round:
         return
     _ensure(lanes, draws, seeds, state, first, count, keyed)
@@ -532,30 +562,30 @@ def _new_rounds(lanes, values, draws, seeds, state, first, count, keyed, tie_fir
     check10, check11, check12 = values[1, CHECK], values[1, CHECK + 1], values[1, CHECK + 2]
     per_round0 = values[0, PER_ROUND]
     per_round1 = values[1, PER_ROUND]
-    tie_decides = -_bit(tie_first < 0)
+    tie_decides = _on(tie_first < 0)
+    tie_first32 = np.int32(tie_first)
     for i in range(LANES):
-        new_round = np.int64(lanes[ROUND + i])
-        check0 = _die(lanes, i, new_round, D20, D20_REJECT_BELOW) + _dazed(
-            np.int64(lanes[SIDE0 + STUN + i]), np.int64(lanes[SIDE0 + WOUND + i]), np.int64(lanes[SIDE0 + MORTAL + i]),
-            durability00, durability01)
-        check1 = _die(lanes, i, new_round, D20, D20_REJECT_BELOW) + _dazed(
-            np.int64(lanes[SIDE1 + STUN + i]), np.int64(lanes[SIDE1 + WOUND + i]), np.int64(lanes[SIDE1 + MORTAL + i]),
-            durability10, durability11)
-        tie = _die(lanes, i, new_round, 2, 0) - 1
+        new_round = lanes[ROUND + i]
+        check0 = np.int32(_die(lanes, i, new_round, _D20, _D20_REJECT_BELOW) + _dazed(
+            lanes[SIDE0 + STUN + i], lanes[SIDE0 + WOUND + i], lanes[SIDE0 + MORTAL + i], durability00, durability01))
+        check1 = np.int32(_die(lanes, i, new_round, _D20, _D20_REJECT_BELOW) + _dazed(
+            lanes[SIDE1 + STUN + i], lanes[SIDE1 + WOUND + i], lanes[SIDE1 + MORTAL + i], durability10, durability11))
+        tie = np.int32(_die(lanes, i, new_round, _TWO, _ZERO) - _ONE)
         lanes[SIDE0 + FIRST_PHASE + i] = _select(new_round, _first_phase(check0, check00, check01, check02),
-                                                np.int64(lanes[SIDE0 + FIRST_PHASE + i]))
+                                                lanes[SIDE0 + FIRST_PHASE + i])
         lanes[SIDE1 + FIRST_PHASE + i] = _select(new_round, _first_phase(check1, check10, check11, check12),
-                                                np.int64(lanes[SIDE1 + FIRST_PHASE + i]))
-        lanes[SIDE0 + LEFT + i] = _select(new_round, per_round0, np.int64(lanes[SIDE0 + LEFT + i]))
-        lanes[SIDE1 + LEFT + i] = _select(new_round, per_round1, np.int64(lanes[SIDE1 + LEFT + i]))
-        lanes[FIRST + i] = _select(new_round, _select(tie_decides, tie, tie_first), np.int64(lanes[FIRST + i]))
+                                                lanes[SIDE1 + FIRST_PHASE + i])
+        lanes[SIDE0 + LEFT + i] = _select(new_round, per_round0, lanes[SIDE0 + LEFT + i])
+        lanes[SIDE1 + LEFT + i] = _select(new_round, per_round1, lanes[SIDE1 + LEFT + i])
+        lanes[FIRST + i] = _select(new_round, _select(tie_decides, tie, tie_first32), lanes[FIRST + i])
 
 
 @njit
 def _observe(lanes, floats, values, side, max_steps):
     """One side's observation (the reference's _write_obs) and legal actions of every lane, in rows.
     The side's rows are picked by a mask (rows at constant offsets: LLVM vectorises the loop)."""
-    sm = -side  # a mask: side 1's rows
+    sm = _on(side)  # a mask: side 1's rows
+    side32 = np.int32(side)
     own0, own1, own2 = values[side, DURABILITY], values[side, DURABILITY + 1], values[side, DURABILITY + 2]
     foe0, foe1, foe2 = values[1 - side, DURABILITY], values[1 - side, DURABILITY + 1], values[1 - side, DURABILITY + 2]
     two_weapons = values[side, TWO_WEAPONS]
@@ -566,17 +596,17 @@ def _observe(lanes, floats, values, side, max_steps):
     five = np.float32(5)
     three = np.float32(3)
     for i in range(LANES):
-        phase = np.int64(lanes[PHASE + i])
-        stun0 = np.int64(lanes[SIDE0 + STUN + i])
-        wound0 = np.int64(lanes[SIDE0 + WOUND + i])
-        mortal0 = np.int64(lanes[SIDE0 + MORTAL + i])
-        first_phase0 = np.int64(lanes[SIDE0 + FIRST_PHASE + i])
-        left0 = np.int64(lanes[SIDE0 + LEFT + i])
-        stun1 = np.int64(lanes[SIDE1 + STUN + i])
-        wound1 = np.int64(lanes[SIDE1 + WOUND + i])
-        mortal1 = np.int64(lanes[SIDE1 + MORTAL + i])
-        first_phase1 = np.int64(lanes[SIDE1 + FIRST_PHASE + i])
-        left1 = np.int64(lanes[SIDE1 + LEFT + i])
+        phase = lanes[PHASE + i]
+        stun0 = lanes[SIDE0 + STUN + i]
+        wound0 = lanes[SIDE0 + WOUND + i]
+        mortal0 = lanes[SIDE0 + MORTAL + i]
+        first_phase0 = lanes[SIDE0 + FIRST_PHASE + i]
+        left0 = lanes[SIDE0 + LEFT + i]
+        stun1 = lanes[SIDE1 + STUN + i]
+        wound1 = lanes[SIDE1 + WOUND + i]
+        mortal1 = lanes[SIDE1 + MORTAL + i]
+        first_phase1 = lanes[SIDE1 + FIRST_PHASE + i]
+        left1 = lanes[SIDE1 + LEFT + i]
         stun = _select(sm, stun1, stun0)
         wound = _select(sm, wound1, wound0)
         mortal = _select(sm, mortal1, mortal0)
@@ -587,10 +617,11 @@ def _observe(lanes, floats, values, side, max_steps):
         foe_mortal = _select(sm, mortal0, mortal1)
         foe_first_phase = _select(sm, first_phase0, first_phase1)
         foe_left = _select(sm, left0, left1)
-        aimed = _select(sm, np.int64(lanes[SIDE1 + AIMED + i]), np.int64(lanes[SIDE0 + AIMED + i]))
-        can = _bit(phase >= first_phase) & _bit(left > 0) & (_out(stun, wound, mortal, own0, own1, own2) ^ 1)
-        foe_can = (_bit(phase >= foe_first_phase) & _bit(foe_left > 0)
-                   & (_out(foe_stun, foe_wound, foe_mortal, foe0, foe1, foe2) ^ 1))
+        aimed = _select(sm, lanes[SIDE1 + AIMED + i], lanes[SIDE0 + AIMED + i])
+        can = np.int32(_bit(phase >= first_phase) & _bit(left > _ZERO) & (_out(stun, wound, mortal, own0, own1, own2)
+                                                                          ^ _ONE))
+        foe_can = np.int32(_bit(phase >= foe_first_phase) & _bit(foe_left > _ZERO)
+                           & (_out(foe_stun, foe_wound, foe_mortal, foe0, foe1, foe2) ^ _ONE))
         # min(x / d, 1.0) as min(x, d) / d: d / d is 1 exactly.
         floats[F_OBS + i] = _ratio(min(stun, own0), own0f)
         floats[F_OBS + 1 * LANES + i] = _ratio(min(wound, own1), own1f)
@@ -598,22 +629,22 @@ def _observe(lanes, floats, values, side, max_steps):
         floats[F_OBS + 3 * LANES + i] = _ratio(min(foe_stun, foe0), foe0f)
         floats[F_OBS + 4 * LANES + i] = _ratio(min(foe_wound, foe1), foe1f)
         floats[F_OBS + 5 * LANES + i] = _ratio(min(foe_mortal, foe2), foe2f)
-        floats[F_OBS + 6 * LANES + i] = _f32(_bit(phase == 0))
-        floats[F_OBS + 7 * LANES + i] = _f32(_bit(phase == 1))
-        floats[F_OBS + 8 * LANES + i] = _f32(_bit(phase == 2))
-        floats[F_OBS + 9 * LANES + i] = _f32(_bit(phase == 3))
+        floats[F_OBS + 6 * LANES + i] = _f32(_bit(phase == _ZERO))
+        floats[F_OBS + 7 * LANES + i] = _f32(_bit(phase == _ONE))
+        floats[F_OBS + 8 * LANES + i] = _f32(_bit(phase == _TWO))
+        floats[F_OBS + 9 * LANES + i] = _f32(_bit(phase == _THREE))
         floats[F_OBS + 10 * LANES + i] = _f32(can)
         floats[F_OBS + 11 * LANES + i] = _ratio(left, per_round)
         floats[F_OBS + 12 * LANES + i] = _f32(foe_can)
-        floats[F_OBS + 13 * LANES + i] = _f32(_bit(aimed != 0))
-        floats[F_OBS + 14 * LANES + i] = _ratio(min(_dazed(stun, wound, mortal, own0, own1), 5), five)
-        floats[F_OBS + 15 * LANES + i] = _ratio(min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), 5), five)
+        floats[F_OBS + 13 * LANES + i] = _f32(_bit(aimed != _ZERO))
+        floats[F_OBS + 14 * LANES + i] = _ratio(min(_dazed(stun, wound, mortal, own0, own1), _FIVE), five)
+        floats[F_OBS + 15 * LANES + i] = _ratio(min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), _FIVE), five)
         floats[F_OBS + 16 * LANES + i] = _ratio(first_phase, three)
         floats[F_OBS + 17 * LANES + i] = _ratio(foe_first_phase, three)
-        floats[F_OBS + 18 * LANES + i] = _f32(_bit(lanes[FIRST + i] == side))
+        floats[F_OBS + 18 * LANES + i] = _f32(_bit(lanes[FIRST + i] == side32))
         floats[F_OBS + 19 * LANES + i] = _ratio(lanes[T + i], steps)
         # The legal actions: attack, aim, two-weapon attack, wait.
-        floats[F_LEGAL + i] = can | can << A_AIM | (can & two_weapons) << A_TWO_WEAPON_ATTACK | 1 << A_WAIT
+        floats[F_LEGAL + i] = _f32(can | can << _A_AIM | (can & two_weapons) << _A_TWO_WEAPON_ATTACK | _LEGAL_WAIT)
 
 
 @njit
@@ -635,15 +666,15 @@ def _admit(lanes, keyed, max_steps, per_round0, per_round1):
     """Each field's own bound, on the int32 rows gathered (a lane with a field outside them is SLOW
     already); a lane that resets or goes to the body gets zeros. Its own loop over the lanes, so
     LLVM vectorises it (in the gather's loop it was scalar: 4 ns an env step)."""
-    keyed_mask = -_bit(keyed)
+    keyed_mask = _on(keyed)
     for i in range(LANES):
-        reset = np.int64(lanes[RESET + i])
-        phases = lanes[PHASE + i] | lanes[SIDE0 + FIRST_PHASE + i] | lanes[SIDE1 + FIRST_PHASE + i]
-        flags = lanes[FIRST + i] | lanes[SIDE0 + AIMED + i] | lanes[SIDE1 + AIMED + i]
-        bad = (np.int64(lanes[SLOW + i]) | _bit(lanes[T + i] >= max_steps) | _bit(phases > 3) | _bit(flags > 1)
-               | _bit(lanes[SIDE0 + LEFT + i] > per_round0) | _bit(lanes[SIDE1 + LEFT + i] > per_round1))
-        keep = -((bad | reset) ^ 1)  # zeros where the lane resets or goes to the body
-        lanes[SLOW + i] = _select(keyed_mask, bad & (reset ^ 1), bad | reset)
+        reset = lanes[RESET + i]
+        phases = np.int32(lanes[PHASE + i] | lanes[SIDE0 + FIRST_PHASE + i] | lanes[SIDE1 + FIRST_PHASE + i])
+        flags = np.int32(lanes[FIRST + i] | lanes[SIDE0 + AIMED + i] | lanes[SIDE1 + AIMED + i])
+        bad = np.int32(lanes[SLOW + i] | _bit(lanes[T + i] >= max_steps) | _bit(phases > _THREE) | _bit(flags > _ONE)
+                       | _bit(lanes[SIDE0 + LEFT + i] > per_round0) | _bit(lanes[SIDE1 + LEFT + i] > per_round1))
+        keep = np.int32(-((bad | reset) ^ _ONE))  # zeros where the lane resets or goes to the body
+        lanes[SLOW + i] = _select(keyed_mask, np.int32(bad & (reset ^ _ONE)), np.int32(bad | reset))
         lanes[T + i] &= keep
         lanes[PHASE + i] &= keep
         lanes[FIRST + i] &= keep
@@ -675,13 +706,14 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     max_steps = iparams[G_MAX_STEPS]
     if count < LANES_MIN or max_steps < 1 or max_steps > LANE_RANGE:
         return 0
-    values_owner = np.empty((2, SIDE_VALUES), dtype=np.int64)
+    values_owner = np.empty((2, SIDE_VALUES), dtype=np.int32)  # each within +-2^20 (or a threshold below it)
     values = borrow(values_owner)
     # Each helper is called from one site with a variable side, turn or block: Numba compiles a
     # function once per literal argument it is called with, and those copies doubled the compile time.
     for side in range(2):
         if not _lane_side(values, iparams, side, policies[side]):
             return 0
+    max_steps32 = np.int32(max_steps)
     keyed = seeds.shape[0] > 0
     n_sides = 2 if policies[1] == POLICY_EXTERNAL else 1
     score0 = iparams[P_ACTION_CHECK]
@@ -732,7 +764,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     for j in range(4):
         for i in range(count):
             lanes[WORD + j * LANES + i] = np.int32(np.uint32(ahead[_ROW[5 + j] + i]))
-    _admit(lanes, keyed, max_steps, per_round0, per_round1)
+    _admit(lanes, keyed, max_steps32, per_round0, per_round1)
     for i in range(count, LANES):
         lanes[RESET + i] = 0
         lanes[SLOW + i] = 1
@@ -745,39 +777,39 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         lanes[SIDE1 + CHOICE + i] = NO_ACTION
     if any_reset and keyed:  # the new episode's first block: its first round's action checks
         n = 0
-        for i in range(count):
-            if lanes[RESET + i]:
-                e = np.uint64(first + i)
-                index = np.uint64(state[e, S_EPISODE] + 1)
-                seed = seeds[e]
-                draws[K_LO, n] = index & MASK32
-                draws[K_HI, n] = index >> SHIFT32
-                draws[K_BLOCK, n] = 0
-                draws[K_KEY0, n] = seed & MASK32
-                draws[K_KEY1, n] = seed >> SHIFT32
-                draws[K_LANE, n] = np.uint64(i)
-                n += 1
+        for i in range(count):  # the resetting lanes listed first, with no branch on each (as in _ensure)
+            draws[K_LANE, n] = np.uint64(i)
+            n += lanes[RESET + i]
+        for k in range(n):
+            e = np.uint64(first) + draws[K_LANE, k]
+            index = np.uint64(state[e, S_EPISODE] + 1)
+            seed = seeds[e]
+            draws[K_LO, k] = index & MASK32
+            draws[K_HI, k] = index >> SHIFT32
+            draws[K_BLOCK, k] = 0
+            draws[K_KEY0, k] = seed & MASK32
+            draws[K_KEY1, k] = seed >> SHIFT32
         _draw(lanes, draws, n, np.int64(0))
 
     # The choices (on the state at the start of the phase).
-    scripted0 = -_bit(policies[0] == POLICY_SCRIPTED)
-    scripted1 = -_bit(policies[1] == POLICY_SCRIPTED)
+    scripted0 = _on(policies[0] == POLICY_SCRIPTED)
+    scripted1 = _on(policies[1] == POLICY_SCRIPTED)
     durability00, durability01, durability02, durability10, durability11, durability12 = _durabilities(values)
     for i in range(LANES):
-        phase = np.int64(lanes[PHASE + i])
-        can0 = (_bit(phase >= lanes[SIDE0 + FIRST_PHASE + i]) & _bit(lanes[SIDE0 + LEFT + i] > 0)
-                & (_lane_out(lanes, SIDE0, i, durability00, durability01, durability02) ^ 1))
-        can1 = (_bit(phase >= lanes[SIDE1 + FIRST_PHASE + i]) & _bit(lanes[SIDE1 + LEFT + i] > 0)
-                & (_lane_out(lanes, SIDE1, i, durability10, durability11, durability12) ^ 1))
+        phase = lanes[PHASE + i]
+        can0 = np.int32(_bit(phase >= lanes[SIDE0 + FIRST_PHASE + i]) & _bit(lanes[SIDE0 + LEFT + i] > _ZERO)
+                        & (_lane_out(lanes, SIDE0, i, durability00, durability01, durability02) ^ _ONE))
+        can1 = np.int32(_bit(phase >= lanes[SIDE1 + FIRST_PHASE + i]) & _bit(lanes[SIDE1 + LEFT + i] > _ZERO)
+                        & (_lane_out(lanes, SIDE1, i, durability10, durability11, durability12) ^ _ONE))
         # The scripted policy: attack whenever able.
-        lanes[SIDE0 + CHOICE + i] = _select(scripted0, _select(-can0, A_ATTACK, A_WAIT),
-                                           np.int64(lanes[SIDE0 + CHOICE + i]))
-        lanes[SIDE1 + CHOICE + i] = _select(scripted1, _select(-can1, A_ATTACK, A_WAIT),
-                                           np.int64(lanes[SIDE1 + CHOICE + i]))
-        lanes[POS + i] = 0
-        lanes[DRAWN + i] = 4
-        lanes[SIDE0 + DEALT + i] = 0
-        lanes[SIDE1 + DEALT + i] = 0
+        lanes[SIDE0 + CHOICE + i] = _select(scripted0, _select(np.int32(-can0), _A_ATTACK, _A_WAIT),
+                                           lanes[SIDE0 + CHOICE + i])
+        lanes[SIDE1 + CHOICE + i] = _select(scripted1, _select(np.int32(-can1), _A_ATTACK, _A_WAIT),
+                                           lanes[SIDE1 + CHOICE + i])
+        lanes[POS + i] = _ZERO
+        lanes[DRAWN + i] = _FOUR
+        lanes[SIDE0 + DEALT + i] = _ZERO
+        lanes[SIDE1 + DEALT + i] = _ZERO
 
     # The first mover's turn, the other's, then the next phase (or a new round).
     for turn in range(2):
@@ -788,20 +820,20 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     total0 = durability00 + durability01 + durability02
     total1 = durability10 + durability11 + durability12
     for i in range(LANES):
-        keep = -(np.int64(lanes[RESET + i]) ^ 1)
+        keep = np.int32(-(lanes[RESET + i] ^ _ONE))
         out0 = _lane_out(lanes, SIDE0, i, durability00, durability01, durability02)
         out1 = _lane_out(lanes, SIDE1, i, durability10, durability11, durability12)
-        step = (np.int64(lanes[T + i]) + 1) & keep
-        ended = (out0 | out1) & keep
+        step = np.int32(np.int32(lanes[T + i] + _ONE) & keep)
+        ended = np.int32((out0 | out1) & keep)
         lanes[ENDED + i] = ended
-        lanes[CUT + i] = (ended ^ 1) & _bit(step >= max_steps) & keep
+        lanes[CUT + i] = np.int32((ended ^ _ONE) & _bit(step >= max_steps32) & keep)
         outcome = float(out1 & (out0 ^ 1)) - float(out0 & (out1 ^ 1))
         shaped = shaping * (lanes[SIDE0 + DEALT + i] / total1 - lanes[SIDE1 + DEALT + i] / total0)
         floats[F_REWARD0 + i] = outcome + shaped if keep else 0.0
         floats[F_REWARD1 + i] = -outcome - shaped if keep else 0.0
         lanes[T + i] = step
     for side in range(n_sides):
-        _observe(lanes, floats, values, side, max_steps)
+        _observe(lanes, floats, values, side, max_steps32)
         _write_obs(lanes, floats, obs, mask, first, count, side)
 
     done = 0
