@@ -97,6 +97,12 @@ ROWS = WORD // LANES + LANE_WORDS
 # float: _observe then stores to this array only), then its observation.
 F_REWARD0, F_REWARD1, F_LEGAL, F_OBS = 0, LANES, 2 * LANES, 3 * LANES
 FLOAT_ROWS = 3 + OBS_SIZE
+# The observation's rows are laid out in quads: lane i's observations 4q .. 4q + 3 at F_OBS + 4 x
+# (q x LANES + i) (stores of four rows interleaved, which LLVM vectorises with shuffles), so that
+# _write_obs copies 16 bytes at a time (a scalar copy of 20 floats an env was store-bound).
+QUAD = 4
+assert OBS_SIZE % QUAD == 0
+_QUAD = np.uint64(QUAD)
 
 # One side's parameters as the lanes use them (tss_lanes.h's TssLaneSide), per tier where three:
 # the kind is the damage type after the shift against the foe's armour, main_steps 0 if
@@ -222,6 +228,12 @@ def _ratio(x, d):
     rounded), for integers below 2^24: that is the float32 quotient (a quotient rounded to 53 bits,
     then to 24, is the one rounded to 24: 53 >= 2 x 24 + 2, Figueroa 1995), at twice the width."""
     return _f32(x) / d
+
+
+@_helper
+def _quad(k, i):
+    """Where observation k of lane i lies in the floats (unsigned: no negative-index wraparound)."""
+    return np.uint64(F_OBS + (k // QUAD) * QUAD * LANES + k % QUAD) + _QUAD * np.uint64(i)
 
 
 @_helper
@@ -623,26 +635,26 @@ def _observe(lanes, floats, values, side, max_steps):
         foe_can = np.int32(_bit(phase >= foe_first_phase) & _bit(foe_left > _ZERO)
                            & (_out(foe_stun, foe_wound, foe_mortal, foe0, foe1, foe2) ^ _ONE))
         # min(x / d, 1.0) as min(x, d) / d: d / d is 1 exactly.
-        floats[F_OBS + i] = _ratio(min(stun, own0), own0f)
-        floats[F_OBS + 1 * LANES + i] = _ratio(min(wound, own1), own1f)
-        floats[F_OBS + 2 * LANES + i] = _ratio(min(mortal, own2), own2f)
-        floats[F_OBS + 3 * LANES + i] = _ratio(min(foe_stun, foe0), foe0f)
-        floats[F_OBS + 4 * LANES + i] = _ratio(min(foe_wound, foe1), foe1f)
-        floats[F_OBS + 5 * LANES + i] = _ratio(min(foe_mortal, foe2), foe2f)
-        floats[F_OBS + 6 * LANES + i] = _f32(_bit(phase == _ZERO))
-        floats[F_OBS + 7 * LANES + i] = _f32(_bit(phase == _ONE))
-        floats[F_OBS + 8 * LANES + i] = _f32(_bit(phase == _TWO))
-        floats[F_OBS + 9 * LANES + i] = _f32(_bit(phase == _THREE))
-        floats[F_OBS + 10 * LANES + i] = _f32(can)
-        floats[F_OBS + 11 * LANES + i] = _ratio(left, per_round)
-        floats[F_OBS + 12 * LANES + i] = _f32(foe_can)
-        floats[F_OBS + 13 * LANES + i] = _f32(_bit(aimed != _ZERO))
-        floats[F_OBS + 14 * LANES + i] = _ratio(min(_dazed(stun, wound, mortal, own0, own1), _FIVE), five)
-        floats[F_OBS + 15 * LANES + i] = _ratio(min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), _FIVE), five)
-        floats[F_OBS + 16 * LANES + i] = _ratio(first_phase, three)
-        floats[F_OBS + 17 * LANES + i] = _ratio(foe_first_phase, three)
-        floats[F_OBS + 18 * LANES + i] = _f32(_bit(lanes[FIRST + i] == side32))
-        floats[F_OBS + 19 * LANES + i] = _ratio(lanes[T + i], steps)
+        floats[_quad(0, i)] = _ratio(min(stun, own0), own0f)
+        floats[_quad(1, i)] = _ratio(min(wound, own1), own1f)
+        floats[_quad(2, i)] = _ratio(min(mortal, own2), own2f)
+        floats[_quad(3, i)] = _ratio(min(foe_stun, foe0), foe0f)
+        floats[_quad(4, i)] = _ratio(min(foe_wound, foe1), foe1f)
+        floats[_quad(5, i)] = _ratio(min(foe_mortal, foe2), foe2f)
+        floats[_quad(6, i)] = _f32(_bit(phase == _ZERO))
+        floats[_quad(7, i)] = _f32(_bit(phase == _ONE))
+        floats[_quad(8, i)] = _f32(_bit(phase == _TWO))
+        floats[_quad(9, i)] = _f32(_bit(phase == _THREE))
+        floats[_quad(10, i)] = _f32(can)
+        floats[_quad(11, i)] = _ratio(left, per_round)
+        floats[_quad(12, i)] = _f32(foe_can)
+        floats[_quad(13, i)] = _f32(_bit(aimed != _ZERO))
+        floats[_quad(14, i)] = _ratio(min(_dazed(stun, wound, mortal, own0, own1), _FIVE), five)
+        floats[_quad(15, i)] = _ratio(min(_dazed(foe_stun, foe_wound, foe_mortal, foe0, foe1), _FIVE), five)
+        floats[_quad(16, i)] = _ratio(first_phase, three)
+        floats[_quad(17, i)] = _ratio(foe_first_phase, three)
+        floats[_quad(18, i)] = _f32(_bit(lanes[FIRST + i] == side32))
+        floats[_quad(19, i)] = _ratio(lanes[T + i], steps)
         # The legal actions: attack, aim, two-weapon attack, wait.
         floats[F_LEGAL + i] = _f32(can | can << _A_AIM | (can & two_weapons) << _A_TWO_WEAPON_ATTACK | _LEGAL_WAIT)
 
@@ -654,8 +666,12 @@ def _write_obs(lanes, floats, obs, mask, first, count, side):
         if lanes[SLOW + i]:
             continue
         e = np.uint64(first + i)
-        for k in range(OBS_SIZE):
-            obs[e, side, k] = floats[F_OBS + k * LANES + i]
+        for q in range(0, OBS_SIZE, QUAD):  # the loads ahead of the stores: LLVM moves each quad at once
+            v0, v1, v2, v3 = floats[_quad(q, i)], floats[_quad(q + 1, i)], floats[_quad(q + 2, i)], floats[_quad(q + 3, i)]
+            obs[e, side, q] = v0
+            obs[e, side, q + 1] = v1
+            obs[e, side, q + 2] = v2
+            obs[e, side, q + 3] = v3
         legal = np.int64(floats[F_LEGAL + i])
         for a in range(ACTIONS):
             mask[e, side, a] = (legal >> a) & 1
@@ -836,7 +852,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         _observe(lanes, floats, values, side, max_steps32)
         _write_obs(lanes, floats, obs, mask, first, count, side)
 
-    done = 0
+    # The rewards and flags, then the state, in loops of their own (fewer arrays at once).
     for i in range(count):
         if lanes[SLOW + i]:
             continue
@@ -845,6 +861,11 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         reward[e, 1] = floats[F_REWARD1 + i]
         terminated[e] = lanes[ENDED + i]
         truncated[e] = lanes[CUT + i]
+    done = 0
+    for i in range(count):
+        if lanes[SLOW + i]:
+            continue
+        e = np.uint64(first + i)
         reset = np.int64(lanes[RESET + i])
         state[e, S_EPISODE] += reset
         state[e, S_T] = lanes[T + i]
