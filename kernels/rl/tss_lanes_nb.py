@@ -305,18 +305,21 @@ def _lane_side(values, iparams, side, policy):
 def _draw(lanes, draws, n, block):
     """The blocks listed in ``draws`` (n of them) into their lanes' words ``4 x block`` on; the
     counters and keys are in rows, so LLVM vectorises the Philox loop over them."""
-    for k in range(n):
+    # Whole vectors of blocks (n rounded up to 16; those past n are drawn from whatever the rows
+    # hold and never read): a scalar remainder of Philox cost more than the vectors.
+    for k in range((n + 15) & ~15):
         w0, w1, w2, w3 = philox4x32(draws[K_LO, k], draws[K_HI, k], draws[K_BLOCK, k], DOMAIN_ITEM, draws[K_KEY0, k],
                                     draws[K_KEY1, k])
         draws[K_WORDS, k] = w0
         draws[K_WORDS + 1, k] = w1
         draws[K_WORDS + 2, k] = w2
         draws[K_WORDS + 3, k] = w3
+    row = np.uint64(WORD + 4 * block * LANES)
     for k in range(n):
-        i = np.int64(draws[K_LANE, k])
+        i = draws[K_LANE, k]  # unsigned: no negative-index wraparound on the stores
         for j in range(4):
-            lanes[WORD + (4 * block + j) * LANES + i] = np.int32(np.uint32(draws[K_WORDS + j, k]))
-        lanes[DRAWN + i] = 4 * block + 4
+            lanes[row + np.uint64(j * LANES) + i] = np.int32(np.uint32(draws[K_WORDS + j, k]))
+        lanes[np.uint64(DRAWN) + i] = 4 * block + 4
 
 
 @njit
