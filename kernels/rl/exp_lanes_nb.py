@@ -80,7 +80,6 @@ FLOAT_ROWS = F_OBS + 2 * OBS_SIZE
 _helper = register_jitable(error_model="numpy")
 
 _SHIFT = np.uint64(32)
-_U32 = np.uint64(0xFFFFFFFF)
 _TWO32 = np.uint64(1 << 32)
 _THIRD = np.uint64(0x55555556)
 

@@ -133,7 +133,6 @@ _D20, _D20_REJECT_BELOW = np.int32(D20), np.int32(D20_REJECT_BELOW)
 _MAX_STEPS_PENALTY = np.int32(MAX_STEPS_PENALTY)
 _A_ATTACK, _A_AIM, _A_TWO_WEAPON_ATTACK, _A_WAIT = (np.int32(A_ATTACK), np.int32(A_AIM), np.int32(A_TWO_WEAPON_ATTACK),
                                                     np.int32(A_WAIT))
-_NO_ACTION = np.int32(NO_ACTION)
 _MINUS_FIVE = np.int32(-5)
 _LEGAL_WAIT = np.int32(1 << A_WAIT)
 
