@@ -71,21 +71,6 @@ cdef enum:
     SERIOUS = 2
     LETHAL = 3
     INSTANT_DEATH = 4
-    # Fight state columns.
-    S_ACTIVE = 0
-    S_DEADLY_FLESH = 1
-    S_SERIOUS = 2
-    S_LETHAL = 3
-    S_COVER = 4
-    S_DEFENDING = 5
-    S_DUAL = 6
-    S_FAILED_FLEE = 7
-    S_ENGAGED = 8
-    S_SURPRISED = 9
-    S_TARGETED = 10
-    S_ACTION = 11
-    S_TARGET = 12
-    S_FIELDS = 13
 
 LAYOUT = (
     ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
@@ -374,154 +359,208 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
 
 
 # ---------------------------------------------------------------------------------------------
-# Fights: the reference's _Fight with per-combatant state in one int64 array made once per call.
+# Fights: the reference's _Fight. Combatant c is bit c of the yes/no states (m <= 64), so "first
+# active opponent", "is a side out" and "every active combatant in order" are bit operations, not
+# loops over the table; the per-combatant counters are int32 arrays.
 # ---------------------------------------------------------------------------------------------
+cdef enum:
+    # api.MAX_COMBATANTS: one bit each in a uint64.
+    MAX_FIGHTERS = 64
+    # The actions that attack (and mark their target as targeted), as a set of bits.
+    ATTACKING = ((1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRESS)
+                 | (1 << ACTION_CHARGE))
+
+cdef extern from *:
+    """
+    /* The index of the lowest set bit of a nonzero word. */
+    static inline int64_t d100_lowest_bit(uint64_t x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #else
+        int64_t i = 0;
+        while (!(x & 1)) { x >>= 1; i++; }
+        return i;
+    #endif
+    }
+    """
+    int64_t d100_lowest_bit(uint64_t x) noexcept nogil
+
+
 ctypedef struct Fight:
     const int64_t* table  # m x FIELDS
-    int64_t* st  # m x S_FIELDS
     int64_t m
     int64_t* counts
     Stream stream
     uint32_t attack_threshold
     uint32_t d100_threshold
+    uint64_t sides[2]  # the combatants of side 0 and of side 1 (constant)
+    uint64_t active
+    uint64_t cover
+    uint64_t dual
+    uint64_t defending
+    uint64_t targeted
+    uint64_t surprised
+    int32_t deadly_flesh[MAX_FIGHTERS]
+    int32_t serious[MAX_FIGHTERS]  # lethal wounds are not kept: one takes the combatant out
+    int32_t failed_flee[MAX_FIGHTERS]
+    int32_t engaged[MAX_FIGHTERS]
+    int32_t action[MAX_FIGHTERS]
+    int32_t target[MAX_FIGHTERS]
 
 
-cdef inline int64_t T(Fight* f, int64_t c, int64_t column) noexcept nogil:
-    return f.table[c * FIELDS + column]
+cdef inline const int64_t* _row(Fight* f, int64_t c) noexcept nogil:
+    return &f.table[c * FIELDS]
 
 
-cdef inline int64_t* S(Fight* f, int64_t c, int64_t column) noexcept nogil:
-    return &f.st[c * S_FIELDS + column]
+cdef inline uint64_t _bit(int64_t c) noexcept nogil:
+    return (<uint64_t>1) << c
 
 
-cdef inline int64_t _contest_tier(Fight* f, int64_t roll, int64_t c, int64_t column) noexcept nogil:
-    return ((roll > T(f, c, column)) + (roll > T(f, c, column + 1)) + (roll > T(f, c, column + 2))
-            + (roll > T(f, c, column + 3)))
+cdef inline int64_t _has(uint64_t bits, int64_t c) noexcept nogil:
+    return <int64_t>((bits >> c) & 1)
+
+
+cdef inline int64_t _contest_tier(int64_t roll, const int64_t* bars) noexcept nogil:
+    return (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
 
 
 cdef inline bint _first_wins(Fight* f, int64_t roll, int64_t c, int64_t column, int64_t opposing_roll,
                              int64_t o, int64_t opposing_column) noexcept nogil:
-    cdef int64_t own = _contest_tier(f, roll, c, column)
-    cdef int64_t other = _contest_tier(f, opposing_roll, o, opposing_column)
+    cdef const int64_t* own_bars = _row(f, c) + column
+    cdef const int64_t* other_bars = _row(f, o) + opposing_column
+    cdef int64_t own = _contest_tier(roll, own_bars)
+    cdef int64_t other = _contest_tier(opposing_roll, other_bars)
     if own != other:
         return own < other
-    return T(f, c, column + 4) - roll > T(f, o, opposing_column + 4) - opposing_roll
+    return own_bars[4] - roll > other_bars[4] - opposing_roll
 
 
 cdef inline int64_t _first_active_opponent(Fight* f, int64_t c) noexcept nogil:
-    cdef int64_t o
-    for o in range(f.m):
-        if S(f, o, S_ACTIVE)[0] and T(f, o, C_SIDE) != T(f, c, C_SIDE):
-            return o
-    return -1
+    cdef uint64_t opponents = f.active & f.sides[1 - _row(f, c)[C_SIDE]]
+    return d100_lowest_bit(opponents) if opponents else -1
 
 
 cdef inline int64_t _end_if_out(Fight* f, int64_t side) noexcept nogil:
     # The winning side when ``side`` has nobody left in the fight, else -1.
-    cdef int64_t o
-    for o in range(f.m):
-        if S(f, o, S_ACTIVE)[0] and T(f, o, C_SIDE) == side:
-            return -1
-    return 1 - side
+    return -1 if f.active & f.sides[side] else 1 - side
 
 
 cdef inline void _release(Fight* f, int64_t c) noexcept nogil:
-    cdef int64_t partner = S(f, c, S_ENGAGED)[0]
-    if partner >= 0 and S(f, partner, S_ENGAGED)[0] == c:
-        S(f, partner, S_ENGAGED)[0] = -1
-    S(f, c, S_ENGAGED)[0] = -1
+    cdef int64_t partner = f.engaged[c]
+    if partner >= 0 and f.engaged[partner] == c:
+        f.engaged[partner] = -1
+    f.engaged[c] = -1
 
 
-cdef void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
-    cdef int64_t ranged = T(f, c, C_RANGED)
-    cdef int64_t cover = S(f, t, S_COVER)[0] & ranged
-    cdef int64_t dual = S(f, c, S_DUAL)[0]
-    cdef int64_t steps = quick + dual + cover + S(f, t, S_DEFENDING)[0]
+cdef inline int64_t _wound(Fight* f, int64_t t, const int64_t* bars, int64_t damage_roll, int64_t hit,
+                           int64_t critical, int64_t deadly) noexcept nogil:
+    # One weapon's wound on t when ``hit`` (else nothing changes), without branches: whether an
+    # attack hits and which wound it deals are coin flips no predictor learns. Returns 1 when t
+    # now has a lethal wound (direct or escalated).
+    cdef int64_t lethal = hit & (damage_roll <= bars[0])
+    cdef int64_t serious = hit & (damage_roll > bars[0]) & (damage_roll <= bars[1])
+    cdef int64_t flesh = hit & (damage_roll > bars[1])
+    cdef int64_t deadly_flesh, serious_wounds, to_serious, to_lethal
+    f.counts[F_LETHAL] += lethal
+    f.counts[F_INSTANT_DEATH] += lethal & critical
+    f.counts[F_SERIOUS] += serious
+    f.counts[F_FLESH] += flesh
+    # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
+    deadly_flesh = f.deadly_flesh[t] + (flesh & deadly)  # nonlethal flesh wounds do not count
+    to_serious = deadly_flesh >= 3
+    f.deadly_flesh[t] = <int32_t>(deadly_flesh - 3 * to_serious)
+    serious_wounds = f.serious[t] + serious + to_serious
+    to_lethal = serious_wounds >= 2
+    f.serious[t] = <int32_t>(serious_wounds - 2 * to_lethal)
+    f.counts[F_ESCALATED_SERIOUS] += to_serious
+    f.counts[F_ESCALATED_LETHAL] += to_lethal
+    return lethal | to_lethal
+
+
+cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
+    cdef const int64_t* row = _row(f, c)
+    cdef int64_t cover = _has(f.cover, t) & row[C_RANGED]
+    cdef int64_t dual = _has(f.dual, c)
+    cdef int64_t steps = quick + dual + cover + _has(f.defending, t)
+    cdef int64_t armour = _row(f, t)[C_ARMOUR]
     cdef uint64_t a, d1, d2
-    cdef int64_t roll, column, tier, armour, w, dcol, damage_roll, nonlethal
+    cdef int64_t tier, hit, critical, out
     _split(<uint64_t>(stream_die(&f.stream, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
-    roll = <int64_t>a + 1
-    column = C_ATTACK + 4 * steps
-    tier = ((roll > T(f, c, column)) + (roll > T(f, c, column + 1)) + (roll > T(f, c, column + 2))
-            + (roll > T(f, c, column + 3)))
+    tier = _contest_tier(<int64_t>a + 1, row + C_ATTACK + 4 * steps)
     f.counts[F_ATTACKS] += 1
-    if tier > TIER_SUCCESS:
-        return
-    armour = T(f, t, C_ARMOUR)
-    for w in range(1 + dual):
-        dcol = C_DAMAGE + 2 * (((w * 2 + cover) * 3 + armour) * 2 + dual)
-        damage_roll = (<int64_t>d1 if w == 0 else <int64_t>d2) + 1
-        nonlethal = T(f, c, C_NONLETHAL + w)
-        if damage_roll <= T(f, c, dcol):
-            f.counts[F_LETHAL] += 1
-            f.counts[F_INSTANT_DEATH] += tier == TIER_CRITICAL
-            S(f, t, S_LETHAL)[0] += 1
-        elif damage_roll <= T(f, c, dcol + 1):
-            f.counts[F_SERIOUS] += 1
-            S(f, t, S_SERIOUS)[0] += 1
-        else:
-            f.counts[F_FLESH] += 1
-            S(f, t, S_DEADLY_FLESH)[0] += 1 - nonlethal  # nonlethal flesh wounds do not count
-        # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
-        if S(f, t, S_DEADLY_FLESH)[0] >= 3:
-            S(f, t, S_DEADLY_FLESH)[0] -= 3
-            S(f, t, S_SERIOUS)[0] += 1
-            f.counts[F_ESCALATED_SERIOUS] += 1
-        if S(f, t, S_SERIOUS)[0] >= 2:
-            S(f, t, S_SERIOUS)[0] -= 2
-            S(f, t, S_LETHAL)[0] += 1
-            f.counts[F_ESCALATED_LETHAL] += 1
-    if S(f, t, S_LETHAL)[0] > 0:
-        S(f, t, S_ACTIVE)[0] = 0
+    hit = tier <= TIER_SUCCESS
+    critical = tier == TIER_CRITICAL
+    # Weapon 0, then weapon 1 when dual wielding (layout.damage_column).
+    out = _wound(f, t, row + C_DAMAGE + 2 * ((cover * 3 + armour) * 2 + dual), <int64_t>d1 + 1, hit, critical,
+                 1 - row[C_NONLETHAL])
+    out |= _wound(f, t, row + C_DAMAGE + 2 * (((2 + cover) * 3 + armour) * 2 + dual), <int64_t>d2 + 1,
+                  hit & dual, critical, 1 - row[C_NONLETHAL + 1])
+    if out:
+        f.active &= ~_bit(t)
         _release(f, t)
 
 
-cdef void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
-    cdef int64_t policy_roll, choice, action, target
-    cdef bint engaged
-    if first_pass and S(f, c, S_SURPRISED)[0]:
-        S(f, c, S_ACTION)[0] = ACTION_NONE
+cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
+    cdef const int64_t* row = _row(f, c)
+    cdef int64_t policy_roll, action, target, partner, engaged, flee_blocked, nothing_to_leave
+    if first_pass and _has(f.surprised, c):
+        f.action[c] = ACTION_NONE
         return
+    # The first action whose cumulative bound is >= the roll; the bounds never decrease, so that
+    # is the number of bounds below the roll (the last bound is 100: never below).
     policy_roll = stream_die(&f.stream, D100, f.d100_threshold)
-    choice = 0
-    while policy_roll > T(f, c, C_POLICY + choice):
-        choice += 1
-    action = choice + ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
-    engaged = S(f, c, S_ENGAGED)[0] >= 0
-    if T(f, c, C_DUAL_ALLOWED) and not S(f, c, S_DUAL)[0]:
+    action = (ACTION_ATTACK + (policy_roll > row[C_POLICY]) + (policy_roll > row[C_POLICY + 1])
+              + (policy_roll > row[C_POLICY + 2]) + (policy_roll > row[C_POLICY + 3])
+              + (policy_roll > row[C_POLICY + 4]) + (policy_roll > row[C_POLICY + 5])
+              + (policy_roll > row[C_POLICY + 6]))  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER
+    partner = f.engaged[c]
+    engaged = partner >= 0
+    flee_blocked = (action == ACTION_FLEE) & engaged
+    nothing_to_leave = (action == ACTION_DISENGAGE) & (1 - engaged)
+    action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
+    if row[C_DUAL_ALLOWED] and not _has(f.dual, c):
         action = ACTION_TOGGLE_DUAL_WIELD
-    elif action == ACTION_FLEE and engaged:
-        action = ACTION_DISENGAGE
-    elif action == ACTION_DISENGAGE and not engaged:
-        action = ACTION_ATTACK
-    target = S(f, c, S_ENGAGED)[0] if engaged else _first_active_opponent(f, c)
-    S(f, c, S_ACTION)[0] = action
-    S(f, c, S_TARGET)[0] = target
-    if (action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE
-            or action == ACTION_PRESS):
-        S(f, target, S_TARGETED)[0] = 1
-    if action == ACTION_DEFEND:
-        S(f, c, S_DEFENDING)[0] = 1
+    target = partner if engaged else _first_active_opponent(f, c)
+    f.action[c] = <int32_t>action
+    f.target[c] = <int32_t>target
+    # A running fight always has an active opponent (target >= 0); the mask only keeps the shift
+    # defined.
+    f.targeted |= <uint64_t>((ATTACKING >> action) & 1) << (target & 63)
+    f.defending |= <uint64_t>(action == ACTION_DEFEND) << c
 
 
-cdef int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
+cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
     # The winning side when the fight just ended, else -1.
-    cdef int64_t action = S(f, c, S_ACTION)[0]
+    cdef const int64_t* row = _row(f, c)
+    cdef int64_t action = f.action[c]
     cdef int64_t partner, disengage_roll, press_roll, flee_target, target, quick
-    if action == ACTION_NONE or action == ACTION_DEFEND:
-        return -1
+    if (ATTACKING >> action) & 1:
+        target = f.target[c]
+        if action == ACTION_PRESS and f.action[target] == ACTION_DISENGAGE and f.target[target] == c:
+            return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
+        if not _has(f.active, target):
+            target = _first_active_opponent(f, c)
+        if action == ACTION_CHARGE:
+            f.cover &= ~_bit(c)
+        quick = (action == ACTION_QUICK_ATTACK) | (action == ACTION_CHARGE)
+        _attack(f, c, target, quick)
+        if _has(f.active, target) and (action == ACTION_CHARGE or not row[C_RANGED]):
+            _release(f, c)
+            _release(f, target)
+            f.engaged[c] = <int32_t>target
+            f.engaged[target] = <int32_t>c
+        return _end_if_out(f, _row(f, target)[C_SIDE])
     if action == ACTION_TAKE_COVER:
-        S(f, c, S_COVER)[0] = 1
+        f.cover |= _bit(c)
         return -1
     if action == ACTION_TOGGLE_DUAL_WIELD:
-        S(f, c, S_DUAL)[0] = 1
+        f.dual |= _bit(c)
         return -1
     if action == ACTION_DISENGAGE:
-        partner = S(f, c, S_ENGAGED)[0]
+        partner = f.engaged[c]
         if partner < 0:
             return -1
-        if (S(f, partner, S_ACTIVE)[0] and S(f, partner, S_ACTION)[0] == ACTION_PRESS
-                and S(f, partner, S_TARGET)[0] == c):
+        if _has(f.active, partner) and f.action[partner] == ACTION_PRESS and f.target[partner] == c:
             disengage_roll = stream_die(&f.stream, D100, f.d100_threshold)
             press_roll = stream_die(&f.stream, D100, f.d100_threshold)
             if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):
@@ -530,34 +569,19 @@ cdef int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
             _release(f, c)
         return -1
     if action == ACTION_FLEE:
-        if S(f, c, S_ENGAGED)[0] >= 0:
+        if f.engaged[c] >= 0:
             return -1
-        if S(f, c, S_TARGETED)[0]:
-            flee_target = _min(95, T(f, c, C_FLEE_BASE) + 20 * S(f, c, S_FAILED_FLEE)[0])
+        if _has(f.targeted, c):
+            flee_target = _min(95, row[C_FLEE_BASE] + 20 * f.failed_flee[c])
             if stream_die(&f.stream, D100, f.d100_threshold) > flee_target:
-                S(f, c, S_FAILED_FLEE)[0] += 1
-                S(f, c, S_COVER)[0] = 1
+                f.failed_flee[c] += 1
+                f.cover |= _bit(c)
                 return -1
         f.counts[F_FLEE_SUCCESSES] += 1
-        S(f, c, S_ACTIVE)[0] = 0
+        f.active &= ~_bit(c)
         _release(f, c)
-        return _end_if_out(f, T(f, c, C_SIDE))
-    target = S(f, c, S_TARGET)[0]
-    if (action == ACTION_PRESS and S(f, target, S_ACTION)[0] == ACTION_DISENGAGE
-            and S(f, target, S_TARGET)[0] == c):
-        return -1
-    if not S(f, target, S_ACTIVE)[0]:
-        target = _first_active_opponent(f, c)
-    if action == ACTION_CHARGE:
-        S(f, c, S_COVER)[0] = 0
-    quick = action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE
-    _attack(f, c, target, quick)
-    if S(f, target, S_ACTIVE)[0] and (action == ACTION_CHARGE or not T(f, c, C_RANGED)):
-        _release(f, c)
-        _release(f, target)
-        S(f, c, S_ENGAGED)[0] = target
-        S(f, target, S_ENGAGED)[0] = c
-    return _end_if_out(f, T(f, target, C_SIDE))
+        return _end_if_out(f, row[C_SIDE])
+    return -1  # none, defend
 
 
 cdef enum:
@@ -572,47 +596,55 @@ fight_lanes = FIGHT_LANES
 cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, const int64_t* ambushers,
                  int64_t ambusher_count) noexcept nogil:
     # A fight's start: fresh combatants, then the ambush contests (the stream's first words).
-    cdef int64_t c, j, d, a, rank, attacker_roll, defender_roll
+    cdef int64_t c, d, a, rank, attacker_roll, defender_roll
     stream_start(&f.stream, seed, index)
+    f.active = f.sides[0] | f.sides[1]
+    f.cover = 0
+    f.dual = 0
+    f.defending = 0
+    f.targeted = 0
+    f.surprised = 0
     for c in range(f.m):
-        for j in range(S_FIELDS):
-            S(f, c, j)[0] = 0
-        S(f, c, S_ACTIVE)[0] = 1
-        S(f, c, S_ENGAGED)[0] = -1
-        S(f, c, S_TARGET)[0] = -1
+        f.deadly_flesh[c] = 0
+        f.serious[c] = 0
+        f.failed_flee[c] = 0
+        f.engaged[c] = -1
     if ambush_side >= 0:
         rank = 0
         for d in range(f.m):
-            if T(f, d, C_SIDE) == ambush_side:
+            if _row(f, d)[C_SIDE] == ambush_side:
                 continue
             a = ambushers[rank % ambusher_count]
             rank += 1
             attacker_roll = stream_die(&f.stream, D100, f.d100_threshold)
             defender_roll = stream_die(&f.stream, D100, f.d100_threshold)
             if _first_wins(f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                S(f, d, S_SURPRISED)[0] = 1
+                f.surprised |= _bit(d)
                 f.counts[F_SURPRISED] += 1
 
 
 cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noexcept nogil:
     # One pass: every active combatant declares, then they resolve in order. Returns the winning
-    # side when the fight ended in this pass, else -1.
+    # side when the fight ended in this pass, else -1. Actions need no reset: every combatant
+    # whose action is read (an active one, its partner if active, its declared target) declared
+    # this pass.
     cdef int64_t c, winner
+    cdef uint64_t todo
     cdef bint first_pass = round_number == 1 and pass_number == 1
     if pass_number == 1:
-        for c in range(f.m):
-            S(f, c, S_TARGETED)[0] = 0
-    for c in range(f.m):
-        S(f, c, S_DEFENDING)[0] = 0
-        S(f, c, S_ACTION)[0] = ACTION_NONE
-    for c in range(f.m):
-        if S(f, c, S_ACTIVE)[0]:
-            _declare(f, c, first_pass)
-    for c in range(f.m):
-        if S(f, c, S_ACTIVE)[0]:
-            winner = _resolve(f, c)
-            if winner >= 0:
-                return winner
+        f.targeted = 0
+    f.defending = 0
+    todo = f.active
+    while todo:
+        _declare(f, d100_lowest_bit(todo), first_pass)
+        todo &= todo - 1
+    todo = f.active
+    while todo:
+        c = d100_lowest_bit(todo)
+        winner = _resolve(f, c)
+        if winner >= 0:
+            return winner
+        todo &= (todo - 1) & f.active  # the next combatant still in the fight
     return -1
 
 
@@ -637,7 +669,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     # sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream
     # i only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
     cdef int64_t m = table.shape[0]
-    cdef int64_t[::1] state = np.zeros(FIGHT_LANES * m * S_FIELDS, dtype=np.int64)
+    cdef uint64_t sides[2]
     cdef int64_t[::1] ambushers = np.zeros(m + 1, dtype=np.int64)
     cdef int64_t local[FIGHT_COUNTS]
     cdef Fight lanes[FIGHT_LANES]
@@ -650,16 +682,22 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     # after max_rounds rounds, as in the reference.
     cdef bint empty = passes <= 0 or max_rounds <= 0
     cdef int64_t empty_rounds = _max(max_rounds, 0)
+    if m > MAX_FIGHTERS:
+        raise ValueError(f"at most {MAX_FIGHTERS} combatants, got {m}")
     for j in range(FIGHT_COUNTS):
         local[j] = 0
+    sides[0] = 0
+    sides[1] = 0
     for c in range(m):
+        sides[table[c, C_SIDE]] |= _bit(c)
         if table[c, C_SIDE] == ambush_side:
             ambushers[ambusher_count] = c
             ambusher_count += 1
     for j in range(FIGHT_LANES):
         lanes[j].table = &table[0, 0]
-        lanes[j].st = &state[j * m * S_FIELDS]
         lanes[j].m = m
+        lanes[j].sides[0] = sides[0]
+        lanes[j].sides[1] = sides[1]
         lanes[j].counts = local
         lanes[j].attack_threshold = rejection_threshold(ATTACK_SIDES)
         lanes[j].d100_threshold = rejection_threshold(D100)
