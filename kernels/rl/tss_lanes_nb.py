@@ -17,7 +17,9 @@ array (one base pointer, so LLVM needs no alias checks), as in kernels/rl/exp_la
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic, register_jitable
 
 from combatsim.rl.tss_reference import (
     A_AIM,
@@ -63,7 +65,7 @@ from combatsim.rl.tss_reference import (
     WORDS_PER_STEP,
 )
 
-from .._numba import borrow, njit
+from .._numba import njit
 from ..rng_nb import DOMAIN_ITEM, MASK32, SHIFT32, philox4x32
 from ._stream_nb import _ROW, AHEAD_ENVS, LANES_MIN, lanes_may_take
 
@@ -93,10 +95,12 @@ SIDE0 = 26 * LANES
 SIDE1 = SIDE0 + SIDE_ROWS
 WORD = SIDE1 + SIDE_ROWS  # .. row LANE_WORDS - 1 on: each lane's words of the step, in stream order
 ROWS = WORD // LANES + LANE_WORDS
+LANE_CELLS = ROWS * LANES
 # Rows of floats (offsets too): the rewards, a side's legal actions after the step (as bits, a
 # float: _observe then stores to this array only), then its observation.
 F_REWARD0, F_REWARD1, F_LEGAL, F_OBS = 0, LANES, 2 * LANES, 3 * LANES
 FLOAT_ROWS = 3 + OBS_SIZE
+FLOAT_CELLS = FLOAT_ROWS * LANES
 # The observation's rows are laid out in quads: lane i's observations 4q .. 4q + 3 at F_OBS + 4 x
 # (q x LANES + i) (stores of four rows interleaved, which LLVM vectorises with shuffles), so that
 # _write_obs copies 16 bytes at a time (a scalar copy of 20 floats an env was store-bound).
@@ -119,6 +123,36 @@ DRAW_ROWS = K_WORDS + 4
 #: @njit functions Numba compiled one copy per literal argument (16 of _select, 3 of _die), each a
 #: whole pipeline run, which cost seconds of the step's first call. LLVM still inlines them.
 _helper = register_jitable(error_model="numpy")
+
+
+@intrinsic
+def _on_stack(typingctx, rows, columns, dtype):
+    """An uninitialised C array of rows x columns ``dtype`` on the stack (literal sizes), 64-byte
+    aligned and with no meminfo: np.empty's malloc and free, and the NRT's reference counts, cost
+    about 3 ns an env step."""
+    if not (isinstance(rows, types.IntegerLiteral) and isinstance(columns, types.IntegerLiteral)
+            and isinstance(dtype, types.NumberClass)):
+        return None
+    shape = (rows.literal_value, columns.literal_value)
+    item = dtype.instance_type
+    array_type = types.Array(item, 2, "C")
+
+    def codegen(context, builder, signature, args):
+        element = context.get_data_type(item)
+        with builder.goto_entry_block():
+            block = builder.alloca(ir.ArrayType(element, shape[0] * shape[1]))
+            block.align = 64
+        itemsize = context.get_abi_sizeof(element)
+        intp = context.get_value_type(types.intp)
+        array = context.make_array(array_type)(context, builder)
+        context.populate_array(array, data=builder.bitcast(block, element.as_pointer()),
+                               shape=[intp(shape[0]), intp(shape[1])],
+                               strides=[intp(shape[1] * itemsize), intp(itemsize)], itemsize=intp(itemsize),
+                               meminfo=None)
+        return array._getvalue()
+
+    return array_type(rows, columns, dtype), codegen
+
 
 _SHIFT = np.uint64(32)
 _TWO32 = np.uint64(1 << 32)
@@ -724,8 +758,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     max_steps = iparams[G_MAX_STEPS]
     if count < LANES_MIN or max_steps < 1 or max_steps > LANE_RANGE:
         return 0
-    values_owner = np.empty((2, SIDE_VALUES), dtype=np.int32)  # each within +-2^20 (or a threshold below it)
-    values = borrow(values_owner)
+    values = _on_stack(2, SIDE_VALUES, np.int32)  # each within +-2^20 (or a threshold below it)
     # Each helper is called from one site with a variable side, turn or block: Numba compiles a
     # function once per literal argument it is called with, and those copies doubled the compile time.
     for side in range(2):
@@ -739,14 +772,10 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     tie_first = 0 if score0 > score1 else (1 if score1 > score0 else -1)  # -1: the tie die decides
     per_round0 = values[0, PER_ROUND]
     per_round1 = values[1, PER_ROUND]
-    # Borrowed (no reference counting in the loops); the owners are used again at the end, so they live.
     # Not zeroed: each row is written before it is read (a word past those drawn marks its lane SLOW).
-    lanes_owner = np.empty(ROWS * LANES, dtype=np.int32)
-    floats_owner = np.empty(FLOAT_ROWS * LANES, dtype=np.float32)
-    draws_owner = np.empty((DRAW_ROWS, LANES), dtype=np.uint64)
-    lanes = borrow(lanes_owner)
-    floats = borrow(floats_owner)
-    draws = borrow(draws_owner)
+    lanes = _on_stack(1, LANE_CELLS, np.int32)[0]
+    floats = _on_stack(1, FLOAT_CELLS, np.float32)[0]
+    draws = _on_stack(DRAW_ROWS, LANES, np.uint64)
 
     # Gather; a state the reference's own steps never leave goes to the reference (a resetting
     # lane's state is replaced, whatever it was). Lanes past count idle through the step (nothing
@@ -885,6 +914,4 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
             state[e, s + S_ACTIONS_LEFT] = lanes[r + LEFT + i]
             state[e, s + S_AIMED] = lanes[r + AIMED + i]
         done |= 1 << i
-    lanes_owner[0] = np.int32(floats_owner[0] != 0)
-    draws_owner[0, 0] = values_owner[0, 0]
     return done
