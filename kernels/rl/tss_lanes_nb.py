@@ -270,6 +270,14 @@ def _quad(k, i):
 
 
 @_helper
+def _at(row, i):
+    """Row ``row``'s lane i as an unsigned index: in the loops over the first count lanes LLVM
+    cannot prove ``row + i`` non-negative, and Numba's negative-index wraparound cost a test and a
+    cmov on each access (the gather's and the write-back's loops are scalar)."""
+    return np.uint64(row) + np.uint64(i)
+
+
+@_helper
 def _in_range(value):
     return -LANE_RANGE <= value <= LANE_RANGE
 
@@ -372,7 +380,7 @@ def _ensure(lanes, draws, seeds, state, first, count, keyed):
         n = 0
         for i in range(count):
             draws[K_LANE, n] = np.uint64(i)
-            n += _bit(lanes[NEED + i] > edge) & _bit(lanes[DRAWN + i] <= edge)
+            n += _bit(lanes[_at(NEED, i)] > edge) & _bit(lanes[_at(DRAWN, i)] <= edge)
         for k in range(n):
             e = np.uint64(first) + draws[K_LANE, k]
             index = np.uint64(state[e, S_EPISODE])
@@ -699,7 +707,7 @@ def _observe(lanes, floats, values, side, max_steps):
 def _write_obs(lanes, floats, obs, mask, first, count, side):
     """One side's observation and legal actions of the lanes stepped (not SLOW) into the buffers."""
     for i in range(count):
-        if lanes[SLOW + i]:
+        if lanes[_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
         for q in range(0, OBS_SIZE, QUAD):  # the loads ahead of the stores: LLVM moves each quad at once
@@ -708,7 +716,7 @@ def _write_obs(lanes, floats, obs, mask, first, count, side):
             obs[e, side, q + 1] = v1
             obs[e, side, q + 2] = v2
             obs[e, side, q + 3] = v3
-        legal = np.int64(floats[F_LEGAL + i])
+        legal = np.int64(floats[_at(F_LEGAL, i)])
         for a in range(ACTIONS):
             mask[e, side, a] = (legal >> a) & 1
 
@@ -784,33 +792,33 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     for i in range(count):
         e = np.uint64(first + i)  # unsigned: Numba adds no negative-index wraparound to each access
         reset = _bit(state[e, S_NEEDS_RESET] != 0)
-        lanes[RESET + i] = reset
+        lanes[_at(RESET, i)] = reset
         any_reset |= reset
         t, phase, first_mover = state[e, S_T], state[e, S_PHASE], state[e, S_FIRST_MOVER]
-        lanes[T + i] = t
-        lanes[PHASE + i] = phase
-        lanes[FIRST + i] = first_mover
+        lanes[_at(T, i)] = t
+        lanes[_at(PHASE, i)] = phase
+        lanes[_at(FIRST, i)] = first_mover
         fields = t | phase | first_mover
         for side in range(2):
             r = SIDE0 + side * SIDE_ROWS
             s = S_SIDE + side * SIDE_STATE
             stun, wound, mortal = state[e, s + S_STUN], state[e, s + S_WOUND], state[e, s + S_MORTAL]
             first_phase, left, aimed = state[e, s + S_FIRST_PHASE], state[e, s + S_ACTIONS_LEFT], state[e, s + S_AIMED]
-            lanes[r + STUN + i] = stun
-            lanes[r + WOUND + i] = wound
-            lanes[r + MORTAL + i] = mortal
-            lanes[r + FIRST_PHASE + i] = first_phase
-            lanes[r + LEFT + i] = left
-            lanes[r + AIMED + i] = aimed
+            lanes[_at(r + STUN, i)] = stun
+            lanes[_at(r + WOUND, i)] = wound
+            lanes[_at(r + MORTAL, i)] = mortal
+            lanes[_at(r + FIRST_PHASE, i)] = first_phase
+            lanes[_at(r + LEFT, i)] = left
+            lanes[_at(r + AIMED, i)] = aimed
             fields |= stun | wound | mortal | first_phase | left | aimed
             action = actions[e, side]
-            lanes[r + CHOICE + i] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
+            lanes[_at(r + CHOICE, i)] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
         # Every field the lanes take lies in 0 .. LANE_RANGE - 1 (a negative one, as unsigned, does
         # not): one test here, each field's own bound in _admit.
-        lanes[SLOW + i] = _bit(np.uint64(fields) >= np.uint64(LANE_RANGE))
+        lanes[_at(SLOW, i)] = _bit(np.uint64(fields) >= np.uint64(LANE_RANGE))
     for j in range(4):
         for i in range(count):
-            lanes[WORD + j * LANES + i] = np.int32(np.uint32(ahead[_ROW[5 + j] + i]))
+            lanes[_at(WORD + j * LANES, i)] = np.int32(np.uint32(ahead[_at(_ROW[5 + j], i)]))
     _admit(lanes, keyed, max_steps32, per_round0, per_round1)
     for i in range(count, LANES):
         lanes[RESET + i] = 0
@@ -826,7 +834,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         n = 0
         for i in range(count):  # the resetting lanes listed first, with no branch on each (as in _ensure)
             draws[K_LANE, n] = np.uint64(i)
-            n += lanes[RESET + i]
+            n += lanes[_at(RESET, i)]
         for k in range(n):
             e = np.uint64(first) + draws[K_LANE, k]
             index = np.uint64(state[e, S_EPISODE] + 1)
@@ -885,33 +893,33 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
 
     # The rewards and flags, then the state, in loops of their own (fewer arrays at once).
     for i in range(count):
-        if lanes[SLOW + i]:
+        if lanes[_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
-        reward[e, 0] = floats[F_REWARD0 + i]
-        reward[e, 1] = floats[F_REWARD1 + i]
-        terminated[e] = lanes[ENDED + i]
-        truncated[e] = lanes[CUT + i]
+        reward[e, 0] = floats[_at(F_REWARD0, i)]
+        reward[e, 1] = floats[_at(F_REWARD1, i)]
+        terminated[e] = lanes[_at(ENDED, i)]
+        truncated[e] = lanes[_at(CUT, i)]
     done = 0
     for i in range(count):
-        if lanes[SLOW + i]:
+        if lanes[_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
-        reset = np.int64(lanes[RESET + i])
+        reset = np.int64(lanes[_at(RESET, i)])
         state[e, S_EPISODE] += reset
-        state[e, S_T] = lanes[T + i]
+        state[e, S_T] = lanes[_at(T, i)]
         state[e, S_RETRIES] &= reset - 1  # 0 at a reset
-        state[e, S_NEEDS_RESET] = lanes[ENDED + i] | lanes[CUT + i]
-        state[e, S_PHASE] = lanes[PHASE + i]
-        state[e, S_FIRST_MOVER] = lanes[FIRST + i]
+        state[e, S_NEEDS_RESET] = lanes[_at(ENDED, i)] | lanes[_at(CUT, i)]
+        state[e, S_PHASE] = lanes[_at(PHASE, i)]
+        state[e, S_FIRST_MOVER] = lanes[_at(FIRST, i)]
         for side in range(2):
             r = SIDE0 + side * SIDE_ROWS
             s = S_SIDE + side * SIDE_STATE
-            state[e, s + S_STUN] = lanes[r + STUN + i]
-            state[e, s + S_WOUND] = lanes[r + WOUND + i]
-            state[e, s + S_MORTAL] = lanes[r + MORTAL + i]
-            state[e, s + S_FIRST_PHASE] = lanes[r + FIRST_PHASE + i]
-            state[e, s + S_ACTIONS_LEFT] = lanes[r + LEFT + i]
-            state[e, s + S_AIMED] = lanes[r + AIMED + i]
+            state[e, s + S_STUN] = lanes[_at(r + STUN, i)]
+            state[e, s + S_WOUND] = lanes[_at(r + WOUND, i)]
+            state[e, s + S_MORTAL] = lanes[_at(r + MORTAL, i)]
+            state[e, s + S_FIRST_PHASE] = lanes[_at(r + FIRST_PHASE, i)]
+            state[e, s + S_ACTIONS_LEFT] = lanes[_at(r + LEFT, i)]
+            state[e, s + S_AIMED] = lanes[_at(r + AIMED, i)]
         done |= 1 << i
     return done
