@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from combatsim.d100.layout import (
     A_FLESH,
@@ -49,15 +53,12 @@ from combatsim.d100.layout import (
     NO_WINNER,
 )
 
-from .._numba import borrow, njit
+from .._numba import njit
 from ..rng_nb import (
     _HI,
     _K0,
     _K1,
     _LO,
-    _READY,
-    _USED,
-    _WORDS,
     DOMAIN_DENSE,
     DOMAIN_ITEM,
     MASK32,
@@ -341,32 +342,72 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
 
 
 # ---------------------------------------------------------------------------------------------
-# Fights: the reference's _Fight, with its per-combatant lists as arrays made once per call.
+# Fights: the reference's _Fight (the Cython twin's layout). Combatant c is bit c of the yes/no
+# states (m <= 64), so "first active opponent", "is a side out" and "every active combatant in
+# order" are bit operations, not loops over the table.
 # ---------------------------------------------------------------------------------------------
+#: api.MAX_COMBATANTS: one bit each in an int64 (bit 63 too: the masks only shift, and, or, test).
+MAX_FIGHTERS = 64
+#: The actions that attack (and mark their target as targeted), as a set of bits.
+ATTACKING = (1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRESS) | (1 << ACTION_CHARGE)
+#: Item blocks a lane draws at once: their Philox chains are independent, so they overlap in the
+#: core where one block at a time waits on each round's multiply.
+AHEAD_BLOCKS = 4
+AHEAD_WORDS = 4 * AHEAD_BLOCKS
+
+# Per-combatant state columns (int64 array of shape (m, S_FIELDS) per lane). Lethal wounds are
+# not kept: one takes the combatant out.
+S_DEADLY_FLESH, S_SERIOUS, S_FAILED_FLEE, S_ENGAGED, S_ACTION, S_TARGET = 0, 1, 2, 3, 4, 5
+S_FIELDS = 6
+# Per-lane scalars (int64 array of shape (FIGHT_LANES, L_FIELDS)): the fight's item, round and
+# pass, the masks of combatants in the fight, in cover, dual wielding, defending this pass,
+# targeted this round and surprised, and the item words taken and drawn (into the lane's words).
+L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_SURPRISED = 0, 1, 2, 3, 4, 5, 6, 7, 8
+L_USED, L_DRAWN = 9, 10
+L_FIELDS = 11
+
+
+@intrinsic
+def _lowest_bit(typingctx, bits):
+    """The index of the lowest set bit of an int64 (64 for 0): LLVM's cttz, one instruction."""
+    if not isinstance(bits, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], signature.args[0], types.int64)
+        i64 = ir.IntType(64)
+        cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]),
+                                              "llvm.cttz.i64")
+        return builder.call(cttz, [value, ir.Constant(ir.IntType(1), 0)])
+
+    return types.int64(bits), codegen
+
+
 @njit(inline="always")
-def _die(rng, sides, threshold):
-    """rng_nb.stream_die, word for word, with the common path kept in locals (about 2x faster in
-    Numba); a rejected word still retries through rng_nb.stream_bounded."""
-    used = rng[_USED]
-    position = np.int64(used & np.uint64(3))
-    if position == 0 and used + np.uint64(1) != rng[_READY]:
-        w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], used >> np.uint64(2), DOMAIN_ITEM, rng[_K0], rng[_K1])
-        rng[_WORDS] = w0
-        rng[_WORDS + 1] = w1
-        rng[_WORDS + 2] = w2
-        rng[_WORDS + 3] = w3
-    rng[_USED] = used + np.uint64(1)
-    word = rng[_WORDS + position]
+def _has(bits, c):
+    return (bits >> c) & 1
+
+
+@njit(inline="always")
+def _die(rng, lane, words, sides, threshold):
+    """rng_nb.stream_die: the same words, drawn AHEAD_BLOCKS blocks at a time (a fight may leave
+    some unused); a rejected word still retries through rng_nb.stream_bounded."""
+    used = lane[L_USED]
+    if used == lane[L_DRAWN]:
+        first = np.uint64(used >> 2)
+        for j in range(AHEAD_BLOCKS):
+            w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], first + np.uint64(j), DOMAIN_ITEM, rng[_K0], rng[_K1])
+            words[4 * j] = w0
+            words[4 * j + 1] = w1
+            words[4 * j + 2] = w2
+            words[4 * j + 3] = w3
+        lane[L_DRAWN] = used + AHEAD_WORDS
+    lane[L_USED] = used + 1
+    word = words[used % AHEAD_WORDS]
     product = word * sides
     if (product & MASK32) < threshold:
         return stream_bounded(rng, word, sides, threshold) + 1
     return np.int64(product >> SHIFT32) + 1
-
-
-# State columns (int64 array of shape (m, S_FIELDS)).
-S_ACTIVE, S_DEADLY_FLESH, S_SERIOUS, S_LETHAL, S_COVER, S_DEFENDING, S_DUAL = 0, 1, 2, 3, 4, 5, 6
-S_FAILED_FLEE, S_ENGAGED, S_SURPRISED, S_TARGETED, S_ACTION, S_TARGET = 7, 8, 9, 10, 11, 12
-S_FIELDS = 13
 
 
 @njit(inline="always")
@@ -385,19 +426,15 @@ def _first_wins(roll, table, c, column, opposing_roll, o, opposing_column):
 
 
 @njit(inline="always")
-def _first_active_opponent(table, st, m, c):
-    for o in range(m):
-        if st[o, S_ACTIVE] and table[o, C_SIDE] != table[c, C_SIDE]:
-            return o
-    return -1
+def _first_active_opponent(table, lane, sides, c):
+    opponents = lane[L_ACTIVE] & sides[1 - table[c, C_SIDE]]
+    return _lowest_bit(opponents) if opponents else -1
 
 
 @njit(inline="always")
-def _side_out(table, st, m, side):
-    for o in range(m):  # noqa: SIM110 (Numba: no generators)
-        if st[o, S_ACTIVE] and table[o, C_SIDE] == side:
-            return False
-    return True
+def _end_if_out(lane, sides, side):
+    """The winning side when ``side`` has nobody left in the fight, else -1."""
+    return -1 if lane[L_ACTIVE] & sides[side] else 1 - side
 
 
 @njit(inline="always")
@@ -409,95 +446,115 @@ def _release(st, c):
 
 
 @njit(inline="always")
-def _attack(table, st, rng, c, t, quick, counts, sides_attack, threshold_attack):
-    ranged = table[c, C_RANGED]
-    cover = st[t, S_COVER] & ranged
-    dual = st[c, S_DUAL]
-    steps = quick + dual + cover + st[t, S_DEFENDING]
-    value = np.uint64(_die(rng, sides_attack, threshold_attack) - 1)
+def _wound(table, st, counts, c, t, column, damage_roll, critical, deadly):
+    """One weapon's wound on t, and its escalation, without branches: which wound a hit deals is
+    a coin flip no predictor learns. Returns 1 when t now has a lethal wound (direct or escalated).
+    (Whether the attack hits is a branch in _attack: skipping both wounds on a miss measured
+    faster than masking them, in Cython.)"""
+    lethal = np.int64(damage_roll <= table[c, column])
+    serious = np.int64(damage_roll > table[c, column]) & np.int64(damage_roll <= table[c, column + 1])
+    flesh = np.int64(damage_roll > table[c, column + 1])
+    counts[F_LETHAL] += lethal
+    counts[F_INSTANT_DEATH] += lethal & critical
+    counts[F_SERIOUS] += serious
+    counts[F_FLESH] += flesh
+    # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
+    deadly_flesh = st[t, S_DEADLY_FLESH] + (flesh & deadly)  # nonlethal flesh wounds do not count
+    to_serious = np.int64(deadly_flesh >= 3)
+    st[t, S_DEADLY_FLESH] = deadly_flesh - 3 * to_serious
+    serious_wounds = st[t, S_SERIOUS] + serious + to_serious
+    to_lethal = np.int64(serious_wounds >= 2)
+    st[t, S_SERIOUS] = serious_wounds - 2 * to_lethal
+    counts[F_ESCALATED_SERIOUS] += to_serious
+    counts[F_ESCALATED_LETHAL] += to_lethal
+    return lethal | to_lethal
+
+
+@njit(inline="always")
+def _attack(table, st, lane, rng, words, c, t, quick, counts, sides_attack, threshold_attack):
+    cover = _has(lane[L_COVER], t) & table[c, C_RANGED]
+    dual = _has(lane[L_DUAL], c)
+    steps = quick + dual + cover + _has(lane[L_DEFENDING], t)
+    armour = table[t, C_ARMOUR]
+    value = np.uint64(_die(rng, lane, words, sides_attack, threshold_attack) - 1)
     attack_value, damage, damage2 = _split(value)
-    roll = np.int64(attack_value) + 1
-    column = C_ATTACK + 4 * steps
-    tier = (np.int64(roll > table[c, column]) + np.int64(roll > table[c, column + 1])
-            + np.int64(roll > table[c, column + 2]) + np.int64(roll > table[c, column + 3]))
+    tier = _contest_tier(np.int64(attack_value) + 1, table, c, C_ATTACK + 4 * steps)
     counts[F_ATTACKS] += 1
     if tier > TIER_SUCCESS:
         return
-    armour = table[t, C_ARMOUR]
-    for w in range(1 + dual):
-        dcol = C_DAMAGE + 2 * (((w * 2 + cover) * 3 + armour) * 2 + dual)
-        damage_roll = (np.int64(damage) if w == 0 else np.int64(damage2)) + 1
-        nonlethal = table[c, C_NONLETHAL + w]
-        if damage_roll <= table[c, dcol]:
-            counts[F_LETHAL] += 1
-            counts[F_INSTANT_DEATH] += tier == TIER_CRITICAL
-            st[t, S_LETHAL] += 1
-        elif damage_roll <= table[c, dcol + 1]:
-            counts[F_SERIOUS] += 1
-            st[t, S_SERIOUS] += 1
-        else:
-            counts[F_FLESH] += 1
-            st[t, S_DEADLY_FLESH] += 1 - nonlethal  # nonlethal flesh wounds do not count
-        # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
-        if st[t, S_DEADLY_FLESH] >= 3:
-            st[t, S_DEADLY_FLESH] -= 3
-            st[t, S_SERIOUS] += 1
-            counts[F_ESCALATED_SERIOUS] += 1
-        if st[t, S_SERIOUS] >= 2:
-            st[t, S_SERIOUS] -= 2
-            st[t, S_LETHAL] += 1
-            counts[F_ESCALATED_LETHAL] += 1
-    if st[t, S_LETHAL] > 0:
-        st[t, S_ACTIVE] = 0
+    critical = np.int64(tier == TIER_CRITICAL)
+    # Weapon 0, then weapon 1 when dual wielding (layout.damage_column).
+    out = _wound(table, st, counts, c, t, C_DAMAGE + 2 * ((cover * 3 + armour) * 2 + dual), np.int64(damage) + 1,
+                 critical, 1 - table[c, C_NONLETHAL])
+    if dual:
+        out |= _wound(table, st, counts, c, t, C_DAMAGE + 2 * (((2 + cover) * 3 + armour) * 2 + dual),
+                      np.int64(damage2) + 1, critical, 1 - table[c, C_NONLETHAL + 1])
+    if out:
+        lane[L_ACTIVE] &= ~(np.int64(1) << t)
         _release(st, t)
 
 
 @njit(inline="always")
-def _declare(table, st, rng, m, c, first_pass, d100_threshold):
-    if first_pass and st[c, S_SURPRISED]:
+def _declare(table, st, lane, rng, words, sides, c, first_pass, d100_threshold):
+    if first_pass and _has(lane[L_SURPRISED], c):
         st[c, S_ACTION] = ACTION_NONE
         return
-    policy_roll = _die(rng, np.uint64(D100), d100_threshold)
-    choice = 0
-    while policy_roll > table[c, C_POLICY + choice]:
-        choice += 1
-    action = choice + ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
-    engaged = st[c, S_ENGAGED] >= 0
-    if table[c, C_DUAL_ALLOWED] and not st[c, S_DUAL]:
+    # The first action whose cumulative bound is >= the roll; the bounds never decrease, so that
+    # is the number of bounds below the roll (the last bound is 100: never below).
+    policy_roll = _die(rng, lane, words, np.uint64(D100), d100_threshold)
+    action = ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
+    for j in range(7):
+        action += np.int64(policy_roll > table[c, C_POLICY + j])
+    partner = st[c, S_ENGAGED]
+    engaged = np.int64(partner >= 0)
+    flee_blocked = np.int64(action == ACTION_FLEE) & engaged
+    nothing_to_leave = np.int64(action == ACTION_DISENGAGE) & (1 - engaged)
+    action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
+    if table[c, C_DUAL_ALLOWED] and not _has(lane[L_DUAL], c):
         action = ACTION_TOGGLE_DUAL_WIELD
-    elif action == ACTION_FLEE and engaged:
-        action = ACTION_DISENGAGE
-    elif action == ACTION_DISENGAGE and not engaged:
-        action = ACTION_ATTACK
-    target = st[c, S_ENGAGED] if engaged else _first_active_opponent(table, st, m, c)
+    target = partner if engaged else _first_active_opponent(table, lane, sides, c)
     st[c, S_ACTION] = action
     st[c, S_TARGET] = target
-    if action == ACTION_ATTACK or action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE or action == ACTION_PRESS:  # noqa: SIM109
-        st[target, S_TARGETED] = 1
-    if action == ACTION_DEFEND:
-        st[c, S_DEFENDING] = 1
+    # A running fight always has an active opponent (target >= 0); the mask only keeps the shift
+    # defined.
+    lane[L_TARGETED] |= ((ATTACKING >> action) & 1) << (target & 63)
+    lane[L_DEFENDING] |= np.int64(action == ACTION_DEFEND) << c
 
 
 @njit(inline="always")
-def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_threshold):
+def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, threshold_attack, d100_threshold):
     """Returns the winning side when the fight just ended, else -1."""
     action = st[c, S_ACTION]
     d100 = np.uint64(D100)
-    if action == ACTION_NONE or action == ACTION_DEFEND:  # noqa: SIM109
-        return -1
+    if (ATTACKING >> action) & 1:
+        target = st[c, S_TARGET]
+        if action == ACTION_PRESS and st[target, S_ACTION] == ACTION_DISENGAGE and st[target, S_TARGET] == c:
+            return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
+        if not _has(lane[L_ACTIVE], target):
+            target = _first_active_opponent(table, lane, sides, c)
+        if action == ACTION_CHARGE:
+            lane[L_COVER] &= ~(np.int64(1) << c)
+        quick = np.int64(action == ACTION_QUICK_ATTACK) | np.int64(action == ACTION_CHARGE)
+        _attack(table, st, lane, rng, words, c, target, quick, counts, sides_attack, threshold_attack)
+        if _has(lane[L_ACTIVE], target) and (action == ACTION_CHARGE or not table[c, C_RANGED]):
+            _release(st, c)
+            _release(st, target)
+            st[c, S_ENGAGED] = target
+            st[target, S_ENGAGED] = c
+        return _end_if_out(lane, sides, table[target, C_SIDE])
     if action == ACTION_TAKE_COVER:
-        st[c, S_COVER] = 1
+        lane[L_COVER] |= np.int64(1) << c
         return -1
     if action == ACTION_TOGGLE_DUAL_WIELD:
-        st[c, S_DUAL] = 1
+        lane[L_DUAL] |= np.int64(1) << c
         return -1
     if action == ACTION_DISENGAGE:
         partner = st[c, S_ENGAGED]
         if partner < 0:
             return -1
-        if st[partner, S_ACTIVE] and st[partner, S_ACTION] == ACTION_PRESS and st[partner, S_TARGET] == c:
-            disengage_roll = _die(rng, d100, d100_threshold)
-            press_roll = _die(rng, d100, d100_threshold)
+        if _has(lane[L_ACTIVE], partner) and st[partner, S_ACTION] == ACTION_PRESS and st[partner, S_TARGET] == c:
+            disengage_roll = _die(rng, lane, words, d100, d100_threshold)
+            press_roll = _die(rng, lane, words, d100, d100_threshold)
             if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(st, c)
         else:
@@ -506,33 +563,17 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
     if action == ACTION_FLEE:
         if st[c, S_ENGAGED] >= 0:
             return -1
-        if st[c, S_TARGETED]:
+        if _has(lane[L_TARGETED], c):
             flee_target = min(95, table[c, C_FLEE_BASE] + 20 * st[c, S_FAILED_FLEE])
-            if _die(rng, d100, d100_threshold) > flee_target:
+            if _die(rng, lane, words, d100, d100_threshold) > flee_target:
                 st[c, S_FAILED_FLEE] += 1
-                st[c, S_COVER] = 1
+                lane[L_COVER] |= np.int64(1) << c
                 return -1
         counts[F_FLEE_SUCCESSES] += 1
-        st[c, S_ACTIVE] = 0
+        lane[L_ACTIVE] &= ~(np.int64(1) << c)
         _release(st, c)
-        side = table[c, C_SIDE]
-        return 1 - side if _side_out(table, st, m, side) else -1
-    target = st[c, S_TARGET]
-    if action == ACTION_PRESS and st[target, S_ACTION] == ACTION_DISENGAGE and st[target, S_TARGET] == c:
-        return -1
-    if not st[target, S_ACTIVE]:
-        target = _first_active_opponent(table, st, m, c)
-    if action == ACTION_CHARGE:
-        st[c, S_COVER] = 0
-    quick = np.int64(action == ACTION_QUICK_ATTACK or action == ACTION_CHARGE)  # noqa: SIM109
-    _attack(table, st, rng, c, target, quick, counts, sides_attack, threshold_attack)
-    if st[target, S_ACTIVE] and (action == ACTION_CHARGE or not table[c, C_RANGED]):
-        _release(st, c)
-        _release(st, target)
-        st[c, S_ENGAGED] = target
-        st[target, S_ENGAGED] = c
-    side = table[target, C_SIDE]
-    return 1 - side if _side_out(table, st, m, side) else -1
+        return _end_if_out(lane, sides, table[c, C_SIDE])
+    return -1  # none, defend
 
 
 #: Fights in flight per kernel call (docs/d100.md, "Kernels and speed"): each lane holds one fight's
@@ -541,22 +582,27 @@ def _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_
 #: One lane is fastest (the branch predictor learns from the same fight's earlier passes; bench
 #: fight, A/B in one process: 8 lanes 113.5, 1 lane 109.3 ns an attack).
 FIGHT_LANES = 1
-# Per-lane scalars (int64 array of shape (FIGHT_LANES, L_FIELDS)).
-L_ITEM, L_ROUND, L_PASS = 0, 1, 2
-L_FIELDS = 3
 
 
 @njit(inline="always")
-def _begin(table, st, rng, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts, d100_threshold):
+def _begin(table, st, lane, rng, words, sides, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts,
+           d100_threshold):
     """A fight's start: fresh combatants, then the ambush contests (the stream's first words)."""
     d100 = np.uint64(D100)
     stream_start(rng, k0, k1, index)
+    lane[L_USED] = 0
+    lane[L_DRAWN] = 0
+    lane[L_ACTIVE] = sides[0] | sides[1]
+    lane[L_COVER] = 0
+    lane[L_DUAL] = 0
+    lane[L_DEFENDING] = 0
+    lane[L_TARGETED] = 0
+    lane[L_SURPRISED] = 0
     for c in range(m):
-        for j in range(S_FIELDS):
-            st[c, j] = 0
-        st[c, S_ACTIVE] = 1
+        st[c, S_DEADLY_FLESH] = 0
+        st[c, S_SERIOUS] = 0
+        st[c, S_FAILED_FLEE] = 0
         st[c, S_ENGAGED] = -1
-        st[c, S_TARGET] = -1
     if ambush_side >= 0:
         rank = 0
         for d in range(m):
@@ -564,33 +610,35 @@ def _begin(table, st, rng, k0, k1, index, m, ambush_side, ambushers, ambusher_co
                 continue
             a = ambushers[rank % ambusher_count]
             rank += 1
-            attacker_roll = _die(rng, d100, d100_threshold)
-            defender_roll = _die(rng, d100, d100_threshold)
+            attacker_roll = _die(rng, lane, words, d100, d100_threshold)
+            defender_roll = _die(rng, lane, words, d100, d100_threshold)
             if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                st[d, S_SURPRISED] = 1
+                lane[L_SURPRISED] |= np.int64(1) << d
                 counts[F_SURPRISED] += 1
 
 
 @njit(inline="always")
-def _one_pass(table, st, rng, m, round_number, pass_number, counts, sides_attack, threshold_attack,
-              d100_threshold):
+def _one_pass(table, st, lane, rng, words, sides, round_number, pass_number, counts, sides_attack,
+              threshold_attack, d100_threshold):
     """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
-    resolve in order. Returns the winning side when the fight ended in this pass, else -1."""
+    resolve in order. Returns the winning side when the fight ended in this pass, else -1.
+    Actions need no reset: every combatant whose action is read (an active one, its partner if
+    active, its declared target) declared this pass."""
     if pass_number == 1:
-        for c in range(m):
-            st[c, S_TARGETED] = 0
+        lane[L_TARGETED] = 0
+    lane[L_DEFENDING] = 0
     first_pass = round_number == 1 and pass_number == 1
-    for c in range(m):
-        st[c, S_DEFENDING] = 0
-        st[c, S_ACTION] = ACTION_NONE
-    for c in range(m):
-        if st[c, S_ACTIVE]:
-            _declare(table, st, rng, m, c, first_pass, d100_threshold)
-    for c in range(m):
-        if st[c, S_ACTIVE]:
-            winner = _resolve(table, st, rng, m, c, counts, sides_attack, threshold_attack, d100_threshold)
-            if winner >= 0:
-                return winner
+    todo = lane[L_ACTIVE]
+    while todo:
+        _declare(table, st, lane, rng, words, sides, _lowest_bit(todo), first_pass, d100_threshold)
+        todo &= todo - 1
+    todo = lane[L_ACTIVE]
+    while todo:
+        winner = _resolve(table, st, lane, rng, words, sides, _lowest_bit(todo), counts, sides_attack,
+                          threshold_attack, d100_threshold)
+        if winner >= 0:
+            return winner
+        todo &= (todo - 1) & lane[L_ACTIVE]  # the next combatant still in the fight
     return -1
 
 
@@ -614,26 +662,34 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
     sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream i
     only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
 
-    The lanes run on borrowed arrays (_numba.borrow) with every helper inlined: Numba's reference
-    counting at each array assignment and the seven-scalar calls of separate helpers cost most of
-    the time (as in the RL step twins)."""
+    The lanes are compiled without Numba's runtime (``_nrt=False``, as Numba compiles its own hot
+    string helpers), so no array is reference counted in them: even on borrowed arrays
+    (_numba.borrow) every inlined helper's array arguments cost an indirect call each on entry
+    and on exit, about 14 calls a declaration or a resolution (A/B in one process, the former
+    lanes: 108 -> 75 ns an attack). Every helper is inlined: the seven-scalar calls of separate
+    helpers cost most of the rest (as in the RL step twins)."""
     m = table.shape[0]
+    if m > MAX_FIGHTERS:
+        raise ValueError("at most 64 combatants")
     rng = np.zeros((FIGHT_LANES, STREAM_SIZE), dtype=np.uint64)
+    words = np.zeros((FIGHT_LANES, AHEAD_WORDS), dtype=np.uint64)
     st = np.zeros((FIGHT_LANES, m, S_FIELDS), dtype=np.int64)
     lane = np.zeros((FIGHT_LANES, L_FIELDS), dtype=np.int64)
     ambushers = np.zeros(m, dtype=np.int64)
-    _fight_lanes(seed, start, count, borrow(table), passes, max_rounds, ambush_side, borrow(counts),
-                 borrow(winner_out), borrow(rounds_out), borrow(rng), borrow(st), borrow(lane), borrow(ambushers))
+    sides = np.zeros(2, dtype=np.int64)
+    _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
+                 words, st, lane, ambushers, sides)
 
 
-@njit
-def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng, st,
-                 lane, ambushers):
+@njit(_nrt=False)
+def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
+                 words, st, lane, ambushers, sides):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     lanes = FIGHT_LANES
     ambusher_count = 0
     for c in range(m):
+        sides[table[c, C_SIDE]] |= np.int64(1) << c
         if table[c, C_SIDE] == ambush_side:
             ambushers[ambusher_count] = c
             ambusher_count += 1
@@ -654,8 +710,8 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             if k >= 0:
                 round_number = lane[j, L_ROUND]
                 pass_number = lane[j, L_PASS]
-                winner = _one_pass(table, st[j], rng[j], m, round_number, pass_number, counts, sides_attack,
-                                   threshold_attack, d100_threshold)
+                winner = _one_pass(table, st[j], lane[j], rng[j], words[j], sides, round_number, pass_number, counts,
+                                   sides_attack, threshold_attack, d100_threshold)
                 if winner >= 0:
                     _finish(k, winner, round_number, counts, winner_out, rounds_out)
                     k = -1
@@ -670,8 +726,8 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             while k < 0 and next_fight < count:
                 k = next_fight
                 next_fight += 1
-                _begin(table, st[j], rng[j], k0, k1, start + k, m, ambush_side, ambushers, ambusher_count,
-                       counts, d100_threshold)
+                _begin(table, st[j], lane[j], rng[j], words[j], sides, k0, k1, start + k, m, ambush_side, ambushers,
+                       ambusher_count, counts, d100_threshold)
                 if empty:
                     _finish(k, -1, max(max_rounds, 0), counts, winner_out, rounds_out)
                     k = -1
