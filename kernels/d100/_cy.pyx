@@ -548,7 +548,7 @@ cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
     flee_blocked = (action == ACTION_FLEE) & engaged
     nothing_to_leave = (action == ACTION_DISENGAGE) & (1 - engaged)
     action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
-    if row[C_DUAL_ALLOWED] and not _has(f.dual, c):
+    if row[C_DUAL_ALLOWED] & (1 - _has(f.dual, c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(f, c)
     f.action[c] = <int32_t>action
@@ -563,18 +563,20 @@ cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
     # The winning side when the fight just ended, else -1.
     cdef const int64_t* row = _row(f, c)
     cdef int64_t action = f.action[c]
-    cdef int64_t partner, disengage_roll, press_roll, flee_target, target, quick
+    cdef int64_t partner, disengage_roll, press_roll, flee_target, target, quick, charge
     if (ATTACKING >> action) & 1:
+        # Conditions joined by & and | (not and/or): one branch on the rarely true whole, not one
+        # on each coin-flip part.
         target = f.target[c]
-        if action == ACTION_PRESS and f.action[target] == ACTION_DISENGAGE and f.target[target] == c:
+        charge = action == ACTION_CHARGE
+        if (action == ACTION_PRESS) & (f.action[target] == ACTION_DISENGAGE) & (f.target[target] == c):
             return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
         if not _has(f.active, target):
             target = _first_active_opponent(f, c)
-        if action == ACTION_CHARGE:
-            f.cover &= ~_bit(c)
-        quick = (action == ACTION_QUICK_ATTACK) | (action == ACTION_CHARGE)
+        f.cover &= ~(<uint64_t>charge << c)  # a charge leaves cover
+        quick = (action == ACTION_QUICK_ATTACK) | charge
         _attack(f, c, target, quick)
-        if _has(f.active, target) and (action == ACTION_CHARGE or not row[C_RANGED]):
+        if _has(f.active, target) & (charge | (1 - row[C_RANGED])):
             _release(f, c)
             _release(f, target)
             f.engaged[c] = <int32_t>target
@@ -590,7 +592,7 @@ cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
         partner = f.engaged[c]
         if partner < 0:
             return -1
-        if _has(f.active, partner) and f.action[partner] == ACTION_PRESS and f.target[partner] == c:
+        if _has(f.active, partner) & (f.action[partner] == ACTION_PRESS) & (f.target[partner] == c):
             disengage_roll = _die(f, D100, f.d100_threshold)
             press_roll = _die(f, D100, f.d100_threshold)
             if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):

@@ -510,7 +510,7 @@ def _declare(table, st, lane, rng, words, sides, c, first_pass, d100_threshold):
     flee_blocked = np.int64(action == ACTION_FLEE) & engaged
     nothing_to_leave = np.int64(action == ACTION_DISENGAGE) & (1 - engaged)
     action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
-    if table[c, C_DUAL_ALLOWED] and not _has(lane[L_DUAL], c):
+    if table[c, C_DUAL_ALLOWED] & (1 - _has(lane[L_DUAL], c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(table, lane, sides, c)
     st[c, S_ACTION] = action
@@ -527,16 +527,19 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
     action = st[c, S_ACTION]
     d100 = np.uint64(D100)
     if (ATTACKING >> action) & 1:
+        # Conditions joined by & and | (not and/or): one branch on the rarely true whole, not one
+        # on each coin-flip part.
         target = st[c, S_TARGET]
-        if action == ACTION_PRESS and st[target, S_ACTION] == ACTION_DISENGAGE and st[target, S_TARGET] == c:
+        charge = np.int64(action == ACTION_CHARGE)
+        if (np.int64(action == ACTION_PRESS) & np.int64(st[target, S_ACTION] == ACTION_DISENGAGE)
+                & np.int64(st[target, S_TARGET] == c)):
             return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
         if not _has(lane[L_ACTIVE], target):
             target = _first_active_opponent(table, lane, sides, c)
-        if action == ACTION_CHARGE:
-            lane[L_COVER] &= ~(np.int64(1) << c)
-        quick = np.int64(action == ACTION_QUICK_ATTACK) | np.int64(action == ACTION_CHARGE)
+        lane[L_COVER] &= ~(charge << c)  # a charge leaves cover
+        quick = np.int64(action == ACTION_QUICK_ATTACK) | charge
         _attack(table, st, lane, rng, words, c, target, quick, counts, sides_attack, threshold_attack)
-        if _has(lane[L_ACTIVE], target) and (action == ACTION_CHARGE or not table[c, C_RANGED]):
+        if _has(lane[L_ACTIVE], target) & (charge | (1 - table[c, C_RANGED])):
             _release(st, c)
             _release(st, target)
             st[c, S_ENGAGED] = target
@@ -552,7 +555,8 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
         partner = st[c, S_ENGAGED]
         if partner < 0:
             return -1
-        if _has(lane[L_ACTIVE], partner) and st[partner, S_ACTION] == ACTION_PRESS and st[partner, S_TARGET] == c:
+        if (_has(lane[L_ACTIVE], partner) & np.int64(st[partner, S_ACTION] == ACTION_PRESS)
+                & np.int64(st[partner, S_TARGET] == c)):
             disengage_roll = _die(rng, lane, words, d100, d100_threshold)
             press_roll = _die(rng, lane, words, d100, d100_threshold)
             if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
