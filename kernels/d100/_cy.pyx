@@ -393,6 +393,10 @@ cdef extern from *:
 
 ctypedef struct Fight:
     const int64_t* table  # m x FIELDS
+    # m x 2 x 101: the action of combatant c, not engaged or engaged, for policy roll 1..100 (the
+    # scripted policy's choice and the overrides that depend on being engaged; one load, not a
+    # loop over the bounds).
+    const int8_t* policy
     int64_t m
     int64_t* counts
     Stream stream  # the key, item index and retry words; item words come from ``words``
@@ -532,22 +536,13 @@ cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept
 
 cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
     cdef const int64_t* row = _row(f, c)
-    cdef int64_t policy_roll, action, target, partner, engaged, flee_blocked, nothing_to_leave
+    cdef int64_t action, target, partner, engaged
     if first_pass and _has(f.surprised, c):
         f.action[c] = ACTION_NONE
         return
-    # The first action whose cumulative bound is >= the roll; the bounds never decrease, so that
-    # is the number of bounds below the roll (the last bound is 100: never below).
-    policy_roll = _die(f, D100, f.d100_threshold)
-    action = (ACTION_ATTACK + (policy_roll > row[C_POLICY]) + (policy_roll > row[C_POLICY + 1])
-              + (policy_roll > row[C_POLICY + 2]) + (policy_roll > row[C_POLICY + 3])
-              + (policy_roll > row[C_POLICY + 4]) + (policy_roll > row[C_POLICY + 5])
-              + (policy_roll > row[C_POLICY + 6]))  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER
     partner = f.engaged[c]
     engaged = partner >= 0
-    flee_blocked = (action == ACTION_FLEE) & engaged
-    nothing_to_leave = (action == ACTION_DISENGAGE) & (1 - engaged)
-    action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
+    action = f.policy[(2 * c + engaged) * (D100 + 1) + _die(f, D100, f.d100_threshold)]
     if row[C_DUAL_ALLOWED] & (1 - _has(f.dual, c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(f, c)
@@ -706,6 +701,8 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     # i only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
     cdef int64_t m = table.shape[0]
     cdef uint64_t sides[2]
+    cdef int8_t[::1] policy = np.zeros(2 * m * (D100 + 1), dtype=np.int8)
+    cdef int64_t roll, choice, engaged, action
     cdef int64_t[::1] ambushers = np.zeros(m + 1, dtype=np.int64)
     cdef int64_t local[FIGHT_COUNTS]
     cdef Fight lanes[FIGHT_LANES]
@@ -725,12 +722,28 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     sides[0] = 0
     sides[1] = 0
     for c in range(m):
+        for engaged in range(2):
+            for roll in range(1, D100 + 1):
+                # The first action whose cumulative bound is >= the roll (layout.POLICY_ACTIONS is
+                # ATTACK..TAKE_COVER in order; the last bound is 100), then the overrides that
+                # depend on being engaged.
+                choice = 0
+                while roll > table[c, C_POLICY + choice]:
+                    choice += 1
+                action = ACTION_ATTACK + choice
+                if action == ACTION_FLEE and engaged:
+                    action = ACTION_DISENGAGE
+                elif action == ACTION_DISENGAGE and not engaged:
+                    action = ACTION_ATTACK
+                policy[(2 * c + engaged) * (D100 + 1) + roll] = <int8_t>action
+    for c in range(m):
         sides[table[c, C_SIDE]] |= _bit(c)
         if table[c, C_SIDE] == ambush_side:
             ambushers[ambusher_count] = c
             ambusher_count += 1
     for j in range(FIGHT_LANES):
         lanes[j].table = &table[0, 0]
+        lanes[j].policy = &policy[0]
         lanes[j].m = m
         lanes[j].sides[0] = sides[0]
         lanes[j].sides[1] = sides[1]

@@ -495,21 +495,13 @@ def _attack(table, st, lane, rng, words, c, t, quick, counts, sides_attack, thre
 
 
 @njit(inline="always")
-def _declare(table, st, lane, rng, words, sides, c, first_pass, d100_threshold):
+def _declare(table, policy, st, lane, rng, words, sides, c, first_pass, d100_threshold):
     if first_pass and _has(lane[L_SURPRISED], c):
         st[c, S_ACTION] = ACTION_NONE
         return
-    # The first action whose cumulative bound is >= the roll; the bounds never decrease, so that
-    # is the number of bounds below the roll (the last bound is 100: never below).
-    policy_roll = _die(rng, lane, words, np.uint64(D100), d100_threshold)
-    action = ACTION_ATTACK  # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order
-    for j in range(7):
-        action += np.int64(policy_roll > table[c, C_POLICY + j])
     partner = st[c, S_ENGAGED]
     engaged = np.int64(partner >= 0)
-    flee_blocked = np.int64(action == ACTION_FLEE) & engaged
-    nothing_to_leave = np.int64(action == ACTION_DISENGAGE) & (1 - engaged)
-    action = ACTION_DISENGAGE if flee_blocked else (ACTION_ATTACK if nothing_to_leave else action)
+    action = np.int64(policy[c, engaged, _die(rng, lane, words, np.uint64(D100), d100_threshold)])
     if table[c, C_DUAL_ALLOWED] & (1 - _has(lane[L_DUAL], c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(table, lane, sides, c)
@@ -622,7 +614,7 @@ def _begin(table, st, lane, rng, words, sides, k0, k1, index, m, ambush_side, am
 
 
 @njit(inline="always")
-def _one_pass(table, st, lane, rng, words, sides, round_number, pass_number, counts, sides_attack,
+def _one_pass(table, policy, st, lane, rng, words, sides, round_number, pass_number, counts, sides_attack,
               threshold_attack, d100_threshold):
     """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
     resolve in order. Returns the winning side when the fight ended in this pass, else -1.
@@ -634,7 +626,7 @@ def _one_pass(table, st, lane, rng, words, sides, round_number, pass_number, cou
     first_pass = round_number == 1 and pass_number == 1
     todo = lane[L_ACTIVE]
     while todo:
-        _declare(table, st, lane, rng, words, sides, _lowest_bit(todo), first_pass, d100_threshold)
+        _declare(table, policy, st, lane, rng, words, sides, _lowest_bit(todo), first_pass, d100_threshold)
         todo &= todo - 1
     todo = lane[L_ACTIVE]
     while todo:
@@ -681,16 +673,34 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
     lane = np.zeros((FIGHT_LANES, L_FIELDS), dtype=np.int64)
     ambushers = np.zeros(m, dtype=np.int64)
     sides = np.zeros(2, dtype=np.int64)
+    policy = np.zeros((m, 2, D100 + 1), dtype=np.int8)
     _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
-                 words, st, lane, ambushers, sides)
+                 words, st, lane, ambushers, sides, policy)
 
 
 @njit(_nrt=False)
 def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
-                 words, st, lane, ambushers, sides):
+                 words, st, lane, ambushers, sides, policy):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     lanes = FIGHT_LANES
+    # policy[c, engaged, roll]: combatant c's action for policy roll 1..100, not engaged or engaged
+    # (the scripted policy's choice and the overrides that depend on being engaged; one load in
+    # _declare, not a loop over the bounds).
+    for c in range(m):
+        for engaged in range(2):
+            for roll in range(1, D100 + 1):
+                # The first action whose cumulative bound is >= the roll (layout.POLICY_ACTIONS is
+                # ATTACK..TAKE_COVER in order; the last bound is 100).
+                choice = 0
+                while roll > table[c, C_POLICY + choice]:
+                    choice += 1
+                action = ACTION_ATTACK + choice
+                if action == ACTION_FLEE and engaged:
+                    action = ACTION_DISENGAGE
+                elif action == ACTION_DISENGAGE and not engaged:
+                    action = ACTION_ATTACK
+                policy[c, engaged, roll] = action
     ambusher_count = 0
     for c in range(m):
         sides[table[c, C_SIDE]] |= np.int64(1) << c
@@ -714,8 +724,8 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             if k >= 0:
                 round_number = lane[j, L_ROUND]
                 pass_number = lane[j, L_PASS]
-                winner = _one_pass(table, st[j], lane[j], rng[j], words[j], sides, round_number, pass_number, counts,
-                                   sides_attack, threshold_attack, d100_threshold)
+                winner = _one_pass(table, policy, st[j], lane[j], rng[j], words[j], sides, round_number, pass_number,
+                                   counts, sides_attack, threshold_attack, d100_threshold)
                 if winner >= 0:
                     _finish(k, winner, round_number, counts, winner_out, rounds_out)
                     k = -1
