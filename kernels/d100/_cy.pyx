@@ -571,7 +571,8 @@ cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
         f.cover &= ~(<uint64_t>charge << c)  # a charge leaves cover
         quick = (action == ACTION_QUICK_ATTACK) | charge
         _attack(f, c, target, quick)
-        if _has(f.active, target) & (charge | (1 - row[C_RANGED])):
+        # Engagements are pairwise, so a pair that is already engaged stays as it is.
+        if _has(f.active, target) & (charge | (1 - row[C_RANGED])) & (f.engaged[c] != target):
             _release(f, c)
             _release(f, target)
             f.engaged[c] = <int32_t>target

@@ -531,7 +531,8 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
         lane[L_COVER] &= ~(charge << c)  # a charge leaves cover
         quick = np.int64(action == ACTION_QUICK_ATTACK) | charge
         _attack(table, st, lane, rng, words, c, target, quick, counts, sides_attack, threshold_attack)
-        if _has(lane[L_ACTIVE], target) & (charge | (1 - table[c, C_RANGED])):
+        # Engagements are pairwise, so a pair that is already engaged stays as it is.
+        if _has(lane[L_ACTIVE], target) & (charge | (1 - table[c, C_RANGED])) & np.int64(st[c, S_ENGAGED] != target):
             _release(st, c)
             _release(st, target)
             st[c, S_ENGAGED] = target
