@@ -250,6 +250,30 @@ def test_fight_lanes_match_the_reference_for_any_count(backend_name):
                                           np.bincount(expected[2], minlength=max_rounds + 1))
 
 
+@pytest.mark.parametrize("backend_name", ["numba", "cython"])
+def test_fight_kernels_match_the_reference_at_the_combatant_limit(backend_name):
+    """The kernels keep combatants as bits of 64-bit masks: with api.MAX_COMBATANTS combatants,
+    bit 63 in use (alone on its side, or among many, sides interleaved), fight by fight."""
+    rng = np.random.default_rng(63)
+    m = api.MAX_COMBATANTS
+
+    def fighter(side):
+        return Combatant(side, int(rng.integers(20, 90)), Weapon(int(rng.integers(10, 60)), 2,
+                         category=str(rng.choice(["melee", "pistol", "carbine"]))),
+                         torso=str(rng.choice(model.TORSO_COVERAGES)))
+
+    alone_last = [fighter(0) for _ in range(m - 1)] + [fighter(1)]
+    interleaved = [fighter(int(side)) for side in rng.integers(0, 2, size=m - 2)] + [fighter(0), fighter(1)]
+    for fighters in (alone_last, interleaved):
+        table = api.fight_table(fighters, model.TAPERS[0])
+        for passes, max_rounds, ambush_side in ((2, 8, -1), (1, 3, 1), (2, 5, 0)):
+            expected = run_fight("python", 2**64 - 5, 11, 5, table, passes, max_rounds, ambush_side)
+            got = run_fight(backend_name, 2**64 - 5, 11, 5, table, passes, max_rounds, ambush_side)
+            for value, want in zip(got, expected, strict=True):
+                np.testing.assert_array_equal(value, want)
+        assert expected[0][layout.F_ATTACKS] > 0
+
+
 # Fights: exact probabilities ------------------------------------------------------------------
 ALWAYS_ATTACK = (100, 0, 0, 0, 0, 0, 0, 0)
 ALWAYS_FLEE = (0, 0, 0, 100, 0, 0, 0, 0)
