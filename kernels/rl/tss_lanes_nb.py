@@ -789,7 +789,9 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     tie_first = 0 if score0 > score1 else (1 if score1 > score0 else -1)  # -1: the tie die decides
     per_round0 = values[0, PER_ROUND]
     per_round1 = values[1, PER_ROUND]
-    # Not zeroed: each row is written before it is read (a word past those drawn marks its lane SLOW).
+    # Not zeroed: each row is written before it is read, but the words past those drawn, which _die
+    # selects from and a lane reading one is SLOW (only the separate functions read those rows, so LLVM
+    # cannot take them for never stored to; zeroing them as the C lanes do measured 44.9 -> 45.7 ns).
     lanes = _on_stack(1, LANE_CELLS, np.int32)[0]
     floats = _on_stack(1, FLOAT_CELLS, np.float32)[0]
     draws = _on_stack(DRAW_ROWS, LANES, np.uint64)
