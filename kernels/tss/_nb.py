@@ -715,8 +715,9 @@ def _before(characters, width, tiebreak, i, j):
 
 
 #: Fights in flight per kernel call: each lane holds one fight's state and restarts with the next
-#: fight index when its fight ends (docs/tss.md, "Fight kernel").
-FIGHT_LANES = 8
+#: fight index when its fight ends (docs/tss.md, "Fight kernel"). One measured fastest: the branch
+#: predictor learns from the same fight's earlier rounds.
+FIGHT_LANES = 1
 
 
 @njit(inline="always")
