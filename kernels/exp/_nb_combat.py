@@ -44,7 +44,8 @@ LANES = 1
 FAST_DICE = 3
 
 
-@njit
+# Inlined: the fight loop runs without Numba's runtime (see fight), so its helpers take no arrays by call.
+@njit(inline="always")
 def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
                dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
     """One unit of fire from ``state``'s item stream: (hits, damage, rounds hit); reference.fire_unit."""
@@ -73,6 +74,14 @@ def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count
             rounds_hit += hit
         hits += hit
     return hits, total, rounds_hit
+
+
+@njit
+def _fire_unit_called(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+                      dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
+    """_fire_unit as a function of its own, for attack's calls with star arguments (not inlinable)."""
+    return _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+                      dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold)
 
 
 @njit(inline="always")
@@ -289,8 +298,8 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
                                                   *damage_terms, hit_on_equal, critical)
         else:
             stream_start(state, k0, k1, start + k)
-            hits, total, rounds_hit = _fire_unit(state, *weapon, sides, dice_threshold, *damage_terms, n_rolls, auto,
-                                                 hit_on_equal, critical, kilodie_threshold)
+            hits, total, rounds_hit = _fire_unit_called(state, *weapon, sides, dice_threshold, *damage_terms, n_rolls,
+                                                        auto, hit_on_equal, critical, kilodie_threshold)
         counts[0] += n_rolls
         counts[1] += hits
         counts[2] += total
@@ -304,7 +313,7 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
             damage_out[k] = total
 
 
-@njit
+@njit(inline="always")
 def _start_fight(lane, state, k0, k1, index, combatants, hit_points, shots):
     members = combatants.shape[0]
     stream_start(state[lane], k0, k1, index)
@@ -315,26 +324,39 @@ def _start_fight(lane, state, k0, k1, index, combatants, hit_points, shots):
 
 @njit
 def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
-    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight)."""
-    k0, k1 = seed_key(seed)
-    kilodie_threshold = rejection_threshold(KILODIE)
+    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight).
+
+    The lanes run in ``_fight_lanes``, compiled without Numba's runtime (``_nrt=False``): no
+    reference-count call for each inlined helper's arrays; this part only allocates.
+    """
     members = combatants.shape[0]
     lanes = min(LANES, count)
     if lanes == 0:
         return
     # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
     dice_threshold = np.empty(members, dtype=np.uint64)
-    for a in range(members):
-        dice_threshold[a] = rejection_threshold(np.uint64(combatants[a, 7]))
     target_threshold = np.zeros(members + 1, dtype=np.uint64)
-    for n in range(1, members + 1):
-        target_threshold[n] = rejection_threshold(np.uint64(n))
     state = np.zeros((lanes, STREAM_SIZE), dtype=np.uint64)
     hit_points = np.empty((lanes, members), dtype=np.int64)
     shots = np.empty((lanes, members), dtype=np.int64)
     taken = np.zeros(members, dtype=np.int64)
     lane_fight = np.empty(lanes, dtype=np.int64)
     lane_units = np.zeros(lanes, dtype=np.int64)
+    _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
+                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight, lane_units)
+
+
+@njit(_nrt=False)
+def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
+                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight, lane_units):
+    k0, k1 = seed_key(seed)
+    kilodie_threshold = rejection_threshold(KILODIE)
+    members = combatants.shape[0]
+    lanes = lane_fight.shape[0]
+    for a in range(members):
+        dice_threshold[a] = rejection_threshold(np.uint64(combatants[a, 7]))
+    for n in range(1, members + 1):
+        target_threshold[n] = rejection_threshold(np.uint64(n))
     next_fight = 0
     for lane in range(lanes):
         lane_fight[lane] = next_fight
