@@ -103,7 +103,7 @@ def dealt(amount, damage_type, soak):
     return stun, wound, mortal
 
 
-@njit
+@njit(inline="always")
 def _roll(state, count, sides):
     total = np.int64(0)
     if count > 0:
@@ -692,7 +692,7 @@ def _attack_joint_histogram_seeded(seed, first_block, last_block, config, counts
     _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
 
 
-@njit
+@njit(inline="always")
 def _dazed(characters, row, lost_stun, lost_wound, lost_mortal, negated):
     penalty = (
         np.int64(2 * lost_stun >= characters[row + R_STUN])
@@ -702,7 +702,7 @@ def _dazed(characters, row, lost_stun, lost_wound, lost_mortal, negated):
     return max(np.int64(0), penalty - negated)
 
 
-@njit
+@njit(inline="always")
 def _before(characters, width, tiebreak, i, j):
     """Does i act before j within a phase: higher action check score, higher tie-break, lower index."""
     score_i = characters[i * width + R_ACTION_CHECK + 2]
@@ -851,6 +851,16 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
     used = np.zeros(n, dtype=np.int64)
     tiebreak = np.zeros(n, dtype=np.uint64)
     order = np.zeros(n, dtype=np.int64)
+    _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
+                 states, state, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak, order)
+
+
+@njit(_nrt=False)
+def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
+                 states, state, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak, order):
+    """_fight's lanes, compiled without Numba's runtime: no reference-count call for each inlined
+    helper's arrays (every helper that takes an array is inlined)."""
+    keep = winner_out.shape[0] > 0
     threshold20 = rejection_threshold(D20)
     issued = 0
     busy = 0
@@ -904,7 +914,7 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
                 busy -= 1
 
 
-@njit
+@njit(inline="always")
 def _start_lane(states, lane, k0, k1, index, n, lost, active, tally):
     """Lane ``lane`` starts the fight with item stream ``index``: fresh stream, nobody hurt or out."""
     offset = lane * STREAM_SIZE
