@@ -763,6 +763,28 @@ cdef inline int64_t _dice(Ahead* ahead, int64_t count, int64_t sides) noexcept n
     return total
 
 
+cdef enum:
+    # situation() is the same for every steps value at or below LEAST_STEPS, and at or above MAX_STEPS.
+    LEAST_STEPS = -5
+
+
+# situation(steps) for steps LEAST_STEPS .. MAX_STEPS: one load in a round, not a chain of branches.
+cdef Situation SITUATIONS[MAX_STEPS - LEAST_STEPS + 1]
+
+
+cdef void _fill_situations() noexcept nogil:
+    cdef int64_t steps
+    for steps in range(LEAST_STEPS, MAX_STEPS + 1):
+        SITUATIONS[steps - LEAST_STEPS] = situation(steps)
+
+
+_fill_situations()
+
+
+cdef inline Situation _situation(int64_t steps) noexcept nogil:
+    return SITUATIONS[_min(_max(steps, LEAST_STEPS), MAX_STEPS) - LEAST_STEPS]
+
+
 cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t width, int64_t n,
                            bint one_step, int64_t* lost, bint* active, int64_t* negated, int64_t* phase,
                            int64_t* used, uint32_t* tiebreak, int64_t* order, uint32_t threshold20,
@@ -786,7 +808,7 @@ cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t
             tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
                            characters[row + R_RESOLVE + 2])
             negated[i] = 3 - tier if tier <= 2 else 0
-        sit = situation(_dazed(characters, row, &lost[3 * i], negated[i]))
+        sit = _situation(_dazed(characters, row, &lost[3 * i], negated[i]))
         roll = _die(stream, 20, threshold20)
         roll += sit.sign * _dice(stream, sit.count, sit.sides)
         phase[i] = _min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
@@ -815,7 +837,7 @@ cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t
             defender = target * width
             steps = (characters[row + R_ATTACK_STEPS] + characters[defender + R_DEFENCE_STEPS]
                      + _dazed(characters, row, &lost[3 * i], negated[i]))
-            sit = situation(steps)
+            sit = _situation(steps)
             control = _die(stream, 20, threshold20)
             total = control + sit.sign * _dice(stream, sit.count, sit.sides)
             tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
