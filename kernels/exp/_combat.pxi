@@ -3,8 +3,8 @@
 # combatsim.exp.reference.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, pick as pick_word, rejection_threshold,
-                 stream_bounded, stream_die, stream_retry_word, stream_roll, stream_start, stream_word)
+from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
+                 stream_die, stream_retry_word, stream_roll, stream_start, stream_word)
 
 import numpy as np
 
@@ -257,12 +257,44 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     counts[4] += rounds_hit
 
 
-cdef enum:
-    # Item blocks a fight draws at once: their Philox chains are independent, so the compiler runs
-    # them side by side in vectors (SSE2 pmuludq) where one block at a time waits on each round's
-    # multiply. A power of two (the word's slot is a mask); 16 measured fastest in exp.fight (8, 16,
-    # 32: 589, 556, 569 ns a fight), though a fight leaves some words unused.
-    AHEAD_BLOCKS = 16
+cdef extern from * nogil:
+    """
+    #include "clones.h"
+    /* Item blocks a fight draws at once: their Philox chains are independent, so vectors hold
+     * the same round of all of them where one block at a time waits on each round's multiply.
+     * A power of two (a word's slot is a mask); 16 measured fastest in exp.fight (8, 16, 32 blocks in SSE2: 589, 556, 569
+     * ns a fight), though a fight leaves some words unused. */
+    #define EXP_AHEAD_BLOCKS 16
+
+    /* Item blocks first .. first + EXP_AHEAD_BLOCKS - 1 of item `index` (rng.pxd's philox4x32 on
+     * each) into out in block order: GCC vectorises across the blocks, in target clones picked by
+     * the CPU (clones.h; the same loop in Cython was built for SSE2 only). Not inline: one copy
+     * of the rounds, not one per die of the unit. */
+    COMBATSIM_CLONES static void exp_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first,
+                                                 uint32_t *out) {
+        for (int j = 0; j < EXP_AHEAD_BLOCKS; j++) {
+            uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = first + (uint32_t)j, c3 = 0;
+            uint32_t key0 = k0, key1 = k1;
+            #pragma GCC unroll 10
+            for (int r = 0; r < 10; r++) {
+                uint64_t product0 = (uint64_t)0xD2511F53u * c0;
+                uint64_t product1 = (uint64_t)0xCD9E8D57u * c2;
+                c0 = (uint32_t)(product1 >> 32) ^ c1 ^ key0;
+                c1 = (uint32_t)product1;
+                c2 = (uint32_t)(product0 >> 32) ^ c3 ^ key1;
+                c3 = (uint32_t)product0;
+                key0 += 0x9E3779B9u;
+                key1 += 0xBB67AE85u;
+            }
+            out[4 * j] = c0;
+            out[4 * j + 1] = c1;
+            out[4 * j + 2] = c2;
+            out[4 * j + 3] = c3;
+        }
+    }
+    """
+    enum: AHEAD_BLOCKS "EXP_AHEAD_BLOCKS"
+    void exp_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
 
 
 ctypedef struct Ahead:
@@ -274,18 +306,9 @@ ctypedef struct Ahead:
     uint32_t words[4 * AHEAD_BLOCKS]
 
 
-cdef void _draw(Ahead* ahead) noexcept nogil:
-    # Not inline: one copy of the unrolled Philox rounds, not one per die of the unit.
-    cdef uint64_t index = (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo
-    cdef uint32_t first = <uint32_t>(ahead.drawn >> 2)
-    cdef Words words
-    cdef int j
-    for j in range(AHEAD_BLOCKS):
-        words = block(ahead.stream.k0, ahead.stream.k1, index, first + j, DOMAIN_ITEM)
-        ahead.words[4 * j] = words.w0
-        ahead.words[4 * j + 1] = words.w1
-        ahead.words[4 * j + 2] = words.w2
-        ahead.words[4 * j + 3] = words.w3
+cdef inline void _draw(Ahead* ahead) noexcept nogil:
+    exp_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
+                    <uint32_t>(ahead.drawn >> 2), ahead.words)
     ahead.drawn += 4 * AHEAD_BLOCKS
 
 
