@@ -709,35 +709,58 @@ cdef enum:
     FIGHT_LANES = 1
 
 
-cdef enum:
-    # Item blocks a fight draws at once: their Philox chains are independent, so the compiler runs
-    # them side by side in vectors (SSE2 pmuludq) where one block at a time waits on each round's
-    # multiply. A power of two (the word's slot is a mask); 16 measured fastest in tss.fight
-    # (4, 8, 16, 32: 1634, 1576, 1455, 1484 ns a fight), though a fight leaves some words unused.
-    AHEAD_BLOCKS = 16
+cdef extern from * nogil:
+    """
+    #include "clones.h"
+    /* Item blocks a fight draws at once: their Philox chains are independent, so vectors hold
+     * the same round of all of them where one block at a time waits on each round's multiply.
+     * A power of two (a word's slot is a mask); 16 measured fastest in tss.fight (4, 8, 16, 32 blocks in SSE2: 1634, 1576, 1455, 1484
+     * ns a fight), though a fight leaves some words unused. */
+    #define TSS_AHEAD_BLOCKS 16
+
+    /* Item blocks first .. first + TSS_AHEAD_BLOCKS - 1 of item `index` (rng.pxd's philox4x32 on
+     * each) into out in block order: GCC vectorises across the blocks, in target clones picked by
+     * the CPU (clones.h; the same loop in Cython was built for SSE2 only). Not inline: one copy
+     * of the rounds, not one per die of the round. */
+    COMBATSIM_CLONES static void tss_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first,
+                                                 uint32_t *out) {
+        for (int j = 0; j < TSS_AHEAD_BLOCKS; j++) {
+            uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = first + (uint32_t)j, c3 = 0;
+            uint32_t key0 = k0, key1 = k1;
+            #pragma GCC unroll 10
+            for (int r = 0; r < 10; r++) {
+                uint64_t product0 = (uint64_t)0xD2511F53u * c0;
+                uint64_t product1 = (uint64_t)0xCD9E8D57u * c2;
+                c0 = (uint32_t)(product1 >> 32) ^ c1 ^ key0;
+                c1 = (uint32_t)product1;
+                c2 = (uint32_t)(product0 >> 32) ^ c3 ^ key1;
+                c3 = (uint32_t)product0;
+                key0 += 0x9E3779B9u;
+                key1 += 0xBB67AE85u;
+            }
+            out[4 * j] = c0;
+            out[4 * j + 1] = c1;
+            out[4 * j + 2] = c2;
+            out[4 * j + 3] = c3;
+        }
+    }
+    """
+    enum: AHEAD_BLOCKS "TSS_AHEAD_BLOCKS"
+    void tss_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
 
 
 ctypedef struct Ahead:
     # A fight's item stream (rng.pxd's words in the same order), drawn AHEAD_BLOCKS blocks at a
-    # time (a fight may leave some unused); ``stream`` keeps the key, the item index and the retries.
+    # time; ``stream`` keeps the key, the item index and the retries.
     Stream stream
     uint64_t used
     uint64_t drawn
     uint32_t words[4 * AHEAD_BLOCKS]
 
 
-cdef void _draw(Ahead* ahead) noexcept nogil:
-    # Not inline: one copy of the unrolled Philox rounds, not one per die of the round.
-    cdef uint64_t index = (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo
-    cdef uint32_t first = <uint32_t>(ahead.drawn >> 2)
-    cdef Words words
-    cdef int j
-    for j in range(AHEAD_BLOCKS):
-        words = block(ahead.stream.k0, ahead.stream.k1, index, first + j, DOMAIN_ITEM)
-        ahead.words[4 * j] = words.w0
-        ahead.words[4 * j + 1] = words.w1
-        ahead.words[4 * j + 2] = words.w2
-        ahead.words[4 * j + 3] = words.w3
+cdef inline void _draw(Ahead* ahead) noexcept nogil:
+    tss_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
+                    <uint32_t>(ahead.drawn >> 2), ahead.words)
     ahead.drawn += 4 * AHEAD_BLOCKS
 
 
