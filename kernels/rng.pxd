@@ -28,6 +28,21 @@ ctypedef struct Stream:
     uint32_t retry_words[4]
 
 
+cdef extern from "philox.h" nogil:
+    enum: PHILOX_AHEAD_BLOCKS
+    void philox_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
+
+
+ctypedef struct AheadStream:
+    # An item stream whose words are drawn PHILOX_AHEAD_BLOCKS blocks at a time: stream_word's
+    # words in the same order, for kernels that draw many words from one item (the fights; a fight
+    # that ends leaves some unused). ``stream`` holds the key, the item index, the words used and
+    # the retries.
+    Stream stream
+    uint64_t drawn
+    uint32_t words[4 * PHILOX_AHEAD_BLOCKS]
+
+
 cdef inline Words philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
                              uint32_t k0, uint32_t k1) noexcept nogil:
     cdef uint64_t product0, product1
@@ -118,6 +133,25 @@ cdef inline int64_t stream_bounded(Stream* stream, uint32_t word, uint32_t sides
 
 cdef inline int64_t stream_die(Stream* stream, uint32_t sides, uint32_t threshold) noexcept nogil:
     return stream_bounded(stream, stream_word(stream), sides, threshold) + 1
+
+
+cdef inline void ahead_start(AheadStream* ahead, uint64_t seed, uint64_t index) noexcept nogil:
+    stream_start(&ahead.stream, seed, index)
+    ahead.drawn = 0
+
+
+cdef inline uint32_t ahead_word(AheadStream* ahead) noexcept nogil:
+    cdef uint64_t used = ahead.stream.used
+    if used == ahead.drawn:
+        philox_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
+                           <uint32_t>(used >> 2), ahead.words)
+        ahead.drawn = used + 4 * PHILOX_AHEAD_BLOCKS
+    ahead.stream.used = used + 1
+    return ahead.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)]
+
+
+cdef inline int64_t ahead_die(AheadStream* ahead, uint32_t sides, uint32_t threshold) noexcept nogil:
+    return stream_bounded(&ahead.stream, ahead_word(ahead), sides, threshold) + 1
 
 
 cdef inline int64_t stream_roll(Stream* stream, int64_t count, uint32_t sides, uint32_t threshold,

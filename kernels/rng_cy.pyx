@@ -4,7 +4,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 import numpy as np
 
-from rng cimport (Stream, Words, block, dense_die, philox4x32 as _philox4x32,
+from rng cimport (AheadStream, Stream, Words, ahead_die, ahead_start, block, dense_die, philox4x32 as _philox4x32,
                    rejection_threshold, stream_die, stream_start)
 
 
@@ -58,6 +58,16 @@ def item_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] si
                 total += value
             if keep:
                 out[k] = total
+
+
+def ahead_dice(uint64_t seed, uint64_t index, uint32_t sides, int64_t[::1] out):
+    """Item ``index``'s first dice from its stream drawn ahead (the fights' AheadStream; for tests)."""
+    cdef AheadStream stream
+    cdef uint32_t threshold = rejection_threshold(sides)
+    cdef Py_ssize_t k
+    ahead_start(&stream, seed, index)
+    for k in range(out.shape[0]):
+        out[k] = ahead_die(&stream, sides, threshold)
 
 
 cdef extern from "dense_count.h" nogil:

@@ -6,10 +6,11 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
 from rng cimport (
     DOMAIN_DENSE,
-    DOMAIN_ITEM,
+    AheadStream,
     Stream,
     Words,
-    block,
+    ahead_die,
+    ahead_start,
     dense_block,
     dense_die,
     dense_die_in,
@@ -368,9 +369,6 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
 cdef enum:
     # api.MAX_COMBATANTS: one bit each in a uint64.
     MAX_FIGHTERS = 64
-    # Item blocks a lane draws at once: their four Philox chains are independent, so they overlap
-    # in the core where one block at a time waits on each round's multiply.
-    AHEAD_BLOCKS = 4
     # The actions that attack (and mark their target as targeted), as a set of bits.
     ATTACKING = ((1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRESS)
                  | (1 << ACTION_CHARGE))
@@ -399,10 +397,7 @@ ctypedef struct Fight:
     const int8_t* policy
     int64_t m
     int64_t* counts
-    Stream stream  # the key, item index and retry words; item words come from ``words``
-    uint64_t used  # item words taken
-    uint64_t drawn  # item words drawn into ``words`` (whole runs of AHEAD_BLOCKS blocks)
-    uint32_t words[4 * AHEAD_BLOCKS]
+    AheadStream stream
     uint32_t attack_threshold
     uint32_t d100_threshold
     uint64_t sides[2]  # the combatants of side 0 and of side 1 (constant)
@@ -430,25 +425,6 @@ cdef inline uint64_t _bit(int64_t c) noexcept nogil:
 
 cdef inline int64_t _has(uint64_t bits, int64_t c) noexcept nogil:
     return <int64_t>((bits >> c) & 1)
-
-
-cdef inline int64_t _die(Fight* f, uint32_t sides, uint32_t threshold) noexcept nogil:
-    # rng.pxd's stream_die: the same words, drawn AHEAD_BLOCKS blocks at a time (a fight may leave
-    # some unused).
-    cdef uint64_t index = (<uint64_t>f.stream.hi << 32) | f.stream.lo
-    cdef uint32_t first = <uint32_t>(f.drawn >> 2)
-    cdef Words words
-    cdef int j
-    if f.used == f.drawn:
-        for j in range(AHEAD_BLOCKS):
-            words = block(f.stream.k0, f.stream.k1, index, first + j, DOMAIN_ITEM)
-            f.words[4 * j] = words.w0
-            f.words[4 * j + 1] = words.w1
-            f.words[4 * j + 2] = words.w2
-            f.words[4 * j + 3] = words.w3
-        f.drawn += 4 * AHEAD_BLOCKS
-    f.used += 1
-    return stream_bounded(&f.stream, f.words[(f.used - 1) % (4 * AHEAD_BLOCKS)], sides, threshold) + 1
 
 
 cdef inline int64_t _contest_tier(int64_t roll, const int64_t* bars) noexcept nogil:
@@ -517,7 +493,7 @@ cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept
     cdef int64_t armour = _row(f, t)[C_ARMOUR]
     cdef uint64_t a, d1, d2
     cdef int64_t tier, critical, out
-    _split(<uint64_t>(_die(f, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
+    _split(<uint64_t>(ahead_die(&f.stream, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
     tier = _contest_tier(<int64_t>a + 1, row + C_ATTACK + 4 * steps)
     f.counts[F_ATTACKS] += 1
     if tier > TIER_SUCCESS:
@@ -542,7 +518,7 @@ cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
         return
     partner = f.engaged[c]
     engaged = partner >= 0
-    action = f.policy[(2 * c + engaged) * (D100 + 1) + _die(f, D100, f.d100_threshold)]
+    action = f.policy[(2 * c + engaged) * (D100 + 1) + ahead_die(&f.stream, D100, f.d100_threshold)]
     if row[C_DUAL_ALLOWED] & (1 - _has(f.dual, c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(f, c)
@@ -589,8 +565,8 @@ cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
         if partner < 0:
             return -1
         if _has(f.active, partner) & (f.action[partner] == ACTION_PRESS) & (f.target[partner] == c):
-            disengage_roll = _die(f, D100, f.d100_threshold)
-            press_roll = _die(f, D100, f.d100_threshold)
+            disengage_roll = ahead_die(&f.stream, D100, f.d100_threshold)
+            press_roll = ahead_die(&f.stream, D100, f.d100_threshold)
             if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(f, c)
         else:
@@ -601,7 +577,7 @@ cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
             return -1
         if _has(f.targeted, c):
             flee_target = _min(95, row[C_FLEE_BASE] + 20 * f.failed_flee[c])
-            if _die(f, D100, f.d100_threshold) > flee_target:
+            if ahead_die(&f.stream, D100, f.d100_threshold) > flee_target:
                 f.failed_flee[c] += 1
                 f.cover |= _bit(c)
                 return -1
@@ -627,9 +603,7 @@ cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, c
                  int64_t ambusher_count) noexcept nogil:
     # A fight's start: fresh combatants, then the ambush contests (the stream's first words).
     cdef int64_t c, d, a, rank, attacker_roll, defender_roll
-    stream_start(&f.stream, seed, index)
-    f.used = 0
-    f.drawn = 0
+    ahead_start(&f.stream, seed, index)
     f.active = f.sides[0] | f.sides[1]
     f.cover = 0
     f.dual = 0
@@ -648,8 +622,8 @@ cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, c
                 continue
             a = ambushers[rank % ambusher_count]
             rank += 1
-            attacker_roll = _die(f, D100, f.d100_threshold)
-            defender_roll = _die(f, D100, f.d100_threshold)
+            attacker_roll = ahead_die(&f.stream, D100, f.d100_threshold)
+            defender_roll = ahead_die(&f.stream, D100, f.d100_threshold)
             if _first_wins(f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
                 f.surprised |= _bit(d)
                 f.counts[F_SURPRISED] += 1

@@ -55,19 +55,16 @@ from combatsim.d100.layout import (
 
 from .._numba import njit
 from ..rng_nb import (
-    _HI,
-    _K0,
-    _K1,
-    _LO,
+    AHEAD_SIZE,
     DOMAIN_DENSE,
-    DOMAIN_ITEM,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
+    ahead_die,
+    ahead_start,
     block,
     dense_die,
     dense_die_in,
-    philox4x32,
     rejection_threshold,
     seed_key,
     stream_bounded,
@@ -350,10 +347,6 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
 MAX_FIGHTERS = 64
 #: The actions that attack (and mark their target as targeted), as a set of bits.
 ATTACKING = (1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRESS) | (1 << ACTION_CHARGE)
-#: Item blocks a lane draws at once: their Philox chains are independent, so they overlap in the
-#: core where one block at a time waits on each round's multiply.
-AHEAD_BLOCKS = 4
-AHEAD_WORDS = 4 * AHEAD_BLOCKS
 
 # Per-combatant state columns (int64 array of shape (m, S_FIELDS) per lane). Lethal wounds are
 # not kept: one takes the combatant out.
@@ -361,10 +354,9 @@ S_DEADLY_FLESH, S_SERIOUS, S_FAILED_FLEE, S_ENGAGED, S_ACTION, S_TARGET = 0, 1, 
 S_FIELDS = 6
 # Per-lane scalars (int64 array of shape (FIGHT_LANES, L_FIELDS)): the fight's item, round and
 # pass, the masks of combatants in the fight, in cover, dual wielding, defending this pass,
-# targeted this round and surprised, and the item words taken and drawn (into the lane's words).
+# targeted this round and surprised.
 L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_SURPRISED = 0, 1, 2, 3, 4, 5, 6, 7, 8
-L_USED, L_DRAWN = 9, 10
-L_FIELDS = 11
+L_FIELDS = 9
 
 
 @intrinsic
@@ -386,28 +378,6 @@ def _lowest_bit(typingctx, bits):
 @njit(inline="always")
 def _has(bits, c):
     return (bits >> c) & 1
-
-
-@njit(inline="always")
-def _die(rng, lane, words, sides, threshold):
-    """rng_nb.stream_die: the same words, drawn AHEAD_BLOCKS blocks at a time (a fight may leave
-    some unused); a rejected word still retries through rng_nb.stream_bounded."""
-    used = lane[L_USED]
-    if used == lane[L_DRAWN]:
-        first = np.uint64(used >> 2)
-        for j in range(AHEAD_BLOCKS):
-            w0, w1, w2, w3 = philox4x32(rng[_LO], rng[_HI], first + np.uint64(j), DOMAIN_ITEM, rng[_K0], rng[_K1])
-            words[4 * j] = w0
-            words[4 * j + 1] = w1
-            words[4 * j + 2] = w2
-            words[4 * j + 3] = w3
-        lane[L_DRAWN] = used + AHEAD_WORDS
-    lane[L_USED] = used + 1
-    word = words[used % AHEAD_WORDS]
-    product = word * sides
-    if (product & MASK32) < threshold:
-        return stream_bounded(rng, word, sides, threshold) + 1
-    return np.int64(product >> SHIFT32) + 1
 
 
 @njit(inline="always")
@@ -471,12 +441,12 @@ def _wound(table, st, counts, c, t, column, damage_roll, critical, deadly):
 
 
 @njit(inline="always")
-def _attack(table, st, lane, rng, words, c, t, quick, counts, sides_attack, threshold_attack):
+def _attack(table, st, lane, rng, c, t, quick, counts, sides_attack, threshold_attack):
     cover = _has(lane[L_COVER], t) & table[c, C_RANGED]
     dual = _has(lane[L_DUAL], c)
     steps = quick + dual + cover + _has(lane[L_DEFENDING], t)
     armour = table[t, C_ARMOUR]
-    value = np.uint64(_die(rng, lane, words, sides_attack, threshold_attack) - 1)
+    value = np.uint64(ahead_die(rng, sides_attack, threshold_attack) - 1)
     attack_value, damage, damage2 = _split(value)
     tier = _contest_tier(np.int64(attack_value) + 1, table, c, C_ATTACK + 4 * steps)
     counts[F_ATTACKS] += 1
@@ -495,13 +465,13 @@ def _attack(table, st, lane, rng, words, c, t, quick, counts, sides_attack, thre
 
 
 @njit(inline="always")
-def _declare(table, policy, st, lane, rng, words, sides, c, first_pass, d100_threshold):
+def _declare(table, policy, st, lane, rng, sides, c, first_pass, d100_threshold):
     if first_pass and _has(lane[L_SURPRISED], c):
         st[c, S_ACTION] = ACTION_NONE
         return
     partner = st[c, S_ENGAGED]
     engaged = np.int64(partner >= 0)
-    action = np.int64(policy[c, engaged, _die(rng, lane, words, np.uint64(D100), d100_threshold)])
+    action = np.int64(policy[c, engaged, ahead_die(rng, np.uint64(D100), d100_threshold)])
     if table[c, C_DUAL_ALLOWED] & (1 - _has(lane[L_DUAL], c)):
         action = ACTION_TOGGLE_DUAL_WIELD
     target = partner if engaged else _first_active_opponent(table, lane, sides, c)
@@ -514,7 +484,7 @@ def _declare(table, policy, st, lane, rng, words, sides, c, first_pass, d100_thr
 
 
 @njit(inline="always")
-def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, threshold_attack, d100_threshold):
+def _resolve(table, st, lane, rng, sides, c, counts, sides_attack, threshold_attack, d100_threshold):
     """Returns the winning side when the fight just ended, else -1."""
     action = st[c, S_ACTION]
     d100 = np.uint64(D100)
@@ -530,7 +500,7 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
             target = _first_active_opponent(table, lane, sides, c)
         lane[L_COVER] &= ~(charge << c)  # a charge leaves cover
         quick = np.int64(action == ACTION_QUICK_ATTACK) | charge
-        _attack(table, st, lane, rng, words, c, target, quick, counts, sides_attack, threshold_attack)
+        _attack(table, st, lane, rng, c, target, quick, counts, sides_attack, threshold_attack)
         # Engagements are pairwise, so a pair that is already engaged stays as it is.
         if _has(lane[L_ACTIVE], target) & (charge | (1 - table[c, C_RANGED])) & np.int64(st[c, S_ENGAGED] != target):
             _release(st, c)
@@ -550,8 +520,8 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
             return -1
         if (_has(lane[L_ACTIVE], partner) & np.int64(st[partner, S_ACTION] == ACTION_PRESS)
                 & np.int64(st[partner, S_TARGET] == c)):
-            disengage_roll = _die(rng, lane, words, d100, d100_threshold)
-            press_roll = _die(rng, lane, words, d100, d100_threshold)
+            disengage_roll = ahead_die(rng, d100, d100_threshold)
+            press_roll = ahead_die(rng, d100, d100_threshold)
             if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(st, c)
         else:
@@ -562,7 +532,7 @@ def _resolve(table, st, lane, rng, words, sides, c, counts, sides_attack, thresh
             return -1
         if _has(lane[L_TARGETED], c):
             flee_target = min(95, table[c, C_FLEE_BASE] + 20 * st[c, S_FAILED_FLEE])
-            if _die(rng, lane, words, d100, d100_threshold) > flee_target:
+            if ahead_die(rng, d100, d100_threshold) > flee_target:
                 st[c, S_FAILED_FLEE] += 1
                 lane[L_COVER] |= np.int64(1) << c
                 return -1
@@ -582,13 +552,11 @@ FIGHT_LANES = 1
 
 
 @njit(inline="always")
-def _begin(table, st, lane, rng, words, sides, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts,
+def _begin(table, st, lane, rng, sides, k0, k1, index, m, ambush_side, ambushers, ambusher_count, counts,
            d100_threshold):
     """A fight's start: fresh combatants, then the ambush contests (the stream's first words)."""
     d100 = np.uint64(D100)
-    stream_start(rng, k0, k1, index)
-    lane[L_USED] = 0
-    lane[L_DRAWN] = 0
+    ahead_start(rng, k0, k1, index)
     lane[L_ACTIVE] = sides[0] | sides[1]
     lane[L_COVER] = 0
     lane[L_DUAL] = 0
@@ -607,15 +575,15 @@ def _begin(table, st, lane, rng, words, sides, k0, k1, index, m, ambush_side, am
                 continue
             a = ambushers[rank % ambusher_count]
             rank += 1
-            attacker_roll = _die(rng, lane, words, d100, d100_threshold)
-            defender_roll = _die(rng, lane, words, d100, d100_threshold)
+            attacker_roll = ahead_die(rng, d100, d100_threshold)
+            defender_roll = ahead_die(rng, d100, d100_threshold)
             if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
                 lane[L_SURPRISED] |= np.int64(1) << d
                 counts[F_SURPRISED] += 1
 
 
 @njit(inline="always")
-def _one_pass(table, policy, st, lane, rng, words, sides, round_number, pass_number, counts, sides_attack,
+def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, counts, sides_attack,
               threshold_attack, d100_threshold):
     """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
     resolve in order. Returns the winning side when the fight ended in this pass, else -1.
@@ -627,11 +595,11 @@ def _one_pass(table, policy, st, lane, rng, words, sides, round_number, pass_num
     first_pass = round_number == 1 and pass_number == 1
     todo = lane[L_ACTIVE]
     while todo:
-        _declare(table, policy, st, lane, rng, words, sides, _lowest_bit(todo), first_pass, d100_threshold)
+        _declare(table, policy, st, lane, rng, sides, _lowest_bit(todo), first_pass, d100_threshold)
         todo &= todo - 1
     todo = lane[L_ACTIVE]
     while todo:
-        winner = _resolve(table, st, lane, rng, words, sides, _lowest_bit(todo), counts, sides_attack,
+        winner = _resolve(table, st, lane, rng, sides, _lowest_bit(todo), counts, sides_attack,
                           threshold_attack, d100_threshold)
         if winner >= 0:
             return winner
@@ -668,20 +636,19 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
     m = table.shape[0]
     if m > MAX_FIGHTERS:
         raise ValueError("at most 64 combatants")
-    rng = np.zeros((FIGHT_LANES, STREAM_SIZE), dtype=np.uint64)
-    words = np.zeros((FIGHT_LANES, AHEAD_WORDS), dtype=np.uint64)
+    rng = np.zeros((FIGHT_LANES, AHEAD_SIZE), dtype=np.uint64)
     st = np.zeros((FIGHT_LANES, m, S_FIELDS), dtype=np.int64)
     lane = np.zeros((FIGHT_LANES, L_FIELDS), dtype=np.int64)
     ambushers = np.zeros(m, dtype=np.int64)
     sides = np.zeros(2, dtype=np.int64)
     policy = np.zeros((m, 2, D100 + 1), dtype=np.int8)
     _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
-                 words, st, lane, ambushers, sides, policy)
+                 st, lane, ambushers, sides, policy)
 
 
 @njit(_nrt=False)
 def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out, rng,
-                 words, st, lane, ambushers, sides, policy):
+                 st, lane, ambushers, sides, policy):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     lanes = FIGHT_LANES
@@ -725,7 +692,7 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             if k >= 0:
                 round_number = lane[j, L_ROUND]
                 pass_number = lane[j, L_PASS]
-                winner = _one_pass(table, policy, st[j], lane[j], rng[j], words[j], sides, round_number, pass_number,
+                winner = _one_pass(table, policy, st[j], lane[j], rng[j], sides, round_number, pass_number,
                                    counts, sides_attack, threshold_attack, d100_threshold)
                 if winner >= 0:
                     _finish(k, winner, round_number, counts, winner_out, rounds_out)
@@ -741,7 +708,7 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             while k < 0 and next_fight < count:
                 k = next_fight
                 next_fight += 1
-                _begin(table, st[j], lane[j], rng[j], words[j], sides, k0, k1, start + k, m, ambush_side, ambushers,
+                _begin(table, st[j], lane[j], rng[j], sides, k0, k1, start + k, m, ambush_side, ambushers,
                        ambusher_count, counts, d100_threshold)
                 if empty:
                     _finish(k, -1, max(max_rounds, 0), counts, winner_out, rounds_out)

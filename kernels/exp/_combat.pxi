@@ -3,8 +3,8 @@
 # combatsim.exp.reference.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
-                 stream_die, stream_retry_word, stream_roll, stream_start, stream_word)
+from rng cimport (DOMAIN_DENSE, AheadStream, Stream, Words, ahead_die, ahead_start, ahead_word, block,
+                 pick as pick_word, rejection_threshold, stream_bounded, stream_die, stream_retry_word, stream_start)
 
 import numpy as np
 
@@ -39,7 +39,28 @@ ctypedef struct Fired:
     int64_t rounds_hit
 
 
-cdef inline Fired _fire_unit(Stream* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
+ctypedef fused ItemStream:
+    # A unit of fire draws from either: an attack's unit from its own item stream, a fight's from
+    # the fight's stream drawn ahead (rng.pxd's AheadStream).
+    Stream
+    AheadStream
+
+
+cdef inline int64_t _die(ItemStream* stream, uint32_t sides, uint32_t threshold) noexcept nogil:
+    if ItemStream is AheadStream:
+        return ahead_die(stream, sides, threshold)
+    else:
+        return stream_die(stream, sides, threshold)
+
+
+cdef inline int64_t _dice(ItemStream* stream, int64_t count, uint32_t sides, uint32_t threshold) noexcept nogil:
+    cdef int64_t total = 0, j
+    for j in range(count):
+        total += _die(stream, sides, threshold)
+    return total
+
+
+cdef inline Fired _fire_unit(ItemStream* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
                              int64_t adjustment, int64_t dice_count, uint32_t dice_sides, uint32_t dice_threshold,
                              int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls, bint automatic,
                              bint hit_on_equal, bint critical, uint32_t kilodie_threshold) noexcept nogil:
@@ -54,17 +75,17 @@ cdef inline Fired _fire_unit(Stream* stream, int64_t bonus, int64_t maximum_roll
     out.damage = 0
     out.rounds_hit = 0
     for r in range(rolls):
-        roll = stream_die(stream, KILODIE, kilodie_threshold)
+        roll = _die(stream, KILODIE, kilodie_threshold)
         cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
         hit = _min(roll + bonus + penalty, cap) + boost > hit_bar
         if automatic:
-            landed = stream_die(stream, ROUNDS_PER_BURST + 1, 0) - 1
+            landed = _die(stream, ROUNDS_PER_BURST + 1, 0) - 1
             for round_number in range(ROUNDS_PER_BURST):
-                dealt = _max(stream_roll(stream, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+                dealt = _max(_dice(stream, dice_count, dice_sides, dice_threshold) + offset, 0)
                 out.damage += dealt * hit * (round_number < landed)
             out.rounds_hit += landed * hit
         else:
-            dealt = _max(stream_roll(stream, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
+            dealt = _max(_dice(stream, dice_count, dice_sides, dice_threshold) + offset, 0)
             out.damage += dealt * hit
             out.rounds_hit += hit
         out.hits += hit
@@ -257,114 +278,10 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     counts[4] += rounds_hit
 
 
-cdef extern from * nogil:
-    """
-    #include "clones.h"
-    /* Item blocks a fight draws at once: their Philox chains are independent, so vectors hold
-     * the same round of all of them where one block at a time waits on each round's multiply.
-     * A power of two (a word's slot is a mask); 16 measured fastest in exp.fight (8, 16, 32 blocks in SSE2: 589, 556, 569
-     * ns a fight), though a fight leaves some words unused. */
-    #define EXP_AHEAD_BLOCKS 16
-
-    /* Item blocks first .. first + EXP_AHEAD_BLOCKS - 1 of item `index` (rng.pxd's philox4x32 on
-     * each) into out in block order: GCC vectorises across the blocks, in target clones picked by
-     * the CPU (clones.h; the same loop in Cython was built for SSE2 only). Not inline: one copy
-     * of the rounds, not one per die of the unit. */
-    COMBATSIM_CLONES static void exp_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first,
-                                                 uint32_t *out) {
-        for (int j = 0; j < EXP_AHEAD_BLOCKS; j++) {
-            uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = first + (uint32_t)j, c3 = 0;
-            uint32_t key0 = k0, key1 = k1;
-            #pragma GCC unroll 10
-            for (int r = 0; r < 10; r++) {
-                uint64_t product0 = (uint64_t)0xD2511F53u * c0;
-                uint64_t product1 = (uint64_t)0xCD9E8D57u * c2;
-                c0 = (uint32_t)(product1 >> 32) ^ c1 ^ key0;
-                c1 = (uint32_t)product1;
-                c2 = (uint32_t)(product0 >> 32) ^ c3 ^ key1;
-                c3 = (uint32_t)product0;
-                key0 += 0x9E3779B9u;
-                key1 += 0xBB67AE85u;
-            }
-            out[4 * j] = c0;
-            out[4 * j + 1] = c1;
-            out[4 * j + 2] = c2;
-            out[4 * j + 3] = c3;
-        }
-    }
-    """
-    enum: AHEAD_BLOCKS "EXP_AHEAD_BLOCKS"
-    void exp_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
-
-
-ctypedef struct Ahead:
-    # A fight's item stream (rng.pxd's words in the same order), drawn AHEAD_BLOCKS blocks at a
-    # time; ``stream`` keeps the key, the item index and the retries.
-    Stream stream
-    uint64_t used
-    uint64_t drawn
-    uint32_t words[4 * AHEAD_BLOCKS]
-
-
-cdef inline void _draw(Ahead* ahead) noexcept nogil:
-    exp_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
-                    <uint32_t>(ahead.drawn >> 2), ahead.words)
-    ahead.drawn += 4 * AHEAD_BLOCKS
-
-
-cdef inline uint32_t _word(Ahead* ahead) noexcept nogil:
-    if ahead.used == ahead.drawn:
-        _draw(ahead)
-    ahead.used += 1
-    return ahead.words[(ahead.used - 1) % (4 * AHEAD_BLOCKS)]
-
-
-cdef inline int64_t _die(Ahead* ahead, uint32_t sides, uint32_t threshold) noexcept nogil:
-    return stream_bounded(&ahead.stream, _word(ahead), sides, threshold) + 1
-
-
-cdef inline Fired _fight_fire(Ahead* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
-                              int64_t adjustment, int64_t dice_count, uint32_t dice_sides, uint32_t dice_threshold,
-                              int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls, bint automatic,
-                              bint hit_on_equal, bint critical, uint32_t kilodie_threshold) noexcept nogil:
-    # _fire_unit from a fight's stream (the same words in the same order).
-    cdef int64_t penalty = _min(adjustment, 0)
-    cdef int64_t boost = _max(adjustment, 0)
-    cdef int64_t hit_bar = armour_rating - hit_on_equal  # a hit: to-hit > hit_bar
-    cdef int64_t offset = dice_modifier + damage_adjustment
-    cdef int64_t r, j, round_number, roll, cap, hit, landed, dealt
-    cdef Fired out
-    out.hits = 0
-    out.damage = 0
-    out.rounds_hit = 0
-    for r in range(rolls):
-        roll = _die(stream, KILODIE, kilodie_threshold)
-        cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
-        hit = _min(roll + bonus + penalty, cap) + boost > hit_bar
-        if automatic:
-            landed = _die(stream, ROUNDS_PER_BURST + 1, 0) - 1
-            for round_number in range(ROUNDS_PER_BURST):
-                dealt = offset
-                for j in range(dice_count):
-                    dealt += _die(stream, dice_sides, dice_threshold)
-                out.damage += _max(dealt, 0) * hit * (round_number < landed)
-            out.rounds_hit += landed * hit
-        else:
-            dealt = offset
-            for j in range(dice_count):
-                dealt += _die(stream, dice_sides, dice_threshold)
-            out.damage += _max(dealt, 0) * hit
-            out.rounds_hit += hit
-        out.hits += hit
-    return out
-
-
-cdef inline void _start_fight(Ahead* stream, uint64_t seed, int64_t index, const int64_t[:, ::1] combatants,
+cdef inline void _start_fight(AheadStream* stream, uint64_t seed, int64_t index, const int64_t[:, ::1] combatants,
                               int64_t[::1] hit_points, int64_t[::1] shots) noexcept nogil:
     cdef Py_ssize_t a
-    stream_start(&stream.stream, seed, <uint64_t>index)
-    stream.used = 0
-    stream.drawn = 0
+    ahead_start(stream, seed, <uint64_t>index)
     for a in range(combatants.shape[0]):
         hit_points[a] = combatants[a, 1]
         shots[a] = combatants[a, 12]
@@ -387,8 +304,8 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] com
     cdef int64_t[::1] lane_fight = np.empty(lanes, dtype=np.int64)
     cdef int64_t[::1] lane_units = np.zeros(lanes, dtype=np.int64)
     cdef int64_t[::1] local = np.zeros(counts.shape[0], dtype=np.int64)
-    cdef Ahead streams[LANES]
-    cdef Ahead* stream
+    cdef AheadStream streams[LANES]
+    cdef AheadStream* stream
     cdef Py_ssize_t a, t
     cdef int64_t lane, k, next_fight = 0, running, standing0, standing1, side, enemies, pick, target
     cdef int64_t n_rolls, units, winner, alive
@@ -423,7 +340,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] com
                         continue
                     side = combatants[a, 0]
                     enemies = standing1 if side == 0 else standing0
-                    pick = stream_bounded(&stream.stream, _word(stream), <uint32_t>enemies,
+                    pick = stream_bounded(&stream.stream, ahead_word(stream), <uint32_t>enemies,
                                           target_threshold[enemies])
                     target = 0
                     for t in range(members):  # the pick-th standing enemy in table order
@@ -437,7 +354,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] com
                         n_rolls = _min(n_rolls, shots[lane, a])
                         shots[lane, a] -= n_rolls
                     auto = combatants[a, 11] != 0
-                    fired = _fight_fire(stream, combatants[a, 3], combatants[a, 4], combatants[target, 2],
+                    fired = _fire_unit(stream, combatants[a, 3], combatants[a, 4], combatants[target, 2],
                                         combatants[a, 5], combatants[a, 6], <uint32_t>combatants[a, 7],
                                         dice_threshold[a], combatants[a, 8], combatants[a, 9], n_rolls, auto,
                                         hit_on_equal, critical, kilodie_threshold)

@@ -9,24 +9,21 @@ import numpy as np
 
 from .._numba import njit
 from ..rng_nb import (
-    _HI,
-    _K0,
-    _K1,
-    _LO,
+    AHEAD_SIZE,
     DOMAIN_DENSE,
-    DOMAIN_ITEM,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
+    ahead_die,
+    ahead_start,
+    ahead_word,
     block,
-    philox4x32,
     pick,
     rejection_threshold,
     seed_key,
     stream_bounded,
     stream_die,
     stream_retry_word,
-    stream_roll,
     stream_start,
 )
 
@@ -47,18 +44,20 @@ DRAW = -1
 LANES = 1
 #: Damage dice the joint-die fast path covers.
 FAST_DICE = 3
-#: Item blocks a fight draws at once (_draw): their Philox chains are independent, so LLVM runs them
-#: side by side in vectors where one block at a time waits on each round's multiply. A power of two
-#: (the word's slot is a mask), though a fight leaves some words unused; 16 measured fastest in
-#: exp.fight (8, 16, 32: 768, 482, 493 ns a fight).
-AHEAD_BLOCKS = 16
-AHEAD_WORDS = 4 * AHEAD_BLOCKS
+@njit(inline="always")
+def _die(state, ahead, sides, threshold):
+    """A die from a unit's own item stream (attack) or, ``ahead``, from a fight's stream drawn
+    ahead (rng_nb.ahead_die); a constant at each call site, so the test folds away."""
+    if ahead:
+        return ahead_die(state, sides, threshold)
+    return stream_die(state, sides, threshold)
 
 
-@njit
-def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+@njit(inline="always")
+def _fire_unit(state, ahead, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
                dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
-    """One unit of fire from ``state``'s item stream: (hits, damage, rounds hit); reference.fire_unit."""
+    """One unit of fire from ``state``'s item stream (``ahead``: _die): (hits, damage, rounds hit);
+    reference.fire_unit."""
     kilodie = np.uint64(KILODIE)
     four = np.uint64(ROUNDS_PER_BURST + 1)
     penalty = min(adjustment, 0)
@@ -69,18 +68,22 @@ def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count
     total = np.int64(0)
     rounds_hit = np.int64(0)
     for _ in range(rolls):
-        roll = stream_die(state, kilodie, kilodie_threshold)
+        roll = _die(state, ahead, kilodie, kilodie_threshold)
         cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
         hit = np.int64(min(roll + bonus + penalty, cap) + boost > hit_bar)
         if automatic:
-            landed = stream_die(state, four, np.uint64(0)) - 1
+            landed = _die(state, ahead, four, np.uint64(0)) - 1
             for round_number in range(ROUNDS_PER_BURST):
-                dealt = max(stream_roll(state, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
-                total += dealt * hit * np.int64(round_number < landed)
+                dealt = offset
+                for _ in range(dice_count):
+                    dealt += _die(state, ahead, dice_sides, dice_threshold)
+                total += max(dealt, 0) * hit * np.int64(round_number < landed)
             rounds_hit += landed * hit
         else:
-            dealt = max(stream_roll(state, dice_count, dice_sides, dice_threshold, 0) + offset, 0)
-            total += dealt * hit
+            dealt = offset
+            for _ in range(dice_count):
+                dealt += _die(state, ahead, dice_sides, dice_threshold)
+            total += max(dealt, 0) * hit
             rounds_hit += hit
         hits += hit
     return hits, total, rounds_hit
@@ -300,8 +303,11 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
                                                   *damage_terms, hit_on_equal, critical)
         else:
             stream_start(state, k0, k1, start + k)
-            hits, total, rounds_hit = _fire_unit(state, *weapon, sides, dice_threshold, *damage_terms, n_rolls, auto,
-                                                 hit_on_equal, critical, kilodie_threshold)
+            unit_bonus, unit_maximum, unit_armour, unit_adjustment, _ = weapon  # no star arguments when inlined
+            unit_modifier, unit_damage_adjustment = damage_terms
+            hits, total, rounds_hit = _fire_unit(state, False, unit_bonus, unit_maximum, unit_armour, unit_adjustment,
+                                                 n_dice, sides, dice_threshold, unit_modifier, unit_damage_adjustment,
+                                                 n_rolls, auto, hit_on_equal, critical, kilodie_threshold)
         counts[0] += n_rolls
         counts[1] += hits
         counts[2] += total
@@ -315,77 +321,10 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
             damage_out[k] = total
 
 
-@njit(_nrt=False)
-def _draw(state, words, first):
-    """Item blocks first .. first + AHEAD_BLOCKS - 1 of ``state``'s stream into ``words``; a
-    function of its own (not inlined): one copy of the rounds, not one per die of the unit."""
-    for j in range(AHEAD_BLOCKS):
-        w0, w1, w2, w3 = philox4x32(state[_LO], state[_HI], first + np.uint64(j), DOMAIN_ITEM, state[_K0], state[_K1])
-        words[4 * j] = w0
-        words[4 * j + 1] = w1
-        words[4 * j + 2] = w2
-        words[4 * j + 3] = w3
-
-
 @njit(inline="always")
-def _word(state, words, ahead):
-    """rng_nb.stream_word of a fight: the same words, drawn AHEAD_BLOCKS blocks at a time into
-    ``words``; ``ahead`` holds the words used and drawn."""
-    used = ahead[0]
-    if used == ahead[1]:
-        _draw(state, words, used >> np.uint64(2))
-        ahead[1] = used + np.uint64(AHEAD_WORDS)
-    ahead[0] = used + np.uint64(1)
-    return words[used & np.uint64(AHEAD_WORDS - 1)]
-
-
-@njit(inline="always")
-def _die(state, words, ahead, sides, threshold):
-    return stream_bounded(state, _word(state, words, ahead), sides, threshold) + 1
-
-
-@njit(inline="always")
-def _fight_fire(state, words, ahead, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
-                dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
-                kilodie_threshold):
-    """_fire_unit from a fight's stream (the same words in the same order)."""
-    kilodie = np.uint64(KILODIE)
-    four = np.uint64(ROUNDS_PER_BURST + 1)
-    penalty = min(adjustment, 0)
-    boost = max(adjustment, 0)
-    hit_bar = armour_rating - np.int64(hit_on_equal)  # a hit: to-hit > hit_bar
-    offset = dice_modifier + damage_adjustment
-    hits = np.int64(0)
-    total = np.int64(0)
-    rounds_hit = np.int64(0)
-    for _ in range(rolls):
-        roll = _die(state, words, ahead, kilodie, kilodie_threshold)
-        cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
-        hit = np.int64(min(roll + bonus + penalty, cap) + boost > hit_bar)
-        if automatic:
-            landed = _die(state, words, ahead, four, np.uint64(0)) - 1
-            for round_number in range(ROUNDS_PER_BURST):
-                dealt = offset
-                for _ in range(dice_count):
-                    dealt += _die(state, words, ahead, dice_sides, dice_threshold)
-                total += max(dealt, 0) * hit * np.int64(round_number < landed)
-            rounds_hit += landed * hit
-        else:
-            dealt = offset
-            for _ in range(dice_count):
-                dealt += _die(state, words, ahead, dice_sides, dice_threshold)
-            total += max(dealt, 0) * hit
-            rounds_hit += hit
-        hits += hit
-    return hits, total, rounds_hit
-
-
-@njit(inline="always")
-def _start_fight(lane, state, ahead, k0, k1, index, combatants, hit_points, shots):
+def _start_fight(lane, state, k0, k1, index, combatants, hit_points, shots):
     members = combatants.shape[0]
-    stream_start(state[lane], k0, k1, index)
-    ahead[lane, 0] = 0
-    ahead[lane, 1] = 0
+    ahead_start(state[lane], k0, k1, index)
     for a in range(members):
         hit_points[lane, a] = combatants[a, 1]
         shots[lane, a] = combatants[a, 12]
@@ -405,22 +344,20 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
     dice_threshold = np.empty(members, dtype=np.uint64)
     target_threshold = np.zeros(members + 1, dtype=np.uint64)
-    state = np.zeros((lanes, STREAM_SIZE), dtype=np.uint64)
-    words = np.zeros((lanes, AHEAD_WORDS), dtype=np.uint64)
-    ahead = np.zeros((lanes, 2), dtype=np.uint64)  # words used and drawn
+    state = np.zeros((lanes, AHEAD_SIZE), dtype=np.uint64)
     hit_points = np.empty((lanes, members), dtype=np.int64)
     shots = np.empty((lanes, members), dtype=np.int64)
     taken = np.zeros(members, dtype=np.int64)
     lane_fight = np.empty(lanes, dtype=np.int64)
     lane_units = np.zeros(lanes, dtype=np.int64)
     _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
-                 dice_threshold, target_threshold, state, words, ahead, hit_points, shots, taken, lane_fight,
+                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight,
                  lane_units)
 
 
 @njit(_nrt=False)
 def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
-                 dice_threshold, target_threshold, state, words, ahead, hit_points, shots, taken, lane_fight,
+                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight,
                  lane_units):
     k0, k1 = seed_key(seed)
     kilodie_threshold = rejection_threshold(KILODIE)
@@ -433,7 +370,7 @@ def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, criti
     next_fight = 0
     for lane in range(lanes):
         lane_fight[lane] = next_fight
-        _start_fight(lane, state, ahead, k0, k1, start + next_fight, combatants, hit_points, shots)
+        _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
         next_fight += 1
     running = lanes
     while running:
@@ -442,8 +379,6 @@ def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, criti
             if k < 0:
                 continue
             lane_state = state[lane]
-            lane_words = words[lane]
-            lane_ahead = ahead[lane]
             standing0 = np.int64(0)
             standing1 = np.int64(0)
             for a in range(members):
@@ -456,7 +391,7 @@ def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, criti
                     continue
                 side = combatants[a, 0]
                 enemies = standing1 if side == 0 else standing0
-                pick = stream_bounded(lane_state, _word(lane_state, lane_words, lane_ahead), np.uint64(enemies),
+                pick = stream_bounded(lane_state, ahead_word(lane_state), np.uint64(enemies),
                                       target_threshold[enemies])
                 target = 0
                 for t in range(members):  # the pick-th standing enemy in table order
@@ -470,7 +405,7 @@ def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, criti
                     n_rolls = min(n_rolls, shots[lane, a])
                     shots[lane, a] -= n_rolls
                 auto = combatants[a, 11] != 0
-                h, t, _ = _fight_fire(lane_state, lane_words, lane_ahead, combatants[a, 3], combatants[a, 4],
+                h, t, _ = _fire_unit(lane_state, True, combatants[a, 3], combatants[a, 4],
                                       combatants[target, 2], combatants[a, 5], combatants[a, 6],
                                       np.uint64(combatants[a, 7]), dice_threshold[a], combatants[a, 8],
                                       combatants[a, 9], n_rolls, auto, hit_on_equal, critical, kilodie_threshold)
@@ -508,7 +443,7 @@ def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, criti
                 lane_units[lane] = 0
                 if next_fight < count:  # the lane restarts at once with the next fight
                     lane_fight[lane] = next_fight
-                    _start_fight(lane, state, ahead, k0, k1, start + next_fight, combatants, hit_points, shots)
+                    _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
                     next_fight += 1
                 else:
                     lane_fight[lane] = -1

@@ -5,9 +5,8 @@ from libc.stdlib cimport calloc, free
 
 import numpy as np
 
-from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_block, dense_die, dense_die_in,
-                  rejection_threshold, stream_bounded,
-                  stream_die,
+from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, AheadStream, Stream, Words, ahead_die, ahead_start, ahead_word, block,
+                  dense_block, dense_die, dense_die_in, rejection_threshold, stream_bounded, stream_die,
                   stream_start, stream_word)
 
 
@@ -145,16 +144,6 @@ cdef inline void dealt(int64_t amount, int64_t damage_type, int64_t soak, int64_
     out[0] = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
     out[1] = primary if damage_type == 2 else (half if damage_type == 3 else 0)
     out[2] = primary if damage_type == 3 else 0
-
-
-cdef inline int64_t _roll(Stream* stream, int64_t count, int64_t sides) noexcept nogil:
-    cdef int64_t total = 0, j
-    cdef uint32_t threshold
-    if count > 0:
-        threshold = rejection_threshold(<uint32_t>sides)
-        for j in range(count):
-            total += stream_die(stream, <uint32_t>sides, threshold)
-    return total
 
 
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
@@ -709,80 +698,13 @@ cdef enum:
     FIGHT_LANES = 1
 
 
-cdef extern from * nogil:
-    """
-    #include "clones.h"
-    /* Item blocks a fight draws at once: their Philox chains are independent, so vectors hold
-     * the same round of all of them where one block at a time waits on each round's multiply.
-     * A power of two (a word's slot is a mask); 16 measured fastest in tss.fight (4, 8, 16, 32 blocks in SSE2: 1634, 1576, 1455, 1484
-     * ns a fight), though a fight leaves some words unused. */
-    #define TSS_AHEAD_BLOCKS 16
-
-    /* Item blocks first .. first + TSS_AHEAD_BLOCKS - 1 of item `index` (rng.pxd's philox4x32 on
-     * each) into out in block order: GCC vectorises across the blocks, in target clones picked by
-     * the CPU (clones.h; the same loop in Cython was built for SSE2 only). Not inline: one copy
-     * of the rounds, not one per die of the round. */
-    COMBATSIM_CLONES static void tss_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first,
-                                                 uint32_t *out) {
-        for (int j = 0; j < TSS_AHEAD_BLOCKS; j++) {
-            uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = first + (uint32_t)j, c3 = 0;
-            uint32_t key0 = k0, key1 = k1;
-            #pragma GCC unroll 10
-            for (int r = 0; r < 10; r++) {
-                uint64_t product0 = (uint64_t)0xD2511F53u * c0;
-                uint64_t product1 = (uint64_t)0xCD9E8D57u * c2;
-                c0 = (uint32_t)(product1 >> 32) ^ c1 ^ key0;
-                c1 = (uint32_t)product1;
-                c2 = (uint32_t)(product0 >> 32) ^ c3 ^ key1;
-                c3 = (uint32_t)product0;
-                key0 += 0x9E3779B9u;
-                key1 += 0xBB67AE85u;
-            }
-            out[4 * j] = c0;
-            out[4 * j + 1] = c1;
-            out[4 * j + 2] = c2;
-            out[4 * j + 3] = c3;
-        }
-    }
-    """
-    enum: AHEAD_BLOCKS "TSS_AHEAD_BLOCKS"
-    void tss_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
-
-
-ctypedef struct Ahead:
-    # A fight's item stream (rng.pxd's words in the same order), drawn AHEAD_BLOCKS blocks at a
-    # time; ``stream`` keeps the key, the item index and the retries.
-    Stream stream
-    uint64_t used
-    uint64_t drawn
-    uint32_t words[4 * AHEAD_BLOCKS]
-
-
-cdef inline void _draw(Ahead* ahead) noexcept nogil:
-    tss_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
-                    <uint32_t>(ahead.drawn >> 2), ahead.words)
-    ahead.drawn += 4 * AHEAD_BLOCKS
-
-
-cdef inline uint32_t _word(Ahead* ahead) noexcept nogil:
-    if ahead.used == ahead.drawn:
-        _draw(ahead)
-    ahead.used += 1
-    return ahead.words[(ahead.used - 1) % (4 * AHEAD_BLOCKS)]
-
-
-cdef inline int64_t _die(Ahead* ahead, uint32_t sides, uint32_t threshold) noexcept nogil:
-    return stream_bounded(&ahead.stream, _word(ahead), sides, threshold) + 1
-
-
-cdef inline int64_t _dice(Ahead* ahead, int64_t count, int64_t sides) noexcept nogil:
-    # _roll from a fight's stream.
+cdef inline int64_t _dice(AheadStream* ahead, int64_t count, int64_t sides) noexcept nogil:
     cdef int64_t total = 0, j
     cdef uint32_t threshold
     if count > 0:
         threshold = rejection_threshold(<uint32_t>sides)
         for j in range(count):
-            total += _die(ahead, <uint32_t>sides, threshold)
+            total += ahead_die(ahead, <uint32_t>sides, threshold)
     return total
 
 
@@ -808,7 +730,7 @@ cdef inline Situation _situation(int64_t steps) noexcept nogil:
     return SITUATIONS[_min(_max(steps, LEAST_STEPS), MAX_STEPS) - LEAST_STEPS]
 
 
-cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t width, int64_t n,
+cdef inline int64_t _round(AheadStream* stream, const int64_t[::1] characters, int64_t width, int64_t n,
                            bint one_step, int64_t* lost, bint* active, int64_t* negated, int64_t* phase,
                            int64_t* used, uint32_t* tiebreak, int64_t* order, uint32_t threshold20,
                            int64_t* tally) noexcept nogil:
@@ -827,17 +749,17 @@ cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t
         row = i * width
         negated[i] = 0
         if characters[row + R_HAS_RESOLVE]:
-            roll = _die(stream, 20, threshold20)
+            roll = ahead_die(stream, 20, threshold20)
             tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
                            characters[row + R_RESOLVE + 2])
             negated[i] = 3 - tier if tier <= 2 else 0
         sit = _situation(_dazed(characters, row, &lost[3 * i], negated[i]))
-        roll = _die(stream, 20, threshold20)
+        roll = ahead_die(stream, 20, threshold20)
         roll += sit.sign * _dice(stream, sit.count, sit.sides)
         phase[i] = _min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
                                    characters[row + R_ACTION_CHECK + 1],
                                    characters[row + R_ACTION_CHECK + 2]))
-        tiebreak[i] = _word(stream)
+        tiebreak[i] = ahead_word(stream)
         used[i] = 0
         position = n_order
         while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
@@ -861,7 +783,7 @@ cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t
             steps = (characters[row + R_ATTACK_STEPS] + characters[defender + R_DEFENCE_STEPS]
                      + _dazed(characters, row, &lost[3 * i], negated[i]))
             sit = _situation(steps)
-            control = _die(stream, 20, threshold20)
+            control = ahead_die(stream, 20, threshold20)
             total = control + sit.sign * _dice(stream, sit.count, sit.sides)
             tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
                            characters[row + R_SKILL + 2])
@@ -901,12 +823,10 @@ cdef inline int64_t _round(Ahead* stream, const int64_t[::1] characters, int64_t
     return winner
 
 
-cdef inline void _start_lane(Ahead* stream, uint64_t seed, uint64_t index, int64_t n, int64_t* lost,
+cdef inline void _start_lane(AheadStream* stream, uint64_t seed, uint64_t index, int64_t n, int64_t* lost,
                              bint* active, int64_t* tally) noexcept nogil:
     cdef int64_t i
-    stream_start(&stream.stream, seed, index)
-    stream.used = 0
-    stream.drawn = 0
+    ahead_start(stream, seed, index)
     for i in range(n):
         lost[3 * i] = lost[3 * i + 1] = lost[3 * i + 2] = 0
         active[i] = True
@@ -919,7 +839,7 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
     # FIGHT_LANES fights in flight, advanced round by round in lockstep; a lane whose fight ends
     # starts the next fight index. Fight k draws only from item stream start + k, so its outcome
     # and every count are those of the reference, which runs fight by fight.
-    cdef Ahead streams[FIGHT_LANES]
+    cdef AheadStream streams[FIGHT_LANES]
     cdef int64_t lost[FIGHT_LANES * 3 * MAX_CHARACTERS]
     cdef bint active[FIGHT_LANES * MAX_CHARACTERS]
     cdef int64_t fight_of[FIGHT_LANES]  # the lane's fight k, -1 when idle

@@ -6,10 +6,7 @@ import numpy as np
 
 from .._numba import njit
 from ..rng_nb import (
-    _HI,
-    _K0,
-    _K1,
-    _LO,
+    AHEAD_SIZE,
     DOMAIN_DENSE,
     DOMAIN_ITEM,
     M0,
@@ -19,10 +16,12 @@ from ..rng_nb import (
     STREAM_SIZE,
     W0,
     W1,
+    ahead_die,
+    ahead_start,
+    ahead_word,
     block,
     dense_die,
     dense_die_in,
-    philox4x32,
     pick,
     rejection_threshold,
     seed_key,
@@ -725,59 +724,20 @@ def _before(characters, width, tiebreak, i, j):
 FIGHT_LANES = 1
 
 
-#: Item blocks a fight draws at once (_draw): their Philox chains are independent, so LLVM runs them
-#: side by side in vectors where one block at a time waits on each round's multiply. A power of two
-#: (the word's slot is a mask), though a fight leaves some words unused; 16 measured fastest in
-#: tss.fight (8, 16, 32: 1829, 1419, 1421 ns a fight).
-AHEAD_BLOCKS = 16
-AHEAD_WORDS = 4 * AHEAD_BLOCKS
-
-
 @njit(inline="always")
-def _draw(state, words, first):
-    """Item blocks first .. first + AHEAD_BLOCKS - 1 of ``state``'s stream into ``words``.
-
-    Inlined: called as a function of its own (Numba's calling convention: each array's fields and
-    a status test) the fight measured slower than with one block at a time (2312 vs 1762 ns)."""
-    for j in range(AHEAD_BLOCKS):
-        w0, w1, w2, w3 = philox4x32(state[_LO], state[_HI], first + np.uint64(j), DOMAIN_ITEM, state[_K0], state[_K1])
-        words[4 * j] = w0
-        words[4 * j + 1] = w1
-        words[4 * j + 2] = w2
-        words[4 * j + 3] = w3
-
-
-@njit(inline="always")
-def _word(state, words, ahead):
-    """rng_nb.stream_word of a fight: the same words, drawn AHEAD_BLOCKS blocks at a time into
-    ``words``; ``ahead`` holds the words used and drawn."""
-    used = ahead[0]
-    if used == ahead[1]:
-        _draw(state, words, used >> np.uint64(2))
-        ahead[1] = used + np.uint64(AHEAD_WORDS)
-    ahead[0] = used + np.uint64(1)
-    return words[used & np.uint64(AHEAD_WORDS - 1)]
-
-
-@njit(inline="always")
-def _die(state, words, ahead, sides, threshold):
-    return stream_bounded(state, _word(state, words, ahead), sides, threshold) + 1
-
-
-@njit(inline="always")
-def _dice(state, words, ahead, count, sides):
-    """_roll from a fight's stream."""
+def _dice(state, count, sides):
+    """``count`` dice of ``sides`` from a fight's stream drawn ahead (rng_nb.ahead_die)."""
     total = np.int64(0)
     if count > 0:
         unsigned = np.uint64(sides)
         threshold = rejection_threshold(unsigned)
         for _ in range(count):
-            total += _die(state, words, ahead, unsigned, threshold)
+            total += ahead_die(state, unsigned, threshold)
     return total
 
 
 @njit(inline="always")
-def _round(state, words, ahead, characters, width, n, one_step, lost, lo, active, ao, negated, phase, used, tiebreak,
+def _round(state, characters, width, n, one_step, lost, lo, active, ao, negated, phase, used, tiebreak,
            order, threshold20):
     """One round (action checks, then four phases) of the fight whose stream is ``state``.
 
@@ -795,19 +755,19 @@ def _round(state, words, ahead, characters, width, n, one_step, lost, lo, active
         row = i * width
         negated[i] = 0
         if characters[row + R_HAS_RESOLVE]:
-            roll = _die(state, words, ahead, D20, threshold20)
+            roll = ahead_die(state, D20, threshold20)
             tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
                            characters[row + R_RESOLVE + 2])
             negated[i] = 3 - tier if tier <= 2 else 0
         sign, dice, sides = situation(
             _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
         )
-        roll = _die(state, words, ahead, D20, threshold20)
-        roll += sign * _dice(state, words, ahead, dice, sides)
+        roll = ahead_die(state, D20, threshold20)
+        roll += sign * _dice(state, dice, sides)
         phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
                                   characters[row + R_ACTION_CHECK + 1],
                                   characters[row + R_ACTION_CHECK + 2]))
-        tiebreak[i] = _word(state, words, ahead)
+        tiebreak[i] = ahead_word(state)
         used[i] = 0
         # Insertion into the phase order.
         position = n_order
@@ -835,13 +795,13 @@ def _round(state, words, ahead, characters, width, n, one_step, lost, lo, active
                 + _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
             )
             sign, dice, sides = situation(steps)
-            control = _die(state, words, ahead, D20, threshold20)
-            total = control + sign * _dice(state, words, ahead, dice, sides)
+            control = ahead_die(state, D20, threshold20)
+            total = control + sign * _dice(state, dice, sides)
             tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
                            characters[row + R_SKILL + 2])
             if tier <= 2:
                 base = row + R_DAMAGE + 4 * tier
-                amount = _dice(state, words, ahead, characters[base], characters[base + 1]) + characters[base + 2]
+                amount = _dice(state, characters[base], characters[base + 1]) + characters[base + 2]
                 damage_type = characters[base + 3]
                 armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
                 soak = np.int64(0)
@@ -850,7 +810,7 @@ def _round(state, words, ahead, characters, width, n, one_step, lost, lo, active
                     if one_step:
                         shift = max(-1, min(1, shift))
                     damage_type = max(0, min(3, damage_type + shift))
-                    soak = _dice(state, words, ahead, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
+                    soak = _dice(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
                 stun, wound, mortal = dealt(amount, damage_type, soak)
                 lost[lo + 3 * target] += stun
                 lost[lo + 3 * target + 1] += wound
@@ -894,9 +854,9 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
             winner_out[:count] = -1
             rounds_out[:count] = 0
         return
-    # Per-lane state, allocated once per call; flat arrays indexed by lane offsets (no views).
-    states = np.zeros(FIGHT_LANES * STREAM_SIZE, dtype=np.uint64)
-    state = np.zeros(STREAM_SIZE, dtype=np.uint64)  # the working stream: a lane's is copied in and out
+    # Per-lane state, allocated once per call; the streams a row a lane, the rest flat arrays
+    # indexed by lane offsets.
+    states = np.zeros((FIGHT_LANES, AHEAD_SIZE), dtype=np.uint64)
     lost = np.zeros(FIGHT_LANES * 3 * n, dtype=np.int64)
     active = np.zeros(FIGHT_LANES * n, dtype=np.bool_)
     fight_of = np.full(FIGHT_LANES, -1, dtype=np.int64)  # the lane's fight k, -1 when idle
@@ -908,16 +868,14 @@ def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, 
     used = np.zeros(n, dtype=np.int64)
     tiebreak = np.zeros(n, dtype=np.uint64)
     order = np.zeros(n, dtype=np.int64)
-    words = np.zeros((FIGHT_LANES, AHEAD_WORDS), dtype=np.uint64)
-    ahead = np.zeros((FIGHT_LANES, 2), dtype=np.uint64)  # the lane's words used and drawn
     _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
-                 states, state, words, ahead, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
+                 states, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
                  order)
 
 
 @njit(_nrt=False)
 def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
-                 states, state, words, ahead, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
+                 states, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
                  order):
     """_fight's lanes, compiled without Numba's runtime: no reference-count call for each inlined
     helper's arrays (every helper that takes an array is inlined)."""
@@ -927,7 +885,7 @@ def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_ste
     busy = 0
     for lane in range(FIGHT_LANES):
         if issued < count:
-            _start_lane(states, ahead, lane, k0, k1, start + issued, n, lost, active, tally)
+            _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
             fight_of[lane] = issued
             rounds_of[lane] = 0
             issued += 1
@@ -937,16 +895,12 @@ def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_ste
             k = fight_of[lane]
             if k < 0:
                 continue
-            offset = lane * STREAM_SIZE
-            for j in range(STREAM_SIZE):
-                state[j] = states[offset + j]
-            # Rows of C arrays, so contiguous (_draw vectorises); views are free here (no runtime).
+            # A row of a C array, so contiguous (the draw ahead vectorises); views are free here (no
+            # runtime).
             winner, attacks, stun, wound, mortal = _round(
-                state, words[lane], ahead[lane], characters, width, n, one_step, lost, lane * 3 * n, active, lane * n,
+                states[lane], characters, width, n, one_step, lost, lane * 3 * n, active, lane * n,
                 negated, phase, used, tiebreak, order, threshold20,
             )
-            for j in range(STREAM_SIZE):
-                states[offset + j] = state[j]
             rounds = rounds_of[lane] + 1
             rounds_of[lane] = rounds
             t = 4 * lane
@@ -967,7 +921,7 @@ def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_ste
                 winner_out[k] = winner
                 rounds_out[k] = rounds
             if issued < count:  # the lane restarts with the next fight
-                _start_lane(states, ahead, lane, k0, k1, start + issued, n, lost, active, tally)
+                _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
                 fight_of[lane] = issued
                 rounds_of[lane] = 0
                 issued += 1
@@ -977,14 +931,9 @@ def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_ste
 
 
 @njit(inline="always")
-def _start_lane(states, ahead, lane, k0, k1, index, n, lost, active, tally):
+def _start_lane(states, lane, k0, k1, index, n, lost, active, tally):
     """Lane ``lane`` starts the fight with item stream ``index``: fresh stream, nobody hurt or out."""
-    offset = lane * STREAM_SIZE
-    # stream_start on the lane's words (the same fields a fresh np.zeros state would get).
-    scratch = states[offset:offset + STREAM_SIZE]
-    stream_start(scratch, k0, k1, index)
-    ahead[lane, 0] = 0
-    ahead[lane, 1] = 0
+    ahead_start(states[lane], k0, k1, index)
     for i in range(3 * n):
         lost[lane * 3 * n + i] = 0
     for i in range(n):
