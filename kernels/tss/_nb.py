@@ -107,17 +107,6 @@ def dealt(amount, damage_type, soak):
     return stun, wound, mortal
 
 
-@njit(inline="always")
-def _roll(state, count, sides):
-    total = np.int64(0)
-    if count > 0:
-        unsigned = np.uint64(sides)
-        threshold = rejection_threshold(unsigned)
-        for _ in range(count):
-            total += stream_die(state, unsigned, threshold)
-    return total
-
-
 @njit
 def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     """Attack by attack, exactly as the reference."""
@@ -317,13 +306,6 @@ def _attack_joint_histogram(k0, k1, state, first_block, last_block, config, coun
         segment_end = min(segment + HISTOGRAM_SEGMENT, last_block)
         _joint_histogram(k0, k1, state, segment, segment_end, faces, threshold, histogram)
         _joint_fold(config, histogram, counts)
-
-
-@njit
-def _magic(divisor):
-    """ceil(2**32 / divisor): (v * magic) >> 32 == v // divisor for v < 2**16, divisor <= 2**16."""
-    d = np.uint64(divisor)
-    return (np.uint64(0x100000000) + d - np.uint64(1)) // d
 
 
 #: Dense blocks whose Philox rounds run side by side (a loop LLVM vectorises).
