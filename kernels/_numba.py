@@ -54,7 +54,18 @@ def _tolerate_corrupt_entries(dispatcher) -> None:
     cache.load_overload = load_or_miss
 
 
-@intrinsic
+def intrinsic_or(python):
+    """``numba.extending.intrinsic``, whose functions only compiled code can call; under
+    NUMBA_DISABLE_JIT (the coverage run, every kernel as plain Python) the name is bound to
+    ``python`` instead, which does the same to Python values."""
+
+    def decorate(definition):
+        return python if numba.config.DISABLE_JIT else intrinsic(definition)
+
+    return decorate
+
+
+@intrinsic_or(lambda array: array)
 def borrow(typingctx, array):
     """The same array without its NRT meminfo (and parent): Numba's reference counting of it
     (an atomic add behind a call, at every assignment and call of an array variable) becomes a

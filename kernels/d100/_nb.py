@@ -6,7 +6,6 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
 
 from combatsim.d100.layout import (
     A_FLESH,
@@ -53,7 +52,7 @@ from combatsim.d100.layout import (
     NO_WINNER,
 )
 
-from .._numba import njit
+from .._numba import intrinsic_or, njit
 from ..rng_nb import (
     AHEAD_SIZE,
     DOMAIN_DENSE,
@@ -359,7 +358,12 @@ L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_S
 L_FIELDS = 9
 
 
-@intrinsic
+def _lowest_bit_python(bits):
+    bits = int(bits) & ((1 << 64) - 1)
+    return (bits & -bits).bit_length() - 1 if bits else 64
+
+
+@intrinsic_or(_lowest_bit_python)
 def _lowest_bit(typingctx, bits):
     """The index of the lowest set bit of an int64 (64 for 0): LLVM's cttz, one instruction."""
     if not isinstance(bits, types.Integer):

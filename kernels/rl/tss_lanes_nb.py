@@ -20,7 +20,7 @@ import numpy as np
 from llvmlite import ir
 from numba.core import types
 from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic, register_jitable
+from numba.extending import register_jitable
 
 from combatsim.rl.tss_reference import (
     A_AIM,
@@ -66,7 +66,7 @@ from combatsim.rl.tss_reference import (
     WORDS_PER_STEP,
 )
 
-from .._numba import njit
+from .._numba import intrinsic_or, njit
 from ..rng_nb import DOMAIN_ITEM, MASK32, SHIFT32, philox4x32
 from ._stream_nb import _ROW, AHEAD_ENVS, LANES_MIN, lanes_may_take
 
@@ -126,7 +126,7 @@ DRAW_ROWS = K_WORDS + 4
 _helper = register_jitable(error_model="numpy")
 
 
-@intrinsic
+@intrinsic_or(lambda rows, columns, dtype: np.empty((rows, columns), dtype=dtype))
 def _on_stack(typingctx, rows, columns, dtype):
     """An uninitialised C array of rows x columns ``dtype`` on the stack (literal sizes), 64-byte
     aligned and with no meminfo: np.empty's malloc and free, and the NRT's reference counts, cost
