@@ -14,6 +14,7 @@ from __future__ import annotations
 import numba
 from numba import types
 from numba.core import cgutils
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 
@@ -63,6 +64,16 @@ def intrinsic_or(python):
         return python if numba.config.DISABLE_JIT else intrinsic(definition)
 
     return decorate
+
+
+def _lowest_set_bit_python(bits):
+    bits = int(bits) & ((1 << 64) - 1)
+    return (bits & -bits).bit_length() - 1
+
+
+#: The index of a nonzero integer's lowest set bit (LLVM's cttz, one instruction: Numba's
+#: trailing_zeros), or its Python twin when NUMBA_DISABLE_JIT runs the kernels as Python.
+lowest_set_bit = _lowest_set_bit_python if numba.config.DISABLE_JIT else trailing_zeros
 
 
 @intrinsic_or(lambda array: array)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
 
 from combatsim.d100.layout import (
     A_FLESH,
@@ -52,7 +49,7 @@ from combatsim.d100.layout import (
     NO_WINNER,
 )
 
-from .._numba import intrinsic_or, njit
+from .._numba import lowest_set_bit, njit
 from ..rng_nb import (
     AHEAD_SIZE,
     DOMAIN_DENSE,
@@ -358,27 +355,6 @@ L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_S
 L_FIELDS = 9
 
 
-def _lowest_bit_python(bits):
-    bits = int(bits) & ((1 << 64) - 1)
-    return (bits & -bits).bit_length() - 1 if bits else 64
-
-
-@intrinsic_or(_lowest_bit_python)
-def _lowest_bit(typingctx, bits):
-    """The index of the lowest set bit of an int64 (64 for 0): LLVM's cttz, one instruction."""
-    if not isinstance(bits, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], signature.args[0], types.int64)
-        i64 = ir.IntType(64)
-        cttz = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, ir.IntType(1)]),
-                                              "llvm.cttz.i64")
-        return builder.call(cttz, [value, ir.Constant(ir.IntType(1), 0)])
-
-    return types.int64(bits), codegen
-
-
 @njit(inline="always")
 def _has(bits, c):
     return (bits >> c) & 1
@@ -402,7 +378,7 @@ def _first_wins(roll, table, c, column, opposing_roll, o, opposing_column):
 @njit(inline="always")
 def _first_active_opponent(table, lane, sides, c):
     opponents = lane[L_ACTIVE] & sides[1 - table[c, C_SIDE]]
-    return _lowest_bit(opponents) if opponents else -1
+    return lowest_set_bit(opponents) if opponents else -1
 
 
 @njit(inline="always")
@@ -599,11 +575,11 @@ def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, co
     first_pass = round_number == 1 and pass_number == 1
     todo = lane[L_ACTIVE]
     while todo:
-        _declare(table, policy, st, lane, rng, sides, _lowest_bit(todo), first_pass, d100_threshold)
+        _declare(table, policy, st, lane, rng, sides, lowest_set_bit(todo), first_pass, d100_threshold)
         todo &= todo - 1
     todo = lane[L_ACTIVE]
     while todo:
-        winner = _resolve(table, st, lane, rng, sides, _lowest_bit(todo), counts, sides_attack,
+        winner = _resolve(table, st, lane, rng, sides, lowest_set_bit(todo), counts, sides_attack,
                           threshold_attack, d100_threshold)
         if winner >= 0:
             return winner

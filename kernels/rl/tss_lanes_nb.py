@@ -19,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba.core import types
-from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import register_jitable
 
 from combatsim.rl.tss_reference import (
@@ -66,7 +65,7 @@ from combatsim.rl.tss_reference import (
     WORDS_PER_STEP,
 )
 
-from .._numba import intrinsic_or, njit
+from .._numba import intrinsic_or, lowest_set_bit, njit
 from ..rng_nb import DOMAIN_ITEM, MASK32, SHIFT32, philox4x32
 from ._stream_nb import _ROW, AHEAD_ENVS, LANES_MIN, lanes_may_take
 
@@ -387,7 +386,7 @@ def _ensure(lanes, draws, seeds, state, first, count, keyed):
         wanting &= in_count
         n = 0
         while wanting:
-            i = np.uint64(trailing_zeros(wanting))
+            i = np.uint64(lowest_set_bit(wanting))
             wanting &= wanting - np.uint64(1)
             e = np.uint64(first) + i
             index = np.uint64(state[e, S_EPISODE])
