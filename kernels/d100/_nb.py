@@ -529,6 +529,10 @@ def _resolve(table, st, lane, rng, sides, c, counts, sides_attack, threshold_att
 #: One lane is fastest (the branch predictor learns from the same fight's earlier passes; bench
 #: fight, A/B in one process: 8 lanes 113.5, 1 lane 109.3 ns an attack).
 FIGHT_LANES = 1
+#: The lockstep lanes (fight_lanes_nb.py) take fights of at most this many combatants (their masks
+#: and indices fit 16 bits; more go to the scalar lanes above), LOCKSTEP_LANES fights at a time.
+LOCKSTEP_FIGHTERS = 16
+LOCKSTEP_LANES = 64
 
 
 @njit(inline="always")
@@ -603,9 +607,21 @@ def _finish(k, winner, rounds, counts, winner_out, rounds_out):
 
 @njit
 def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
-    """Fights start..start+count-1 in FIGHT_LANES lanes advanced in lockstep, one pass per lane per
-    sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream i
-    only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
+    """Fights start..start+count-1: in the lockstep lanes (fight_lanes_nb.py) when the table fits
+    them (at most LOCKSTEP_FIGHTERS combatants), else in the scalar lanes (_fight_scalar)."""
+    if fight_lanes_nb.fits(table, passes, max_rounds):
+        fight_lanes_nb.fight_lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out,
+                                      rounds_out)
+    else:
+        _fight_scalar(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out)
+
+
+@njit
+def _fight_scalar(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Any table (at most MAX_FIGHTERS combatants): fights start..start+count-1 in FIGHT_LANES lanes
+    advanced one pass per lane per sweep; a lane whose fight ends starts the next fight index at
+    once. Fight i uses item stream i only, and every count is a sum, so the results equal the
+    reference's fight-by-fight loop.
 
     The lanes are compiled without Numba's runtime (``_nrt=False``, as Numba compiles its own hot
     string helpers), so no array is reference counted in them: even on borrowed arrays
@@ -718,3 +734,8 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
     """Fights; the reference is combatsim.d100.reference.fight."""
     _fight_kernel(np.uint64(seed), np.int64(start), np.int64(count), table, np.int64(passes), np.int64(max_rounds),
            np.int64(ambush_side), counts, winner_out, rounds_out)
+
+
+# The lockstep lanes use this module's helpers: imported after them, as a module (either of the two
+# may be imported first).
+from . import fight_lanes_nb  # noqa: E402

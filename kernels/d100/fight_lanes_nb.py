@@ -1,0 +1,651 @@
+"""d100 fights in lockstep lanes for Numba: LOCKSTEP_LANES fights at once, one a lane.
+
+The scalar fight (kernels/d100/_nb.py ``_fight_lanes``) spends its time on branches that the dice
+decide (which action, hit or miss, which wound, who is out), which no predictor learns. Here each
+step of a pass (a declaration, a resolution) is a loop over the lanes in which every such branch
+is a mask, so LLVM vectorises it (int32 lanes: 16 to an AVX-512 vector). A pass is the
+reference's: every combatant declares (c = 0..m-1), then resolves in order; a lane whose fight
+ended in the pass does nothing more in it. Between passes, lanes whose fight ended record it and
+start the next fight index (scalar, about once in nine passes).
+
+Each lane reads its own fight's item stream (fight k: stream ``start + k``) from a ring of words
+drawn ahead, at its own position: a die is a gather of the lane's next word. Lemire's rejection is
+rare (a d100's word 96 in 2^32, the attack's 1e6-sided one 2.3e-4): a loop that picks the words
+also flags the lanes whose word is rejected, and only when one is flagged do those lanes take
+their retry-domain words (scalar) before the loop that uses them. The result is the reference's,
+fight by fight: a fight's dice and their order do not depend on its lane or on the other fights.
+
+Memory: the lanes' rows (per-lane values, per-combatant values, the words, the per-call
+constants) are four arrays on the stack (kernels/rl/tss_lanes_nb.py ``_on_stack``). Distinct
+stack arrays cannot alias, so LLVM vectorises a loop that gathers from one and stores to
+another; a loop that gathered from the array it stores to would stay scalar, which is why each
+step is split into a loop that gathers and a loop that computes and stores. Updates to a
+per-lane combatant (the target) are loops over the combatants with selects, not scatters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.d100.layout import (
+    ACTION_ATTACK,
+    ACTION_CHARGE,
+    ACTION_DEFEND,
+    ACTION_DISENGAGE,
+    ACTION_FLEE,
+    ACTION_NONE,
+    ACTION_PRESS,
+    ACTION_QUICK_ATTACK,
+    ACTION_TAKE_COVER,
+    ACTION_TOGGLE_DUAL_WIELD,
+    ATTACK_SIDES,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DAMAGE,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    D100,
+    F_ATTACKS,
+    F_ESCALATED_LETHAL,
+    F_ESCALATED_SERIOUS,
+    F_FLEE_SUCCESSES,
+    F_FLESH,
+    F_INSTANT_DEATH,
+    F_LETHAL,
+    F_SERIOUS,
+    F_SURPRISED,
+)
+
+from .._numba import lowest_set_bit, njit
+from ..rl.d100_lanes_nb import _bit, _pick, _roll
+from ..rl.tss_lanes_nb import _on_stack
+from ..rng_nb import AHEAD_BLOCKS, DOMAIN_ITEM, DOMAIN_RETRY, MASK32, SHIFT32, block, philox4x32, pick, seed_key
+from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins
+
+LANES = LOCKSTEP_LANES
+LIMIT = LOCKSTEP_FIGHTERS
+assert LIMIT & (LIMIT - 1) == 0 and LIMIT <= 16  # a combatant index masked by LIMIT - 1; masks below 2^16
+#: Words of the ring each lane reads from (a power of two: a word's slot is a mask). A pass reads
+#: at most 3 m words (a policy die each, then at most two dice each) plus one looked at and not
+#: taken; a lane with fewer left before a pass draws AHEAD_BLOCKS more blocks, which must fit.
+RING = 128
+NEED = 3 * LIMIT + 1
+RING_CELLS = LANES * RING
+assert NEED + 4 * AHEAD_BLOCKS <= RING
+#: Lemire's thresholds: a d100's word is rejected when (100 w) mod 2^32 is below 96, the attack
+#: value's (10^6 w mod 2^32, which is 100 r2 mod 2^32 with r2 as in _attack_digits) below this.
+_REJECT_D100 = np.uint32((2**32) % D100)
+_REJECT_ATTACK = np.uint32((2**32) % ATTACK_SIDES)
+#: Sweeps between flushes of the int32 per-lane counts into the int64 counts (each sweep adds at
+#: most 2 m to a lane's count).
+FLUSH_SWEEPS = 1 << 16
+
+# Per-lane rows of ``s`` (int32; offsets: row x LANES). Combatant c is bit c of the masks: in the
+# fight, in cover, dual wielding, defending this pass, targeted this round, surprised, engaged, with
+# a serious wound; FLESH holds two bits a combatant (deadly flesh wounds, 0..2). Then the next
+# word's position and the words drawn; whether the lane plays on in this pass and whether it has a
+# fight; the winner (-1 while none); the round, pass, and first pass of round 1; the rows a
+# resolution's first loop hands its second; the per-lane counts.
+(ACTIVE, COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, POS, DRAWN, RUN, FIGHT, WINNER,
+ ROUND, PASS, FIRST, W1, BAD, TGT, ATK, CON, DIS, FLEE, TFLEE, WINS,
+ N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL, N_FLEE) = range(0, 34 * LANES, LANES)
+S_CELLS = 34 * LANES
+COUNT_ROWS = ((N_ATTACKS, F_ATTACKS), (N_LETHAL, F_LETHAL), (N_SERIOUS, F_SERIOUS), (N_FLESH, F_FLESH),
+              (N_INSTANT, F_INSTANT_DEATH), (N_ESC_SERIOUS, F_ESCALATED_SERIOUS), (N_ESC_LETHAL, F_ESCALATED_LETHAL),
+              (N_FLEE, F_FLEE_SUCCESSES))
+# Per-lane rows of ``n`` (int64): the combatants' declared actions, declared targets and engaged
+# partners, four bits each (combatant c at bits 4c..4c+3): a value of a combatant that differs
+# by lane is a shift, not a gather, and an update a masked insert, not a scatter. A partner
+# counts only while the combatant's ENGAGED bit is set (engagements are pairs, so releasing x
+# clears x's bit and its partner's).
+ACTS, TGTS, PART = range(0, 3 * LANES, LANES)
+N_CELLS = 3 * LANES
+# Per-combatant rows of ``cs`` (int32; row c x LANES): failed flees, only ever read for the
+# combatant resolving.
+CS_CELLS = LIMIT * LANES
+# Per-combatant constants in ``k`` (int32; KW a combatant): side, ranged, dual wield allowed, flee
+# base, deadly (not nonlethal) per weapon, the opponents' and own side's masks, then the damage
+# bars by (weapon, cover, target armour, dual wield) as in layout.damage_column.
+(K_SIDE, K_RANGED, K_DUAL_ALLOWED, K_FLEE, K_DEADLY0, K_DEADLY1, K_OPPONENTS, K_OWN) = range(8)
+K_DAMAGE = 8
+KW = K_DAMAGE + 48
+K_CELLS = LIMIT * KW
+#: The table's values the lanes take: bars and bounds in -100..100, flee bases within +-2^20 (so
+#: the int32 sums cannot overflow; a table beyond them, never built by the API, goes to the
+#: scalar fight).
+_BAR_MAX = 100
+_FLEE_MAX = 1 << 20
+
+_ONE = np.int32(1)
+_ZERO = np.int32(0)
+_MINUS_ONE = np.int32(-1)
+_THREE = np.int32(3)
+_TWO = np.int32(2)
+_HUNDRED = np.uint32(100)
+_INDEX = np.int32(LIMIT - 1)
+_NONE_LEFT = np.int32(1 << 30)  # or'd into a mask before its lowest set bit: defined when empty
+_ATTACKING = np.int32(ATTACKING)
+
+
+@njit(inline="always")
+def _at(row, i):
+    """Row offset plus lane as an unsigned index: no negative-index wraparound test in the loops."""
+    return np.uint64(row) + np.uint64(i)
+
+
+@njit(inline="always")
+def _has(bits, c):
+    return np.int32((bits >> (c & 31)) & 1)
+
+
+@njit(inline="always")
+def _lowest(bits):
+    return np.int32(lowest_set_bit(np.int32(bits | _NONE_LEFT)))
+
+
+@njit(inline="always")
+def _rejected_d100(word):
+    return _bit(np.uint32(np.uint32(word) * _HUNDRED) < _REJECT_D100)
+
+
+@njit(inline="always")
+def _attack_digits(word):
+    """The attack value's three d100 digits, 0-based (kernels/d100/_nb.py _word_tallies: the digits
+    of (10^6 w) >> 32 are the d100s of w, r1 = 100 w mod 2^32 and r2 = 100 r1 mod 2^32), and
+    whether the value is rejected."""
+    r1 = np.int32(np.uint32(np.uint32(word) * _HUNDRED))
+    r2 = np.int32(np.uint32(np.uint32(r1) * _HUNDRED))
+    rejected = _bit(np.uint32(np.uint32(r2) * _HUNDRED) < _REJECT_ATTACK)
+    return np.int32(_roll(word) - _ONE), np.int32(_roll(r1) - _ONE), np.int32(_roll(r2) - _ONE), rejected
+
+
+# ---- per-lane scalar work: words, retries, a fight's start -------------------------------------
+@njit(inline="always")
+def _draw(ring, s, i, index, k0, k1):
+    """AHEAD_BLOCKS more blocks of the lane's item into its ring (rng_nb._draw_ahead's loop, into
+    the ring's slots: the words drawn are a multiple of 4 AHEAD_BLOCKS, so they never wrap)."""
+    drawn = s[_at(DRAWN, i)]
+    lo = np.uint64(index) & MASK32
+    hi = np.uint64(index) >> SHIFT32
+    first = np.uint64(drawn >> 2)
+    base = np.uint64(i) * np.uint64(RING) + np.uint64(drawn & (RING - 1))
+    for j in range(AHEAD_BLOCKS):
+        w0, w1, w2, w3 = philox4x32(lo, hi, first + np.uint64(j), DOMAIN_ITEM, k0, k1)
+        at = base + np.uint64(4 * j)
+        ring[at] = np.int32(np.uint32(w0))
+        ring[at + np.uint64(1)] = np.int32(np.uint32(w1))
+        ring[at + np.uint64(2)] = np.int32(np.uint32(w2))
+        ring[at + np.uint64(3)] = np.int32(np.uint32(w3))
+    s[_at(DRAWN, i)] = np.int32(drawn + 4 * AHEAD_BLOCKS)
+
+
+@njit(inline="always")
+def _word(ring, s, i, offset):
+    return ring[np.uint64(i) * np.uint64(RING) + np.uint64((s[_at(POS, i)] + offset) & (RING - 1))]
+
+
+@njit(inline="always")
+def _accepted(word, attack, lane_index, retries, i, k0, k1):
+    """The word itself, or when Lemire rejects it (as a d100's, or the attack value's) the first
+    accepted word of the item's retry domain (rng_nb.stream_bounded): its value is the accepted
+    product's, so the lanes work on it as on any word."""
+    while True:
+        rejected = _attack_digits(word)[3] if attack else _rejected_d100(word)
+        if not rejected:
+            return word
+        used = np.uint64(retries[i])
+        w0, w1, w2, w3 = block(k0, k1, np.uint64(lane_index[i]), used >> np.uint64(2), DOMAIN_RETRY)
+        word = np.int32(np.uint32(pick(w0, w1, w2, w3, used & np.uint64(3))))
+        retries[i] += 1
+
+
+@njit(inline="always")
+def _d100(ring, s, i, offset, lane_index, retries, k0, k1):
+    return np.int64(_roll(_accepted(_word(ring, s, i, offset), False, lane_index, retries, i, k0, k1)))
+
+
+@njit(inline="always")
+def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, ambusher_count, lane_index, retries,
+           counts, k0, k1):
+    """Lane i starts the fight of item ``index``: fresh combatants, its first words, the ambush
+    contests."""
+    lane_index[i] = index
+    retries[i] = 0
+    for row in (COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, POS, DRAWN):
+        s[_at(row, i)] = 0
+    s[_at(ACTIVE, i)] = all_in
+    s[_at(RUN, i)] = 1
+    s[_at(FIGHT, i)] = 1
+    s[_at(WINNER, i)] = -1
+    s[_at(ROUND, i)] = 1
+    s[_at(PASS, i)] = 1
+    s[_at(FIRST, i)] = 1
+    for row in (ACTS, TGTS, PART):
+        n[_at(row, i)] = 0
+    for c in range(m):
+        cs[_at(c * LANES, i)] = 0
+    _draw(ring, s, i, index, k0, k1)
+    if ambush_side >= 0:
+        rank = 0
+        for d in range(m):
+            if table[d, C_SIDE] == ambush_side:
+                continue
+            a = ambushers[rank % ambusher_count]
+            rank += 1
+            attacker_roll = _d100(ring, s, i, 0, lane_index, retries, k0, k1)
+            s[_at(POS, i)] += 1
+            defender_roll = _d100(ring, s, i, 0, lane_index, retries, k0, k1)
+            s[_at(POS, i)] += 1
+            if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
+                s[_at(SURPRISED, i)] |= np.int32(1 << d)
+                counts[F_SURPRISED] += 1
+
+
+# ---- the pass, in lockstep ---------------------------------------------------------------------
+@njit(inline="always")
+def _nibble(word, c):
+    """Combatant c's four bits of a per-lane int64 row (ACTS, TGTS, PART), as an int32."""
+    return np.int32((word >> np.int64(4 * (c & 15))) & 15)
+
+
+@njit(inline="always")
+def _with_nibble(word, c, value):
+    shift = np.int64(4 * (c & 15))
+    return (word & ~(np.int64(15) << shift)) | (np.int64(value & 15) << shift)
+
+
+@njit(inline="always")
+def _declare(s, n, ring, table, c, lane_index, retries, k0, k1, opponents):
+    """Combatant c declares in every lane where it is in the fight (and not surprised in the first
+    pass): the policy d100 through the cumulative bounds, then the overrides and the target."""
+    c32 = np.int32(c)
+    any_bad = _ZERO
+    for i in range(LANES):
+        on = np.int32(s[_at(RUN, i)] & _has(s[_at(ACTIVE, i)], c32)
+                      & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
+        word = ring[np.uint64(i) * np.uint64(RING) + np.uint64(s[_at(POS, i)] & (RING - 1))]
+        bad = np.int32(on & _rejected_d100(word))
+        s[_at(W1, i)] = word
+        s[_at(BAD, i)] = bad
+        any_bad |= bad
+    if any_bad:
+        for i in range(LANES):
+            if s[i + BAD]:
+                s[i + W1] = _accepted(s[i + W1], False, lane_index, retries, i, k0, k1)
+    b0, b1, b2, b3 = (np.int32(table[c, C_POLICY]), np.int32(table[c, C_POLICY + 1]), np.int32(table[c, C_POLICY + 2]),
+                      np.int32(table[c, C_POLICY + 3]))
+    b4, b5, b6, b7 = (np.int32(table[c, C_POLICY + 4]), np.int32(table[c, C_POLICY + 5]),
+                      np.int32(table[c, C_POLICY + 6]), np.int32(table[c, C_POLICY + 7]))
+    toggles = np.int32(table[c, C_DUAL_ALLOWED])
+    for i in range(LANES):
+        active = s[_at(ACTIVE, i)]
+        on = np.int32(s[_at(RUN, i)] & _has(active, c32) & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
+        roll = _roll(s[_at(W1, i)])
+        # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order; the bounds do not decrease (fits).
+        action = np.int32(ACTION_ATTACK + _bit(roll > b0) + _bit(roll > b1) + _bit(roll > b2) + _bit(roll > b3)
+                          + _bit(roll > b4) + _bit(roll > b5) + _bit(roll > b6) + _bit(roll > b7))
+        engaged = _has(s[_at(ENGAGED, i)], c32)
+        action = _pick(action, np.int32(ACTION_DISENGAGE), engaged & _bit(action == ACTION_FLEE))
+        action = _pick(action, np.int32(ACTION_ATTACK), (engaged ^ _ONE) & _bit(action == ACTION_DISENGAGE))
+        action = _pick(action, np.int32(ACTION_TOGGLE_DUAL_WIELD), toggles & (_has(s[_at(DUAL, i)], c32) ^ _ONE))
+        action = _pick(np.int32(ACTION_NONE), action, on)
+        target = _pick(_lowest(active & opponents), _nibble(n[_at(PART, i)], c32), engaged)
+        n[_at(ACTS, i)] = _with_nibble(n[_at(ACTS, i)], c32, action)
+        n[_at(TGTS, i)] = _with_nibble(n[_at(TGTS, i)], c32, target)
+        s[_at(TARGETED, i)] |= np.int32(_has(_ATTACKING, action) << (target & 31))
+        s[_at(DEFENDING, i)] |= np.int32(_bit(action == ACTION_DEFEND) << c32)
+        s[_at(POS, i)] += on
+
+
+@njit(inline="always")
+def _steps(steps, v0, v1, v2, v3, v4):
+    """The value for 0..4 penalty steps, by selects."""
+    value = _pick(v0, v1, _bit(steps == 1))
+    value = _pick(value, v2, _bit(steps == 2))
+    value = _pick(value, v3, _bit(steps == 3))
+    return _pick(value, v4, _bit(steps == 4))
+
+
+@njit(inline="always")
+def _release(engaged, partners, x, on):
+    """The ENGAGED bits that releasing x (where ``on``) clears: x's and its partner's."""
+    mine = _has(engaged, x)
+    return np.int32(-on & ((_ONE << (x & 31)) | ((-mine) & (_ONE << _nibble(partners, x)))))
+
+
+@njit(inline="always")
+def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, armour2):
+    """Combatant c's declared action in every lane where it is still in the fight, every action's
+    effect under its mask (layout: the reference's _Fight.resolve and attack)."""
+    kc = c * KW
+    c32 = np.int32(c)
+    opponents = k[kc + K_OPPONENTS]
+    own = k[kc + K_OWN]
+    # Which dice: the word, and the lanes whose word is rejected or whose disengage is contested.
+    special = _ZERO
+    for i in range(LANES):
+        active = s[_at(ACTIVE, i)]
+        run = np.int32(s[_at(RUN, i)] & _has(active, c32))
+        actions = n[_at(ACTS, i)]
+        targets = n[_at(TGTS, i)]
+        action = _nibble(actions, c32)
+        declared = _nibble(targets, c32)
+        engaged = _has(s[_at(ENGAGED, i)], c32)
+        partner = _nibble(n[_at(PART, i)], c32)
+        # A press is spent blocking its target's disengage (rolled at the disengager's turn).
+        blocked = np.int32(_bit(action == ACTION_PRESS) & _bit(_nibble(actions, declared) == ACTION_DISENGAGE)
+                           & _bit(_nibble(targets, declared) == c32))
+        attack = np.int32(run & _has(_ATTACKING, action) & (blocked ^ _ONE))
+        target = _pick(_lowest(active & opponents), declared, _has(active, declared))
+        disengages = np.int32(run & _bit(action == ACTION_DISENGAGE) & engaged)
+        contested = np.int32(disengages & _has(active, partner) & _bit(_nibble(actions, partner) == ACTION_PRESS)
+                             & _bit(_nibble(targets, partner) == c32))
+        flees = np.int32(run & _bit(action == ACTION_FLEE) & (engaged ^ _ONE))
+        targeted = np.int32(flees & _has(s[_at(TARGETED, i)], c32))
+        word = ring[np.uint64(i) * np.uint64(RING) + np.uint64(s[_at(POS, i)] & (RING - 1))]
+        bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
+        s[_at(W1, i)] = word
+        s[_at(BAD, i)] = bad
+        s[_at(TGT, i)] = target
+        s[_at(ATK, i)] = attack
+        s[_at(CON, i)] = contested
+        s[_at(DIS, i)] = disengages
+        s[_at(FLEE, i)] = flees
+        s[_at(TFLEE, i)] = targeted
+        special |= bad
+    if special:
+        # Rare (scalar): rejected words take their retry words; a contested disengage rolls the
+        # press contest (two d100s; ties favour the blocker).
+        for i in range(LANES):
+            if s[i + BAD]:
+                word = _accepted(s[i + W1], s[i + ATK] != 0, lane_index, retries, i, k0, k1)
+                s[i + W1] = word
+                if s[i + CON]:
+                    press_word = _accepted(_word(ring, s, i, 1), False, lane_index, retries, i, k0, k1)
+                    partner = _nibble(n[i + PART], c32)
+                    s[i + WINS] = _first_wins(np.int64(_roll(word)), table, c, C_PRESS, np.int64(_roll(press_word)),
+                                              partner, C_PRESS)
+    side = k[kc + K_SIDE]
+    ranged = k[kc + K_RANGED]
+    melee = ranged ^ _ONE
+    deadly0 = k[kc + K_DEADLY0]
+    deadly1 = k[kc + K_DEADLY1]
+    flee_base = k[kc + K_FLEE]
+    c0, c1, c2, c3, c4 = (np.int32(table[c, C_ATTACK]), np.int32(table[c, C_ATTACK + 4]),
+                          np.int32(table[c, C_ATTACK + 8]), np.int32(table[c, C_ATTACK + 12]),
+                          np.int32(table[c, C_ATTACK + 16]))
+    # The tier is at most SUCCESS when the roll is at or below the success bar (ordered bars: fits).
+    s0, s1, s2, s3, s4 = (np.int32(table[c, C_ATTACK + 2]), np.int32(table[c, C_ATTACK + 6]),
+                          np.int32(table[c, C_ATTACK + 10]), np.int32(table[c, C_ATTACK + 14]),
+                          np.int32(table[c, C_ATTACK + 18]))
+    crow = c * LANES
+    for i in range(LANES):
+        active = s[_at(ACTIVE, i)]
+        run = np.int32(s[_at(RUN, i)] & _has(active, c32))
+        action = _nibble(n[_at(ACTS, i)], c32)
+        partners = n[_at(PART, i)]
+        engaged = s[_at(ENGAGED, i)]
+        attack = s[_at(ATK, i)]
+        target = s[_at(TGT, i)]
+        word = s[_at(W1, i)]
+        cover = s[_at(COVER, i)]
+        dual = _has(s[_at(DUAL, i)], c32)
+        # Attack, quick attack, charge or press; a charge leaves the charger's cover.
+        charge = np.int32(attack & _bit(action == ACTION_CHARGE))
+        cover &= ~np.int32(charge << c32)
+        quick = np.int32(_bit(action == ACTION_QUICK_ATTACK) | charge)
+        target_cover = np.int32(_has(cover, target) & ranged)
+        steps = np.int32(quick + dual + target_cover + _has(s[_at(DEFENDING, i)], target))
+        roll, damage, damage2, _ = _attack_digits(word)
+        hit = np.int32(attack & _bit(roll < _steps(steps, s0, s1, s2, s3, s4)))
+        critical = _bit(roll < _steps(steps, c0, c1, c2, c3, c4))
+        armour = np.int32(_has(armour1, target) + _has(armour2, target) * _TWO)
+        column = np.uint64(kc + K_DAMAGE) + np.uint64(2 * ((target_cover * 3 + armour) * 2 + dual))
+        lethal1 = np.int32(hit & _bit(damage < k[column]))
+        serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < k[column + np.uint64(1)]))
+        flesh1 = np.int32(hit & (lethal1 ^ _ONE) & (serious1 ^ _ONE))
+        second = np.int32(hit & dual)
+        lethal2 = np.int32(second & _bit(damage2 < k[column + np.uint64(24)]))
+        serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < k[column + np.uint64(25)]))
+        flesh2 = np.int32(second & (lethal2 ^ _ONE) & (serious2 ^ _ONE))
+        # Escalation, weapon by weapon: three deadly flesh -> serious, two serious -> lethal (so a
+        # combatant in the fight holds at most two deadly flesh wounds and one serious).
+        fleshes = s[_at(FLESH, i)]
+        shift2 = np.int32((target & _INDEX) * _TWO)
+        flesh = np.int32(((fleshes >> shift2) & _THREE) + (flesh1 & deadly0))
+        to_serious1 = _bit(flesh >= _THREE)
+        flesh = np.int32(flesh - _THREE * to_serious1)
+        serious = np.int32(_has(s[_at(SERIOUS, i)], target) + serious1 + to_serious1)
+        to_lethal1 = _bit(serious >= _TWO)
+        serious = np.int32(serious - _TWO * to_lethal1)
+        flesh = np.int32(flesh + (flesh2 & deadly1))
+        to_serious2 = _bit(flesh >= _THREE)
+        flesh = np.int32(flesh - _THREE * to_serious2)
+        serious = np.int32(serious + serious2 + to_serious2)
+        to_lethal2 = _bit(serious >= _TWO)
+        serious = np.int32(serious - _TWO * to_lethal2)
+        out = np.int32(lethal1 | to_lethal1 | lethal2 | to_lethal2)
+        target_bit = np.int32(_ONE << (target & 31))
+        s[_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & (_THREE << shift2))) | ((-hit & flesh) << shift2))
+        s[_at(SERIOUS, i)] = np.int32((s[_at(SERIOUS, i)] & ~np.int32(-hit & target_bit)) | ((hit & serious) << target))
+        s[_at(N_ATTACKS, i)] += attack
+        s[_at(N_LETHAL, i)] += np.int32(lethal1 + lethal2)
+        s[_at(N_INSTANT, i)] += np.int32((lethal1 + lethal2) & -critical)
+        s[_at(N_SERIOUS, i)] += np.int32(serious1 + serious2)
+        s[_at(N_FLESH, i)] += np.int32(flesh1 + flesh2)
+        s[_at(N_ESC_SERIOUS, i)] += np.int32(to_serious1 + to_serious2)
+        s[_at(N_ESC_LETHAL, i)] += np.int32(to_lethal1 + to_lethal2)
+        active &= ~np.int32(-out & target_bit)
+        # Engagements are pairwise: a pair already engaged stays as it is.
+        engage = np.int32(attack & (out ^ _ONE) & (charge | melee)
+                          & ((_has(engaged, c32) & _bit(_nibble(partners, c32) == target)) ^ _ONE))
+        ended_attack = np.int32(out & _bit((active & opponents) == 0))
+        # Disengage: released unless a press on it won the contest.
+        released = np.int32(s[_at(DIS, i)] & ((s[_at(CON, i)] ^ _ONE) | s[_at(WINS, i)]))
+        # Flee: a targeted combatant rolls against its escalating target; failing, it takes cover.
+        flees = s[_at(FLEE, i)]
+        targeted = s[_at(TFLEE, i)]
+        failed = cs[_at(crow, i)]
+        flee_target = np.int32(min(np.int32(flee_base + np.int32(20) * failed), np.int32(95)))
+        fails = np.int32(targeted & _bit(_roll(word) > flee_target))
+        cs[_at(crow, i)] = np.int32(failed + fails)
+        fled = np.int32(flees & (fails ^ _ONE))
+        active &= ~np.int32(fled << c32)
+        ended_flee = np.int32(fled & _bit((active & own) == 0))
+        s[_at(N_FLEE, i)] += fled
+        cover |= np.int32((fails | (run & _bit(action == ACTION_TAKE_COVER))) << c32)
+        s[_at(DUAL, i)] |= np.int32((run & _bit(action == ACTION_TOGGLE_DUAL_WIELD)) << c32)
+        s[_at(COVER, i)] = cover
+        s[_at(ACTIVE, i)] = active
+        s[_at(POS, i)] += np.int32(attack + s[_at(CON, i)] * _TWO + targeted)
+        s[_at(WINNER, i)] = _pick(_pick(s[_at(WINNER, i)], np.int32(1 - side), ended_flee), side, ended_attack)
+        s[_at(RUN, i)] &= ~np.int32(ended_attack | ended_flee)
+        s[_at(WINS, i)] = 0
+        # Releases (c disengaged, fled or engages; the target is out or engages), then the new pair.
+        engaged &= ~np.int32(_release(engaged, partners, c32, np.int32(released | fled | engage))
+                             | _release(engaged, partners, target, np.int32(out | engage)))
+        s[_at(ENGAGED, i)] = np.int32(engaged | (-engage & (np.int32(_ONE << c32) | target_bit)))
+        paired = _with_nibble(_with_nibble(partners, c32, target), target, c32)
+        n[_at(PART, i)] = partners ^ ((partners ^ paired) & -np.int64(engage))
+
+
+@njit(inline="always")
+def _next_pass(s, passes, max_rounds):
+    """Every lane's next pass (Defend lasts a pass, targeted a round); returns the lanes whose
+    fight is over (a winner, or the last pass of the last round) as bits."""
+    done = np.uint64(0)
+    passes32 = np.int32(passes)
+    max_rounds32 = np.int32(max_rounds)
+    for i in range(LANES):
+        fight = s[_at(FIGHT, i)]
+        pass_number = s[_at(PASS, i)]
+        round_number = s[_at(ROUND, i)]
+        last_pass = _bit(pass_number == passes32)
+        over = np.int32(fight & (_bit(s[_at(WINNER, i)] >= 0) | (last_pass & _bit(round_number == max_rounds32))))
+        new_round = np.int32(last_pass & (over ^ _ONE))
+        s[_at(PASS, i)] = _pick(np.int32(pass_number + _ONE), _ONE, last_pass)
+        s[_at(ROUND, i)] = np.int32(round_number + new_round)
+        s[_at(TARGETED, i)] &= np.int32(new_round - _ONE)
+        s[_at(DEFENDING, i)] = 0
+        s[_at(FIRST, i)] = 0
+        s[_at(RUN, i)] = np.int32(fight & (over ^ _ONE))
+        done |= np.uint64(over) << np.uint64(i)
+    return done
+
+
+@njit(inline="always")
+def _flush(s, counts):
+    for row, field in COUNT_ROWS:
+        total = 0
+        for i in range(LANES):
+            total += s[_at(row, i)]
+            s[_at(row, i)] = 0
+        counts[field] += total
+
+
+@njit
+def fits(table, passes, max_rounds):
+    """Whether the lanes take this call: 2..LOCKSTEP_FIGHTERS combatants, at least one pass, and a
+    table whose values fit the lanes' shortcuts (any table api.fight_table builds does)."""
+    m = table.shape[0]
+    if m < 2 or m > LIMIT or passes < 1 or max_rounds < 1:
+        return False
+    # Every position a fight reaches must fit an int32.
+    if max_rounds > (2**31 - 1) // (passes * NEED + 2 * LIMIT + RING):
+        return False
+    for c in range(m):
+        row = table[c]
+        for column in (C_SIDE, C_RANGED, C_DUAL_ALLOWED, C_NONLETHAL, C_NONLETHAL + 1):
+            if row[column] < 0 or row[column] > 1:
+                return False
+        if row[C_ARMOUR] < 0 or row[C_ARMOUR] > 2 or abs(row[C_FLEE_BASE]) > _FLEE_MAX:
+            return False
+        for j in range(C_PRESS, C_POLICY + 8):
+            if abs(row[j]) > _BAR_MAX:
+                return False
+        # The policy by counting bounds below the roll is the reference's first bound at or above
+        # it when the bounds do not decrease and the last is at least 100.
+        for j in range(7):
+            if row[C_POLICY + j] > row[C_POLICY + j + 1]:
+                return False
+        if row[C_POLICY + 7] < D100:
+            return False
+        # The attack tiers: hit at or below the success bar, critical at or below the critical bar.
+        for step in range(5):
+            column = C_ATTACK + 4 * step
+            if not (row[column] <= row[column + 1] <= row[column + 2] <= row[column + 3]):
+                return False
+    return True
+
+
+@njit
+def fight_lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Fights start..start+count-1 in LOCKSTEP_LANES lanes (a table that ``fits``)."""
+    lane_index = np.zeros(LANES, dtype=np.int64)
+    lane_fight = np.zeros(LANES, dtype=np.int64)
+    retries = np.zeros(LANES, dtype=np.int64)
+    ambushers = np.zeros(table.shape[0], dtype=np.int64)
+    _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out,
+              lane_index, lane_fight, retries, ambushers)
+
+
+@njit(_nrt=False)
+def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out,
+              lane_index, lane_fight, retries, ambushers):
+    k0, k1 = seed_key(seed)
+    m = table.shape[0]
+    s = _on_stack(1, S_CELLS, np.int32)[0]
+    n = _on_stack(1, N_CELLS, np.int64)[0]
+    cs = _on_stack(1, CS_CELLS, np.int32)[0]
+    ring = _on_stack(1, RING_CELLS, np.int32)[0]
+    k = _on_stack(1, K_CELLS, np.int32)[0]
+    for j in range(S_CELLS):
+        s[j] = 0
+    for j in range(N_CELLS):
+        n[j] = 0
+    for j in range(CS_CELLS):
+        cs[j] = 0
+    for j in range(RING_CELLS):
+        ring[j] = 0
+    for j in range(K_CELLS):
+        k[j] = 0
+    side0 = 0
+    side1 = 0
+    armour1 = 0
+    armour2 = 0
+    ambusher_count = 0
+    for c in range(m):
+        if table[c, C_SIDE] == 0:
+            side0 |= 1 << c
+        else:
+            side1 |= 1 << c
+        armour1 |= np.int64(table[c, C_ARMOUR] == 1) << c
+        armour2 |= np.int64(table[c, C_ARMOUR] == 2) << c
+        if table[c, C_SIDE] == ambush_side:
+            ambushers[ambusher_count] = c
+            ambusher_count += 1
+    for c in range(m):
+        row = table[c]
+        kc = c * KW
+        k[kc + K_SIDE] = row[C_SIDE]
+        k[kc + K_RANGED] = row[C_RANGED]
+        k[kc + K_DUAL_ALLOWED] = row[C_DUAL_ALLOWED]
+        k[kc + K_FLEE] = row[C_FLEE_BASE]
+        k[kc + K_DEADLY0] = 1 - row[C_NONLETHAL]
+        k[kc + K_DEADLY1] = 1 - row[C_NONLETHAL + 1]
+        k[kc + K_OPPONENTS] = side0 if row[C_SIDE] else side1
+        k[kc + K_OWN] = side1 if row[C_SIDE] else side0
+        for j in range(48):
+            k[kc + K_DAMAGE + j] = row[C_DAMAGE + j]
+    all_in = np.int32(side0 | side1)
+    armour1_32 = np.int32(armour1)
+    armour2_32 = np.int32(armour2)
+    next_fight = 0
+    running = 0
+    for i in range(LANES):
+        if next_fight < count:
+            lane_fight[i] = next_fight
+            _begin(ring, s, n, cs, table, i, start + next_fight, m, all_in, ambush_side, ambushers, ambusher_count,
+                   lane_index, retries, counts, k0, k1)
+            next_fight += 1
+            running += 1
+    sweeps = 0
+    while running:
+        # Lanes short of words for a pass draw more (scalar, one lane in several passes).
+        short = np.uint64(0)
+        for i in range(LANES):
+            short |= np.uint64(s[_at(RUN, i)] & _bit(s[_at(DRAWN, i)] - s[_at(POS, i)] < NEED)) << np.uint64(i)
+        while short:
+            i = lowest_set_bit(short)
+            short &= short - np.uint64(1)
+            _draw(ring, s, i, lane_index[i], k0, k1)
+        for c in range(m):
+            _declare(s, n, ring, table, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
+        for c in range(m):
+            _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1_32, armour2_32)
+        done = _next_pass(s, passes, max_rounds)
+        while done:
+            i = lowest_set_bit(done)
+            done &= done - np.uint64(1)
+            _finish(lane_fight[i], s[_at(WINNER, i)], s[_at(ROUND, i)], counts, winner_out, rounds_out)
+            if next_fight < count:
+                lane_fight[i] = next_fight
+                _begin(ring, s, n, cs, table, i, start + next_fight, m, all_in, ambush_side, ambushers,
+                       ambusher_count, lane_index, retries, counts, k0, k1)
+                next_fight += 1
+            else:
+                s[_at(FIGHT, i)] = 0
+                s[_at(RUN, i)] = 0
+                running -= 1
+        sweeps += 1
+        if sweeps == FLUSH_SWEEPS:
+            _flush(s, counts)
+            sweeps = 0
+    _flush(s, counts)
