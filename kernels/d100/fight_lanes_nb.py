@@ -26,6 +26,8 @@ per-lane combatant (the target) are loops over the combatants with selects, not 
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba.core import types
 
 from combatsim.d100.layout import (
     ACTION_ATTACK,
@@ -63,7 +65,7 @@ from combatsim.d100.layout import (
     F_SURPRISED,
 )
 
-from .._numba import lowest_set_bit, njit
+from .._numba import intrinsic_or, lowest_set_bit, njit
 from ..rl.d100_lanes_nb import _bit, _pick, _roll
 from ..rl.tss_lanes_nb import _on_stack
 from ..rng_nb import AHEAD_BLOCKS, DOMAIN_ITEM, DOMAIN_RETRY, MASK32, SHIFT32, block, philox4x32, pick, seed_key
@@ -89,33 +91,36 @@ FLUSH_SWEEPS = 1 << 16
 
 # Per-lane rows of ``s`` (int32; offsets: row x LANES). Combatant c is bit c of the masks: in the
 # fight, in cover, dual wielding, defending this pass, targeted this round, surprised, engaged, with
-# a serious wound; FLESH holds two bits a combatant (deadly flesh wounds, 0..2). Then the next
+# a serious wound; FLESH holds two bits a combatant (deadly flesh wounds, 0..2). Then who declared
+# press and disengage this pass, and who was in the fight and engaged when declaring. Then the next
 # word's position and the words drawn; whether the lane plays on in this pass and whether it has a
 # fight; the winner (-1 while none); the round, pass, and first pass of round 1; the rows a
 # resolution's first loop hands its second; the per-lane counts.
-(ACTIVE, COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, POS, DRAWN, RUN, FIGHT, WINNER,
- ROUND, PASS, FIRST, W1, BAD, TGT, ATK, CON, DIS, FLEE, TFLEE, WINS,
- N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL, N_FLEE) = range(0, 34 * LANES, LANES)
-S_CELLS = 34 * LANES
+(ACTIVE, COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS,
+ DECLARED_ACTIVE, DECLARED_ENGAGED, POS, DRAWN, RUN, FIGHT, WINNER, ROUND, PASS, FIRST, W1, BAD, TGT, ATK, CON, DIS,
+ FLEE, TFLEE, WINS, N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL,
+ N_FLEE) = range(0, 38 * LANES, LANES)
+S_CELLS = 38 * LANES
 COUNT_ROWS = ((N_ATTACKS, F_ATTACKS), (N_LETHAL, F_LETHAL), (N_SERIOUS, F_SERIOUS), (N_FLESH, F_FLESH),
               (N_INSTANT, F_INSTANT_DEATH), (N_ESC_SERIOUS, F_ESCALATED_SERIOUS), (N_ESC_LETHAL, F_ESCALATED_LETHAL),
               (N_FLEE, F_FLEE_SUCCESSES))
-# Per-lane rows of ``n`` (int64): the combatants' declared actions, declared targets and engaged
-# partners, four bits each (combatant c at bits 4c..4c+3): a value of a combatant that differs
-# by lane is a shift, not a gather, and an update a masked insert, not a scatter. A partner
-# counts only while the combatant's ENGAGED bit is set (engagements are pairs, so releasing x
-# clears x's bit and its partner's).
-ACTS, TGTS, PART = range(0, 3 * LANES, LANES)
-N_CELLS = 3 * LANES
-# Per-combatant rows of ``cs`` (int32; row c x LANES): failed flees, only ever read for the
-# combatant resolving.
-CS_CELLS = LIMIT * LANES
+# Per-lane row of ``n`` (int64): the engaged partners, four bits each (combatant c at bits
+# 4c..4c+3): a partner that differs by lane is a shift, not a gather, and an update a masked
+# insert, not a scatter. A partner counts only while the combatant's ENGAGED bit is set
+# (engagements are pairs, so releasing x clears x's bit and its partner's).
+PART = 0
+N_CELLS = LANES
+# Per-combatant rows of ``cs`` (int32; (field x LIMIT + c) x LANES): declared action and target,
+# failed flees; each only ever read for the combatant declaring or resolving (what a resolution
+# needs of another combatant's declaration is in the masks above: see _resolve).
+CS_ACTION, CS_TARGET, CS_FAILED = (f * LIMIT * LANES for f in range(3))
+CS_CELLS = 3 * LIMIT * LANES
 # Per-combatant constants in ``k`` (int32; KW a combatant): side, ranged, dual wield allowed, flee
 # base, deadly (not nonlethal) per weapon, the opponents' and own side's masks, then the damage
-# bars by (weapon, cover, target armour, dual wield) as in layout.damage_column.
+# bars by (cover, target armour, dual wield), both weapons' in one word (one gather, not four).
 (K_SIDE, K_RANGED, K_DUAL_ALLOWED, K_FLEE, K_DEADLY0, K_DEADLY1, K_OPPONENTS, K_OWN) = range(8)
-K_DAMAGE = 8
-KW = K_DAMAGE + 48
+K_DAMAGE = 8  # 12 words: (cover x 3 + armour) x 2 + dual -> both weapons' lethal and serious bars, a byte each
+KW = K_DAMAGE + 12
 K_CELLS = LIMIT * KW
 #: The table's values the lanes take: bars and bounds in -100..100, flee bases within +-2^20 (so
 #: the int32 sums cannot overflow; a table beyond them, never built by the API, goes to the
@@ -131,6 +136,13 @@ _TWO = np.int32(2)
 _HUNDRED = np.uint32(100)
 _INDEX = np.int32(LIMIT - 1)
 _NONE_LEFT = np.int32(1 << 30)  # or'd into a mask before its lowest set bit: defined when empty
+_31 = np.int32(31)
+_BYTE, _EIGHT, _SIXTEEN, _TWENTY_FOUR = np.int32(255), np.int32(8), np.int32(16), np.int32(24)
+# Actions as int32 (a plain int is an int64 to Numba, and compares in int64 halve the lanes a vector holds).
+_NONE, _ATTACK, _QUICK, _DEFEND, _FLEE, _PRESS, _DISENGAGE, _CHARGE, _TAKE_COVER, _TOGGLE = (
+    np.int32(ACTION_NONE), np.int32(ACTION_ATTACK), np.int32(ACTION_QUICK_ATTACK), np.int32(ACTION_DEFEND),
+    np.int32(ACTION_FLEE), np.int32(ACTION_PRESS), np.int32(ACTION_DISENGAGE), np.int32(ACTION_CHARGE),
+    np.int32(ACTION_TAKE_COVER), np.int32(ACTION_TOGGLE_DUAL_WIELD))
 _ATTACKING = np.int32(ATTACKING)
 
 
@@ -140,9 +152,45 @@ def _at(row, i):
     return np.uint64(row) + np.uint64(i)
 
 
+def _shift_python(left):
+    def shift(x, n):
+        value = int(x) & 0xFFFFFFFF
+        value = (value << (int(n) & 31) if left else value >> (int(n) & 31)) & 0xFFFFFFFF
+        return np.int32(value - (1 << 32) if value >> 31 else value)
+
+    return shift
+
+
+def _shift(typingctx, x, n, left):
+    """An int32 shift by n mod 32 as one 32-bit LLVM shift: Numba's own shifts work in int64,
+    which LLVM does not narrow for a shift by a variable (a loop over lanes with one runs eight
+    lanes to a vector, and converts)."""
+    if not (isinstance(x, types.Integer) and isinstance(n, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[0], x, types.int32)
+        amount = builder.and_(context.cast(builder, args[1], n, types.int32), ir.Constant(ir.IntType(32), 31))
+        return builder.shl(value, amount) if left else builder.lshr(value, amount)
+
+    return types.int32(x, n), codegen
+
+
+@intrinsic_or(_shift_python(True))
+def _shl(typingctx, x, n):
+    """x << (n mod 32) in int32."""
+    return _shift(typingctx, x, n, True)
+
+
+@intrinsic_or(_shift_python(False))
+def _shr(typingctx, x, n):
+    """Logical x >> (n mod 32) in int32."""
+    return _shift(typingctx, x, n, False)
+
+
 @njit(inline="always")
 def _has(bits, c):
-    return np.int32((bits >> (c & 31)) & 1)
+    return np.int32(_shr(bits, c) & _ONE)
 
 
 @njit(inline="always")
@@ -218,7 +266,8 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
     contests."""
     lane_index[i] = index
     retries[i] = 0
-    for row in (COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, POS, DRAWN):
+    for row in (COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS, POS,
+                DRAWN):
         s[_at(row, i)] = 0
     s[_at(ACTIVE, i)] = all_in
     s[_at(RUN, i)] = 1
@@ -227,10 +276,9 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
     s[_at(ROUND, i)] = 1
     s[_at(PASS, i)] = 1
     s[_at(FIRST, i)] = 1
-    for row in (ACTS, TGTS, PART):
-        n[_at(row, i)] = 0
+    n[_at(PART, i)] = 0
     for c in range(m):
-        cs[_at(c * LANES, i)] = 0
+        cs[_at(CS_FAILED + c * LANES, i)] = 0
     _draw(ring, s, i, index, k0, k1)
     if ambush_side >= 0:
         rank = 0
@@ -262,10 +310,12 @@ def _with_nibble(word, c, value):
 
 
 @njit(inline="always")
-def _declare(s, n, ring, table, c, lane_index, retries, k0, k1, opponents):
+def _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, opponents):
     """Combatant c declares in every lane where it is in the fight (and not surprised in the first
     pass): the policy d100 through the cumulative bounds, then the overrides and the target."""
     c32 = np.int32(c)
+    bit_c = np.int32(1 << c)
+    crow = c * LANES
     any_bad = _ZERO
     for i in range(LANES):
         on = np.int32(s[_at(RUN, i)] & _has(s[_at(ACTIVE, i)], c32)
@@ -289,18 +339,20 @@ def _declare(s, n, ring, table, c, lane_index, retries, k0, k1, opponents):
         on = np.int32(s[_at(RUN, i)] & _has(active, c32) & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
         roll = _roll(s[_at(W1, i)])
         # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order; the bounds do not decrease (fits).
-        action = np.int32(ACTION_ATTACK + _bit(roll > b0) + _bit(roll > b1) + _bit(roll > b2) + _bit(roll > b3)
+        action = np.int32(_ATTACK + _bit(roll > b0) + _bit(roll > b1) + _bit(roll > b2) + _bit(roll > b3)
                           + _bit(roll > b4) + _bit(roll > b5) + _bit(roll > b6) + _bit(roll > b7))
         engaged = _has(s[_at(ENGAGED, i)], c32)
-        action = _pick(action, np.int32(ACTION_DISENGAGE), engaged & _bit(action == ACTION_FLEE))
-        action = _pick(action, np.int32(ACTION_ATTACK), (engaged ^ _ONE) & _bit(action == ACTION_DISENGAGE))
-        action = _pick(action, np.int32(ACTION_TOGGLE_DUAL_WIELD), toggles & (_has(s[_at(DUAL, i)], c32) ^ _ONE))
-        action = _pick(np.int32(ACTION_NONE), action, on)
+        action = _pick(action, _DISENGAGE, engaged & _bit(action == _FLEE))
+        action = _pick(action, _ATTACK, (engaged ^ _ONE) & _bit(action == _DISENGAGE))
+        action = _pick(action, _TOGGLE, toggles & (_has(s[_at(DUAL, i)], c32) ^ _ONE))
+        action = _pick(_NONE, action, on)
         target = _pick(_lowest(active & opponents), _nibble(n[_at(PART, i)], c32), engaged)
-        n[_at(ACTS, i)] = _with_nibble(n[_at(ACTS, i)], c32, action)
-        n[_at(TGTS, i)] = _with_nibble(n[_at(TGTS, i)], c32, target)
-        s[_at(TARGETED, i)] |= np.int32(_has(_ATTACKING, action) << (target & 31))
-        s[_at(DEFENDING, i)] |= np.int32(_bit(action == ACTION_DEFEND) << c32)
+        cs[_at(CS_ACTION + crow, i)] = action
+        cs[_at(CS_TARGET + crow, i)] = target
+        s[_at(TARGETED, i)] |= _shl(_has(_ATTACKING, action), target)
+        s[_at(DEFENDING, i)] |= np.int32(-_bit(action == _DEFEND) & bit_c)
+        s[_at(PRESSERS, i)] |= np.int32(-_bit(action == _PRESS) & bit_c)
+        s[_at(DISENGAGERS, i)] |= np.int32(-_bit(action == _DISENGAGE) & bit_c)
         s[_at(POS, i)] += on
 
 
@@ -317,7 +369,7 @@ def _steps(steps, v0, v1, v2, v3, v4):
 def _release(engaged, partners, x, on):
     """The ENGAGED bits that releasing x (where ``on``) clears: x's and its partner's."""
     mine = _has(engaged, x)
-    return np.int32(-on & ((_ONE << (x & 31)) | ((-mine) & (_ONE << _nibble(partners, x)))))
+    return np.int32(-on & (_shl(_ONE, x) | ((-mine) & _shl(_ONE, _nibble(partners, x)))))
 
 
 @njit(inline="always")
@@ -326,6 +378,8 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     effect under its mask (layout: the reference's _Fight.resolve and attack)."""
     kc = c * KW
     c32 = np.int32(c)
+    bit_c = np.int32(1 << c)
+    crow = c * LANES
     opponents = k[kc + K_OPPONENTS]
     own = k[kc + K_OWN]
     # Which dice: the word, and the lanes whose word is rejected or whose disengage is contested.
@@ -333,21 +387,26 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     for i in range(LANES):
         active = s[_at(ACTIVE, i)]
         run = np.int32(s[_at(RUN, i)] & _has(active, c32))
-        actions = n[_at(ACTS, i)]
-        targets = n[_at(TGTS, i)]
-        action = _nibble(actions, c32)
-        declared = _nibble(targets, c32)
+        action = cs[_at(CS_ACTION + crow, i)]
+        declared = cs[_at(CS_TARGET + crow, i)]
         engaged = _has(s[_at(ENGAGED, i)], c32)
         partner = _nibble(n[_at(PART, i)], c32)
-        # A press is spent blocking its target's disengage (rolled at the disengager's turn).
-        blocked = np.int32(_bit(action == ACTION_PRESS) & _bit(_nibble(actions, declared) == ACTION_DISENGAGE)
-                           & _bit(_nibble(targets, declared) == c32))
+        declared_engaged = s[_at(DECLARED_ENGAGED, i)]
+        # A press is spent blocking its target's disengage (rolled at the disengager's turn). A
+        # disengager targets its partner when declaring; c's press targets that partner only if
+        # c too was engaged when declaring (then to it), else the first opponent in the fight.
+        blocked = np.int32(_bit(action == _PRESS) & _has(s[_at(DISENGAGERS, i)], declared)
+                           & _has(declared_engaged, c32))
         attack = np.int32(run & _has(_ATTACKING, action) & (blocked ^ _ONE))
         target = _pick(_lowest(active & opponents), declared, _has(active, declared))
-        disengages = np.int32(run & _bit(action == ACTION_DISENGAGE) & engaged)
-        contested = np.int32(disengages & _has(active, partner) & _bit(_nibble(actions, partner) == ACTION_PRESS)
-                             & _bit(_nibble(targets, partner) == c32))
-        flees = np.int32(run & _bit(action == ACTION_FLEE) & (engaged ^ _ONE))
+        disengages = np.int32(run & _bit(action == _DISENGAGE) & engaged)
+        # The partner's press targets c when the partner was engaged to c when declaring (c's
+        # declared target, its partner then), or was not engaged and c was the first of c's side
+        # in the fight then.
+        on_c = _pick(_bit(_lowest(s[_at(DECLARED_ACTIVE, i)] & own) == c32), _bit(declared == partner),
+                     _has(declared_engaged, partner))
+        contested = np.int32(disengages & _has(active, partner) & _has(s[_at(PRESSERS, i)], partner) & on_c)
+        flees = np.int32(run & _bit(action == _FLEE) & (engaged ^ _ONE))
         targeted = np.int32(flees & _has(s[_at(TARGETED, i)], c32))
         word = ring[np.uint64(i) * np.uint64(RING) + np.uint64(s[_at(POS, i)] & (RING - 1))]
         bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
@@ -385,11 +444,10 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     s0, s1, s2, s3, s4 = (np.int32(table[c, C_ATTACK + 2]), np.int32(table[c, C_ATTACK + 6]),
                           np.int32(table[c, C_ATTACK + 10]), np.int32(table[c, C_ATTACK + 14]),
                           np.int32(table[c, C_ATTACK + 18]))
-    crow = c * LANES
     for i in range(LANES):
         active = s[_at(ACTIVE, i)]
         run = np.int32(s[_at(RUN, i)] & _has(active, c32))
-        action = _nibble(n[_at(ACTS, i)], c32)
+        action = cs[_at(CS_ACTION + crow, i)]
         partners = n[_at(PART, i)]
         engaged = s[_at(ENGAGED, i)]
         attack = s[_at(ATK, i)]
@@ -398,28 +456,28 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         cover = s[_at(COVER, i)]
         dual = _has(s[_at(DUAL, i)], c32)
         # Attack, quick attack, charge or press; a charge leaves the charger's cover.
-        charge = np.int32(attack & _bit(action == ACTION_CHARGE))
-        cover &= ~np.int32(charge << c32)
-        quick = np.int32(_bit(action == ACTION_QUICK_ATTACK) | charge)
+        charge = np.int32(attack & _bit(action == _CHARGE))
+        cover &= ~np.int32(-charge & bit_c)
+        quick = np.int32(_bit(action == _QUICK) | charge)
         target_cover = np.int32(_has(cover, target) & ranged)
         steps = np.int32(quick + dual + target_cover + _has(s[_at(DEFENDING, i)], target))
         roll, damage, damage2, _ = _attack_digits(word)
         hit = np.int32(attack & _bit(roll < _steps(steps, s0, s1, s2, s3, s4)))
         critical = _bit(roll < _steps(steps, c0, c1, c2, c3, c4))
         armour = np.int32(_has(armour1, target) + _has(armour2, target) * _TWO)
-        column = np.uint64(kc + K_DAMAGE) + np.uint64(2 * ((target_cover * 3 + armour) * 2 + dual))
-        lethal1 = np.int32(hit & _bit(damage < k[column]))
-        serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < k[column + np.uint64(1)]))
+        bars = k[np.uint64(kc + K_DAMAGE) + np.uint64((target_cover * _THREE + armour) * _TWO + dual)]
+        lethal1 = np.int32(hit & _bit(damage < (bars & _BYTE)))
+        serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < (_shr(bars, _EIGHT) & _BYTE)))
         flesh1 = np.int32(hit & (lethal1 ^ _ONE) & (serious1 ^ _ONE))
         second = np.int32(hit & dual)
-        lethal2 = np.int32(second & _bit(damage2 < k[column + np.uint64(24)]))
-        serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < k[column + np.uint64(25)]))
+        lethal2 = np.int32(second & _bit(damage2 < (_shr(bars, _SIXTEEN) & _BYTE)))
+        serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < _shr(bars, _TWENTY_FOUR)))
         flesh2 = np.int32(second & (lethal2 ^ _ONE) & (serious2 ^ _ONE))
         # Escalation, weapon by weapon: three deadly flesh -> serious, two serious -> lethal (so a
         # combatant in the fight holds at most two deadly flesh wounds and one serious).
         fleshes = s[_at(FLESH, i)]
         shift2 = np.int32((target & _INDEX) * _TWO)
-        flesh = np.int32(((fleshes >> shift2) & _THREE) + (flesh1 & deadly0))
+        flesh = np.int32((_shr(fleshes, shift2) & _THREE) + (flesh1 & deadly0))
         to_serious1 = _bit(flesh >= _THREE)
         flesh = np.int32(flesh - _THREE * to_serious1)
         serious = np.int32(_has(s[_at(SERIOUS, i)], target) + serious1 + to_serious1)
@@ -432,9 +490,9 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         to_lethal2 = _bit(serious >= _TWO)
         serious = np.int32(serious - _TWO * to_lethal2)
         out = np.int32(lethal1 | to_lethal1 | lethal2 | to_lethal2)
-        target_bit = np.int32(_ONE << (target & 31))
-        s[_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & (_THREE << shift2))) | ((-hit & flesh) << shift2))
-        s[_at(SERIOUS, i)] = np.int32((s[_at(SERIOUS, i)] & ~np.int32(-hit & target_bit)) | ((hit & serious) << target))
+        target_bit = _shl(_ONE, target)
+        s[_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & _shl(_THREE, shift2))) | _shl(-hit & flesh, shift2))
+        s[_at(SERIOUS, i)] = np.int32((s[_at(SERIOUS, i)] & ~np.int32(-hit & target_bit)) | (-(hit & serious) & target_bit))
         s[_at(N_ATTACKS, i)] += attack
         s[_at(N_LETHAL, i)] += np.int32(lethal1 + lethal2)
         s[_at(N_INSTANT, i)] += np.int32((lethal1 + lethal2) & -critical)
@@ -452,16 +510,16 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         # Flee: a targeted combatant rolls against its escalating target; failing, it takes cover.
         flees = s[_at(FLEE, i)]
         targeted = s[_at(TFLEE, i)]
-        failed = cs[_at(crow, i)]
+        failed = cs[_at(CS_FAILED + crow, i)]
         flee_target = np.int32(min(np.int32(flee_base + np.int32(20) * failed), np.int32(95)))
         fails = np.int32(targeted & _bit(_roll(word) > flee_target))
-        cs[_at(crow, i)] = np.int32(failed + fails)
+        cs[_at(CS_FAILED + crow, i)] = np.int32(failed + fails)
         fled = np.int32(flees & (fails ^ _ONE))
-        active &= ~np.int32(fled << c32)
+        active &= ~np.int32(-fled & bit_c)
         ended_flee = np.int32(fled & _bit((active & own) == 0))
         s[_at(N_FLEE, i)] += fled
-        cover |= np.int32((fails | (run & _bit(action == ACTION_TAKE_COVER))) << c32)
-        s[_at(DUAL, i)] |= np.int32((run & _bit(action == ACTION_TOGGLE_DUAL_WIELD)) << c32)
+        cover |= np.int32(-(fails | (run & _bit(action == _TAKE_COVER))) & bit_c)
+        s[_at(DUAL, i)] |= np.int32(-(run & _bit(action == _TOGGLE)) & bit_c)
         s[_at(COVER, i)] = cover
         s[_at(ACTIVE, i)] = active
         s[_at(POS, i)] += np.int32(attack + s[_at(CON, i)] * _TWO + targeted)
@@ -471,7 +529,7 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         # Releases (c disengaged, fled or engages; the target is out or engages), then the new pair.
         engaged &= ~np.int32(_release(engaged, partners, c32, np.int32(released | fled | engage))
                              | _release(engaged, partners, target, np.int32(out | engage)))
-        s[_at(ENGAGED, i)] = np.int32(engaged | (-engage & (np.int32(_ONE << c32) | target_bit)))
+        s[_at(ENGAGED, i)] = np.int32(engaged | (-engage & (bit_c | target_bit)))
         paired = _with_nibble(_with_nibble(partners, c32, target), target, c32)
         n[_at(PART, i)] = partners ^ ((partners ^ paired) & -np.int64(engage))
 
@@ -494,6 +552,8 @@ def _next_pass(s, passes, max_rounds):
         s[_at(ROUND, i)] = np.int32(round_number + new_round)
         s[_at(TARGETED, i)] &= np.int32(new_round - _ONE)
         s[_at(DEFENDING, i)] = 0
+        s[_at(PRESSERS, i)] = 0
+        s[_at(DISENGAGERS, i)] = 0
         s[_at(FIRST, i)] = 0
         s[_at(RUN, i)] = np.int32(fight & (over ^ _ONE))
         done |= np.uint64(over) << np.uint64(i)
@@ -529,6 +589,9 @@ def fits(table, passes, max_rounds):
             return False
         for j in range(C_PRESS, C_POLICY + 8):
             if abs(row[j]) > _BAR_MAX:
+                return False
+        for j in range(C_DAMAGE, C_DAMAGE + 48):
+            if row[j] < 0:  # a byte each in k
                 return False
         # The policy by counting bounds below the roll is the reference's first bound at or above
         # it when the bounds do not decrease and the last is at least 100.
@@ -602,8 +665,9 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         k[kc + K_DEADLY1] = 1 - row[C_NONLETHAL + 1]
         k[kc + K_OPPONENTS] = side0 if row[C_SIDE] else side1
         k[kc + K_OWN] = side1 if row[C_SIDE] else side0
-        for j in range(48):
-            k[kc + K_DAMAGE + j] = row[C_DAMAGE + j]
+        for j in range(12):
+            k[kc + K_DAMAGE + j] = (row[C_DAMAGE + 2 * j] | row[C_DAMAGE + 2 * j + 1] << 8
+                                    | row[C_DAMAGE + 24 + 2 * j] << 16 | row[C_DAMAGE + 25 + 2 * j] << 24)
     all_in = np.int32(side0 | side1)
     armour1_32 = np.int32(armour1)
     armour2_32 = np.int32(armour2)
@@ -621,13 +685,15 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         # Lanes short of words for a pass draw more (scalar, one lane in several passes).
         short = np.uint64(0)
         for i in range(LANES):
+            s[_at(DECLARED_ACTIVE, i)] = s[_at(ACTIVE, i)]
+            s[_at(DECLARED_ENGAGED, i)] = s[_at(ENGAGED, i)]
             short |= np.uint64(s[_at(RUN, i)] & _bit(s[_at(DRAWN, i)] - s[_at(POS, i)] < NEED)) << np.uint64(i)
         while short:
             i = lowest_set_bit(short)
             short &= short - np.uint64(1)
             _draw(ring, s, i, lane_index[i], k0, k1)
         for c in range(m):
-            _declare(s, n, ring, table, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
+            _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
         for c in range(m):
             _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1_32, armour2_32)
         done = _next_pass(s, passes, max_rounds)
