@@ -2,10 +2,12 @@
 """d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md)."""
 import numpy as np
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.string cimport memset
 
 from rng cimport (
     DOMAIN_DENSE,
+    PHILOX_AHEAD_BLOCKS,
     AheadStream,
     Stream,
     Words,
@@ -668,6 +670,172 @@ cdef inline void _finish(int64_t k, int64_t winner, int64_t rounds, int64_t* loc
         rounds_out[k] = <int32_t>rounds
 
 
+cdef extern from "fight_lanes.h" nogil:
+    # Fights in lockstep lanes (its notes): the fast path for up to D100F_MAX combatants.
+    enum:
+        D100F_LANES
+        D100F_MAX
+        D100F_COUNTS
+    ctypedef struct D100FightTable:
+        int32_t m, passes, max_rounds
+        uint32_t k0, k1
+        uint32_t sides[2]
+        uint32_t armour1, armour2
+        uint32_t opponents[16]
+        int32_t ranged[16]
+        int32_t dual_allowed[16]
+        int32_t flee_base[16]
+        int32_t deadly[2][16]
+        int32_t attack[16][5]
+        int32_t damage[16][12]
+        int32_t policy[16][8]
+        int32_t press[16][5]
+    ctypedef struct D100FightLanes:
+        int32_t ended[1]
+        int32_t winner[1]
+        int32_t round[1]
+    void d100f_lane_load(D100FightLanes* s, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
+                         const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
+    void d100f_lane_idle(D100FightLanes* s, int i)
+    int32_t d100f_lanes_pass(D100FightLanes* s, const D100FightTable* k)
+    void d100f_take_counts(D100FightLanes* s, int64_t* counts)
+
+#: The lockstep path's limits, for the tests: the most combatants it takes, and its lanes.
+lockstep_fighters = D100F_MAX
+lockstep_lanes = D100F_LANES
+
+cdef enum:
+    # Values the lanes keep in int32 and compare or add in small steps.
+    LANE_VALUE_LIMIT = 1 << 20
+
+
+cdef inline bint _in_lane_range(int64_t value) noexcept nogil:
+    return -LANE_VALUE_LIMIT <= value <= LANE_VALUE_LIMIT
+
+
+cdef inline int32_t _bar_byte(int64_t bar) noexcept nogil:
+    # A bar that a roll - 1 of 0..99 is compared below, as 0..100: the same answers for every roll.
+    return <int32_t>_min(_max(bar, 0), 100)
+
+
+cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, uint64_t seed,
+                      D100FightTable* k) noexcept nogil:
+    # The table as the lanes read it; False when the lanes do not take it (the scalar kernel
+    # does): too many combatants, a side without any, flags that are not 0/1, attack bars or policy
+    # bounds that do not ascend (the lanes read only the critical and success bars, and count the
+    # bounds below the policy roll), values outside int32 steps. api.fight_table's tables pass.
+    cdef int64_t m = table.shape[0], c, j, step, side
+    cdef const int64_t* row
+    if m > D100F_MAX or passes < 1 or max_rounds < 1 or passes > LANE_VALUE_LIMIT or max_rounds > LANE_VALUE_LIMIT:
+        return False
+    memset(k, 0, sizeof(D100FightTable))
+    k.m = <int32_t>m
+    k.passes = <int32_t>passes
+    k.max_rounds = <int32_t>max_rounds
+    k.k0 = <uint32_t>seed
+    k.k1 = <uint32_t>(seed >> 32)
+    for c in range(m):
+        row = &table[c, 0]
+        for j in range(C_DUAL_ALLOWED + 1):
+            if j != C_ARMOUR and (row[j] < 0 or row[j] > 1):
+                return False
+        if row[C_ARMOUR] < 0 or row[C_ARMOUR] > 2 or row[C_NONLETHAL] & ~1 or row[C_NONLETHAL + 1] & ~1:
+            return False
+        for j in range(C_FLEE_BASE, C_AMBUSH_ATTACK):
+            if not _in_lane_range(row[j]):
+                return False
+        for j in range(C_ATTACK, C_NONLETHAL):
+            if not _in_lane_range(row[j]):
+                return False
+        for j in range(C_DAMAGE, FIELDS):
+            if not _in_lane_range(row[j]):
+                return False
+        if row[C_POLICY + 7] < D100:
+            return False
+        for j in range(7):
+            if row[C_POLICY + j] > row[C_POLICY + j + 1]:
+                return False
+        for step in range(5):
+            for j in range(3):
+                if row[C_ATTACK + 4 * step + j] > row[C_ATTACK + 4 * step + j + 1]:
+                    return False
+            k.attack[c][step] = _bar_byte(row[C_ATTACK + 4 * step]) | _bar_byte(row[C_ATTACK + 4 * step + 2]) << 8
+        side = row[C_SIDE]
+        k.sides[side] |= <uint32_t>_bit(c)
+        k.armour1 |= <uint32_t>((row[C_ARMOUR] & 1) << c)
+        k.armour2 |= <uint32_t>((row[C_ARMOUR] >> 1) << c)
+        k.ranged[c] = <int32_t>row[C_RANGED]
+        k.dual_allowed[c] = <int32_t>row[C_DUAL_ALLOWED]
+        k.flee_base[c] = <int32_t>row[C_FLEE_BASE]
+        k.deadly[0][c] = <int32_t>(1 - row[C_NONLETHAL])
+        k.deadly[1][c] = <int32_t>(1 - row[C_NONLETHAL + 1])
+        for j in range(12):
+            k.damage[c][j] = (_bar_byte(row[C_DAMAGE + 2 * j]) | _bar_byte(row[C_DAMAGE + 2 * j + 1]) << 8
+                              | _bar_byte(row[C_DAMAGE + 24 + 2 * j]) << 16 | _bar_byte(row[C_DAMAGE + 24 + 2 * j + 1]) << 24)
+        for j in range(8):
+            k.policy[c][j] = <int32_t>row[C_POLICY + j]
+        for j in range(5):
+            k.press[c][j] = <int32_t>row[C_PRESS + j]
+    if not k.sides[0] or not k.sides[1]:
+        return False
+    for c in range(m):
+        k.opponents[c] = k.sides[1 - table[c, C_SIDE]]
+    return True
+
+
+cdef void _start_lane(D100FightLanes* lanes, const D100FightTable* k, int j, Fight* scratch, uint64_t seed,
+                      int64_t index, int64_t ambush_side, const int64_t* ambushers,
+                      int64_t ambusher_count) noexcept nogil:
+    # The scalar kernel's start of a fight (ambush contests included), handed to lane j with the
+    # stream's words it has not used.
+    cdef uint64_t used
+    _begin(scratch, seed, <uint64_t>index, ambush_side, ambushers, ambusher_count)
+    used = scratch.stream.stream.used
+    d100f_lane_load(lanes, k, j, <uint64_t>index, scratch.stream.stream.retries,
+                    &scratch.stream.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)],
+                    <int32_t>(scratch.stream.drawn - used), <uint32_t>(scratch.stream.drawn >> 2),
+                    <uint32_t>scratch.surprised)
+
+
+cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLanes* lanes, uint64_t seed,
+                           int64_t start, int64_t count, int64_t ambush_side, const int64_t* ambushers,
+                           int64_t ambusher_count, int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
+                           int32_t[::1] rounds_out) noexcept nogil:
+    # Fights start..start+count-1 in the lanes; each lane that ends a fight records it and starts
+    # the next index. Every count is a sum, and fight i rolls only item stream i, so the order in
+    # which lanes finish does not change any result.
+    cdef int64_t item[D100F_LANES]
+    cdef int64_t next_fight = 0, running = 0, sweeps = 0
+    cdef int j
+    for j in range(D100F_LANES):
+        item[j] = -1
+        if next_fight < count:
+            item[j] = next_fight
+            _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers, ambusher_count)
+            next_fight += 1
+            running += 1
+        else:
+            d100f_lane_idle(lanes, j)
+    while running:
+        if d100f_lanes_pass(lanes, k):
+            for j in range(D100F_LANES):
+                if lanes.ended[j]:
+                    _finish(item[j], lanes.winner[j], lanes.round[j], local, counts, winner_out, rounds_out)
+                    if next_fight < count:
+                        item[j] = next_fight
+                        _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers,
+                                    ambusher_count)
+                        next_fight += 1
+                    else:
+                        item[j] = -1
+                        d100f_lane_idle(lanes, j)
+                        running -= 1
+        sweeps += 1
+        if (sweeps & 0xFFFFF) == 0:  # before a lane's int32 counts could overflow
+            d100f_take_counts(lanes, local + F_ATTACKS)
+    d100f_take_counts(lanes, local + F_ATTACKS)
+
+
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
           int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
@@ -686,6 +854,9 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     cdef int64_t pass_of[FIGHT_LANES]
     cdef int64_t ambusher_count = 0, k, c, j, winner, round_number, pass_number
     cdef int64_t next_fight = 0, running = 0
+    cdef D100FightTable lane_table
+    cdef uint8_t[::1] lane_buffer
+    cdef D100FightLanes* lane_state
     # A fight with no pass at all (passes or max_rounds 0; the API never asks for one) is a draw
     # after max_rounds rounds, as in the reference.
     cdef bint empty = passes <= 0 or max_rounds <= 0
@@ -728,6 +899,15 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         item[j] = -1
         round_of[j] = 0
         pass_of[j] = 0
+    if count > 0 and _lane_table(table, passes, max_rounds, seed, &lane_table):
+        lane_buffer = np.zeros(sizeof(D100FightLanes) + 64, dtype=np.uint8)
+        lane_state = <D100FightLanes*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
+        with nogil:
+            _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
+                             ambusher_count, local, counts, winner_out, rounds_out)
+        for j in range(FIGHT_COUNTS):
+            counts[j] += local[j]
+        return
     with nogil:
         # Sweeps: each running lane plays one pass; ended lanes take the next fight index.
         while True:

@@ -1,0 +1,581 @@
+/* d100 fights in lockstep lanes: the Cython "d100.fight" fast path (docs/d100.md, "Kernels and speed").
+ *
+ * The scalar kernel (_cy.pyx, fight) plays one fight at a time, and its branches follow the dice
+ * (the policy's action, hit or miss, the wound, who is out), so the CPU mispredicts several of
+ * them a pass. Here D100F_LANES fights run at once, one a lane, and a pass of every lane is a run
+ * of loops over the lanes, one for each combatant's declaration and one for each resolution,
+ * every dice-decided branch a mask or a select, which GCC vectorises (target clones: clones.h).
+ *
+ * A lane is the scalar kernel's state spread out: the yes/no states are bits of per-lane masks,
+ * the wound counters bit planes (deadly flesh 0..2 in two planes, serious 0..1 in one: an
+ * escalation leaves no more), the partner, declared action and target int32 rows per combatant.
+ * "The value of combatant t" for a per-lane t is a select over every combatant (o == t), unrolled
+ * for a constant bound M (4, 8 or 16): stores to computed addresses do not vectorise.
+ *
+ * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
+ * ahead (philox_item_blocks, 16 blocks at a time) and a position; a die is a gather of the word at
+ * the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
+ * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
+ * word_tally.h). Lemire rejects a word only when its low product is below a threshold; the buffer
+ * marks every word that a d100 or the attack die could reject (about 2e-4 of them), and before a
+ * lane rolls a marked word the caller's careful step (d100f_settle) works out which die it is and
+ * replaces a rejected word by the retry domain's next accepted word, exactly as the stream does.
+ *
+ * The caller (the Cython kernel) starts each fight with the scalar kernel's _begin (ambush
+ * contests included) and hands its stream's words to a lane (d100f_lane_load), and records each
+ * ended fight.
+ */
+#ifndef COMBATSIM_D100_FIGHT_LANES_H
+#define COMBATSIM_D100_FIGHT_LANES_H
+#include <stdint.h>
+#include <string.h>
+
+#include "clones.h"
+#include "philox.h"
+
+/* Fights in flight (one a lane). */
+#define D100F_LANES 32
+/* The most combatants the lanes take (the masks' bits; the selects unroll up to it). */
+#define D100F_MAX 16
+/* Words a lane buffers: the rest of the last draw (fewer than a pass can roll, 3 x 16) plus one
+ * draw of 64, and one past the end that a lane which rolls nothing reads without using. */
+#define D100F_DRAW (4 * PHILOX_AHEAD_BLOCKS)
+#define D100F_CAP (3 * D100F_MAX + D100F_DRAW + 1)
+/* No marked word ahead. */
+#define D100F_CLEAN (1 << 30)
+
+/* combatsim.d100.layout's actions (the Cython kernel's enum; tests compare its LAYOUT). */
+#define D100F_NONE 0
+#define D100F_ATTACK 1
+#define D100F_QUICK_ATTACK 2
+#define D100F_DEFEND 3
+#define D100F_FLEE 4
+#define D100F_PRESS 5
+#define D100F_DISENGAGE 6
+#define D100F_CHARGE 7
+#define D100F_TAKE_COVER 8
+#define D100F_TOGGLE_DUAL_WIELD 9
+#define D100F_ATTACKING ((1 << D100F_ATTACK) | (1 << D100F_QUICK_ATTACK) | (1 << D100F_PRESS) | (1 << D100F_CHARGE))
+/* A declaration is action << 5 | target. */
+#define D100F_SHIFT 5
+/* The lanes' counts: layout.F_ATTACKS .. F_FLEE_SUCCESSES, in that order. */
+#define D100F_COUNTS 8
+#define D100F_ATTACKS 0
+#define D100F_LETHAL 1
+#define D100F_SERIOUS 2
+#define D100F_FLESH 3
+#define D100F_INSTANT_DEATH 4
+#define D100F_ESCALATED_SERIOUS 5
+#define D100F_ESCALATED_LETHAL 6
+#define D100F_FLEE_SUCCESSES 7
+/* Lemire's thresholds, (2^32 - sides) mod sides. */
+#define D100F_D100_REJECT 96u
+#define D100F_ATTACK_SIDES 1000000u
+#define D100F_ATTACK_REJECT 967296u
+
+/* The combatant table as the lanes read it (int32; the caller checks the ranges). */
+typedef struct {
+    int32_t m, passes, max_rounds;
+    uint32_t k0, k1;
+    uint32_t sides[2], armour1, armour2; /* bit c: combatant c's side; armour class bit 0, bit 1 */
+    uint32_t opponents[D100F_MAX];
+    int32_t ranged[D100F_MAX], dual_allowed[D100F_MAX], flee_base[D100F_MAX], deadly[2][D100F_MAX];
+    /* Bars as bytes, clamped to 0..100 (a roll - 1 of 0..99 is below them or not, as before):
+     * attack[c][steps] holds the critical and success bars (the bars ascend, so these two give
+     * the tier that matters) for 0..4 penalty steps; damage[c][(cover * 3 + armour) * 2 + dual]
+     * the lethal and serious-or-worse bars of weapon 0, then weapon 1 (layout.damage_column).
+     * One table load a lane, where four were slower. */
+    int32_t attack[D100F_MAX][5], damage[D100F_MAX][12];
+    int32_t policy[D100F_MAX][8]; /* cumulative bounds, ascending; the last >= 100 */
+    int32_t press[D100F_MAX][5];  /* contest bars and capped target */
+} D100FightTable;
+
+typedef struct {
+    uint32_t active[D100F_LANES], cover[D100F_LANES], dual[D100F_LANES], defending[D100F_LANES];
+    uint32_t targeted[D100F_LANES], surprised[D100F_LANES];
+    uint32_t flesh1[D100F_LANES], flesh2[D100F_LANES], serious[D100F_LANES]; /* bit planes, above */
+    int32_t engaged[D100F_MAX][D100F_LANES], declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
+    /* running: a fight in the lane; winner: set when it ended this pass; ended: after the pass,
+     * the fight is over (winner or draw) and ``round`` is its rounds. */
+    int32_t running[D100F_LANES], winner[D100F_LANES], ended[D100F_LANES], round[D100F_LANES], pass[D100F_LANES];
+    int32_t first[D100F_LANES];
+    int32_t pos[D100F_LANES], end[D100F_LANES], suspect[D100F_LANES];
+    int32_t counts[D100F_COUNTS][D100F_LANES];
+    uint64_t index[D100F_LANES], retries[D100F_LANES];
+    uint32_t next_block[D100F_LANES];
+    uint32_t words[D100F_LANES][D100F_CAP];
+} D100FightLanes;
+
+/* The d100 roll - 1 of a word: Lemire's high product floor(w 100 / 2^32), in 32-bit halves (GCC
+ * did not vectorise the lane loops with the 64-bit product). */
+static inline int32_t d100f_digit(uint32_t w) {
+    return (int32_t)(((w >> 16) * 100u + (((w & 0xFFFFu) * 100u) >> 16)) >> 16);
+}
+
+/* Could a d100 or the attack die reject this word? */
+static inline int32_t d100f_marked(uint32_t w) {
+    return (w * 100u < D100F_D100_REJECT) | (w * D100F_ATTACK_SIDES < D100F_ATTACK_REJECT);
+}
+
+/* The index of the lowest set bit of a nonzero mask, by its bit's place in five masks: integer
+ * ops that vectorise everywhere (a count of trailing zeros does not, and a float's exponent may
+ * trap, so GCC keeps it out of if-converted code). */
+static inline int32_t d100f_lowest(uint32_t x) {
+    uint32_t b = x & (0u - x);
+    return ((b & 0xFFFF0000u) != 0) << 4 | ((b & 0xFF00FF00u) != 0) << 3 | ((b & 0xF0F0F0F0u) != 0) << 2 |
+           ((b & 0xCCCCCCCCu) != 0) << 1 | ((b & 0xAAAAAAAAu) != 0);
+}
+
+/* Each lane's word at its position + ahead, into out. GCC's own vector code for this loop (under
+ * the clones' generic tuning) loads lane by lane, a tenth of the time; the gather instructions
+ * are picked at run time (the same words). */
+static inline void d100f_gather_scalar(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
+    const uint32_t *words = &s->words[0][0];
+    for (int i = 0; i < D100F_LANES; i++)
+        out[i] = words[i * D100F_CAP + s->pos[i] + ahead];
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && D100F_LANES % 16 == 0
+#include <immintrin.h>
+#define D100F_GATHER_PATHS 1
+
+__attribute__((target("avx512f"))) static void d100f_gather_avx512(const D100FightLanes *s, int32_t ahead,
+                                                                   uint32_t *out) {
+    const __m512i lanes = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                             _mm512_set1_epi32(D100F_CAP));
+    for (int i = 0; i < D100F_LANES; i += 16) {
+        __m512i at = _mm512_add_epi32(_mm512_loadu_si512((const void *)(s->pos + i)),
+                                      _mm512_set1_epi32(i * D100F_CAP + ahead));
+        _mm512_storeu_si512((void *)(out + i), _mm512_i32gather_epi32(_mm512_add_epi32(at, lanes), s->words, 4));
+    }
+}
+
+__attribute__((target("avx2"))) static void d100f_gather_avx2(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
+    const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(D100F_CAP));
+    for (int i = 0; i < D100F_LANES; i += 8) {
+        __m256i at = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(s->pos + i)),
+                                      _mm256_set1_epi32(i * D100F_CAP + ahead));
+        _mm256_storeu_si256((__m256i *)(out + i),
+                            _mm256_i32gather_epi32((const int *)s->words, _mm256_add_epi32(at, lanes), 4));
+    }
+}
+
+/* 2: AVX-512, 1: AVX2, 0: neither. */
+static inline int d100f_gather_path(void) {
+    static int path = -1;
+    if (path < 0) {
+        __builtin_cpu_init();
+        path = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return path;
+}
+#endif
+
+static inline void d100f_gather(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
+#ifdef D100F_GATHER_PATHS
+    int path = d100f_gather_path();
+    if (path == 2) {
+        d100f_gather_avx512(s, ahead, out);
+        return;
+    }
+    if (path == 1) {
+        d100f_gather_avx2(s, ahead, out);
+        return;
+    }
+#endif
+    d100f_gather_scalar(s, ahead, out);
+}
+
+/* Bit t of a mask: t per lane (d100f_bit), or c the same in every lane (d100f_has: a shift of a
+ * vector by a scalar GCC did not vectorise once it had narrowed the 0/1 values). */
+static inline int32_t d100f_bit(uint32_t mask, int32_t t) { return (int32_t)((mask >> (t & 31)) & 1); }
+
+static inline int32_t d100f_has(uint32_t mask, int32_t c) { return (mask & (1u << (c & 31))) != 0; }
+
+static inline int32_t d100f_min(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* The first marked word in words[from .. end - 1], else D100F_CLEAN: a minimum, which vectorises
+ * (a loop that returns at the first did not, and was a tenth of the time). */
+static inline int32_t d100f_next_marked(const uint32_t *words, int32_t from, int32_t end) {
+    int32_t first = D100F_CLEAN;
+    for (int32_t q = from; q < end; q++)
+        first = d100f_min(first, d100f_marked(words[q]) ? q : D100F_CLEAN);
+    return first;
+}
+
+/* Does combatant c declare in lane i this pass (a surprised one sits out pass 1 of round 1)? */
+static inline int32_t d100f_declares(const D100FightLanes *s, int32_t c, int i) {
+    return s->running[i] & d100f_has(s->active[i], c) & ((s->first[i] & d100f_has(s->surprised[i], c)) ^ 1);
+}
+
+/* The dice of c's resolution (the reference's resolve): an attack (one attack die), a flee roll
+ * (one d100) or a contested disengage (two d100s); a press is spent when its target declared a
+ * disengage from c. ``decl_t`` is c's declared target's declaration, ``decl_p`` its partner's. */
+typedef struct {
+    int32_t attack, flee_roll, contested;
+} D100FPlan;
+
+static inline D100FPlan d100f_plan(int32_t on, int32_t decl, int32_t c, int32_t decl_t, int32_t partner,
+                                   int32_t decl_p, uint32_t active, uint32_t targeted) {
+    D100FPlan plan;
+    int32_t act = decl >> D100F_SHIFT;
+    int32_t blocked = (act == D100F_PRESS) & (decl_t == (D100F_DISENGAGE << D100F_SHIFT | c));
+    plan.attack = on & ((D100F_ATTACKING >> act) & 1) & (blocked ^ 1);
+    plan.flee_roll = on & (act == D100F_FLEE) & (partner < 0) & d100f_has(targeted, c);
+    plan.contested = on & (act == D100F_DISENGAGE) & (partner >= 0) & d100f_bit(active, partner) &
+                     (decl_p == (D100F_PRESS << D100F_SHIFT | c));
+    return plan;
+}
+
+/* The careful step before lane i rolls n dice of `sides` at its position: a marked word among
+ * them that the die rejects becomes the item's next accepted retry word (rng.pxd's
+ * stream_bounded, in the same order). */
+static void d100f_settle(D100FightLanes *s, const D100FightTable *k, int i, int32_t n, uint32_t sides) {
+    uint32_t threshold = (0u - sides) % sides;
+    uint32_t *words = s->words[i];
+    while (s->suspect[i] < s->pos[i] + n) {
+        int32_t q = s->suspect[i];
+        while (words[q] * sides < threshold)
+            words[q] = philox_retry_word(k->k0, k->k1, s->index[i], s->retries[i]++);
+        s->suspect[i] = d100f_next_marked(words, q + 1, s->end[i]);
+    }
+}
+
+/* Lane i takes a fight that _begin started: item `index`, its stream's words from `words` on
+ * (n of them, the next block `next_block`), `retries` retry words used, `surprised` combatants. */
+static void d100f_lane_load(D100FightLanes *s, const D100FightTable *k, int i, uint64_t index, uint64_t retries,
+                            const uint32_t *words, int32_t n, uint32_t next_block, uint32_t surprised) {
+    s->active[i] = k->sides[0] | k->sides[1];
+    s->cover[i] = s->dual[i] = s->defending[i] = s->targeted[i] = 0;
+    s->flesh1[i] = s->flesh2[i] = s->serious[i] = 0;
+    s->surprised[i] = surprised;
+    for (int c = 0; c < D100F_MAX; c++) {
+        s->engaged[c][i] = -1;
+        s->declared[c][i] = 0;
+        s->failed_flee[c][i] = 0;
+    }
+    s->running[i] = 1;
+    s->winner[i] = -1;
+    s->ended[i] = 0;
+    s->round[i] = 1;
+    s->pass[i] = 1;
+    s->index[i] = index;
+    s->retries[i] = retries;
+    s->next_block[i] = next_block;
+    memcpy(s->words[i], words, (size_t)n * sizeof *words);
+    s->pos[i] = 0;
+    s->end[i] = n;
+    s->suspect[i] = d100f_next_marked(s->words[i], 0, n);
+}
+
+/* Lane i holds no fight (no more to start). */
+static void d100f_lane_idle(D100FightLanes *s, int i) {
+    s->running[i] = 0;
+    s->ended[i] = 0;
+    s->active[i] = 0;
+    s->pos[i] = s->end[i] = 0;
+    s->suspect[i] = D100F_CLEAN;
+}
+
+/* Lane i's next draw, after the words it has left (clones: the scan for marked words in vectors
+ * with unsigned 32-bit multiplies and compares). */
+COMBATSIM_CLONES static void d100f_refill(D100FightLanes *s, const D100FightTable *k, int i) {
+    uint32_t *words = s->words[i];
+    int32_t pos = s->pos[i], left = s->end[i] - pos;
+    memmove(words, words + pos, (size_t)left * sizeof *words);
+    philox_item_blocks(k->k0, k->k1, s->index[i], s->next_block[i], words + left);
+    s->next_block[i] += PHILOX_AHEAD_BLOCKS;
+    s->pos[i] = 0;
+    s->end[i] = left + D100F_DRAW;
+    s->suspect[i] = s->suspect[i] < D100F_CLEAN ? s->suspect[i] - pos : d100f_next_marked(words, left, s->end[i]);
+}
+
+/* Combatant c declares in every lane (the reference's declare). */
+static inline __attribute__((always_inline)) void d100f_declare(D100FightLanes *restrict s,
+                                                                const D100FightTable *restrict k, int32_t c) {
+    uint32_t word[D100F_LANES];
+    d100f_gather(s, 0, word);
+    const int32_t *bound = k->policy[c];
+    const uint32_t opponents = k->opponents[c];
+    const int32_t dual_allowed = k->dual_allowed[c];
+    for (int i = 0; i < D100F_LANES; i++) {
+        int32_t on = d100f_declares(s, c, i);
+        int32_t pos = s->pos[i];
+        int32_t roll = d100f_digit(word[i]) + 1;
+        /* The first action whose cumulative bound is >= the roll: the bounds below the roll, as
+         * they ascend (the caller checks) and the last is 100. A chain of selects instead did
+         * not vectorise (GCC turned it into selects of booleans). */
+        int32_t choice = 0;
+#pragma GCC unroll 7
+        for (int j = 0; j < 7; j++)
+            choice += roll > bound[j];
+        int32_t partner = s->engaged[c][i], engaged = partner >= 0;
+        int32_t action = D100F_ATTACK + choice;
+        action = (action == D100F_FLEE) & engaged ? D100F_DISENGAGE : action;
+        action = (action == D100F_DISENGAGE) & (engaged ^ 1) ? D100F_ATTACK : action;
+        action = dual_allowed & (d100f_has(s->dual[i], c) ^ 1) ? D100F_TOGGLE_DUAL_WIELD : action;
+        int32_t target = engaged ? partner : d100f_lowest(s->active[i] & opponents);
+        s->targeted[i] |= (uint32_t)(on & ((D100F_ATTACKING >> action) & 1)) << (target & 31);
+        s->defending[i] |= (uint32_t)(on & (action == D100F_DEFEND)) << c;
+        s->declared[c][i] = on ? action << D100F_SHIFT | target : D100F_NONE;
+        s->pos[i] = pos + on;
+    }
+}
+
+/* One weapon's wound on a target whose deadly flesh and serious wounds are *flesh, *serious
+ * (the scalar kernel's _wound); returns 1 when the target now has a lethal wound. */
+static inline int32_t d100f_wound(int32_t hit, int32_t damage, int32_t lethal_bar, int32_t worse_bar,
+                                  int32_t critical, int32_t deadly, int32_t *flesh, int32_t *serious,
+                                  int32_t *counts) {
+    int32_t lethal = hit & (damage < lethal_bar);
+    int32_t worse = hit & (damage < worse_bar);
+    int32_t serious_wound = worse & (lethal ^ 1), flesh_wound = hit & (worse ^ 1) & (lethal ^ 1);
+    counts[D100F_LETHAL] += lethal;
+    counts[D100F_INSTANT_DEATH] += lethal & critical;
+    counts[D100F_SERIOUS] += serious_wound;
+    counts[D100F_FLESH] += flesh_wound;
+    int32_t f = *flesh + (flesh_wound & deadly), to_serious = f >= 3;
+    int32_t sw = *serious + serious_wound + to_serious, to_lethal = sw >= 2;
+    *flesh = f - 3 * to_serious;
+    *serious = sw - 2 * to_lethal;
+    counts[D100F_ESCALATED_SERIOUS] += to_serious;
+    counts[D100F_ESCALATED_LETHAL] += to_lethal;
+    return lethal | to_lethal;
+}
+
+/* The quick contest of a disengage against its partner's press (the scalar kernel's
+ * _first_wins on the press bars): does the disengage win? Ties go to the blocker. */
+static inline int32_t d100f_tier(int32_t roll, const int32_t *bars) {
+    return (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3]);
+}
+
+static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press_roll, const int32_t *press_bars) {
+    int32_t own = d100f_tier(roll, bars), other = d100f_tier(press_roll, press_bars);
+    return own != other ? own < other : bars[4] - roll > press_bars[4] - press_roll;
+}
+
+/* Combatant c resolves in every lane where it is still in a running fight (the reference's
+ * resolve). M bounds the combatants (m <= M). */
+static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *restrict s,
+                                                                const D100FightTable *restrict k, int32_t c,
+                                                                const int M) {
+    uint32_t word1[D100F_LANES];
+    int32_t contested[D100F_LANES], any_contested = 0;
+    d100f_gather(s, 0, word1);
+    const uint32_t opponents = k->opponents[c], side0 = k->sides[0], side1 = k->sides[1];
+    const uint32_t armour1 = k->armour1, armour2 = k->armour2;
+    const int32_t ranged = k->ranged[c], deadly0 = k->deadly[0][c], deadly1 = k->deadly[1][c];
+    const int32_t flee_base = k->flee_base[c];
+    /* Local copies of the tables the lanes read by a per-lane index: loads through k that GCC
+     * cannot tell apart from the stores into s would need run-time alias checks. */
+    int32_t attack_bars[5], damage_bars[12];
+    memcpy(attack_bars, k->attack[c], sizeof attack_bars);
+    memcpy(damage_bars, k->damage[c], sizeof damage_bars);
+    for (int i = 0; i < D100F_LANES; i++) {
+        uint32_t active = s->active[i], cover = s->cover[i], dual = s->dual[i];
+        int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
+        int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
+        /* c's partner from the same loads as every combatant's: a load at row c of a row that
+         * the loop stores to made GCC check for aliasing at run time, and fall back to scalar code. */
+        int32_t partner = 0;
+#pragma GCC unroll 16
+        for (int o = 0; o < M; o++)
+            partner |= -(int32_t)(c == o) & (s->engaged[o][i] + 1);
+        partner -= 1;
+        int32_t target = d100f_bit(active, declared_target) ? declared_target : d100f_lowest(active & opponents);
+        int32_t pos = s->pos[i];
+        uint32_t w = word1[i];
+        /* Combatant t's values for a per-lane t: masks summed over every combatant (at most one
+         * matches), which GCC keeps branch-free where chains of selects became jumps. */
+        int32_t decl_t = 0, decl_p = 0, partner_t = 0;
+#pragma GCC unroll 16
+        for (int o = 0; o < M; o++) {
+            int32_t declared = s->declared[o][i];
+            decl_t |= -(int32_t)(declared_target == o) & declared;
+            decl_p |= -(int32_t)(partner == o) & declared;
+            partner_t |= -(int32_t)(target == o) & (s->engaged[o][i] + 1);
+        }
+        partner_t -= 1; /* -1: none */
+        D100FPlan plan = d100f_plan(on, decl, c, decl_t, partner, decl_p, active, s->targeted[i]);
+        int32_t counts[D100F_COUNTS] = {0};
+
+        /* Attack, quick attack, charge or press. */
+        int32_t attack = plan.attack, charge = act == D100F_CHARGE;
+        cover &= ~((uint32_t)(attack & charge) << c); /* a charge leaves cover */
+        int32_t quick = (act == D100F_QUICK_ATTACK) | charge;
+        int32_t in_cover = d100f_bit(cover, target) & ranged, dual_on = d100f_has(dual, c);
+        int32_t steps = quick + dual_on + in_cover + d100f_bit(s->defending[i], target);
+        /* The bars at `steps`, by masks: selects became a five-way branch that GCC did not
+         * if-convert. */
+        int32_t bars = 0;
+#pragma GCC unroll 5
+        for (int j = 0; j < 5; j++)
+            bars |= -(int32_t)(steps == j) & attack_bars[j];
+        uint32_t r1 = w * 100u, r2 = r1 * 100u;
+        int32_t roll = d100f_digit(w), damage1 = d100f_digit(r1), damage2 = d100f_digit(r2);
+        int32_t hit = attack & (roll < (bars >> 8)), critical = roll < (bars & 255);
+        int32_t armour = d100f_bit(armour1, target) + 2 * d100f_bit(armour2, target);
+        /* The damage bars at the lane's column, by masks as the attack bars (a table load a lane
+         * is no gather instruction under the clones' generic tuning). */
+        int32_t column = (in_cover * 3 + armour) * 2 + dual_on, damage = 0;
+#pragma GCC unroll 12
+        for (int j = 0; j < 12; j++)
+            damage |= -(int32_t)(column == j) & damage_bars[j];
+        int32_t flesh = d100f_bit(s->flesh1[i], target) + 2 * d100f_bit(s->flesh2[i], target);
+        int32_t serious = d100f_bit(s->serious[i], target);
+        counts[D100F_ATTACKS] += attack;
+        int32_t out = d100f_wound(hit, damage1, damage & 255, (damage >> 8) & 255, critical, deadly0, &flesh, &serious,
+                                  counts);
+        out |= d100f_wound(hit & dual_on, damage2, (damage >> 16) & 255, (damage >> 24) & 255, critical, deadly1,
+                           &flesh, &serious, counts);
+        uint32_t keep = ~(1u << (target & 31));
+        s->flesh1[i] = (s->flesh1[i] & keep) | ((uint32_t)(flesh & 1) << (target & 31));
+        s->flesh2[i] = (s->flesh2[i] & keep) | ((uint32_t)(flesh >> 1) << (target & 31));
+        s->serious[i] = (s->serious[i] & keep) | ((uint32_t)serious << (target & 31));
+        active &= ~((uint32_t)out << (target & 31));
+        /* Melee attacks and charges engage (pairwise: a pair already engaged stays). */
+        int32_t engage = attack & (out ^ 1) & (charge | (ranged ^ 1)) & (partner != target);
+
+        cover |= (uint32_t)(on & (act == D100F_TAKE_COVER)) << c;
+        dual |= (uint32_t)(on & (act == D100F_TOGGLE_DUAL_WIELD)) << c;
+
+        /* Disengage: released at once unless the partner pressed against it; a contest (rare) is
+         * settled after the loop. */
+        int32_t release = on & (act == D100F_DISENGAGE) & (partner >= 0) & (plan.contested ^ 1);
+        contested[i] = plan.contested;
+        any_contested |= plan.contested;
+
+        /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover. */
+        int32_t failed = s->failed_flee[c][i];
+        int32_t fail = plan.flee_roll & (roll + 1 > d100f_min(95, flee_base + 20 * failed));
+        int32_t fled = on & (act == D100F_FLEE) & (partner < 0) & (fail ^ 1);
+        s->failed_flee[c][i] = d100f_min(failed + fail, 1 << 16); /* past 5 the target is capped */
+        cover |= (uint32_t)fail << c;
+        active &= ~((uint32_t)fled << c);
+        counts[D100F_FLEE_SUCCESSES] += fled;
+
+#pragma GCC unroll 16
+        for (int o = 0; o < M; o++) {
+            int32_t e = s->engaged[o][i];
+            int32_t clear = (engage & ((o == partner) | (o == partner_t))) | (out & ((o == target) | (o == partner_t))) |
+                            (release & ((o == c) | (o == partner)));
+            e = clear ? -1 : e;
+            e = engage & (o == c) ? target : e;
+            e = engage & (o == target) ? c : e;
+            s->engaged[o][i] = e;
+        }
+        /* One resolution takes out at most one combatant, so at most one side runs out. */
+        int32_t winner = (active & side0) == 0 ? 1 : ((active & side1) == 0 ? 0 : -1);
+        s->winner[i] = on ? winner : s->winner[i];
+        s->active[i] = active;
+        s->cover[i] = cover;
+        s->dual[i] = dual;
+        s->pos[i] = pos + attack + plan.flee_roll + 2 * plan.contested;
+#pragma GCC unroll 8
+        for (int j = 0; j < D100F_COUNTS; j++)
+            s->counts[j][i] += counts[j];
+    }
+    /* A contested disengage changed nothing else in its lane (its two d100s are the words just
+     * before the new position): a win releases the pair now. */
+    if (any_contested)
+        for (int i = 0; i < D100F_LANES; i++) {
+            int32_t partner = s->engaged[c][i];
+            if (contested[i] && d100f_disengages(d100f_digit(word1[i]) + 1, k->press[c],
+                                                 d100f_digit(s->words[i][s->pos[i] - 1]) + 1, k->press[partner])) {
+                s->engaged[partner][i] = -1;
+                s->engaged[c][i] = -1;
+            }
+        }
+}
+
+/* The careful step of a pass (a lane whose next words include a marked one): before declaration
+ * (c, -1) or resolution (-1, c), settle the words each such lane is about to roll. */
+static void d100f_settle_declare(D100FightLanes *s, const D100FightTable *k, int32_t c) {
+    for (int i = 0; i < D100F_LANES; i++)
+        if (s->suspect[i] == s->pos[i] && d100f_declares(s, c, i))
+            d100f_settle(s, k, i, 1, 100u);
+}
+
+static void d100f_settle_resolve(D100FightLanes *s, const D100FightTable *k, int32_t c) {
+    for (int i = 0; i < D100F_LANES; i++) {
+        if (s->suspect[i] > s->pos[i] + 1)
+            continue;
+        uint32_t active = s->active[i];
+        int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
+        int32_t decl = s->declared[c][i], partner = s->engaged[c][i];
+        int32_t decl_t = s->declared[decl & (D100F_MAX - 1)][i], decl_p = partner >= 0 ? s->declared[partner][i] : 0;
+        D100FPlan plan = d100f_plan(on, decl, c, decl_t, partner, decl_p, active, s->targeted[i]);
+        if (plan.attack)
+            d100f_settle(s, k, i, 1, D100F_ATTACK_SIDES);
+        else if (plan.flee_roll | plan.contested)
+            d100f_settle(s, k, i, plan.contested ? 2 : 1, 100u);
+    }
+}
+
+/* One pass of every running lane: declarations, then resolutions; then each lane's next pass or
+ * round, or ``ended``. Returns the lanes that ended. */
+static inline __attribute__((always_inline)) int32_t d100f_pass(D100FightLanes *restrict s,
+                                                                const D100FightTable *restrict k, const int M) {
+    const int32_t m = k->m, need = 3 * m; /* at most one d100 a declaration and two a resolution */
+    int32_t refill = 0, careful = 0;
+    for (int i = 0; i < D100F_LANES; i++) {
+        int32_t pass_one = s->pass[i] == 1;
+        s->first[i] = pass_one & (s->round[i] == 1);
+        s->targeted[i] &= pass_one ? 0u : ~0u;
+        s->defending[i] = 0;
+        s->winner[i] = -1;
+        refill |= s->running[i] & (s->end[i] - s->pos[i] < need);
+    }
+    if (refill)
+        for (int i = 0; i < D100F_LANES; i++)
+            if (s->running[i] & (s->end[i] - s->pos[i] < need))
+                d100f_refill(s, k, i);
+    for (int i = 0; i < D100F_LANES; i++)
+        careful |= s->suspect[i] < s->pos[i] + need;
+    for (int32_t c = 0; c < m; c++) {
+        if (careful)
+            d100f_settle_declare(s, k, c);
+        d100f_declare(s, k, c);
+    }
+    for (int32_t c = 0; c < m; c++) {
+        if (careful)
+            d100f_settle_resolve(s, k, c);
+        d100f_resolve(s, k, c, M);
+    }
+    int32_t ended = 0;
+    for (int i = 0; i < D100F_LANES; i++) {
+        int32_t last_pass = s->pass[i] >= k->passes, last = last_pass & (s->round[i] >= k->max_rounds);
+        int32_t over = s->running[i] & ((s->winner[i] >= 0) | last);
+        s->ended[i] = over;
+        s->pass[i] = over ? s->pass[i] : (last_pass ? 1 : s->pass[i] + 1);
+        s->round[i] = s->round[i] + ((over ^ 1) & last_pass);
+        ended += over;
+    }
+    return ended;
+}
+
+COMBATSIM_CLONES static int32_t d100f_pass_4(D100FightLanes *s, const D100FightTable *k) { return d100f_pass(s, k, 4); }
+COMBATSIM_CLONES static int32_t d100f_pass_8(D100FightLanes *s, const D100FightTable *k) { return d100f_pass(s, k, 8); }
+COMBATSIM_CLONES static int32_t d100f_pass_16(D100FightLanes *s, const D100FightTable *k) {
+    return d100f_pass(s, k, 16);
+}
+
+/* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
+static void d100f_take_counts(D100FightLanes *s, int64_t *counts) {
+    for (int j = 0; j < D100F_COUNTS; j++)
+        for (int i = 0; i < D100F_LANES; i++) {
+            counts[j] += s->counts[j][i];
+            s->counts[j][i] = 0;
+        }
+}
+
+/* One pass of every lane, for tables of up to D100F_MAX combatants. */
+static inline int32_t d100f_lanes_pass(D100FightLanes *s, const D100FightTable *k) {
+    if (k->m <= 4)
+        return d100f_pass_4(s, k);
+    if (k->m <= 8)
+        return d100f_pass_8(s, k);
+    return d100f_pass_16(s, k);
+}
+
+#endif
