@@ -682,6 +682,7 @@ cdef extern from "fight_lanes.h" nogil:
         uint32_t sides[2]
         uint32_t armour1, armour2
         uint32_t opponents[16]
+        int32_t side[16]
         int32_t ranged[16]
         int32_t dual_allowed[16]
         int32_t flee_base[16]
@@ -764,6 +765,7 @@ cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_r
         k.sides[side] |= <uint32_t>_bit(c)
         k.armour1 |= <uint32_t>((row[C_ARMOUR] & 1) << c)
         k.armour2 |= <uint32_t>((row[C_ARMOUR] >> 1) << c)
+        k.side[c] = <int32_t>side
         k.ranged[c] = <int32_t>row[C_RANGED]
         k.dual_allowed[c] = <int32_t>row[C_DUAL_ALLOWED]
         k.flee_base[c] = <int32_t>row[C_FLEE_BASE]

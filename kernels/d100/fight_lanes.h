@@ -8,18 +8,21 @@
  *
  * A lane is the scalar kernel's state spread out: the yes/no states are bits of per-lane masks,
  * the wound counters bit planes (deadly flesh 0..2 in two planes, serious 0..1 in one: an
- * escalation leaves no more), the partner, declared action and target int32 rows per combatant.
- * "The value of combatant t" for a per-lane t is a select over every combatant (o == t), unrolled
- * for a constant bound M (4, 8 or 16): stores to computed addresses do not vectorise.
+ * escalation leaves no more), the engaged partners 4-bit fields, so that "combatant t's value"
+ * for a t that differs by lane is a shift, and an update a masked insert (stores to computed
+ * addresses do not vectorise). What a resolution needs of another combatant's declaration is in
+ * masks too (who pressed, who disengaged, who was engaged while declaring); c's own declared
+ * action and target, and its failed flees, are int32 rows per combatant.
  *
  * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
  * ahead (philox_item_blocks, 16 blocks at a time) and a position; a die is a gather of the word at
  * the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
  * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
- * word_tally.h). Lemire rejects a word only when its low product is below a threshold; the buffer
- * marks every word that a d100 or the attack die could reject (about 2e-4 of them), and before a
- * lane rolls a marked word the caller's careful step (d100f_settle) works out which die it is and
- * replaces a rejected word by the retry domain's next accepted word, exactly as the stream does.
+ * word_tally.h). Lemire rejects a word only when its low product is below a threshold: each step
+ * that gathers the lanes' next words also asks whether any of them is one that a d100 or the
+ * attack die could reject (about 2e-4 of them), and only then works out, lane by lane, which die
+ * the word is for and replaces a rejected one by the item's next accepted retry word, exactly as
+ * the stream does (d100f_accept), before the step rolls it.
  *
  * The caller (the Cython kernel) starts each fight with the scalar kernel's _begin (ambush
  * contests included) and hands its stream's words to a lane (d100f_lane_load), and records each
@@ -41,8 +44,6 @@
  * draw of 64, and one past the end that a lane which rolls nothing reads without using. */
 #define D100F_DRAW (4 * PHILOX_AHEAD_BLOCKS)
 #define D100F_CAP (3 * D100F_MAX + D100F_DRAW + 1)
-/* No marked word ahead. */
-#define D100F_CLEAN (1 << 30)
 
 /* combatsim.d100.layout's actions (the Cython kernel's enum; tests compare its LAYOUT). */
 #define D100F_NONE 0
@@ -79,7 +80,7 @@ typedef struct {
     uint32_t k0, k1;
     uint32_t sides[2], armour1, armour2; /* bit c: combatant c's side; armour class bit 0, bit 1 */
     uint32_t opponents[D100F_MAX];
-    int32_t ranged[D100F_MAX], dual_allowed[D100F_MAX], flee_base[D100F_MAX], deadly[2][D100F_MAX];
+    int32_t side[D100F_MAX], ranged[D100F_MAX], dual_allowed[D100F_MAX], flee_base[D100F_MAX], deadly[2][D100F_MAX];
     /* Bars as bytes, clamped to 0..100 (a roll - 1 of 0..99 is below them or not, as before):
      * attack[c][steps] holds the critical and success bars (the bars ascend, so these two give
      * the tier that matters) for 0..4 penalty steps; damage[c][(cover * 3 + armour) * 2 + dual]
@@ -94,12 +95,20 @@ typedef struct {
     uint32_t active[D100F_LANES], cover[D100F_LANES], dual[D100F_LANES], defending[D100F_LANES];
     uint32_t targeted[D100F_LANES], surprised[D100F_LANES];
     uint32_t flesh1[D100F_LANES], flesh2[D100F_LANES], serious[D100F_LANES]; /* bit planes, above */
-    int32_t engaged[D100F_MAX][D100F_LANES], declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
+    /* Engagements are pairs: bit c of `engaged` says c has a partner, and the partner is c's four
+     * bits in partners[c >> 3] (bits 4 (c & 7) on): a shift for a per-lane combatant, not a
+     * select over all of them, and releasing x clears two bits. */
+    uint32_t engaged[D100F_LANES], partners[2][D100F_LANES];
+    /* This pass's declarations that other combatants' resolutions ask about (who pressed, who
+     * disengaged), and who was in the fight and engaged while they declared. */
+    uint32_t pressers[D100F_LANES], disengagers[D100F_LANES], declared_active[D100F_LANES];
+    uint32_t declared_engaged[D100F_LANES];
+    int32_t declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
     /* running: a fight in the lane; winner: set when it ended this pass; ended: after the pass,
      * the fight is over (winner or draw) and ``round`` is its rounds. */
     int32_t running[D100F_LANES], winner[D100F_LANES], ended[D100F_LANES], round[D100F_LANES], pass[D100F_LANES];
     int32_t first[D100F_LANES];
-    int32_t pos[D100F_LANES], end[D100F_LANES], suspect[D100F_LANES];
+    int32_t pos[D100F_LANES], end[D100F_LANES];
     int32_t counts[D100F_COUNTS][D100F_LANES];
     uint64_t index[D100F_LANES], retries[D100F_LANES];
     uint32_t next_block[D100F_LANES];
@@ -117,13 +126,17 @@ static inline int32_t d100f_marked(uint32_t w) {
     return (w * 100u < D100F_D100_REJECT) | (w * D100F_ATTACK_SIDES < D100F_ATTACK_REJECT);
 }
 
-/* The index of the lowest set bit of a nonzero mask, by its bit's place in five masks: integer
- * ops that vectorise everywhere (a count of trailing zeros does not, and a float's exponent may
- * trap, so GCC keeps it out of if-converted code). */
+/* The index of the lowest set bit of a nonzero mask, by its bit's place in five masks (min(x, 1)
+ * for "x is not 0"): integer ops that vectorise everywhere (a count of trailing zeros does not,
+ * a float's exponent may trap, and compares to 0 became selects of booleans GCC did not
+ * vectorise). */
+static inline uint32_t d100f_nonzero(uint32_t x) { return x < 1u ? x : 1u; }
+
 static inline int32_t d100f_lowest(uint32_t x) {
     uint32_t b = x & (0u - x);
-    return ((b & 0xFFFF0000u) != 0) << 4 | ((b & 0xFF00FF00u) != 0) << 3 | ((b & 0xF0F0F0F0u) != 0) << 2 |
-           ((b & 0xCCCCCCCCu) != 0) << 1 | ((b & 0xAAAAAAAAu) != 0);
+    return (int32_t)(d100f_nonzero(b & 0xFFFF0000u) << 4 | d100f_nonzero(b & 0xFF00FF00u) << 3 |
+                     d100f_nonzero(b & 0xF0F0F0F0u) << 2 | d100f_nonzero(b & 0xCCCCCCCCu) << 1 |
+                     d100f_nonzero(b & 0xAAAAAAAAu));
 }
 
 /* Each lane's word at its position + ahead, into out. GCC's own vector code for this loop (under
@@ -171,19 +184,21 @@ static inline int d100f_gather_path(void) {
 }
 #endif
 
-static inline void d100f_gather(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
+/* Returns whether any lane's word is marked (d100f_marked). */
+static inline int32_t d100f_gather(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
+    int32_t marked = 0;
 #ifdef D100F_GATHER_PATHS
     int path = d100f_gather_path();
-    if (path == 2) {
+    if (path == 2)
         d100f_gather_avx512(s, ahead, out);
-        return;
-    }
-    if (path == 1) {
+    else if (path == 1)
         d100f_gather_avx2(s, ahead, out);
-        return;
-    }
+    else
 #endif
-    d100f_gather_scalar(s, ahead, out);
+        d100f_gather_scalar(s, ahead, out);
+    for (int i = 0; i < D100F_LANES; i++)
+        marked |= d100f_marked(out[i]);
+    return marked;
 }
 
 /* Bit t of a mask: t per lane (d100f_bit), or c the same in every lane (d100f_has: a shift of a
@@ -194,51 +209,62 @@ static inline int32_t d100f_has(uint32_t mask, int32_t c) { return (mask & (1u <
 
 static inline int32_t d100f_min(int32_t a, int32_t b) { return a < b ? a : b; }
 
-/* The first marked word in words[from .. end - 1], else D100F_CLEAN: a minimum, which vectorises
- * (a loop that returns at the first did not, and was a tenth of the time). */
-static inline int32_t d100f_next_marked(const uint32_t *words, int32_t from, int32_t end) {
-    int32_t first = D100F_CLEAN;
-    for (int32_t q = from; q < end; q++)
-        first = d100f_min(first, d100f_marked(words[q]) ? q : D100F_CLEAN);
-    return first;
-}
-
 /* Does combatant c declare in lane i this pass (a surprised one sits out pass 1 of round 1)? */
 static inline int32_t d100f_declares(const D100FightLanes *s, int32_t c, int i) {
     return s->running[i] & d100f_has(s->active[i], c) & ((s->first[i] & d100f_has(s->surprised[i], c)) ^ 1);
 }
 
-/* The dice of c's resolution (the reference's resolve): an attack (one attack die), a flee roll
- * (one d100) or a contested disengage (two d100s); a press is spent when its target declared a
- * disengage from c. ``decl_t`` is c's declared target's declaration, ``decl_p`` its partner's. */
+/* x's partner (meaningful while x is engaged). Both rows are loaded and one picked by a mask: a
+ * select between their addresses left GCC unsure what the lane loops' stores overlap. */
+static inline int32_t d100f_partner(const D100FightLanes *s, int i, int32_t x) {
+    uint32_t low = s->partners[0][i], high = s->partners[1][i];
+    uint32_t row = low ^ ((low ^ high) & -((uint32_t)(x >> 3) & 1));
+    return (int32_t)((row >> ((x & 7) * 4)) & 15);
+}
+
+/* The engaged bits that releasing x clears: its own, and its partner's while it has one. */
+static inline uint32_t d100f_released(uint32_t engaged, int32_t x, int32_t partner) {
+    return (1u << (x & 31)) | ((uint32_t)-d100f_bit(engaged, x) & (1u << (partner & 31)));
+}
+
+/* What c's resolution in lane i rolls (the reference's resolve): an attack (one attack die), a
+ * flee roll (one d100) or a contested disengage (two d100s). Who declared what is read from the
+ * pass's masks:
+ * - c's press is spent when its target t declared a disengage from c: t disengaging was engaged,
+ *   and targets its partner then, which is c exactly when c too was engaged then (pairs);
+ * - c's disengage is contested when its partner p pressed against c: p engaged when declaring
+ *   targeted its partner then, c exactly when c's declared target (its partner then) is p;
+ *   p not engaged targeted the first of c's side in the fight. */
 typedef struct {
     int32_t attack, flee_roll, contested;
 } D100FPlan;
 
-static inline D100FPlan d100f_plan(int32_t on, int32_t decl, int32_t c, int32_t decl_t, int32_t partner,
-                                   int32_t decl_p, uint32_t active, uint32_t targeted) {
+static inline D100FPlan d100f_plan(const D100FightLanes *s, int32_t c, int i, uint32_t own_side) {
     D100FPlan plan;
-    int32_t act = decl >> D100F_SHIFT;
-    int32_t blocked = (act == D100F_PRESS) & (decl_t == (D100F_DISENGAGE << D100F_SHIFT | c));
+    uint32_t active = s->active[i], declared_engaged = s->declared_engaged[i];
+    int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
+    int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
+    int32_t engaged = d100f_has(s->engaged[i], c), partner = d100f_partner(s, i, c);
+    int32_t blocked = (act == D100F_PRESS) & d100f_bit(s->disengagers[i], declared_target) &
+                      d100f_has(declared_engaged, c);
+    int32_t first_of_side = d100f_lowest(s->declared_active[i] & own_side);
+    int32_t pressed_on_c = d100f_bit(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
     plan.attack = on & ((D100F_ATTACKING >> act) & 1) & (blocked ^ 1);
-    plan.flee_roll = on & (act == D100F_FLEE) & (partner < 0) & d100f_has(targeted, c);
-    plan.contested = on & (act == D100F_DISENGAGE) & (partner >= 0) & d100f_bit(active, partner) &
-                     (decl_p == (D100F_PRESS << D100F_SHIFT | c));
+    plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & d100f_has(s->targeted[i], c);
+    plan.contested = on & (act == D100F_DISENGAGE) & engaged & d100f_bit(active, partner) &
+                     d100f_bit(s->pressers[i], partner) & pressed_on_c;
     return plan;
 }
 
-/* The careful step before lane i rolls n dice of `sides` at its position: a marked word among
- * them that the die rejects becomes the item's next accepted retry word (rng.pxd's
- * stream_bounded, in the same order). */
-static void d100f_settle(D100FightLanes *s, const D100FightTable *k, int i, int32_t n, uint32_t sides) {
+/* Lane i's word at q as a die of `sides`: itself, or when Lemire's method rejects it the item's
+ * next accepted retry word (rng.pxd's stream_bounded), which replaces it. Its value is the
+ * accepted product's, so the lanes work on it as on any word. */
+static uint32_t d100f_accept(D100FightLanes *s, const D100FightTable *k, int i, int32_t q, uint32_t sides) {
     uint32_t threshold = (0u - sides) % sides;
-    uint32_t *words = s->words[i];
-    while (s->suspect[i] < s->pos[i] + n) {
-        int32_t q = s->suspect[i];
-        while (words[q] * sides < threshold)
-            words[q] = philox_retry_word(k->k0, k->k1, s->index[i], s->retries[i]++);
-        s->suspect[i] = d100f_next_marked(words, q + 1, s->end[i]);
-    }
+    uint32_t *word = &s->words[i][q];
+    while (*word * sides < threshold)
+        *word = philox_retry_word(k->k0, k->k1, s->index[i], s->retries[i]++);
+    return *word;
 }
 
 /* Lane i takes a fight that _begin started: item `index`, its stream's words from `words` on
@@ -249,11 +275,9 @@ static void d100f_lane_load(D100FightLanes *s, const D100FightTable *k, int i, u
     s->cover[i] = s->dual[i] = s->defending[i] = s->targeted[i] = 0;
     s->flesh1[i] = s->flesh2[i] = s->serious[i] = 0;
     s->surprised[i] = surprised;
-    for (int c = 0; c < D100F_MAX; c++) {
-        s->engaged[c][i] = -1;
-        s->declared[c][i] = 0;
+    s->engaged[i] = s->partners[0][i] = s->partners[1][i] = 0;
+    for (int c = 0; c < D100F_MAX; c++)
         s->failed_flee[c][i] = 0;
-    }
     s->running[i] = 1;
     s->winner[i] = -1;
     s->ended[i] = 0;
@@ -265,7 +289,6 @@ static void d100f_lane_load(D100FightLanes *s, const D100FightTable *k, int i, u
     memcpy(s->words[i], words, (size_t)n * sizeof *words);
     s->pos[i] = 0;
     s->end[i] = n;
-    s->suspect[i] = d100f_next_marked(s->words[i], 0, n);
 }
 
 /* Lane i holds no fight (no more to start). */
@@ -274,12 +297,10 @@ static void d100f_lane_idle(D100FightLanes *s, int i) {
     s->ended[i] = 0;
     s->active[i] = 0;
     s->pos[i] = s->end[i] = 0;
-    s->suspect[i] = D100F_CLEAN;
 }
 
-/* Lane i's next draw, after the words it has left (clones: the scan for marked words in vectors
- * with unsigned 32-bit multiplies and compares). */
-COMBATSIM_CLONES static void d100f_refill(D100FightLanes *s, const D100FightTable *k, int i) {
+/* Lane i's next draw, after the words it has left. */
+static void d100f_refill(D100FightLanes *s, const D100FightTable *k, int i) {
     uint32_t *words = s->words[i];
     int32_t pos = s->pos[i], left = s->end[i] - pos;
     memmove(words, words + pos, (size_t)left * sizeof *words);
@@ -287,20 +308,21 @@ COMBATSIM_CLONES static void d100f_refill(D100FightLanes *s, const D100FightTabl
     s->next_block[i] += PHILOX_AHEAD_BLOCKS;
     s->pos[i] = 0;
     s->end[i] = left + D100F_DRAW;
-    s->suspect[i] = s->suspect[i] < D100F_CLEAN ? s->suspect[i] - pos : d100f_next_marked(words, left, s->end[i]);
 }
 
 /* Combatant c declares in every lane (the reference's declare). */
 static inline __attribute__((always_inline)) void d100f_declare(D100FightLanes *restrict s,
                                                                 const D100FightTable *restrict k, int32_t c) {
     uint32_t word[D100F_LANES];
-    d100f_gather(s, 0, word);
+    if (d100f_gather(s, 0, word))
+        for (int i = 0; i < D100F_LANES; i++)
+            if (d100f_marked(word[i]) && d100f_declares(s, c, i))
+                word[i] = d100f_accept(s, k, i, s->pos[i], 100u);
     const int32_t *bound = k->policy[c];
     const uint32_t opponents = k->opponents[c];
     const int32_t dual_allowed = k->dual_allowed[c];
     for (int i = 0; i < D100F_LANES; i++) {
         int32_t on = d100f_declares(s, c, i);
-        int32_t pos = s->pos[i];
         int32_t roll = d100f_digit(word[i]) + 1;
         /* The first action whose cumulative bound is >= the roll: the bounds below the roll, as
          * they ascend (the caller checks) and the last is 100. A chain of selects instead did
@@ -309,16 +331,23 @@ static inline __attribute__((always_inline)) void d100f_declare(D100FightLanes *
 #pragma GCC unroll 7
         for (int j = 0; j < 7; j++)
             choice += roll > bound[j];
-        int32_t partner = s->engaged[c][i], engaged = partner >= 0;
+        int32_t engaged = d100f_has(s->engaged[i], c);
         int32_t action = D100F_ATTACK + choice;
-        action = (action == D100F_FLEE) & engaged ? D100F_DISENGAGE : action;
-        action = (action == D100F_DISENGAGE) & (engaged ^ 1) ? D100F_ATTACK : action;
-        action = dual_allowed & (d100f_has(s->dual[i], c) ^ 1) ? D100F_TOGGLE_DUAL_WIELD : action;
-        int32_t target = engaged ? partner : d100f_lowest(s->active[i] & opponents);
+        /* The overrides as sums: as selects, GCC derived the compares below from them as
+         * selects of booleans, which it does not vectorise. */
+        action += -((action == D100F_FLEE) & engaged) & (D100F_DISENGAGE - D100F_FLEE);
+        action -= -((action == D100F_DISENGAGE) & (engaged ^ 1)) & (D100F_DISENGAGE - D100F_ATTACK);
+        action += -(dual_allowed & (d100f_has(s->dual[i], c) ^ 1)) & (D100F_TOGGLE_DUAL_WIELD - action);
+        /* Both candidates computed, then picked: a load under the condition became a masked load
+         * that GCC checked against the stores at run time. */
+        int32_t partner = d100f_partner(s, i, c), first_opponent = d100f_lowest(s->active[i] & opponents);
+        int32_t target = engaged ? partner : first_opponent;
         s->targeted[i] |= (uint32_t)(on & ((D100F_ATTACKING >> action) & 1)) << (target & 31);
         s->defending[i] |= (uint32_t)(on & (action == D100F_DEFEND)) << c;
+        s->pressers[i] |= (uint32_t)(on & (action == D100F_PRESS)) << c;
+        s->disengagers[i] |= (uint32_t)(on & (action == D100F_DISENGAGE)) << c;
         s->declared[c][i] = on ? action << D100F_SHIFT | target : D100F_NONE;
-        s->pos[i] = pos + on;
+        s->pos[i] += on;
     }
 }
 
@@ -354,16 +383,32 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
     return own != other ? own < other : bars[4] - roll > press_bars[4] - press_roll;
 }
 
+/* Combatant x's partner field set to v where `on`. */
+static inline void d100f_pair(D100FightLanes *s, int i, int32_t x, int32_t v, int32_t on) {
+    uint32_t shift = (uint32_t)(x & 7) * 4, high = (uint32_t)(x >> 3) & 1;
+    uint32_t in_high = -((uint32_t)on & high), in_low = -((uint32_t)on & (high ^ 1));
+    uint32_t field = 15u << shift, value = (uint32_t)(v & 15) << shift;
+    s->partners[0][i] = (s->partners[0][i] & ~(field & in_low)) | (value & in_low);
+    s->partners[1][i] = (s->partners[1][i] & ~(field & in_high)) | (value & in_high);
+}
+
 /* Combatant c resolves in every lane where it is still in a running fight (the reference's
- * resolve). M bounds the combatants (m <= M). */
+ * resolve). */
 static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *restrict s,
-                                                                const D100FightTable *restrict k, int32_t c,
-                                                                const int M) {
-    uint32_t word1[D100F_LANES];
+                                                                const D100FightTable *restrict k, int32_t c) {
+    uint32_t word[D100F_LANES];
     int32_t contested[D100F_LANES], any_contested = 0;
-    d100f_gather(s, 0, word1);
-    const uint32_t opponents = k->opponents[c], side0 = k->sides[0], side1 = k->sides[1];
-    const uint32_t armour1 = k->armour1, armour2 = k->armour2;
+    const uint32_t opponents = k->opponents[c], own_side = k->sides[k->side[c]];
+    /* A contest's two d100s are settled where it is rolled, after the loop. */
+    if (d100f_gather(s, 0, word))
+        for (int i = 0; i < D100F_LANES; i++) {
+            if (!d100f_marked(word[i]))
+                continue;
+            D100FPlan plan = d100f_plan(s, c, i, own_side);
+            if (plan.attack | plan.flee_roll)
+                word[i] = d100f_accept(s, k, i, s->pos[i], plan.attack ? D100F_ATTACK_SIDES : 100u);
+        }
+    const uint32_t side0 = k->sides[0], side1 = k->sides[1], armour1 = k->armour1, armour2 = k->armour2;
     const int32_t ranged = k->ranged[c], deadly0 = k->deadly[0][c], deadly1 = k->deadly[1][c];
     const int32_t flee_base = k->flee_base[c];
     /* Local copies of the tables the lanes read by a per-lane index: loads through k that GCC
@@ -372,31 +417,13 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
     memcpy(attack_bars, k->attack[c], sizeof attack_bars);
     memcpy(damage_bars, k->damage[c], sizeof damage_bars);
     for (int i = 0; i < D100F_LANES; i++) {
-        uint32_t active = s->active[i], cover = s->cover[i], dual = s->dual[i];
+        D100FPlan plan = d100f_plan(s, c, i, own_side);
+        uint32_t active = s->active[i], cover = s->cover[i], dual = s->dual[i], engaged = s->engaged[i];
         int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
         int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
-        /* c's partner from the same loads as every combatant's: a load at row c of a row that
-         * the loop stores to made GCC check for aliasing at run time, and fall back to scalar code. */
-        int32_t partner = 0;
-#pragma GCC unroll 16
-        for (int o = 0; o < M; o++)
-            partner |= -(int32_t)(c == o) & (s->engaged[o][i] + 1);
-        partner -= 1;
+        int32_t partner = d100f_partner(s, i, c), engaged_c = d100f_has(engaged, c);
         int32_t target = d100f_bit(active, declared_target) ? declared_target : d100f_lowest(active & opponents);
-        int32_t pos = s->pos[i];
-        uint32_t w = word1[i];
-        /* Combatant t's values for a per-lane t: masks summed over every combatant (at most one
-         * matches), which GCC keeps branch-free where chains of selects became jumps. */
-        int32_t decl_t = 0, decl_p = 0, partner_t = 0;
-#pragma GCC unroll 16
-        for (int o = 0; o < M; o++) {
-            int32_t declared = s->declared[o][i];
-            decl_t |= -(int32_t)(declared_target == o) & declared;
-            decl_p |= -(int32_t)(partner == o) & declared;
-            partner_t |= -(int32_t)(target == o) & (s->engaged[o][i] + 1);
-        }
-        partner_t -= 1; /* -1: none */
-        D100FPlan plan = d100f_plan(on, decl, c, decl_t, partner, decl_p, active, s->targeted[i]);
+        int32_t partner_t = d100f_partner(s, i, target);
         int32_t counts[D100F_COUNTS] = {0};
 
         /* Attack, quick attack, charge or press. */
@@ -411,7 +438,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
 #pragma GCC unroll 5
         for (int j = 0; j < 5; j++)
             bars |= -(int32_t)(steps == j) & attack_bars[j];
-        uint32_t r1 = w * 100u, r2 = r1 * 100u;
+        uint32_t w = word[i], r1 = w * 100u, r2 = r1 * 100u;
         int32_t roll = d100f_digit(w), damage1 = d100f_digit(r1), damage2 = d100f_digit(r2);
         int32_t hit = attack & (roll < (bars >> 8)), critical = roll < (bars & 255);
         int32_t armour = d100f_bit(armour1, target) + 2 * d100f_bit(armour2, target);
@@ -434,43 +461,42 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         s->serious[i] = (s->serious[i] & keep) | ((uint32_t)serious << (target & 31));
         active &= ~((uint32_t)out << (target & 31));
         /* Melee attacks and charges engage (pairwise: a pair already engaged stays). */
-        int32_t engage = attack & (out ^ 1) & (charge | (ranged ^ 1)) & (partner != target);
+        int32_t engage = attack & (out ^ 1) & (charge | (ranged ^ 1)) & ((engaged_c & (partner == target)) ^ 1);
 
         cover |= (uint32_t)(on & (act == D100F_TAKE_COVER)) << c;
         dual |= (uint32_t)(on & (act == D100F_TOGGLE_DUAL_WIELD)) << c;
 
         /* Disengage: released at once unless the partner pressed against it; a contest (rare) is
          * settled after the loop. */
-        int32_t release = on & (act == D100F_DISENGAGE) & (partner >= 0) & (plan.contested ^ 1);
+        int32_t release = on & (act == D100F_DISENGAGE) & engaged_c & (plan.contested ^ 1);
         contested[i] = plan.contested;
         any_contested |= plan.contested;
 
-        /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover. */
+        /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover.
+         * One that flees is not engaged: nothing to release. */
         int32_t failed = s->failed_flee[c][i];
         int32_t fail = plan.flee_roll & (roll + 1 > d100f_min(95, flee_base + 20 * failed));
-        int32_t fled = on & (act == D100F_FLEE) & (partner < 0) & (fail ^ 1);
+        int32_t fled = on & (act == D100F_FLEE) & (engaged_c ^ 1) & (fail ^ 1);
         s->failed_flee[c][i] = d100f_min(failed + fail, 1 << 16); /* past 5 the target is capped */
         cover |= (uint32_t)fail << c;
         active &= ~((uint32_t)fled << c);
         counts[D100F_FLEE_SUCCESSES] += fled;
 
-#pragma GCC unroll 16
-        for (int o = 0; o < M; o++) {
-            int32_t e = s->engaged[o][i];
-            int32_t clear = (engage & ((o == partner) | (o == partner_t))) | (out & ((o == target) | (o == partner_t))) |
-                            (release & ((o == c) | (o == partner)));
-            e = clear ? -1 : e;
-            e = engage & (o == c) ? target : e;
-            e = engage & (o == target) ? c : e;
-            s->engaged[o][i] = e;
-        }
+        /* Engagements: a take-out releases the target, an engagement both (then pairs them), a
+         * disengage c. */
+        uint32_t clear = (-(uint32_t)(engage | out) & d100f_released(engaged, target, partner_t)) |
+                         (-(uint32_t)(engage | release) & d100f_released(engaged, c, partner));
+        s->engaged[i] = (engaged & ~clear) | (-(uint32_t)engage & ((1u << c) | (1u << (target & 31))));
+        d100f_pair(s, i, c, target, engage);
+        d100f_pair(s, i, target, c, engage);
+
         /* One resolution takes out at most one combatant, so at most one side runs out. */
         int32_t winner = (active & side0) == 0 ? 1 : ((active & side1) == 0 ? 0 : -1);
         s->winner[i] = on ? winner : s->winner[i];
         s->active[i] = active;
         s->cover[i] = cover;
         s->dual[i] = dual;
-        s->pos[i] = pos + attack + plan.flee_roll + 2 * plan.contested;
+        s->pos[i] += attack + plan.flee_roll + 2 * plan.contested;
 #pragma GCC unroll 8
         for (int j = 0; j < D100F_COUNTS; j++)
             s->counts[j][i] += counts[j];
@@ -479,50 +505,28 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
      * before the new position): a win releases the pair now. */
     if (any_contested)
         for (int i = 0; i < D100F_LANES; i++) {
-            int32_t partner = s->engaged[c][i];
-            if (contested[i] && d100f_disengages(d100f_digit(word1[i]) + 1, k->press[c],
-                                                 d100f_digit(s->words[i][s->pos[i] - 1]) + 1, k->press[partner])) {
-                s->engaged[partner][i] = -1;
-                s->engaged[c][i] = -1;
-            }
+            if (!contested[i])
+                continue;
+            int32_t partner = d100f_partner(s, i, c);
+            int32_t roll = d100f_digit(d100f_accept(s, k, i, s->pos[i] - 2, 100u)) + 1;
+            int32_t press_roll = d100f_digit(d100f_accept(s, k, i, s->pos[i] - 1, 100u)) + 1;
+            if (d100f_disengages(roll, k->press[c], press_roll, k->press[partner]))
+                s->engaged[i] &= ~((1u << c) | (1u << partner));
         }
-}
-
-/* The careful step of a pass (a lane whose next words include a marked one): before declaration
- * (c, -1) or resolution (-1, c), settle the words each such lane is about to roll. */
-static void d100f_settle_declare(D100FightLanes *s, const D100FightTable *k, int32_t c) {
-    for (int i = 0; i < D100F_LANES; i++)
-        if (s->suspect[i] == s->pos[i] && d100f_declares(s, c, i))
-            d100f_settle(s, k, i, 1, 100u);
-}
-
-static void d100f_settle_resolve(D100FightLanes *s, const D100FightTable *k, int32_t c) {
-    for (int i = 0; i < D100F_LANES; i++) {
-        if (s->suspect[i] > s->pos[i] + 1)
-            continue;
-        uint32_t active = s->active[i];
-        int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
-        int32_t decl = s->declared[c][i], partner = s->engaged[c][i];
-        int32_t decl_t = s->declared[decl & (D100F_MAX - 1)][i], decl_p = partner >= 0 ? s->declared[partner][i] : 0;
-        D100FPlan plan = d100f_plan(on, decl, c, decl_t, partner, decl_p, active, s->targeted[i]);
-        if (plan.attack)
-            d100f_settle(s, k, i, 1, D100F_ATTACK_SIDES);
-        else if (plan.flee_roll | plan.contested)
-            d100f_settle(s, k, i, plan.contested ? 2 : 1, 100u);
-    }
 }
 
 /* One pass of every running lane: declarations, then resolutions; then each lane's next pass or
  * round, or ``ended``. Returns the lanes that ended. */
-static inline __attribute__((always_inline)) int32_t d100f_pass(D100FightLanes *restrict s,
-                                                                const D100FightTable *restrict k, const int M) {
+COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, const D100FightTable *restrict k) {
     const int32_t m = k->m, need = 3 * m; /* at most one d100 a declaration and two a resolution */
-    int32_t refill = 0, careful = 0;
+    int32_t refill = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         int32_t pass_one = s->pass[i] == 1;
         s->first[i] = pass_one & (s->round[i] == 1);
         s->targeted[i] &= pass_one ? 0u : ~0u;
-        s->defending[i] = 0;
+        s->defending[i] = s->pressers[i] = s->disengagers[i] = 0;
+        s->declared_active[i] = s->active[i];
+        s->declared_engaged[i] = s->engaged[i];
         s->winner[i] = -1;
         refill |= s->running[i] & (s->end[i] - s->pos[i] < need);
     }
@@ -530,18 +534,10 @@ static inline __attribute__((always_inline)) int32_t d100f_pass(D100FightLanes *
         for (int i = 0; i < D100F_LANES; i++)
             if (s->running[i] & (s->end[i] - s->pos[i] < need))
                 d100f_refill(s, k, i);
-    for (int i = 0; i < D100F_LANES; i++)
-        careful |= s->suspect[i] < s->pos[i] + need;
-    for (int32_t c = 0; c < m; c++) {
-        if (careful)
-            d100f_settle_declare(s, k, c);
+    for (int32_t c = 0; c < m; c++)
         d100f_declare(s, k, c);
-    }
-    for (int32_t c = 0; c < m; c++) {
-        if (careful)
-            d100f_settle_resolve(s, k, c);
-        d100f_resolve(s, k, c, M);
-    }
+    for (int32_t c = 0; c < m; c++)
+        d100f_resolve(s, k, c);
     int32_t ended = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         int32_t last_pass = s->pass[i] >= k->passes, last = last_pass & (s->round[i] >= k->max_rounds);
@@ -554,12 +550,6 @@ static inline __attribute__((always_inline)) int32_t d100f_pass(D100FightLanes *
     return ended;
 }
 
-COMBATSIM_CLONES static int32_t d100f_pass_4(D100FightLanes *s, const D100FightTable *k) { return d100f_pass(s, k, 4); }
-COMBATSIM_CLONES static int32_t d100f_pass_8(D100FightLanes *s, const D100FightTable *k) { return d100f_pass(s, k, 8); }
-COMBATSIM_CLONES static int32_t d100f_pass_16(D100FightLanes *s, const D100FightTable *k) {
-    return d100f_pass(s, k, 16);
-}
-
 /* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
 static void d100f_take_counts(D100FightLanes *s, int64_t *counts) {
     for (int j = 0; j < D100F_COUNTS; j++)
@@ -567,15 +557,6 @@ static void d100f_take_counts(D100FightLanes *s, int64_t *counts) {
             counts[j] += s->counts[j][i];
             s->counts[j][i] = 0;
         }
-}
-
-/* One pass of every lane, for tables of up to D100F_MAX combatants. */
-static inline int32_t d100f_lanes_pass(D100FightLanes *s, const D100FightTable *k) {
-    if (k->m <= 4)
-        return d100f_pass_4(s, k);
-    if (k->m <= 8)
-        return d100f_pass_8(s, k);
-    return d100f_pass_16(s, k);
 }
 
 #endif
