@@ -68,7 +68,7 @@ from combatsim.d100.layout import (
 from .._numba import intrinsic_or, lowest_set_bit, njit
 from ..rl.d100_lanes_nb import _bit, _pick, _roll
 from ..rl.tss_lanes_nb import _on_stack
-from ..rng_nb import AHEAD_BLOCKS, DOMAIN_ITEM, DOMAIN_RETRY, MASK32, SHIFT32, block, philox4x32, pick, seed_key
+from ..rng_nb import DOMAIN_ITEM, DOMAIN_RETRY, MASK32, SHIFT32, block, philox4x32, pick, seed_key
 from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins
 
 LANES = LOCKSTEP_LANES
@@ -76,11 +76,14 @@ LIMIT = LOCKSTEP_FIGHTERS
 assert LIMIT & (LIMIT - 1) == 0 and LIMIT <= 16  # a combatant index masked by LIMIT - 1; masks below 2^16
 #: Words of the ring each lane reads from (a power of two: a word's slot is a mask). A pass reads
 #: at most 3 m words (a policy die each, then at most two dice each) plus one looked at and not
-#: taken; a lane with fewer left before a pass draws AHEAD_BLOCKS more blocks, which must fit.
+#: taken; before a pass, a lane with fewer left draws DRAW_BLOCKS more blocks until it has them.
 RING = 128
+#: Blocks a lane draws at once: eight 64-bit Philox lanes are one AVX-512 vector (a fight reads
+#: about 47 words in the bench).
+DRAW_BLOCKS = 8
 NEED = 3 * LIMIT + 1
 RING_CELLS = LANES * RING
-assert NEED + 4 * AHEAD_BLOCKS <= RING
+assert NEED - 1 + 4 * DRAW_BLOCKS <= RING and RING % (4 * DRAW_BLOCKS) == 0
 #: Lemire's thresholds: a d100's word is rejected when (100 w) mod 2^32 is below 96, the attack
 #: value's (10^6 w mod 2^32, which is 100 r2 mod 2^32 with r2 as in _attack_digits) below this.
 _REJECT_D100 = np.uint32((2**32) % D100)
@@ -217,21 +220,28 @@ def _attack_digits(word):
 # ---- per-lane scalar work: words, retries, a fight's start -------------------------------------
 @njit(inline="always")
 def _draw(ring, s, i, index, k0, k1):
-    """AHEAD_BLOCKS more blocks of the lane's item into its ring (rng_nb._draw_ahead's loop, into
-    the ring's slots: the words drawn are a multiple of 4 AHEAD_BLOCKS, so they never wrap)."""
+    """DRAW_BLOCKS more blocks of the lane's item into its ring (rng_nb._draw_ahead's loop, into
+    the ring's slots: the words drawn are a multiple of 4 DRAW_BLOCKS, so they never wrap)."""
     drawn = s[_at(DRAWN, i)]
     lo = np.uint64(index) & MASK32
     hi = np.uint64(index) >> SHIFT32
     first = np.uint64(drawn >> 2)
     base = np.uint64(i) * np.uint64(RING) + np.uint64(drawn & (RING - 1))
-    for j in range(AHEAD_BLOCKS):
+    for j in range(DRAW_BLOCKS):
         w0, w1, w2, w3 = philox4x32(lo, hi, first + np.uint64(j), DOMAIN_ITEM, k0, k1)
         at = base + np.uint64(4 * j)
         ring[at] = np.int32(np.uint32(w0))
         ring[at + np.uint64(1)] = np.int32(np.uint32(w1))
         ring[at + np.uint64(2)] = np.int32(np.uint32(w2))
         ring[at + np.uint64(3)] = np.int32(np.uint32(w3))
-    s[_at(DRAWN, i)] = np.int32(drawn + 4 * AHEAD_BLOCKS)
+    s[_at(DRAWN, i)] = np.int32(drawn + 4 * DRAW_BLOCKS)
+
+
+@njit(inline="always")
+def _ensure(ring, s, i, index, k0, k1, need):
+    """At least ``need`` words drawn and not yet read in lane i's ring."""
+    while s[_at(DRAWN, i)] - s[_at(POS, i)] < need:
+        _draw(ring, s, i, index, k0, k1)
 
 
 @njit(inline="always")
@@ -279,7 +289,7 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
     n[_at(PART, i)] = 0
     for c in range(m):
         cs[_at(CS_FAILED + c * LANES, i)] = 0
-    _draw(ring, s, i, index, k0, k1)
+    _ensure(ring, s, i, index, k0, k1, 2 * m)
     if ambush_side >= 0:
         rank = 0
         for d in range(m):
@@ -669,6 +679,7 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
             k[kc + K_DAMAGE + j] = (row[C_DAMAGE + 2 * j] | row[C_DAMAGE + 2 * j + 1] << 8
                                     | row[C_DAMAGE + 24 + 2 * j] << 16 | row[C_DAMAGE + 25 + 2 * j] << 24)
     all_in = np.int32(side0 | side1)
+    need = np.int32(3 * m + 1)
     armour1_32 = np.int32(armour1)
     armour2_32 = np.int32(armour2)
     next_fight = 0
@@ -687,11 +698,11 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         for i in range(LANES):
             s[_at(DECLARED_ACTIVE, i)] = s[_at(ACTIVE, i)]
             s[_at(DECLARED_ENGAGED, i)] = s[_at(ENGAGED, i)]
-            short |= np.uint64(s[_at(RUN, i)] & _bit(s[_at(DRAWN, i)] - s[_at(POS, i)] < NEED)) << np.uint64(i)
+            short |= np.uint64(s[_at(RUN, i)] & _bit(s[_at(DRAWN, i)] - s[_at(POS, i)] < need)) << np.uint64(i)
         while short:
             i = lowest_set_bit(short)
             short &= short - np.uint64(1)
-            _draw(ring, s, i, lane_index[i], k0, k1)
+            _ensure(ring, s, i, lane_index[i], k0, k1, need)
         for c in range(m):
             _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
         for c in range(m):
