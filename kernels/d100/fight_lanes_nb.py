@@ -119,11 +119,16 @@ N_CELLS = LANES
 CS_ACTION, CS_TARGET, CS_FAILED = (f * LIMIT * LANES for f in range(3))
 CS_CELLS = 3 * LIMIT * LANES
 # Per-combatant constants in ``k`` (int32; KW a combatant): side, ranged, dual wield allowed, flee
-# base, deadly (not nonlethal) per weapon, the opponents' and own side's masks, then the damage
-# bars by (cover, target armour, dual wield), both weapons' in one word (one gather, not four).
+# base, deadly (not nonlethal) per weapon, the opponents' and own side's masks, the damage bars by
+# (cover, target armour, dual wield), both weapons' in one word, the success and critical bars by
+# penalty steps, the policy bounds. (As int32: read from the int64 table, the loops' selects and
+# compares of them were widened to int64.)
 (K_SIDE, K_RANGED, K_DUAL_ALLOWED, K_FLEE, K_DEADLY0, K_DEADLY1, K_OPPONENTS, K_OWN) = range(8)
 K_DAMAGE = 8  # 12 words: (cover x 3 + armour) x 2 + dual -> both weapons' lethal and serious bars, a byte each
-KW = K_DAMAGE + 12
+K_SUCCESS = K_DAMAGE + 12  # by 0..4 penalty steps
+K_CRITICAL = K_SUCCESS + 5
+K_BOUND = K_CRITICAL + 5  # the eight cumulative policy bounds
+KW = K_BOUND + 8
 K_CELLS = LIMIT * KW
 #: The table's values the lanes take: bars and bounds in -100..100, flee bases within +-2^20 (so
 #: the int32 sums cannot overflow; a table beyond them, never built by the API, goes to the
@@ -320,7 +325,7 @@ def _with_nibble(word, c, value):
 
 
 @njit(inline="always")
-def _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, opponents):
+def _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, opponents):
     """Combatant c declares in every lane where it is in the fight (and not surprised in the first
     pass): the policy d100 through the cumulative bounds, then the overrides and the target."""
     c32 = np.int32(c)
@@ -339,11 +344,10 @@ def _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, opponents):
         for i in range(LANES):
             if s[i + BAD]:
                 s[i + W1] = _accepted(s[i + W1], False, lane_index, retries, i, k0, k1)
-    b0, b1, b2, b3 = (np.int32(table[c, C_POLICY]), np.int32(table[c, C_POLICY + 1]), np.int32(table[c, C_POLICY + 2]),
-                      np.int32(table[c, C_POLICY + 3]))
-    b4, b5, b6, b7 = (np.int32(table[c, C_POLICY + 4]), np.int32(table[c, C_POLICY + 5]),
-                      np.int32(table[c, C_POLICY + 6]), np.int32(table[c, C_POLICY + 7]))
-    toggles = np.int32(table[c, C_DUAL_ALLOWED])
+    kb = c * KW + K_BOUND
+    b0, b1, b2, b3, b4, b5, b6, b7 = (k[kb], k[kb + 1], k[kb + 2], k[kb + 3], k[kb + 4], k[kb + 5], k[kb + 6],
+                                      k[kb + 7])
+    toggles = k[c * KW + K_DUAL_ALLOWED]
     for i in range(LANES):
         active = s[_at(ACTIVE, i)]
         on = np.int32(s[_at(RUN, i)] & _has(active, c32) & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
@@ -447,13 +451,15 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     deadly0 = k[kc + K_DEADLY0]
     deadly1 = k[kc + K_DEADLY1]
     flee_base = k[kc + K_FLEE]
-    c0, c1, c2, c3, c4 = (np.int32(table[c, C_ATTACK]), np.int32(table[c, C_ATTACK + 4]),
-                          np.int32(table[c, C_ATTACK + 8]), np.int32(table[c, C_ATTACK + 12]),
-                          np.int32(table[c, C_ATTACK + 16]))
-    # The tier is at most SUCCESS when the roll is at or below the success bar (ordered bars: fits).
-    s0, s1, s2, s3, s4 = (np.int32(table[c, C_ATTACK + 2]), np.int32(table[c, C_ATTACK + 6]),
-                          np.int32(table[c, C_ATTACK + 10]), np.int32(table[c, C_ATTACK + 14]),
-                          np.int32(table[c, C_ATTACK + 18]))
+    c0, c1, c2, c3, c4 = (k[kc + K_CRITICAL], k[kc + K_CRITICAL + 1], k[kc + K_CRITICAL + 2], k[kc + K_CRITICAL + 3],
+                          k[kc + K_CRITICAL + 4])
+    s0, s1, s2, s3, s4 = (k[kc + K_SUCCESS], k[kc + K_SUCCESS + 1], k[kc + K_SUCCESS + 2], k[kc + K_SUCCESS + 3],
+                          k[kc + K_SUCCESS + 4])
+    damage = kc + K_DAMAGE  # word (cover x 3 + armour) x 2 + dual
+    d000, d001, d010, d011, d020, d021 = (k[damage], k[damage + 1], k[damage + 2], k[damage + 3], k[damage + 4],
+                                          k[damage + 5])
+    d100, d101, d110, d111, d120, d121 = (k[damage + 6], k[damage + 7], k[damage + 8], k[damage + 9], k[damage + 10],
+                                          k[damage + 11])
     for i in range(LANES):
         active = s[_at(ACTIVE, i)]
         run = np.int32(s[_at(RUN, i)] & _has(active, c32))
@@ -475,7 +481,14 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         hit = np.int32(attack & _bit(roll < _steps(steps, s0, s1, s2, s3, s4)))
         critical = _bit(roll < _steps(steps, c0, c1, c2, c3, c4))
         armour = np.int32(_has(armour1, target) + _has(armour2, target) * _TWO)
-        bars = k[np.uint64(kc + K_DAMAGE) + np.uint64((target_cover * _THREE + armour) * _TWO + dual)]
+        # The bars by (cover, armour, dual): selects (a gather measured slower).
+        by_armour = _bit(armour == _ONE)
+        by_armour2 = _bit(armour == _TWO)
+        bars0 = _pick(_pick(d000, d010, by_armour), d020, by_armour2)
+        bars1 = _pick(_pick(d001, d011, by_armour), d021, by_armour2)
+        bars2 = _pick(_pick(d100, d110, by_armour), d120, by_armour2)
+        bars3 = _pick(_pick(d101, d111, by_armour), d121, by_armour2)
+        bars = _pick(_pick(bars0, bars1, dual), _pick(bars2, bars3, dual), target_cover)
         lethal1 = np.int32(hit & _bit(damage < (bars & _BYTE)))
         serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < (_shr(bars, _EIGHT) & _BYTE)))
         flesh1 = np.int32(hit & (lethal1 ^ _ONE) & (serious1 ^ _ONE))
@@ -678,6 +691,12 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         for j in range(12):
             k[kc + K_DAMAGE + j] = (row[C_DAMAGE + 2 * j] | row[C_DAMAGE + 2 * j + 1] << 8
                                     | row[C_DAMAGE + 24 + 2 * j] << 16 | row[C_DAMAGE + 25 + 2 * j] << 24)
+        for step in range(5):
+            # The tier is at most SUCCESS at or below the success bar (ordered bars: fits).
+            k[kc + K_SUCCESS + step] = row[C_ATTACK + 4 * step + 2]
+            k[kc + K_CRITICAL + step] = row[C_ATTACK + 4 * step]
+        for j in range(8):
+            k[kc + K_BOUND + j] = row[C_POLICY + j]
     all_in = np.int32(side0 | side1)
     need = np.int32(3 * m + 1)
     armour1_32 = np.int32(armour1)
@@ -704,7 +723,7 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
             short &= short - np.uint64(1)
             _ensure(ring, s, i, lane_index[i], k0, k1, need)
         for c in range(m):
-            _declare(s, n, cs, ring, table, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
+            _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
         for c in range(m):
             _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1_32, armour2_32)
         done = _next_pass(s, passes, max_rounds)
