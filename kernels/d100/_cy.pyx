@@ -701,9 +701,17 @@ cdef extern from "fight_lanes.h" nogil:
     int32_t d100f_lanes_pass(D100FightLanes* s, const D100FightTable* k)
     void d100f_take_counts(D100FightLanes* s, int64_t* counts)
 
-#: The lockstep path's limits, for the tests: the most combatants it takes, and its lanes.
+cdef enum:
+    # Fewer fights than this in a call go to the scalar kernel: every pass costs the lanes' loops
+    # whatever the fights in them (bench fight, ns a fight, scalar vs lanes: 64 fights 797 vs
+    # 1156, 128 fights 777 vs 750, 65536 fights 763 vs 377).
+    LOCKSTEP_MIN_FIGHTS = 2 * D100F_LANES
+
+#: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, and the
+#: fewest fights a call gives it.
 lockstep_fighters = D100F_MAX
 lockstep_lanes = D100F_LANES
+lockstep_min_fights = LOCKSTEP_MIN_FIGHTS
 
 cdef enum:
     # Values the lanes keep in int32 and compare or add in small steps.
@@ -901,7 +909,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         item[j] = -1
         round_of[j] = 0
         pass_of[j] = 0
-    if count > 0 and _lane_table(table, passes, max_rounds, seed, &lane_table):
+    if count >= LOCKSTEP_MIN_FIGHTS and _lane_table(table, passes, max_rounds, seed, &lane_table):
         lane_buffer = np.zeros(sizeof(D100FightLanes) + 64, dtype=np.uint8)
         lane_state = <D100FightLanes*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
         with nogil:
