@@ -500,18 +500,20 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         # combatant in the fight holds at most two deadly flesh wounds and one serious).
         fleshes = s[_at(FLESH, i)]
         shift2 = np.int32((target & _INDEX) * _TWO)
+        # Counts 0..3 and 0..3 here, so "three" and "two" are constant shifts, not compares (whose
+        # 0/1 results LLVM had widened to int64: 16.3 -> 15.7 ns an attack).
         flesh = np.int32((_shr(fleshes, shift2) & _THREE) + (flesh1 & deadly0))
-        to_serious1 = _bit(flesh >= _THREE)
-        flesh = np.int32(flesh - _THREE * to_serious1)
+        to_serious1 = np.int32((flesh + _ONE) >> _TWO)
+        flesh = np.int32(flesh & ~np.int32(-to_serious1))
         serious = np.int32(_has(s[_at(SERIOUS, i)], target) + serious1 + to_serious1)
-        to_lethal1 = _bit(serious >= _TWO)
-        serious = np.int32(serious - _TWO * to_lethal1)
+        to_lethal1 = np.int32(serious >> _ONE)
+        serious = np.int32(serious & _ONE)
         flesh = np.int32(flesh + (flesh2 & deadly1))
-        to_serious2 = _bit(flesh >= _THREE)
-        flesh = np.int32(flesh - _THREE * to_serious2)
+        to_serious2 = np.int32((flesh + _ONE) >> _TWO)
+        flesh = np.int32(flesh & ~np.int32(-to_serious2))
         serious = np.int32(serious + serious2 + to_serious2)
-        to_lethal2 = _bit(serious >= _TWO)
-        serious = np.int32(serious - _TWO * to_lethal2)
+        to_lethal2 = np.int32(serious >> _ONE)
+        serious = np.int32(serious & _ONE)
         out = np.int32(lethal1 | to_lethal1 | lethal2 | to_lethal2)
         target_bit = _shl(_ONE, target)
         s[_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & _shl(_THREE, shift2))) | _shl(-hit & flesh, shift2))
