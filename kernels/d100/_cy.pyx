@@ -681,25 +681,26 @@ cdef extern from "fight_lanes.h" nogil:
         uint32_t k0, k1
         uint32_t sides[2]
         uint32_t armour1, armour2
-        uint32_t opponents[16]
-        int32_t side[16]
-        int32_t ranged[16]
-        int32_t dual_allowed[16]
-        int32_t flee_base[16]
-        int32_t deadly[2][16]
-        int32_t attack[16][5]
-        int32_t damage[16][12]
-        int32_t policy[16][8]
-        int32_t press[16][5]
+        uint32_t opponents[D100F_MAX]
+        int32_t side[D100F_MAX]
+        int32_t ranged[D100F_MAX]
+        int32_t dual_allowed[D100F_MAX]
+        int32_t flee_base[D100F_MAX]
+        int32_t deadly[2][D100F_MAX]
+        int32_t attack[D100F_MAX][5]
+        int32_t damage[D100F_MAX][12]
+        int32_t policy[D100F_MAX][8]
+        int32_t press[D100F_MAX][5]
     ctypedef struct D100FightLanes:
-        int32_t ended[1]
-        int32_t winner[1]
-        int32_t round[1]
+        int32_t ended[D100F_LANES]
+        int32_t winner[D100F_LANES]
+        int32_t round[D100F_LANES]
     void d100f_lane_load(D100FightLanes* s, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
                          const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
     void d100f_lane_idle(D100FightLanes* s, int i)
     int32_t d100f_lanes_pass(D100FightLanes* s, const D100FightTable* k)
     void d100f_take_counts(D100FightLanes* s, int64_t* counts)
+    int d100f_lanes_pay()
 
 cdef enum:
     # Fewer fights than this in a call go to the scalar kernel: every pass costs the lanes' loops
@@ -707,11 +708,12 @@ cdef enum:
     # 1156, 128 fights 777 vs 750, 65536 fights 763 vs 377).
     LOCKSTEP_MIN_FIGHTS = 2 * D100F_LANES
 
-#: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, and the
-#: fewest fights a call gives it.
+#: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, the
+#: fewest fights a call gives it, and whether this CPU takes it at all (AVX2 or AVX-512).
 lockstep_fighters = D100F_MAX
 lockstep_lanes = D100F_LANES
 lockstep_min_fights = LOCKSTEP_MIN_FIGHTS
+lockstep_cpu = bool(d100f_lanes_pay())
 
 cdef enum:
     # Values the lanes keep in int32 and compare or add in small steps.
@@ -849,9 +851,11 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
           int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
-    # Fights start..start+count-1 in FIGHT_LANES lanes advanced in lockstep, one pass per lane per
-    # sweep; a lane whose fight ends starts the next fight index at once. Fight i uses item stream
-    # i only, and every count is a sum, so the results equal the reference's fight-by-fight loop.
+    # Fights start..start+count-1. Up to D100F_MAX combatants and at least LOCKSTEP_MIN_FIGHTS
+    # fights, on a CPU with AVX2: in lockstep vector lanes (fight_lanes.h, _lockstep_fights).
+    # Else in FIGHT_LANES scalar lanes advanced in turn, one pass per lane per sweep; a lane whose
+    # fight ends starts the next fight index at once. Fight i uses item stream i only, and every
+    # count is a sum, so either way the results equal the reference's fight-by-fight loop.
     cdef int64_t m = table.shape[0]
     cdef uint64_t sides[2]
     cdef int8_t[::1] policy = np.zeros(2 * m * (D100 + 1), dtype=np.int8)
@@ -909,10 +913,11 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         item[j] = -1
         round_of[j] = 0
         pass_of[j] = 0
-    if count >= LOCKSTEP_MIN_FIGHTS and _lane_table(table, passes, max_rounds, seed, &lane_table):
+    if count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
+                                                                         &lane_table):
         lane_buffer = np.zeros(sizeof(D100FightLanes) + 64, dtype=np.uint8)
         lane_state = <D100FightLanes*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
-        with nogil:
+        with nogil:  # lanes[0] starts each fight (_begin) before a vector lane takes it
             _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
                              ambusher_count, local, counts, winner_out, rounds_out)
         for j in range(FIGHT_COUNTS):
