@@ -105,8 +105,8 @@ typedef struct {
     uint32_t engaged[D100F_LANES], partners[2][D100F_LANES];
     /* This pass's declarations that other combatants' resolutions ask about (who pressed, who
      * disengaged), and who was in the fight and engaged while they declared. */
-    uint32_t pressers[D100F_LANES], disengagers[D100F_LANES], declared_active[D100F_LANES];
-    uint32_t declared_engaged[D100F_LANES];
+    uint32_t pressers[D100F_LANES], disengagers[D100F_LANES], declared_engaged[D100F_LANES];
+    int32_t first_of_side[2][D100F_LANES]; /* the first of each side in the fight then */
     int32_t declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
     /* running: a fight in the lane; winner: set when it ended this pass; ended: after the pass,
      * the fight is over (winner or draw) and ``round`` is its rounds. */
@@ -254,7 +254,7 @@ typedef struct {
     int32_t attack, flee_roll, contested;
 } D100FPlan;
 
-static inline D100FPlan d100f_plan(const D100FightLanes *s, int32_t c, int i, uint32_t own_side) {
+static inline D100FPlan d100f_plan(const D100FightLanes *s, int32_t c, int i, int32_t side) {
     D100FPlan plan;
     uint32_t active = s->active[i], declared_engaged = s->declared_engaged[i];
     int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
@@ -262,7 +262,9 @@ static inline D100FPlan d100f_plan(const D100FightLanes *s, int32_t c, int i, ui
     int32_t engaged = d100f_has(s->engaged[i], c), partner = d100f_partner(s, i, c);
     int32_t blocked = (act == D100F_PRESS) & d100f_bit(s->disengagers[i], declared_target) &
                       d100f_has(declared_engaged, c);
-    int32_t first_of_side = d100f_lowest(s->declared_active[i] & own_side);
+    /* Both sides' rows loaded, one picked (as d100f_partner). */
+    int32_t first0 = s->first_of_side[0][i], first1 = s->first_of_side[1][i];
+    int32_t first_of_side = first0 ^ ((first0 ^ first1) & -side);
     int32_t pressed_on_c = d100f_bit(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
     plan.attack = on & ((D100F_ATTACKING >> act) & 1) & (blocked ^ 1);
     plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & d100f_has(s->targeted[i], c);
@@ -413,13 +415,14 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
                                                                 const D100FightTable *restrict k, int32_t c) {
     uint32_t word[D100F_LANES];
     int32_t contested[D100F_LANES], any_contested = 0;
-    const uint32_t opponents = k->opponents[c], own_side = k->sides[k->side[c]];
+    const uint32_t opponents = k->opponents[c];
+    const int32_t side = k->side[c];
     /* A contest's two d100s are settled where it is rolled, after the loop. */
     if (d100f_gather(s, 0, word))
         for (int i = 0; i < D100F_LANES; i++) {
             if (!d100f_marked(word[i]))
                 continue;
-            D100FPlan plan = d100f_plan(s, c, i, own_side);
+            D100FPlan plan = d100f_plan(s, c, i, side);
             if (plan.attack | plan.flee_roll)
                 word[i] = d100f_accept(s, k, i, s->pos[i], plan.attack ? D100F_ATTACK_SIDES : 100u);
         }
@@ -432,7 +435,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
     memcpy(attack_bars, k->attack[c], sizeof attack_bars);
     memcpy(damage_bars, k->damage[c], sizeof damage_bars);
     for (int i = 0; i < D100F_LANES; i++) {
-        D100FPlan plan = d100f_plan(s, c, i, own_side);
+        D100FPlan plan = d100f_plan(s, c, i, side);
         uint32_t active = s->active[i], cover = s->cover[i], dual = s->dual[i], engaged = s->engaged[i];
         int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
         int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
@@ -540,7 +543,8 @@ COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, con
         s->first[i] = pass_one & (s->round[i] == 1);
         s->targeted[i] &= pass_one ? 0u : ~0u;
         s->defending[i] = s->pressers[i] = s->disengagers[i] = 0;
-        s->declared_active[i] = s->active[i];
+        s->first_of_side[0][i] = d100f_lowest(s->active[i] & k->sides[0]);
+        s->first_of_side[1][i] = d100f_lowest(s->active[i] & k->sides[1]);
         s->declared_engaged[i] = s->engaged[i];
         s->winner[i] = -1;
         refill |= s->running[i] & (s->end[i] - s->pos[i] < need);
