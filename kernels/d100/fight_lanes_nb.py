@@ -250,6 +250,13 @@ def _ensure(ring, s, i, index, k0, k1, need):
 
 
 @njit(inline="always")
+def _slot(i, position):
+    """Lane i's ring slot of a word position, as an int32 (non-negative: no wraparound test), so the
+    loops gather with 32-bit indices (eight 64-bit ones took two gathers per vector)."""
+    return np.int32(np.int32(i) * np.int32(RING) + (position & np.int32(RING - 1)))
+
+
+@njit(inline="always")
 def _word(ring, s, i, offset):
     return ring[np.uint64(i) * np.uint64(RING) + np.uint64((s[_at(POS, i)] + offset) & (RING - 1))]
 
@@ -335,7 +342,7 @@ def _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, opponents):
     for i in range(LANES):
         on = np.int32(s[_at(RUN, i)] & _has(s[_at(ACTIVE, i)], c32)
                       & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
-        word = ring[np.uint64(i) * np.uint64(RING) + np.uint64(s[_at(POS, i)] & (RING - 1))]
+        word = ring[_slot(i, s[_at(POS, i)])]
         bad = np.int32(on & _rejected_d100(word))
         s[_at(W1, i)] = word
         s[_at(BAD, i)] = bad
@@ -422,7 +429,7 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         contested = np.int32(disengages & _has(active, partner) & _has(s[_at(PRESSERS, i)], partner) & on_c)
         flees = np.int32(run & _bit(action == _FLEE) & (engaged ^ _ONE))
         targeted = np.int32(flees & _has(s[_at(TARGETED, i)], c32))
-        word = ring[np.uint64(i) * np.uint64(RING) + np.uint64(s[_at(POS, i)] & (RING - 1))]
+        word = ring[_slot(i, s[_at(POS, i)])]
         bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
         s[_at(W1, i)] = word
         s[_at(BAD, i)] = bad
