@@ -100,10 +100,12 @@ FLUSH_SWEEPS = 1 << 16
 # fight; the winner (-1 while none); the round, pass, and first pass of round 1; the rows a
 # resolution's first loop hands its second; the per-lane counts.
 (ACTIVE, COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS,
- DECLARED_ACTIVE, DECLARED_ENGAGED, POS, DRAWN, RUN, FIGHT, WINNER, ROUND, PASS, FIRST, W1, BAD, TGT, ATK, CON, DIS,
- FLEE, TFLEE, WINS, N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL,
- N_FLEE) = range(0, 38 * LANES, LANES)
-S_CELLS = 38 * LANES
+ DECLARED_ACTIVE, DECLARED_ENGAGED, POS, DRAWN, RUN, FIGHT, WINNER, ROUND, PASS, FIRST, W1, BAD, TGT, MODE, WINS,
+ N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL, N_FLEE) = range(0, 34 * LANES, LANES)
+S_CELLS = 34 * LANES
+# MODE's bits: the resolution attacks, disengages against a press (contested), disengages,
+# flees, flees while targeted (rolls), or its word is rejected or contested (the scalar step).
+_ATK, _CON, _BAD = np.int32(1), np.int32(2), np.int32(32)
 COUNT_ROWS = ((N_ATTACKS, F_ATTACKS), (N_LETHAL, F_LETHAL), (N_SERIOUS, F_SERIOUS), (N_FLESH, F_FLESH),
               (N_INSTANT, F_INSTANT_DEATH), (N_ESC_SERIOUS, F_ESCALATED_SERIOUS), (N_ESC_LETHAL, F_ESCALATED_LETHAL),
               (N_FLEE, F_FLEE_SUCCESSES))
@@ -141,6 +143,8 @@ _ZERO = np.int32(0)
 _MINUS_ONE = np.int32(-1)
 _THREE = np.int32(3)
 _TWO = np.int32(2)
+_FOUR = np.int32(4)
+_FIVE = np.int32(5)
 _HUNDRED = np.uint32(100)
 _INDEX = np.int32(LIMIT - 1)
 _NONE_LEFT = np.int32(1 << 30)  # or'd into a mask before its lowest set bit: defined when empty
@@ -432,22 +436,20 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         word = ring[_slot(i, s[_at(POS, i)])]
         bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
         s[_at(W1, i)] = word
-        s[_at(BAD, i)] = bad
         s[_at(TGT, i)] = target
-        s[_at(ATK, i)] = attack
-        s[_at(CON, i)] = contested
-        s[_at(DIS, i)] = disengages
-        s[_at(FLEE, i)] = flees
-        s[_at(TFLEE, i)] = targeted
+        # The step's flags as bits of one row (one store and one load, not six).
+        s[_at(MODE, i)] = np.int32(attack | (contested << _ONE) | (disengages << _TWO) | (flees << _THREE)
+                                   | (targeted << _FOUR) | (bad << _FIVE))
         special |= bad
     if special:
         # Rare (scalar): rejected words take their retry words; a contested disengage rolls the
         # press contest (two d100s; ties favour the blocker).
         for i in range(LANES):
-            if s[i + BAD]:
-                word = _accepted(s[i + W1], s[i + ATK] != 0, lane_index, retries, i, k0, k1)
+            mode = s[i + MODE]
+            if mode & _BAD:
+                word = _accepted(s[i + W1], (mode & _ATK) != 0, lane_index, retries, i, k0, k1)
                 s[i + W1] = word
-                if s[i + CON]:
+                if mode & _CON:
                     press_word = _accepted(_word(ring, s, i, 1), False, lane_index, retries, i, k0, k1)
                     partner = _nibble(n[i + PART], c32)
                     s[i + WINS] = _first_wins(np.int64(_roll(word)), table, c, C_PRESS, np.int64(_roll(press_word)),
@@ -473,7 +475,9 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         action = cs[_at(CS_ACTION + crow, i)]
         partners = n[_at(PART, i)]
         engaged = s[_at(ENGAGED, i)]
-        attack = s[_at(ATK, i)]
+        mode = s[_at(MODE, i)]
+        attack = np.int32(mode & _ONE)
+        contested = np.int32((mode >> _ONE) & _ONE)
         target = s[_at(TGT, i)]
         word = s[_at(W1, i)]
         cover = s[_at(COVER, i)]
@@ -538,10 +542,10 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
                           & ((_has(engaged, c32) & _bit(_nibble(partners, c32) == target)) ^ _ONE))
         ended_attack = np.int32(out & _bit((active & opponents) == 0))
         # Disengage: released unless a press on it won the contest.
-        released = np.int32(s[_at(DIS, i)] & ((s[_at(CON, i)] ^ _ONE) | s[_at(WINS, i)]))
+        released = np.int32((mode >> _TWO) & ((contested ^ _ONE) | s[_at(WINS, i)]))
         # Flee: a targeted combatant rolls against its escalating target; failing, it takes cover.
-        flees = s[_at(FLEE, i)]
-        targeted = s[_at(TFLEE, i)]
+        flees = np.int32((mode >> _THREE) & _ONE)
+        targeted = np.int32((mode >> _FOUR) & _ONE)
         failed = cs[_at(CS_FAILED + crow, i)]
         flee_target = np.int32(min(np.int32(flee_base + np.int32(20) * failed), np.int32(95)))
         fails = np.int32(targeted & _bit(_roll(word) > flee_target))
@@ -554,10 +558,9 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         s[_at(DUAL, i)] |= np.int32(-(run & _bit(action == _TOGGLE)) & bit_c)
         s[_at(COVER, i)] = cover
         s[_at(ACTIVE, i)] = active
-        s[_at(POS, i)] += np.int32(attack + s[_at(CON, i)] * _TWO + targeted)
+        s[_at(POS, i)] += np.int32(attack + contested * _TWO + targeted)
         s[_at(WINNER, i)] = _pick(_pick(s[_at(WINNER, i)], np.int32(1 - side), ended_flee), side, ended_attack)
         s[_at(RUN, i)] &= ~np.int32(ended_attack | ended_flee)
-        s[_at(WINS, i)] = 0
         # Releases (c disengaged, fled or engages; the target is out or engages), then the new pair.
         engaged &= ~np.int32(_release(engaged, partners, c32, np.int32(released | fled | engage))
                              | _release(engaged, partners, target, np.int32(out | engage)))
