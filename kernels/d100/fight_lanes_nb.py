@@ -3,10 +3,10 @@
 The scalar fight (kernels/d100/_nb.py ``_fight_lanes``) spends its time on branches that the dice
 decide (which action, hit or miss, which wound, who is out), which no predictor learns. Here each
 step of a pass (a declaration, a resolution) is a loop over the lanes in which every such branch
-is a mask, so LLVM vectorises it (int32 lanes: 16 to an AVX-512 vector). A pass is the
-reference's: every combatant declares (c = 0..m-1), then resolves in order; a lane whose fight
-ended in the pass does nothing more in it. Between passes, lanes whose fight ended record it and
-start the next fight index (scalar, about once in nine passes).
+is a mask, so LLVM vectorises it (int32 lanes; LLVM picks eight to a vector on the Zen 4 machine).
+A pass is the reference's: every combatant declares (c = 0..m-1), then resolves in order; a lane
+whose fight ended in the pass does nothing more in it. Between passes, lanes whose fight ended
+record it and start the next fight index (scalar, about once in nine passes).
 
 Each lane reads its own fight's item stream (fight k: stream ``start + k``) from a ring of words
 drawn ahead, at its own position: a die is a gather of the lane's next word. Lemire's rejection is
@@ -15,12 +15,18 @@ also flags the lanes whose word is rejected, and only when one is flagged do tho
 their retry-domain words (scalar) before the loop that uses them. The result is the reference's,
 fight by fight: a fight's dice and their order do not depend on its lane or on the other fights.
 
-Memory: the lanes' rows (per-lane values, per-combatant values, the words, the per-call
-constants) are four arrays on the stack (kernels/rl/tss_lanes_nb.py ``_on_stack``). Distinct
+A lane's combatants are bits of int32 masks (in the fight, cover, dual wield, defending, targeted,
+surprised, engaged, a serious wound), two bits each of one word (deadly flesh wounds) and four
+bits each of an int64 (the engaged partner), so what a step reads or changes of a combatant that
+differs by lane (the target, the partner) is a shift and a masked insert, not a gather or a
+scatter; what it needs of another combatant's declaration is in masks too (who presses, who
+disengages, who was in the fight and engaged when declaring: see _resolve).
+
+Memory: the rows (per-lane values, the partners, per-combatant values, the words, the per-call
+constants) are five arrays on the stack (kernels/rl/tss_lanes_nb.py ``_on_stack``). Distinct
 stack arrays cannot alias, so LLVM vectorises a loop that gathers from one and stores to
-another; a loop that gathered from the array it stores to would stay scalar, which is why each
-step is split into a loop that gathers and a loop that computes and stores. Updates to a
-per-lane combatant (the target) are loops over the combatants with selects, not scatters.
+another; a loop that gathered from the array it stores to would stay scalar, which is why a
+resolution is a loop that picks the dice (and gathers the word) and a loop that computes.
 """
 
 from __future__ import annotations
@@ -140,7 +146,6 @@ _FLEE_MAX = 1 << 20
 
 _ONE = np.int32(1)
 _ZERO = np.int32(0)
-_MINUS_ONE = np.int32(-1)
 _THREE = np.int32(3)
 _TWO = np.int32(2)
 _FOUR = np.int32(4)
@@ -148,7 +153,6 @@ _FIVE = np.int32(5)
 _HUNDRED = np.uint32(100)
 _INDEX = np.int32(LIMIT - 1)
 _NONE_LEFT = np.int32(1 << 30)  # or'd into a mask before its lowest set bit: defined when empty
-_31 = np.int32(31)
 _BYTE, _EIGHT, _SIXTEEN, _TWENTY_FOUR = np.int32(255), np.int32(8), np.int32(16), np.int32(24)
 # Actions as int32 (a plain int is an int64 to Numba, and compares in int64 halve the lanes a vector holds).
 _NONE, _ATTACK, _QUICK, _DEFEND, _FLEE, _PRESS, _DISENGAGE, _CHARGE, _TAKE_COVER, _TOGGLE = (
