@@ -531,9 +531,10 @@ def _resolve(table, st, lane, rng, sides, c, counts, sides_attack, threshold_att
 FIGHT_LANES = 1
 #: The lockstep lanes (fight_lanes_nb.py) take calls of at least LOCKSTEP_MIN_FIGHTS fights of at
 #: most LOCKSTEP_FIGHTERS combatants (their masks and indices fit 16 bits), LOCKSTEP_LANES fights at
-#: a time; the scalar lanes above take the rest. Bench fight, A/B in one process: 32 lanes 17.5 ns
-#: an attack, 64 lanes 17.6, 16 lanes 18.8; a call of 64 fights 37.7 us in 32 lanes, 40.7 us
-#: scalar (32 fights: 28.3 and 22.1; 64 lanes break even at about 128 fights).
+#: a time; the scalar lanes above take the rest. Bench fight, A/B in one process: 32 lanes 15.5 ns
+#: an attack, 64 lanes 15.4 (an earlier version: 16 lanes 18.8, 32 lanes 17.5); a call of 64
+#: fights takes 33.5 us in 32 lanes, 41.1 us scalar, one of 32 fights 24.9 and 22.3 us (64 lanes
+#: broke even at about 128 fights).
 LOCKSTEP_FIGHTERS = 16
 LOCKSTEP_LANES = 32
 LOCKSTEP_MIN_FIGHTS = 2 * LOCKSTEP_LANES
