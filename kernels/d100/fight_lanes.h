@@ -130,17 +130,16 @@ static inline int32_t d100f_marked(uint32_t w) {
     return (w * 100u < D100F_D100_REJECT) | (w * D100F_ATTACK_SIDES < D100F_ATTACK_REJECT);
 }
 
-/* The index of the lowest set bit of a nonzero mask, by its bit's place in five masks (min(x, 1)
- * for "x is not 0"): integer ops that vectorise everywhere (a count of trailing zeros does not,
- * a float's exponent may trap, and compares to 0 became selects of booleans GCC did not
- * vectorise). */
-static inline uint32_t d100f_nonzero(uint32_t x) { return x < 1u ? x : 1u; }
+/* The index of the lowest set bit of a mask below 2^30 (30 for an empty one): the exponent of its
+ * lowest bit as a float (a power of two converts exactly), a conversion and two integer ops where
+ * a count of trailing zeros does not vectorise and a search by five masks took fifteen. */
 
 static inline int32_t d100f_lowest(uint32_t x) {
-    uint32_t b = x & (0u - x);
-    return (int32_t)(d100f_nonzero(b & 0xFFFF0000u) << 4 | d100f_nonzero(b & 0xFF00FF00u) << 3 |
-                     d100f_nonzero(b & 0xF0F0F0F0u) << 2 | d100f_nonzero(b & 0xCCCCCCCCu) << 1 |
-                     d100f_nonzero(b & 0xAAAAAAAAu));
+    x |= 1u << 30;
+    float f = (float)(int32_t)(x & (0u - x));
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return (int32_t)(bits >> 23) - 127;
 }
 
 /* Each lane's word at its position + ahead, into out. GCC's own vector code for this loop (under
@@ -223,6 +222,10 @@ static inline int32_t d100f_bit(uint32_t mask, int32_t t) { return (int32_t)((ma
 static inline int32_t d100f_has(uint32_t mask, int32_t c) { return (mask & (1u << (c & 31))) != 0; }
 
 static inline int32_t d100f_min(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* b where `on` (0 or 1), else a, by masks: GCC turns a select whose arm converts to float into a
+ * branch (the conversion may trap, so it is not run where not needed), and the loop stays scalar. */
+static inline int32_t d100f_pick(int32_t a, int32_t b, int32_t on) { return a ^ ((a ^ b) & -on); }
 
 /* Does combatant c declare in lane i this pass (a surprised one sits out pass 1 of round 1)? */
 static inline int32_t d100f_declares(const D100FightLanes *s, int32_t c, int i) {
@@ -358,7 +361,7 @@ static inline __attribute__((always_inline)) void d100f_declare(D100FightLanes *
         /* Both candidates computed, then picked: a load under the condition became a masked load
          * that GCC checked against the stores at run time. */
         int32_t partner = d100f_partner(s, i, c), first_opponent = d100f_lowest(s->active[i] & opponents);
-        int32_t target = engaged ? partner : first_opponent;
+        int32_t target = d100f_pick(first_opponent, partner, engaged);
         s->targeted[i] |= (uint32_t)(on & ((D100F_ATTACKING >> action) & 1)) << (target & 31);
         s->defending[i] |= (uint32_t)(on & (action == D100F_DEFEND)) << c;
         s->pressers[i] |= (uint32_t)(on & (action == D100F_PRESS)) << c;
@@ -440,7 +443,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
         int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
         int32_t partner = d100f_partner(s, i, c), engaged_c = d100f_has(engaged, c);
-        int32_t target = d100f_bit(active, declared_target) ? declared_target : d100f_lowest(active & opponents);
+        int32_t target = d100f_pick(d100f_lowest(active & opponents), declared_target, d100f_bit(active, declared_target));
         int32_t partner_t = d100f_partner(s, i, target);
         int32_t counts[D100F_COUNTS] = {0};
 
