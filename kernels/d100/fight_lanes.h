@@ -462,13 +462,18 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         uint32_t w = word[i], r1 = w * 100u, r2 = r1 * 100u;
         int32_t roll = d100f_digit(w), damage1 = d100f_digit(r1), damage2 = d100f_digit(r2);
         int32_t hit = attack & (roll < (bars >> 8)), critical = roll < (bars & 255);
-        int32_t armour = d100f_bit(armour1, target) + 2 * d100f_bit(armour2, target);
-        /* The damage bars at the lane's column, by masks as the attack bars (a table load a lane
-         * is no gather instruction under the clones' generic tuning). */
-        int32_t column = (in_cover * 3 + armour) * 2 + dual_on, damage = 0;
-#pragma GCC unroll 12
-        for (int j = 0; j < 12; j++)
-            damage |= -(int32_t)(column == j) & damage_bars[j];
+        /* The damage bars at the lane's column ((cover * 3 + armour) * 2 + dual) by a tree of
+         * selects: eleven, where a mask for each of the twelve columns took twice the ops. */
+        int32_t armoured = d100f_bit(armour1, target), heavy = d100f_bit(armour2, target);
+        int32_t by_dual[2][2];
+#pragma GCC unroll 2
+        for (int x = 0; x < 2; x++)
+#pragma GCC unroll 2
+            for (int y = 0; y < 2; y++) {
+                int32_t bars_by_armour = armoured ? damage_bars[x * 6 + 2 + y] : damage_bars[x * 6 + y];
+                by_dual[x][y] = heavy ? damage_bars[x * 6 + 4 + y] : bars_by_armour;
+            }
+        int32_t damage = in_cover ? (dual_on ? by_dual[1][1] : by_dual[1][0]) : (dual_on ? by_dual[0][1] : by_dual[0][0]);
         int32_t flesh = d100f_bit(s->flesh1[i], target) + 2 * d100f_bit(s->flesh2[i], target);
         int32_t serious = d100f_bit(s->serious[i], target);
         counts[D100F_ATTACKS] += attack;
