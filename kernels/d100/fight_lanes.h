@@ -98,7 +98,7 @@ typedef struct {
 typedef struct {
     uint32_t active[D100F_LANES], cover[D100F_LANES], dual[D100F_LANES], defending[D100F_LANES];
     uint32_t targeted[D100F_LANES], surprised[D100F_LANES];
-    uint32_t flesh1[D100F_LANES], flesh2[D100F_LANES], serious[D100F_LANES]; /* bit planes, above */
+    uint32_t flesh[D100F_LANES], serious[D100F_LANES]; /* two bits a combatant, and one: above */
     /* Engagements are pairs: bit c of `engaged` says c has a partner, and the partner is c's four
      * bits in partners[c >> 3] (bits 4 (c & 7) on): a shift for a per-lane combatant, not a
      * select over all of them, and releasing x clears two bits. */
@@ -293,7 +293,7 @@ static void d100f_lane_load(D100FightLanes *s, const D100FightTable *k, int i, u
                             const uint32_t *words, int32_t n, uint32_t next_block, uint32_t surprised) {
     s->active[i] = k->sides[0] | k->sides[1];
     s->cover[i] = s->dual[i] = s->defending[i] = s->targeted[i] = 0;
-    s->flesh1[i] = s->flesh2[i] = s->serious[i] = 0;
+    s->flesh[i] = s->serious[i] = 0;
     s->surprised[i] = surprised;
     s->engaged[i] = s->partners[0][i] = s->partners[1][i] = 0;
     for (int c = 0; c < D100F_MAX; c++)
@@ -383,10 +383,12 @@ static inline int32_t d100f_wound(int32_t hit, int32_t damage, int32_t lethal_ba
     counts[D100F_INSTANT_DEATH] += lethal & critical;
     counts[D100F_SERIOUS] += serious_wound;
     counts[D100F_FLESH] += flesh_wound;
-    int32_t f = *flesh + (flesh_wound & deadly), to_serious = f >= 3;
-    int32_t sw = *serious + serious_wound + to_serious, to_lethal = sw >= 2;
-    *flesh = f - 3 * to_serious;
-    *serious = sw - 2 * to_lethal;
+    /* A target holds 0..2 deadly flesh wounds and 0..1 serious ones, so 3 and 2 are the sums' top
+     * bits: shifts, not compares (whose masks cost conversions back to 0/1 values). */
+    int32_t f = *flesh + (flesh_wound & deadly), to_serious = (f + 1) >> 2;
+    int32_t sw = *serious + serious_wound + to_serious, to_lethal = sw >> 1;
+    *flesh = f & (to_serious - 1);
+    *serious = sw & 1;
     counts[D100F_ESCALATED_SERIOUS] += to_serious;
     counts[D100F_ESCALATED_LETHAL] += to_lethal;
     return lethal | to_lethal;
@@ -474,7 +476,8 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
                 by_dual[x][y] = heavy ? damage_bars[x * 6 + 4 + y] : bars_by_armour;
             }
         int32_t damage = in_cover ? (dual_on ? by_dual[1][1] : by_dual[1][0]) : (dual_on ? by_dual[0][1] : by_dual[0][0]);
-        int32_t flesh = d100f_bit(s->flesh1[i], target) + 2 * d100f_bit(s->flesh2[i], target);
+        uint32_t flesh_at = (uint32_t)(target & 15) * 2;
+        int32_t flesh = (int32_t)((s->flesh[i] >> flesh_at) & 3);
         int32_t serious = d100f_bit(s->serious[i], target);
         counts[D100F_ATTACKS] += attack;
         int32_t out = d100f_wound(hit, damage1, damage & 255, (damage >> 8) & 255, critical, deadly0, &flesh, &serious,
@@ -482,8 +485,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         out |= d100f_wound(hit & dual_on, damage2, (damage >> 16) & 255, (damage >> 24) & 255, critical, deadly1,
                            &flesh, &serious, counts);
         uint32_t keep = ~(1u << (target & 31));
-        s->flesh1[i] = (s->flesh1[i] & keep) | ((uint32_t)(flesh & 1) << (target & 31));
-        s->flesh2[i] = (s->flesh2[i] & keep) | ((uint32_t)(flesh >> 1) << (target & 31));
+        s->flesh[i] = (s->flesh[i] & ~(3u << flesh_at)) | ((uint32_t)flesh << flesh_at);
         s->serious[i] = (s->serious[i] & keep) | ((uint32_t)serious << (target & 31));
         active &= ~((uint32_t)out << (target & 31));
         /* Melee attacks and charges engage (pairwise: a pair already engaged stays). */
