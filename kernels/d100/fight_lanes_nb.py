@@ -133,9 +133,8 @@ CS_CELLS = 3 * LIMIT * LANES
 # compares of them were widened to int64.)
 (K_SIDE, K_RANGED, K_DUAL_ALLOWED, K_FLEE, K_DEADLY0, K_DEADLY1, K_OPPONENTS, K_OWN) = range(8)
 K_DAMAGE = 8  # 12 words: (cover x 3 + armour) x 2 + dual -> both weapons' lethal and serious bars, a byte each
-K_SUCCESS = K_DAMAGE + 12  # by 0..4 penalty steps
-K_CRITICAL = K_SUCCESS + 5
-K_BOUND = K_CRITICAL + 5  # the eight cumulative policy bounds
+K_SUCCESS = K_DAMAGE + 12  # by 0..4 penalty steps: the success bar, the critical bar x 256 (one select)
+K_BOUND = K_SUCCESS + 5  # the eight cumulative policy bounds
 KW = K_BOUND + 8
 K_CELLS = LIMIT * KW
 #: The table's values the lanes take: bars and bounds in -100..100, flee bases within +-2^20 (so
@@ -464,8 +463,6 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     deadly0 = k[kc + K_DEADLY0]
     deadly1 = k[kc + K_DEADLY1]
     flee_base = k[kc + K_FLEE]
-    c0, c1, c2, c3, c4 = (k[kc + K_CRITICAL], k[kc + K_CRITICAL + 1], k[kc + K_CRITICAL + 2], k[kc + K_CRITICAL + 3],
-                          k[kc + K_CRITICAL + 4])
     s0, s1, s2, s3, s4 = (k[kc + K_SUCCESS], k[kc + K_SUCCESS + 1], k[kc + K_SUCCESS + 2], k[kc + K_SUCCESS + 3],
                           k[kc + K_SUCCESS + 4])
     damage = kc + K_DAMAGE  # word (cover x 3 + armour) x 2 + dual
@@ -493,8 +490,9 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         target_cover = np.int32(_has(cover, target) & ranged)
         steps = np.int32(quick + dual + target_cover + _has(s[_at(DEFENDING, i)], target))
         roll, damage, damage2, _ = _attack_digits(word)
-        hit = np.int32(attack & _bit(roll < _steps(steps, s0, s1, s2, s3, s4)))
-        critical = _bit(roll < _steps(steps, c0, c1, c2, c3, c4))
+        bars = _steps(steps, s0, s1, s2, s3, s4)
+        hit = np.int32(attack & _bit(roll < (bars & _BYTE)))
+        critical = _bit(roll < _shr(bars, _EIGHT))
         armour = np.int32(_has(armour1, target) + _has(armour2, target) * _TWO)
         # The bars by (cover, armour, dual): selects (a gather measured slower).
         by_armour = _bit(armour == _ONE)
@@ -632,6 +630,9 @@ def fits(table, passes, max_rounds):
         for j in range(C_DAMAGE, C_DAMAGE + 48):
             if row[j] < 0:  # a byte each in k
                 return False
+        for step in range(5):
+            if row[C_ATTACK + 4 * step] < 0:  # a byte in k (the success bar, not below it, too)
+                return False
         # The policy by counting bounds below the roll is the reference's first bound at or above
         # it when the bounds do not decrease and the last is at least 100.
         for j in range(7):
@@ -709,8 +710,7 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
                                     | row[C_DAMAGE + 24 + 2 * j] << 16 | row[C_DAMAGE + 25 + 2 * j] << 24)
         for step in range(5):
             # The tier is at most SUCCESS at or below the success bar (ordered bars: fits).
-            k[kc + K_SUCCESS + step] = row[C_ATTACK + 4 * step + 2]
-            k[kc + K_CRITICAL + step] = row[C_ATTACK + 4 * step]
+            k[kc + K_SUCCESS + step] = row[C_ATTACK + 4 * step + 2] | row[C_ATTACK + 4 * step] << 8
         for j in range(8):
             k[kc + K_BOUND + j] = row[C_POLICY + j]
     all_in = np.int32(side0 | side1)
