@@ -704,9 +704,9 @@ cdef extern from "fight_lanes.h" nogil:
 
 cdef enum:
     # Fewer fights than this in a call go to the scalar kernel: every pass costs the lanes' loops
-    # whatever the fights in them (bench fight, ns a fight, scalar vs lanes: 64 fights 797 vs
-    # 1156, 128 fights 777 vs 750, 65536 fights 763 vs 377).
-    LOCKSTEP_MIN_FIGHTS = 2 * D100F_LANES
+    # whatever the fights in them (bench fight, ns a fight, scalar vs 128 lanes: 256 fights 454 vs
+    # 599, 384 fights 467 vs 519, 512 fights 475 vs 478, 1024 fights 602 vs 388).
+    LOCKSTEP_MIN_FIGHTS = 4 * D100F_LANES
 
 #: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, the
 #: fewest fights a call gives it, and whether this CPU takes it at all (AVX2 or AVX-512).

@@ -39,9 +39,10 @@
 
 /* Fights in flight (one a lane). More lanes share each step's fixed work (the per-combatant
  * constants, the rare-lane checks) among more fights: bench fight, A/B in one process, 16 lanes
- * 26.4, 32 lanes 23.5, 64 lanes 22.5, 128 lanes 21.6 ns an attack; 64 has most of that, and a
- * shorter tail at the end of a call (lanes left idle). */
-#define D100F_LANES 64
+ * 26.4, 32 lanes 23.5, 64 lanes 22.5, 128 lanes 21.6 ns an attack; with the later steps, 64 lanes
+ * 19.4, 128 lanes 18.4, 256 lanes 20.7 (65536 fights a call, the runner's chunk: 18.7, 18.4, 20.7:
+ * 256 lanes hold 116 KB of words). */
+#define D100F_LANES 128
 /* The most combatants the lanes take: two rows of eight 4-bit partner fields (the masks would
  * take 32). */
 #define D100F_MAX 16
