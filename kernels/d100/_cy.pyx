@@ -676,6 +676,7 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_LANES
         D100F_MAX
         D100F_COUNTS
+        D100F_ENDED_WORDS
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
         uint32_t k0, k1
@@ -695,6 +696,7 @@ cdef extern from "fight_lanes.h" nogil:
         int32_t ended[D100F_LANES]
         int32_t winner[D100F_LANES]
         int32_t round[D100F_LANES]
+        uint64_t ended_bits[D100F_ENDED_WORDS]
     void d100f_lane_load(D100FightLanes* s, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
                          const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
     void d100f_lane_idle(D100FightLanes* s, int i)
@@ -799,8 +801,12 @@ cdef void _start_lane(D100FightLanes* lanes, const D100FightTable* k, int j, Fig
                       int64_t index, int64_t ambush_side, const int64_t* ambushers,
                       int64_t ambusher_count) noexcept nogil:
     # The scalar kernel's start of a fight (ambush contests included), handed to lane j with the
-    # stream's words it has not used.
+    # stream's words it has not used. Without an ambush a fight starts with no word read: the lane
+    # takes it as it is (the scalar start and hand-over were a tenth of the bench fight).
     cdef uint64_t used
+    if ambush_side < 0:
+        d100f_lane_load(lanes, k, j, <uint64_t>index, 0, &scratch.stream.words[0], 0, 0, 0)
+        return
     _begin(scratch, seed, <uint64_t>index, ambush_side, ambushers, ambusher_count)
     used = scratch.stream.stream.used
     d100f_lane_load(lanes, k, j, <uint64_t>index, scratch.stream.stream.retries,
@@ -818,7 +824,8 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
     # which lanes finish does not change any result.
     cdef int64_t item[D100F_LANES]
     cdef int64_t next_fight = 0, running = 0, sweeps = 0
-    cdef int j
+    cdef uint64_t bits
+    cdef int j, w
     for j in range(D100F_LANES):
         item[j] = -1
         if next_fight < count:
@@ -830,8 +837,11 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
             d100f_lane_idle(lanes, j)
     while running:
         if d100f_lanes_pass(lanes, k):
-            for j in range(D100F_LANES):
-                if lanes.ended[j]:
+            for w in range(D100F_ENDED_WORDS):
+                bits = lanes.ended_bits[w]
+                while bits:
+                    j = <int>(64 * w + d100_lowest_bit(bits))
+                    bits &= bits - 1
                     _finish(item[j], lanes.winner[j], lanes.round[j], local, counts, winner_out, rounds_out)
                     if next_fight < count:
                         item[j] = next_fight

@@ -50,6 +50,7 @@
  * draw of 64, and one past the end that a lane which rolls nothing reads without using. */
 #define D100F_DRAW (4 * PHILOX_AHEAD_BLOCKS)
 #define D100F_CAP (3 * D100F_MAX + D100F_DRAW + 1)
+#define D100F_ENDED_WORDS ((D100F_LANES + 63) / 64)
 
 /* combatsim.d100.layout's actions (the Cython kernel's enum; tests compare its LAYOUT). */
 #define D100F_NONE 0
@@ -113,6 +114,8 @@ typedef struct {
     /* running: a fight in the lane; winner: set when it ended this pass; ended: after the pass,
      * the fight is over (winner or draw) and ``round`` is its rounds. */
     int32_t running[D100F_LANES], winner[D100F_LANES], ended[D100F_LANES], round[D100F_LANES], pass[D100F_LANES];
+    /* ended as bits (lane i: bit i % 64 of word i / 64), for the caller to visit only those lanes. */
+    uint64_t ended_bits[D100F_ENDED_WORDS];
     int32_t first[D100F_LANES];
     int32_t pos[D100F_LANES], end[D100F_LANES];
     int32_t counts[D100F_COUNTS][D100F_LANES];
@@ -298,7 +301,7 @@ static void d100f_lane_load(D100FightLanes *s, const D100FightTable *k, int i, u
     s->flesh[i] = s->serious[i] = 0;
     s->surprised[i] = surprised;
     s->engaged[i] = s->partners[0][i] = s->partners[1][i] = 0;
-    for (int c = 0; c < D100F_MAX; c++)
+    for (int c = 0; c < k->m; c++)
         s->failed_flee[c][i] = 0;
     s->running[i] = 1;
     s->winner[i] = -1;
@@ -582,6 +585,13 @@ COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, con
         s->pass[i] = over ? s->pass[i] : (last_pass ? 1 : s->pass[i] + 1);
         s->round[i] = s->round[i] + ((over ^ 1) & last_pass);
         ended += over;
+    }
+    /* Apart: the stores to a word a lane would keep the loop above scalar. */
+    for (int w = 0; w < D100F_ENDED_WORDS; w++) {
+        uint64_t bits = 0;
+        for (int i = 0; i < 64 && 64 * w + i < D100F_LANES; i++)
+            bits |= (uint64_t)s->ended[64 * w + i] << i;
+        s->ended_bits[w] = bits;
     }
     return ended;
 }
