@@ -677,6 +677,7 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_MAX
         D100F_COUNTS
         D100F_ENDED_WORDS
+        D100F_COUNT_PASSES
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
         uint32_t k0, k1
@@ -853,7 +854,7 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
                         d100f_lane_idle(lanes, j)
                         running -= 1
         sweeps += 1
-        if (sweeps & 0xFFFFF) == 0:  # before a lane's int32 counts could overflow
+        if sweeps % D100F_COUNT_PASSES == 0:  # before a lane's 16-bit counts could overflow
             d100f_take_counts(lanes, local + F_ATTACKS)
     d100f_take_counts(lanes, local + F_ATTACKS)
 

@@ -76,6 +76,7 @@
 #define D100F_ESCALATED_SERIOUS 5
 #define D100F_ESCALATED_LETHAL 6
 #define D100F_FLEE_SUCCESSES 7
+#define D100F_COUNT_PASSES 1024
 /* Lemire's thresholds, (2^32 - sides) mod sides. */
 #define D100F_D100_REJECT 96u
 #define D100F_ATTACK_SIDES 1000000u
@@ -118,7 +119,10 @@ typedef struct {
     uint64_t ended_bits[D100F_ENDED_WORDS];
     int32_t first[D100F_LANES];
     int32_t pos[D100F_LANES], end[D100F_LANES];
-    int32_t counts[D100F_COUNTS][D100F_LANES];
+    /* Count 2 j in the low 16 bits of row j, count 2 j + 1 in the high: half the rows to add to at
+     * each resolution. A resolution adds at most 2 to a count, a pass at most 2 D100F_MAX, so the
+     * caller takes them (d100f_take_counts) at least every D100F_COUNT_PASSES passes. */
+    uint32_t counts[D100F_COUNTS / 2][D100F_LANES];
     uint64_t index[D100F_LANES], retries[D100F_LANES];
     uint32_t next_block[D100F_LANES];
     uint32_t words[D100F_LANES][D100F_CAP];
@@ -523,9 +527,9 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         s->cover[i] = cover;
         s->dual[i] = dual;
         s->pos[i] += attack + plan.flee_roll + 2 * plan.contested;
-#pragma GCC unroll 8
-        for (int j = 0; j < D100F_COUNTS; j++)
-            s->counts[j][i] += counts[j];
+#pragma GCC unroll 4
+        for (int j = 0; j < D100F_COUNTS / 2; j++)
+            s->counts[j][i] += (uint32_t)counts[2 * j] | (uint32_t)counts[2 * j + 1] << 16;
     }
     /* A contested disengage changed nothing else in its lane (its two d100s are the words just
      * before the new position): a win releases the pair now. */
@@ -586,9 +590,10 @@ COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, con
 
 /* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
 static void d100f_take_counts(D100FightLanes *s, int64_t *counts) {
-    for (int j = 0; j < D100F_COUNTS; j++)
+    for (int j = 0; j < D100F_COUNTS / 2; j++)
         for (int i = 0; i < D100F_LANES; i++) {
-            counts[j] += s->counts[j][i];
+            counts[2 * j] += s->counts[j][i] & 0xFFFFu;
+            counts[2 * j + 1] += s->counts[j][i] >> 16;
             s->counts[j][i] = 0;
         }
 }
