@@ -7,17 +7,17 @@
  * every dice-decided branch a mask or a select, which GCC vectorises (target clones: clones.h).
  *
  * A lane is the scalar kernel's state spread out: the yes/no states are bits of per-lane masks,
- * the wound counters bit planes (deadly flesh 0..2 in two planes, serious 0..1 in one: an
- * escalation leaves no more), the engaged partners 4-bit fields, so that "combatant t's value"
+ * the wound counters bit fields (deadly flesh 0..2 in two bits a combatant, serious 0..1 in one:
+ * an escalation leaves no more), the engaged partners 4-bit fields, so that "combatant t's value"
  * for a t that differs by lane is a shift, and an update a masked insert (stores to computed
  * addresses do not vectorise). What a resolution needs of another combatant's declaration is in
  * masks too (who pressed, who disengaged, who was engaged while declaring); c's own declared
  * action and target, and its failed flees, are int32 rows per combatant.
  *
  * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
- * ahead (philox_item_blocks, 16 blocks at a time: on AVX-512 philox_item_blocks_avx512, whose
- * vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an attack) and a position; a die is a gather of the word at
- * the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
+ * ahead (16 blocks at a time: philox_item_blocks, or on AVX-512 philox_item_blocks_avx512, whose
+ * vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an attack) and a position; a die is
+ * a gather of the word at the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
  * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
  * word_tally.h). Lemire rejects a word only when its low product is below a threshold: each step
  * that gathers the lanes' next words also asks whether any of them is one that a d100 or the
@@ -25,9 +25,9 @@
  * the word is for and replaces a rejected one by the item's next accepted retry word, exactly as
  * the stream does (d100f_accept), before the step rolls it.
  *
- * The caller (the Cython kernel) starts each fight with the scalar kernel's _begin (ambush
- * contests included) and hands its stream's words to a lane (d100f_lane_load), and records each
- * ended fight.
+ * The caller (the Cython kernel) starts each fight in a lane (d100f_lane_load): after the scalar
+ * kernel's _begin when there is an ambush (its contests roll the stream's first words, which the
+ * lane takes over), else directly; and records each ended fight (ended_bits).
  */
 #ifndef COMBATSIM_D100_FIGHT_LANES_H
 #define COMBATSIM_D100_FIGHT_LANES_H
@@ -188,7 +188,7 @@ static inline int d100f_gather_path(void) {
 
 /* Whether the lanes pay on this CPU: their loops in AVX2 or AVX-512. The portable clone (SSE2, no
  * gathers) ran the bench fight at 128 ns an attack against the scalar kernel's 40; the AVX2 one
- * at 26, the AVX-512 one at 22. */
+ * at 26, the AVX-512 one at 22 (when the lanes were first built). */
 static inline int d100f_lanes_pay(void) {
 #ifdef D100F_GATHER_PATHS
     return d100f_gather_path() >= 1;
