@@ -928,7 +928,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                                                                          &lane_table):
         lane_buffer = np.zeros(sizeof(D100FightLanes) + 64, dtype=np.uint8)
         lane_state = <D100FightLanes*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
-        with nogil:  # lanes[0] starts each fight (_begin) before a vector lane takes it
+        with nogil:  # with an ambush, lanes[0] starts each fight (_begin) before a vector lane takes it
             _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
                              ambusher_count, local, counts, winner_out, rounds_out)
         for j in range(FIGHT_COUNTS):
