@@ -159,20 +159,28 @@ def ahead_start(state, k0, k1, index):
 
 
 @njit(inline="always")
-def _draw_ahead(state):
-    """The item's next AHEAD_BLOCKS blocks of words. Their chains are independent, so LLVM runs them
-    side by side in vectors where one block at a time waits on each round's multiply. Inlined: as
-    a call it measured slower in the TSS and d100 fights (TSS 16 blocks 1782 -> 1968 ns a fight)."""
-    # The key and counter in locals: the words go to the same array, so LLVM could not keep
-    # them in registers (and vectorise the blocks) while storing.
-    lo, hi, k0, k1 = state[_LO], state[_HI], state[_K0], state[_K1]
-    first = state[_USED] >> np.uint64(2)
-    for j in range(AHEAD_BLOCKS):
+def item_blocks(out, at, lo, hi, k0, k1, first, blocks):
+    """Blocks first..first+blocks-1 of item (lo, hi)'s stream (domain 0) under key (k0, k1), their
+    words in order into out[at:] (uint32 or uint64). The blocks'
+    chains are independent, so LLVM runs them side by side in vectors where one block at a time
+    waits on each round's multiply. Inlined: as a call it measured slower in the TSS and d100
+    fights (TSS 16 blocks 1782 -> 1968 ns a fight). The key and counter come as values, not read
+    from ``out``: read from the array the words go to, LLVM could not keep them in registers (and
+    vectorise the blocks) while storing."""
+    for j in range(blocks):
         w0, w1, w2, w3 = philox4x32(lo, hi, first + np.uint64(j), DOMAIN_ITEM, k0, k1)
-        state[_AHEAD + 4 * j] = w0
-        state[_AHEAD + 4 * j + 1] = w1
-        state[_AHEAD + 4 * j + 2] = w2
-        state[_AHEAD + 4 * j + 3] = w3
+        slot = np.uint64(at) + np.uint64(4 * j)
+        out[slot] = w0
+        out[slot + np.uint64(1)] = w1
+        out[slot + np.uint64(2)] = w2
+        out[slot + np.uint64(3)] = w3
+
+
+@njit(inline="always")
+def _draw_ahead(state):
+    """The item's next AHEAD_BLOCKS blocks of words."""
+    item_blocks(state, _AHEAD, state[_LO], state[_HI], state[_K0], state[_K1], state[_USED] >> np.uint64(2),
+                AHEAD_BLOCKS)
     state[_DRAWN] = state[_USED] + np.uint64(AHEAD_WORDS)
 
 

@@ -23,7 +23,7 @@ scatter; what it needs of another combatant's declaration is in masks too (who p
 disengages, who was in the fight and engaged when declaring: see _resolve).
 
 Memory: the rows (per-lane values, the partners, per-combatant values, the words, the per-call
-constants) are five arrays on the stack (kernels/rl/tss_lanes_nb.py ``_on_stack``). Distinct
+constants) are five arrays on the stack (kernels/_numba.py ``on_stack``). Distinct
 stack arrays cannot alias, so LLVM vectorises a loop that gathers from one and stores to
 another; a loop that gathered from the array it stores to would stay scalar, which is why a
 resolution is a loop that picks the dice (and gathers the word) and a loop that computes.
@@ -32,8 +32,6 @@ resolution is a loop that picks the dice (and gathers the word) and a loop that 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba.core import types
 
 from combatsim.d100.layout import (
     ACTION_ATTACK,
@@ -71,10 +69,9 @@ from combatsim.d100.layout import (
     F_SURPRISED,
 )
 
-from .._numba import intrinsic_or, lowest_set_bit, njit
+from .._numba import lane_at, lowest_set_bit, njit, on_stack, shl32, shr32
 from ..rl.d100_lanes_nb import _bit, _pick, _roll
-from ..rl.tss_lanes_nb import _on_stack
-from ..rng_nb import DOMAIN_ITEM, DOMAIN_RETRY, MASK32, SHIFT32, block, philox4x32, pick, seed_key
+from ..rng_nb import DOMAIN_RETRY, MASK32, SHIFT32, block, item_blocks, pick, seed_key
 from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins
 
 LANES = LOCKSTEP_LANES
@@ -162,50 +159,8 @@ _ATTACKING = np.int32(ATTACKING)
 
 
 @njit(inline="always")
-def _at(row, i):
-    """Row offset plus lane as an unsigned index: no negative-index wraparound test in the loops."""
-    return np.uint64(row) + np.uint64(i)
-
-
-def _shift_python(left):
-    def shift(x, n):
-        value = int(x) & 0xFFFFFFFF
-        value = (value << (int(n) & 31) if left else value >> (int(n) & 31)) & 0xFFFFFFFF
-        return np.int32(value - (1 << 32) if value >> 31 else value)
-
-    return shift
-
-
-def _shift(typingctx, x, n, left):
-    """An int32 shift by n mod 32 as one 32-bit LLVM shift: Numba's own shifts work in int64,
-    which LLVM does not narrow for a shift by a variable (a loop over lanes with one runs eight
-    lanes to a vector, and converts)."""
-    if not (isinstance(x, types.Integer) and isinstance(n, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], x, types.int32)
-        amount = builder.and_(context.cast(builder, args[1], n, types.int32), ir.Constant(ir.IntType(32), 31))
-        return builder.shl(value, amount) if left else builder.lshr(value, amount)
-
-    return types.int32(x, n), codegen
-
-
-@intrinsic_or(_shift_python(True))
-def _shl(typingctx, x, n):
-    """x << (n mod 32) in int32."""
-    return _shift(typingctx, x, n, True)
-
-
-@intrinsic_or(_shift_python(False))
-def _shr(typingctx, x, n):
-    """Logical x >> (n mod 32) in int32."""
-    return _shift(typingctx, x, n, False)
-
-
-@njit(inline="always")
 def _has(bits, c):
-    return np.int32(_shr(bits, c) & _ONE)
+    return np.int32(shr32(bits, c) & _ONE)
 
 
 @njit(inline="always")
@@ -232,27 +187,18 @@ def _attack_digits(word):
 # ---- per-lane scalar work: words, retries, a fight's start -------------------------------------
 @njit(inline="always")
 def _draw(ring, s, i, index, k0, k1):
-    """DRAW_BLOCKS more blocks of the lane's item into its ring (rng_nb._draw_ahead's loop, into
-    the ring's slots: the words drawn are a multiple of 4 DRAW_BLOCKS, so they never wrap)."""
-    drawn = s[_at(DRAWN, i)]
-    lo = np.uint64(index) & MASK32
-    hi = np.uint64(index) >> SHIFT32
-    first = np.uint64(drawn >> 2)
-    base = np.uint64(i) * np.uint64(RING) + np.uint64(drawn & (RING - 1))
-    for j in range(DRAW_BLOCKS):
-        w0, w1, w2, w3 = philox4x32(lo, hi, first + np.uint64(j), DOMAIN_ITEM, k0, k1)
-        at = base + np.uint64(4 * j)
-        ring[at] = np.int32(np.uint32(w0))
-        ring[at + np.uint64(1)] = np.int32(np.uint32(w1))
-        ring[at + np.uint64(2)] = np.int32(np.uint32(w2))
-        ring[at + np.uint64(3)] = np.int32(np.uint32(w3))
-    s[_at(DRAWN, i)] = np.int32(drawn + 4 * DRAW_BLOCKS)
+    """DRAW_BLOCKS more blocks of the lane's item into its ring's slots (the words drawn are a
+    multiple of 4 DRAW_BLOCKS, so they never wrap)."""
+    drawn = s[lane_at(DRAWN, i)]
+    item_blocks(ring.view(np.uint32), np.uint64(i) * np.uint64(RING) + np.uint64(drawn & (RING - 1)), np.uint64(index) & MASK32,
+                np.uint64(index) >> SHIFT32, k0, k1, np.uint64(drawn >> 2), DRAW_BLOCKS)
+    s[lane_at(DRAWN, i)] = np.int32(drawn + 4 * DRAW_BLOCKS)
 
 
 @njit(inline="always")
 def _ensure(ring, s, i, index, k0, k1, need):
     """At least ``need`` words drawn and not yet read in lane i's ring."""
-    while s[_at(DRAWN, i)] - s[_at(POS, i)] < need:
+    while s[lane_at(DRAWN, i)] - s[lane_at(POS, i)] < need:
         _draw(ring, s, i, index, k0, k1)
 
 
@@ -265,7 +211,7 @@ def _slot(i, position):
 
 @njit(inline="always")
 def _word(ring, s, i, offset):
-    return ring[np.uint64(i) * np.uint64(RING) + np.uint64((s[_at(POS, i)] + offset) & (RING - 1))]
+    return ring[np.uint64(i) * np.uint64(RING) + np.uint64((s[lane_at(POS, i)] + offset) & (RING - 1))]
 
 
 @njit(inline="always")
@@ -297,17 +243,17 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
     retries[i] = 0
     for row in (COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS, POS,
                 DRAWN):
-        s[_at(row, i)] = 0
-    s[_at(ACTIVE, i)] = all_in
-    s[_at(RUN, i)] = 1
-    s[_at(FIGHT, i)] = 1
-    s[_at(WINNER, i)] = -1
-    s[_at(ROUND, i)] = 1
-    s[_at(PASS, i)] = 1
-    s[_at(FIRST, i)] = 1
-    n[_at(PART, i)] = 0
+        s[lane_at(row, i)] = 0
+    s[lane_at(ACTIVE, i)] = all_in
+    s[lane_at(RUN, i)] = 1
+    s[lane_at(FIGHT, i)] = 1
+    s[lane_at(WINNER, i)] = -1
+    s[lane_at(ROUND, i)] = 1
+    s[lane_at(PASS, i)] = 1
+    s[lane_at(FIRST, i)] = 1
+    n[lane_at(PART, i)] = 0
     for c in range(m):
-        cs[_at(CS_FAILED + c * LANES, i)] = 0
+        cs[lane_at(CS_FAILED + c * LANES, i)] = 0
     _ensure(ring, s, i, index, k0, k1, 2 * m)
     if ambush_side >= 0:
         rank = 0
@@ -317,11 +263,11 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
             a = ambushers[rank % ambusher_count]
             rank += 1
             attacker_roll = _d100(ring, s, i, 0, lane_index, retries, k0, k1)
-            s[_at(POS, i)] += 1
+            s[lane_at(POS, i)] += 1
             defender_roll = _d100(ring, s, i, 0, lane_index, retries, k0, k1)
-            s[_at(POS, i)] += 1
+            s[lane_at(POS, i)] += 1
             if _first_wins(attacker_roll, table, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                s[_at(SURPRISED, i)] |= np.int32(1 << d)
+                s[lane_at(SURPRISED, i)] |= np.int32(1 << d)
                 counts[F_SURPRISED] += 1
 
 
@@ -347,12 +293,12 @@ def _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, opponents):
     crow = c * LANES
     any_bad = _ZERO
     for i in range(LANES):
-        on = np.int32(s[_at(RUN, i)] & _has(s[_at(ACTIVE, i)], c32)
-                      & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
-        word = ring[_slot(i, s[_at(POS, i)])]
+        on = np.int32(s[lane_at(RUN, i)] & _has(s[lane_at(ACTIVE, i)], c32)
+                      & ~(s[lane_at(FIRST, i)] & _has(s[lane_at(SURPRISED, i)], c32)))
+        word = ring[_slot(i, s[lane_at(POS, i)])]
         bad = np.int32(on & _rejected_d100(word))
-        s[_at(W1, i)] = word
-        s[_at(BAD, i)] = bad
+        s[lane_at(W1, i)] = word
+        s[lane_at(BAD, i)] = bad
         any_bad |= bad
     if any_bad:
         for i in range(LANES):
@@ -363,25 +309,25 @@ def _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, opponents):
                                       k[kb + 7])
     toggles = k[c * KW + K_DUAL_ALLOWED]
     for i in range(LANES):
-        active = s[_at(ACTIVE, i)]
-        on = np.int32(s[_at(RUN, i)] & _has(active, c32) & ~(s[_at(FIRST, i)] & _has(s[_at(SURPRISED, i)], c32)))
-        roll = _roll(s[_at(W1, i)])
+        active = s[lane_at(ACTIVE, i)]
+        on = np.int32(s[lane_at(RUN, i)] & _has(active, c32) & ~(s[lane_at(FIRST, i)] & _has(s[lane_at(SURPRISED, i)], c32)))
+        roll = _roll(s[lane_at(W1, i)])
         # layout.POLICY_ACTIONS is ATTACK..TAKE_COVER in order; the bounds do not decrease (fits).
         action = np.int32(_ATTACK + _bit(roll > b0) + _bit(roll > b1) + _bit(roll > b2) + _bit(roll > b3)
                           + _bit(roll > b4) + _bit(roll > b5) + _bit(roll > b6) + _bit(roll > b7))
-        engaged = _has(s[_at(ENGAGED, i)], c32)
+        engaged = _has(s[lane_at(ENGAGED, i)], c32)
         action = _pick(action, _DISENGAGE, engaged & _bit(action == _FLEE))
         action = _pick(action, _ATTACK, (engaged ^ _ONE) & _bit(action == _DISENGAGE))
-        action = _pick(action, _TOGGLE, toggles & (_has(s[_at(DUAL, i)], c32) ^ _ONE))
+        action = _pick(action, _TOGGLE, toggles & (_has(s[lane_at(DUAL, i)], c32) ^ _ONE))
         action = _pick(_NONE, action, on)
-        target = _pick(_lowest(active & opponents), _nibble(n[_at(PART, i)], c32), engaged)
-        cs[_at(CS_ACTION + crow, i)] = action
-        cs[_at(CS_TARGET + crow, i)] = target
-        s[_at(TARGETED, i)] |= _shl(_has(_ATTACKING, action), target)
-        s[_at(DEFENDING, i)] |= np.int32(-_bit(action == _DEFEND) & bit_c)
-        s[_at(PRESSERS, i)] |= np.int32(-_bit(action == _PRESS) & bit_c)
-        s[_at(DISENGAGERS, i)] |= np.int32(-_bit(action == _DISENGAGE) & bit_c)
-        s[_at(POS, i)] += on
+        target = _pick(_lowest(active & opponents), _nibble(n[lane_at(PART, i)], c32), engaged)
+        cs[lane_at(CS_ACTION + crow, i)] = action
+        cs[lane_at(CS_TARGET + crow, i)] = target
+        s[lane_at(TARGETED, i)] |= shl32(_has(_ATTACKING, action), target)
+        s[lane_at(DEFENDING, i)] |= np.int32(-_bit(action == _DEFEND) & bit_c)
+        s[lane_at(PRESSERS, i)] |= np.int32(-_bit(action == _PRESS) & bit_c)
+        s[lane_at(DISENGAGERS, i)] |= np.int32(-_bit(action == _DISENGAGE) & bit_c)
+        s[lane_at(POS, i)] += on
 
 
 @njit(inline="always")
@@ -397,7 +343,7 @@ def _steps(steps, v0, v1, v2, v3, v4):
 def _release(engaged, partners, x, on):
     """The ENGAGED bits that releasing x (where ``on``) clears: x's and its partner's."""
     mine = _has(engaged, x)
-    return np.int32(-on & (_shl(_ONE, x) | ((-mine) & _shl(_ONE, _nibble(partners, x)))))
+    return np.int32(-on & (shl32(_ONE, x) | ((-mine) & shl32(_ONE, _nibble(partners, x)))))
 
 
 @njit(inline="always")
@@ -413,17 +359,17 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     # Which dice: the word, and the lanes whose word is rejected or whose disengage is contested.
     special = _ZERO
     for i in range(LANES):
-        active = s[_at(ACTIVE, i)]
-        run = np.int32(s[_at(RUN, i)] & _has(active, c32))
-        action = cs[_at(CS_ACTION + crow, i)]
-        declared = cs[_at(CS_TARGET + crow, i)]
-        engaged = _has(s[_at(ENGAGED, i)], c32)
-        partner = _nibble(n[_at(PART, i)], c32)
-        declared_engaged = s[_at(DECLARED_ENGAGED, i)]
+        active = s[lane_at(ACTIVE, i)]
+        run = np.int32(s[lane_at(RUN, i)] & _has(active, c32))
+        action = cs[lane_at(CS_ACTION + crow, i)]
+        declared = cs[lane_at(CS_TARGET + crow, i)]
+        engaged = _has(s[lane_at(ENGAGED, i)], c32)
+        partner = _nibble(n[lane_at(PART, i)], c32)
+        declared_engaged = s[lane_at(DECLARED_ENGAGED, i)]
         # A press is spent blocking its target's disengage (rolled at the disengager's turn). A
         # disengager targets its partner when declaring; c's press targets that partner only if
         # c too was engaged when declaring (then to it), else the first opponent in the fight.
-        blocked = np.int32(_bit(action == _PRESS) & _has(s[_at(DISENGAGERS, i)], declared)
+        blocked = np.int32(_bit(action == _PRESS) & _has(s[lane_at(DISENGAGERS, i)], declared)
                            & _has(declared_engaged, c32))
         attack = np.int32(run & _has(_ATTACKING, action) & (blocked ^ _ONE))
         target = _pick(_lowest(active & opponents), declared, _has(active, declared))
@@ -431,17 +377,17 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         # The partner's press targets c when the partner was engaged to c when declaring (c's
         # declared target, its partner then), or was not engaged and c was the first of c's side
         # in the fight then.
-        on_c = _pick(_bit(_lowest(s[_at(DECLARED_ACTIVE, i)] & own) == c32), _bit(declared == partner),
+        on_c = _pick(_bit(_lowest(s[lane_at(DECLARED_ACTIVE, i)] & own) == c32), _bit(declared == partner),
                      _has(declared_engaged, partner))
-        contested = np.int32(disengages & _has(active, partner) & _has(s[_at(PRESSERS, i)], partner) & on_c)
+        contested = np.int32(disengages & _has(active, partner) & _has(s[lane_at(PRESSERS, i)], partner) & on_c)
         flees = np.int32(run & _bit(action == _FLEE) & (engaged ^ _ONE))
-        targeted = np.int32(flees & _has(s[_at(TARGETED, i)], c32))
-        word = ring[_slot(i, s[_at(POS, i)])]
+        targeted = np.int32(flees & _has(s[lane_at(TARGETED, i)], c32))
+        word = ring[_slot(i, s[lane_at(POS, i)])]
         bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
-        s[_at(W1, i)] = word
-        s[_at(TGT, i)] = target
+        s[lane_at(W1, i)] = word
+        s[lane_at(TGT, i)] = target
         # The step's flags as bits of one row (one store and one load, not six).
-        s[_at(MODE, i)] = np.int32(attack | (contested << _ONE) | (disengages << _TWO) | (flees << _THREE)
+        s[lane_at(MODE, i)] = np.int32(attack | (contested << _ONE) | (disengages << _TWO) | (flees << _THREE)
                                    | (targeted << _FOUR) | (bad << _FIVE))
         special |= bad
     if special:
@@ -471,28 +417,28 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
     d100, d101, d110, d111, d120, d121 = (k[damage + 6], k[damage + 7], k[damage + 8], k[damage + 9], k[damage + 10],
                                           k[damage + 11])
     for i in range(LANES):
-        active = s[_at(ACTIVE, i)]
-        run = np.int32(s[_at(RUN, i)] & _has(active, c32))
-        action = cs[_at(CS_ACTION + crow, i)]
-        partners = n[_at(PART, i)]
-        engaged = s[_at(ENGAGED, i)]
-        mode = s[_at(MODE, i)]
+        active = s[lane_at(ACTIVE, i)]
+        run = np.int32(s[lane_at(RUN, i)] & _has(active, c32))
+        action = cs[lane_at(CS_ACTION + crow, i)]
+        partners = n[lane_at(PART, i)]
+        engaged = s[lane_at(ENGAGED, i)]
+        mode = s[lane_at(MODE, i)]
         attack = np.int32(mode & _ONE)
         contested = np.int32((mode >> _ONE) & _ONE)
-        target = s[_at(TGT, i)]
-        word = s[_at(W1, i)]
-        cover = s[_at(COVER, i)]
-        dual = _has(s[_at(DUAL, i)], c32)
+        target = s[lane_at(TGT, i)]
+        word = s[lane_at(W1, i)]
+        cover = s[lane_at(COVER, i)]
+        dual = _has(s[lane_at(DUAL, i)], c32)
         # Attack, quick attack, charge or press; a charge leaves the charger's cover.
         charge = np.int32(attack & _bit(action == _CHARGE))
         cover &= ~np.int32(-charge & bit_c)
         quick = np.int32(_bit(action == _QUICK) | charge)
         target_cover = np.int32(_has(cover, target) & ranged)
-        steps = np.int32(quick + dual + target_cover + _has(s[_at(DEFENDING, i)], target))
+        steps = np.int32(quick + dual + target_cover + _has(s[lane_at(DEFENDING, i)], target))
         roll, damage, damage2, _ = _attack_digits(word)
         bars = _steps(steps, s0, s1, s2, s3, s4)
         hit = np.int32(attack & _bit(roll < (bars & _BYTE)))
-        critical = _bit(roll < _shr(bars, _EIGHT))
+        critical = _bit(roll < shr32(bars, _EIGHT))
         armour = np.int32(_has(armour1, target) + _has(armour2, target) * _TWO)
         # The bars by (cover, armour, dual): selects (a gather measured slower).
         by_armour = _bit(armour == _ONE)
@@ -503,22 +449,22 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         bars3 = _pick(_pick(d101, d111, by_armour), d121, by_armour2)
         bars = _pick(_pick(bars0, bars1, dual), _pick(bars2, bars3, dual), target_cover)
         lethal1 = np.int32(hit & _bit(damage < (bars & _BYTE)))
-        serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < (_shr(bars, _EIGHT) & _BYTE)))
+        serious1 = np.int32(hit & (lethal1 ^ _ONE) & _bit(damage < (shr32(bars, _EIGHT) & _BYTE)))
         flesh1 = np.int32(hit & (lethal1 ^ _ONE) & (serious1 ^ _ONE))
         second = np.int32(hit & dual)
-        lethal2 = np.int32(second & _bit(damage2 < (_shr(bars, _SIXTEEN) & _BYTE)))
-        serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < _shr(bars, _TWENTY_FOUR)))
+        lethal2 = np.int32(second & _bit(damage2 < (shr32(bars, _SIXTEEN) & _BYTE)))
+        serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < shr32(bars, _TWENTY_FOUR)))
         flesh2 = np.int32(second & (lethal2 ^ _ONE) & (serious2 ^ _ONE))
         # Escalation, weapon by weapon: three deadly flesh -> serious, two serious -> lethal (so a
         # combatant in the fight holds at most two deadly flesh wounds and one serious).
-        fleshes = s[_at(FLESH, i)]
+        fleshes = s[lane_at(FLESH, i)]
         shift2 = np.int32((target & _INDEX) * _TWO)
         # Counts 0..3 and 0..3 here, so "three" and "two" are constant shifts, not compares (whose
         # 0/1 results LLVM had widened to int64: 16.3 -> 15.7 ns an attack).
-        flesh = np.int32((_shr(fleshes, shift2) & _THREE) + (flesh1 & deadly0))
+        flesh = np.int32((shr32(fleshes, shift2) & _THREE) + (flesh1 & deadly0))
         to_serious1 = np.int32((flesh + _ONE) >> _TWO)
         flesh = np.int32(flesh & ~np.int32(-to_serious1))
-        serious = np.int32(_has(s[_at(SERIOUS, i)], target) + serious1 + to_serious1)
+        serious = np.int32(_has(s[lane_at(SERIOUS, i)], target) + serious1 + to_serious1)
         to_lethal1 = np.int32(serious >> _ONE)
         serious = np.int32(serious & _ONE)
         flesh = np.int32(flesh + (flesh2 & deadly1))
@@ -528,47 +474,48 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         to_lethal2 = np.int32(serious >> _ONE)
         serious = np.int32(serious & _ONE)
         out = np.int32(lethal1 | to_lethal1 | lethal2 | to_lethal2)
-        target_bit = _shl(_ONE, target)
-        s[_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & _shl(_THREE, shift2))) | _shl(-hit & flesh, shift2))
-        s[_at(SERIOUS, i)] = np.int32((s[_at(SERIOUS, i)] & ~np.int32(-hit & target_bit)) | (-(hit & serious) & target_bit))
-        s[_at(N_ATTACKS, i)] += attack
-        s[_at(N_LETHAL, i)] += np.int32(lethal1 + lethal2)
-        s[_at(N_INSTANT, i)] += np.int32((lethal1 + lethal2) & -critical)
-        s[_at(N_SERIOUS, i)] += np.int32(serious1 + serious2)
-        s[_at(N_FLESH, i)] += np.int32(flesh1 + flesh2)
-        s[_at(N_ESC_SERIOUS, i)] += np.int32(to_serious1 + to_serious2)
-        s[_at(N_ESC_LETHAL, i)] += np.int32(to_lethal1 + to_lethal2)
+        target_bit = shl32(_ONE, target)
+        s[lane_at(FLESH, i)] = np.int32((fleshes & ~np.int32(-hit & shl32(_THREE, shift2))) | shl32(-hit & flesh, shift2))
+        s[lane_at(SERIOUS, i)] = np.int32((s[lane_at(SERIOUS, i)] & ~np.int32(-hit & target_bit))
+                                          | (-(hit & serious) & target_bit))
+        s[lane_at(N_ATTACKS, i)] += attack
+        s[lane_at(N_LETHAL, i)] += np.int32(lethal1 + lethal2)
+        s[lane_at(N_INSTANT, i)] += np.int32((lethal1 + lethal2) & -critical)
+        s[lane_at(N_SERIOUS, i)] += np.int32(serious1 + serious2)
+        s[lane_at(N_FLESH, i)] += np.int32(flesh1 + flesh2)
+        s[lane_at(N_ESC_SERIOUS, i)] += np.int32(to_serious1 + to_serious2)
+        s[lane_at(N_ESC_LETHAL, i)] += np.int32(to_lethal1 + to_lethal2)
         active &= ~np.int32(-out & target_bit)
         # Engagements are pairwise: a pair already engaged stays as it is.
         engage = np.int32(attack & (out ^ _ONE) & (charge | melee)
                           & ((_has(engaged, c32) & _bit(_nibble(partners, c32) == target)) ^ _ONE))
         ended_attack = np.int32(out & _bit((active & opponents) == 0))
         # Disengage: released unless a press on it won the contest.
-        released = np.int32((mode >> _TWO) & ((contested ^ _ONE) | s[_at(WINS, i)]))
+        released = np.int32((mode >> _TWO) & ((contested ^ _ONE) | s[lane_at(WINS, i)]))
         # Flee: a targeted combatant rolls against its escalating target; failing, it takes cover.
         flees = np.int32((mode >> _THREE) & _ONE)
         targeted = np.int32((mode >> _FOUR) & _ONE)
-        failed = cs[_at(CS_FAILED + crow, i)]
+        failed = cs[lane_at(CS_FAILED + crow, i)]
         flee_target = np.int32(min(np.int32(flee_base + np.int32(20) * failed), np.int32(95)))
         fails = np.int32(targeted & _bit(_roll(word) > flee_target))
-        cs[_at(CS_FAILED + crow, i)] = np.int32(failed + fails)
+        cs[lane_at(CS_FAILED + crow, i)] = np.int32(failed + fails)
         fled = np.int32(flees & (fails ^ _ONE))
         active &= ~np.int32(-fled & bit_c)
         ended_flee = np.int32(fled & _bit((active & own) == 0))
-        s[_at(N_FLEE, i)] += fled
+        s[lane_at(N_FLEE, i)] += fled
         cover |= np.int32(-(fails | (run & _bit(action == _TAKE_COVER))) & bit_c)
-        s[_at(DUAL, i)] |= np.int32(-(run & _bit(action == _TOGGLE)) & bit_c)
-        s[_at(COVER, i)] = cover
-        s[_at(ACTIVE, i)] = active
-        s[_at(POS, i)] += np.int32(attack + contested * _TWO + targeted)
-        s[_at(WINNER, i)] = _pick(_pick(s[_at(WINNER, i)], np.int32(1 - side), ended_flee), side, ended_attack)
-        s[_at(RUN, i)] &= ~np.int32(ended_attack | ended_flee)
+        s[lane_at(DUAL, i)] |= np.int32(-(run & _bit(action == _TOGGLE)) & bit_c)
+        s[lane_at(COVER, i)] = cover
+        s[lane_at(ACTIVE, i)] = active
+        s[lane_at(POS, i)] += np.int32(attack + contested * _TWO + targeted)
+        s[lane_at(WINNER, i)] = _pick(_pick(s[lane_at(WINNER, i)], np.int32(1 - side), ended_flee), side, ended_attack)
+        s[lane_at(RUN, i)] &= ~np.int32(ended_attack | ended_flee)
         # Releases (c disengaged, fled or engages; the target is out or engages), then the new pair.
         engaged &= ~np.int32(_release(engaged, partners, c32, np.int32(released | fled | engage))
                              | _release(engaged, partners, target, np.int32(out | engage)))
-        s[_at(ENGAGED, i)] = np.int32(engaged | (-engage & (bit_c | target_bit)))
+        s[lane_at(ENGAGED, i)] = np.int32(engaged | (-engage & (bit_c | target_bit)))
         paired = _with_nibble(_with_nibble(partners, c32, target), target, c32)
-        n[_at(PART, i)] = partners ^ ((partners ^ paired) & -np.int64(engage))
+        n[lane_at(PART, i)] = partners ^ ((partners ^ paired) & -np.int64(engage))
 
 
 @njit(inline="always")
@@ -579,20 +526,20 @@ def _next_pass(s, passes, max_rounds):
     passes32 = np.int32(passes)
     max_rounds32 = np.int32(max_rounds)
     for i in range(LANES):
-        fight = s[_at(FIGHT, i)]
-        pass_number = s[_at(PASS, i)]
-        round_number = s[_at(ROUND, i)]
+        fight = s[lane_at(FIGHT, i)]
+        pass_number = s[lane_at(PASS, i)]
+        round_number = s[lane_at(ROUND, i)]
         last_pass = _bit(pass_number == passes32)
-        over = np.int32(fight & (_bit(s[_at(WINNER, i)] >= 0) | (last_pass & _bit(round_number == max_rounds32))))
+        over = np.int32(fight & (_bit(s[lane_at(WINNER, i)] >= 0) | (last_pass & _bit(round_number == max_rounds32))))
         new_round = np.int32(last_pass & (over ^ _ONE))
-        s[_at(PASS, i)] = _pick(np.int32(pass_number + _ONE), _ONE, last_pass)
-        s[_at(ROUND, i)] = np.int32(round_number + new_round)
-        s[_at(TARGETED, i)] &= np.int32(new_round - _ONE)
-        s[_at(DEFENDING, i)] = 0
-        s[_at(PRESSERS, i)] = 0
-        s[_at(DISENGAGERS, i)] = 0
-        s[_at(FIRST, i)] = 0
-        s[_at(RUN, i)] = np.int32(fight & (over ^ _ONE))
+        s[lane_at(PASS, i)] = _pick(np.int32(pass_number + _ONE), _ONE, last_pass)
+        s[lane_at(ROUND, i)] = np.int32(round_number + new_round)
+        s[lane_at(TARGETED, i)] &= np.int32(new_round - _ONE)
+        s[lane_at(DEFENDING, i)] = 0
+        s[lane_at(PRESSERS, i)] = 0
+        s[lane_at(DISENGAGERS, i)] = 0
+        s[lane_at(FIRST, i)] = 0
+        s[lane_at(RUN, i)] = np.int32(fight & (over ^ _ONE))
         done |= np.uint64(over) << np.uint64(i)
     return done
 
@@ -602,8 +549,8 @@ def _flush(s, counts):
     for row, field in COUNT_ROWS:
         total = 0
         for i in range(LANES):
-            total += s[_at(row, i)]
-            s[_at(row, i)] = 0
+            total += s[lane_at(row, i)]
+            s[lane_at(row, i)] = 0
         counts[field] += total
 
 
@@ -664,11 +611,11 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
               lane_index, lane_fight, retries, ambushers):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
-    s = _on_stack(1, S_CELLS, np.int32)[0]
-    n = _on_stack(1, N_CELLS, np.int64)[0]
-    cs = _on_stack(1, CS_CELLS, np.int32)[0]
-    ring = _on_stack(1, RING_CELLS, np.int32)[0]
-    k = _on_stack(1, K_CELLS, np.int32)[0]
+    s = on_stack(1, S_CELLS, np.int32)[0]
+    n = on_stack(1, N_CELLS, np.int64)[0]
+    cs = on_stack(1, CS_CELLS, np.int32)[0]
+    ring = on_stack(1, RING_CELLS, np.int32)[0]
+    k = on_stack(1, K_CELLS, np.int32)[0]
     for j in range(S_CELLS):
         s[j] = 0
     for j in range(N_CELLS):
@@ -731,9 +678,9 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         # Lanes short of words for a pass draw more (scalar, one lane in several passes).
         short = np.uint64(0)
         for i in range(LANES):
-            s[_at(DECLARED_ACTIVE, i)] = s[_at(ACTIVE, i)]
-            s[_at(DECLARED_ENGAGED, i)] = s[_at(ENGAGED, i)]
-            short |= np.uint64(s[_at(RUN, i)] & _bit(s[_at(DRAWN, i)] - s[_at(POS, i)] < need)) << np.uint64(i)
+            s[lane_at(DECLARED_ACTIVE, i)] = s[lane_at(ACTIVE, i)]
+            s[lane_at(DECLARED_ENGAGED, i)] = s[lane_at(ENGAGED, i)]
+            short |= np.uint64(s[lane_at(RUN, i)] & _bit(s[lane_at(DRAWN, i)] - s[lane_at(POS, i)] < need)) << np.uint64(i)
         while short:
             i = lowest_set_bit(short)
             short &= short - np.uint64(1)
@@ -746,15 +693,15 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         while done:
             i = lowest_set_bit(done)
             done &= done - np.uint64(1)
-            _finish(lane_fight[i], s[_at(WINNER, i)], s[_at(ROUND, i)], counts, winner_out, rounds_out)
+            _finish(lane_fight[i], s[lane_at(WINNER, i)], s[lane_at(ROUND, i)], counts, winner_out, rounds_out)
             if next_fight < count:
                 lane_fight[i] = next_fight
                 _begin(ring, s, n, cs, table, i, start + next_fight, m, all_in, ambush_side, ambushers,
                        ambusher_count, lane_index, retries, counts, k0, k1)
                 next_fight += 1
             else:
-                s[_at(FIGHT, i)] = 0
-                s[_at(RUN, i)] = 0
+                s[lane_at(FIGHT, i)] = 0
+                s[lane_at(RUN, i)] = 0
                 running -= 1
         sweeps += 1
         if sweeps == FLUSH_SWEEPS:

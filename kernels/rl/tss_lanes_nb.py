@@ -17,8 +17,6 @@ array (one base pointer, so LLVM needs no alias checks), as in kernels/rl/exp_la
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba.core import types
 from numba.extending import register_jitable
 
 from combatsim.rl.tss_reference import (
@@ -65,7 +63,7 @@ from combatsim.rl.tss_reference import (
     WORDS_PER_STEP,
 )
 
-from .._numba import intrinsic_or, lowest_set_bit, njit
+from .._numba import lane_at, lowest_set_bit, njit, on_stack
 from ..rng_nb import DOMAIN_ITEM, MASK32, SHIFT32, philox4x32
 from ._stream_nb import _ROW, AHEAD_ENVS, LANES_MIN, lanes_may_take
 
@@ -123,35 +121,6 @@ DRAW_ROWS = K_WORDS + 4
 #: @njit functions Numba compiled one copy per literal argument (16 of _select, 3 of _die), each a
 #: whole pipeline run, which cost seconds of the step's first call. LLVM still inlines them.
 _helper = register_jitable(error_model="numpy")
-
-
-@intrinsic_or(lambda rows, columns, dtype: np.empty((rows, columns), dtype=dtype))
-def _on_stack(typingctx, rows, columns, dtype):
-    """An uninitialised C array of rows x columns ``dtype`` on the stack (literal sizes), 64-byte
-    aligned and with no meminfo: np.empty's malloc and free, and the NRT's reference counts, cost
-    about 3 ns an env step."""
-    if not (isinstance(rows, types.IntegerLiteral) and isinstance(columns, types.IntegerLiteral)
-            and isinstance(dtype, types.NumberClass)):
-        return None
-    shape = (rows.literal_value, columns.literal_value)
-    item = dtype.instance_type
-    array_type = types.Array(item, 2, "C")
-
-    def codegen(context, builder, signature, args):
-        element = context.get_data_type(item)
-        with builder.goto_entry_block():
-            block = builder.alloca(ir.ArrayType(element, shape[0] * shape[1]))
-            block.align = 64
-        itemsize = context.get_abi_sizeof(element)
-        intp = context.get_value_type(types.intp)
-        array = context.make_array(array_type)(context, builder)
-        context.populate_array(array, data=builder.bitcast(block, element.as_pointer()),
-                               shape=[intp(shape[0]), intp(shape[1])],
-                               strides=[intp(shape[1] * itemsize), intp(itemsize)], itemsize=intp(itemsize),
-                               meminfo=None)
-        return array._getvalue()
-
-    return array_type(rows, columns, dtype), codegen
 
 
 _SHIFT = np.uint64(32)
@@ -268,14 +237,6 @@ def _ratio(x, d):
 def _quad(k, i):
     """Where observation k of lane i lies in the floats (unsigned: no negative-index wraparound)."""
     return np.uint64(F_OBS + (k // QUAD) * QUAD * LANES + k % QUAD) + _QUAD * np.uint64(i)
-
-
-@_helper
-def _at(row, i):
-    """Row ``row``'s lane i as an unsigned index: in the loops over the first count lanes LLVM
-    cannot prove ``row + i`` non-negative, and Numba's negative-index wraparound cost a test and a
-    cmov on each access (the gather's and the write-back's loops are scalar)."""
-    return np.uint64(row) + np.uint64(i)
 
 
 @_helper
@@ -715,7 +676,7 @@ def _observe(lanes, floats, values, side, max_steps):
 def _write_obs(lanes, floats, obs, mask, first, count, side):
     """One side's observation and legal actions of the lanes stepped (not SLOW) into the buffers."""
     for i in range(count):
-        if lanes[_at(SLOW, i)]:
+        if lanes[lane_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
         for q in range(0, OBS_SIZE, QUAD):  # the loads ahead of the stores: LLVM moves each quad at once
@@ -724,7 +685,7 @@ def _write_obs(lanes, floats, obs, mask, first, count, side):
             obs[e, side, q + 1] = v1
             obs[e, side, q + 2] = v2
             obs[e, side, q + 3] = v3
-        legal = np.int64(floats[_at(F_LEGAL, i)])
+        legal = np.int64(floats[lane_at(F_LEGAL, i)])
         for a in range(ACTIONS):
             mask[e, side, a] = (legal >> a) & 1
 
@@ -774,7 +735,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     max_steps = iparams[G_MAX_STEPS]
     if count < LANES_MIN or max_steps < 1 or max_steps > LANE_RANGE:
         return 0
-    values = _on_stack(2, SIDE_VALUES, np.int32)  # each within +-2^20 (or a threshold below it)
+    values = on_stack(2, SIDE_VALUES, np.int32)  # each within +-2^20 (or a threshold below it)
     # Each helper is called from one site with a variable side, turn or block: Numba compiles a
     # function once per literal argument it is called with, and those copies doubled the compile time.
     for side in range(2):
@@ -791,9 +752,9 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     # Not zeroed: each row is written before it is read, but the words past those drawn, which _die
     # selects from and a lane reading one is SLOW (only the separate functions read those rows, so LLVM
     # cannot take them for never stored to; zeroing them as the C lanes do measured 44.9 -> 45.7 ns).
-    lanes = _on_stack(1, LANE_CELLS, np.int32)[0]
-    floats = _on_stack(1, FLOAT_CELLS, np.float32)[0]
-    draws = _on_stack(DRAW_ROWS, LANES, np.uint64)
+    lanes = on_stack(1, LANE_CELLS, np.int32)[0]
+    floats = on_stack(1, FLOAT_CELLS, np.float32)[0]
+    draws = on_stack(DRAW_ROWS, LANES, np.uint64)
 
     # Gather; a state the reference's own steps never leave goes to the reference (a resetting
     # lane's state is replaced, whatever it was). Lanes past count idle through the step (nothing
@@ -802,33 +763,33 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
     for i in range(count):
         e = np.uint64(first + i)  # unsigned: Numba adds no negative-index wraparound to each access
         reset = _bit(state[e, S_NEEDS_RESET] != 0)
-        lanes[_at(RESET, i)] = reset
+        lanes[lane_at(RESET, i)] = reset
         any_reset |= reset
         t, phase, first_mover = state[e, S_T], state[e, S_PHASE], state[e, S_FIRST_MOVER]
-        lanes[_at(T, i)] = t
-        lanes[_at(PHASE, i)] = phase
-        lanes[_at(FIRST, i)] = first_mover
+        lanes[lane_at(T, i)] = t
+        lanes[lane_at(PHASE, i)] = phase
+        lanes[lane_at(FIRST, i)] = first_mover
         fields = t | phase | first_mover
         for side in range(2):
             r = SIDE0 + side * SIDE_ROWS
             s = S_SIDE + side * SIDE_STATE
             stun, wound, mortal = state[e, s + S_STUN], state[e, s + S_WOUND], state[e, s + S_MORTAL]
             first_phase, left, aimed = state[e, s + S_FIRST_PHASE], state[e, s + S_ACTIONS_LEFT], state[e, s + S_AIMED]
-            lanes[_at(r + STUN, i)] = stun
-            lanes[_at(r + WOUND, i)] = wound
-            lanes[_at(r + MORTAL, i)] = mortal
-            lanes[_at(r + FIRST_PHASE, i)] = first_phase
-            lanes[_at(r + LEFT, i)] = left
-            lanes[_at(r + AIMED, i)] = aimed
+            lanes[lane_at(r + STUN, i)] = stun
+            lanes[lane_at(r + WOUND, i)] = wound
+            lanes[lane_at(r + MORTAL, i)] = mortal
+            lanes[lane_at(r + FIRST_PHASE, i)] = first_phase
+            lanes[lane_at(r + LEFT, i)] = left
+            lanes[lane_at(r + AIMED, i)] = aimed
             fields |= stun | wound | mortal | first_phase | left | aimed
             action = actions[e, side]
-            lanes[_at(r + CHOICE, i)] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
+            lanes[lane_at(r + CHOICE, i)] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
         # Every field the lanes take lies in 0 .. LANE_RANGE - 1 (a negative one, as unsigned, does
         # not): one test here, each field's own bound in _admit.
-        lanes[_at(SLOW, i)] = _bit(np.uint64(fields) >= np.uint64(LANE_RANGE))
+        lanes[lane_at(SLOW, i)] = _bit(np.uint64(fields) >= np.uint64(LANE_RANGE))
     for j in range(4):
         for i in range(count):
-            lanes[_at(WORD + j * LANES, i)] = np.int32(np.uint32(ahead[_at(_ROW[5 + j], i)]))
+            lanes[lane_at(WORD + j * LANES, i)] = np.int32(np.uint32(ahead[lane_at(_ROW[5 + j], i)]))
     _admit(lanes, keyed, max_steps32, per_round0, per_round1)
     for i in range(count, LANES):
         lanes[RESET + i] = 0
@@ -844,7 +805,7 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         n = 0
         for i in range(count):  # the resetting lanes listed first, with no branch on each (as in _ensure)
             draws[K_LANE, n] = np.uint64(i)
-            n += lanes[_at(RESET, i)]
+            n += lanes[lane_at(RESET, i)]
         for k in range(n):
             e = np.uint64(first) + draws[K_LANE, k]
             index = np.uint64(state[e, S_EPISODE] + 1)
@@ -903,33 +864,33 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
 
     # The rewards and flags, then the state, in loops of their own (fewer arrays at once).
     for i in range(count):
-        if lanes[_at(SLOW, i)]:
+        if lanes[lane_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
-        reward[e, 0] = floats[_at(F_REWARD0, i)]
-        reward[e, 1] = floats[_at(F_REWARD1, i)]
-        terminated[e] = lanes[_at(ENDED, i)]
-        truncated[e] = lanes[_at(CUT, i)]
+        reward[e, 0] = floats[lane_at(F_REWARD0, i)]
+        reward[e, 1] = floats[lane_at(F_REWARD1, i)]
+        terminated[e] = lanes[lane_at(ENDED, i)]
+        truncated[e] = lanes[lane_at(CUT, i)]
     done = 0
     for i in range(count):
-        if lanes[_at(SLOW, i)]:
+        if lanes[lane_at(SLOW, i)]:
             continue
         e = np.uint64(first + i)
-        reset = np.int64(lanes[_at(RESET, i)])
+        reset = np.int64(lanes[lane_at(RESET, i)])
         state[e, S_EPISODE] += reset
-        state[e, S_T] = lanes[_at(T, i)]
+        state[e, S_T] = lanes[lane_at(T, i)]
         state[e, S_RETRIES] &= reset - 1  # 0 at a reset
-        state[e, S_NEEDS_RESET] = lanes[_at(ENDED, i)] | lanes[_at(CUT, i)]
-        state[e, S_PHASE] = lanes[_at(PHASE, i)]
-        state[e, S_FIRST_MOVER] = lanes[_at(FIRST, i)]
+        state[e, S_NEEDS_RESET] = lanes[lane_at(ENDED, i)] | lanes[lane_at(CUT, i)]
+        state[e, S_PHASE] = lanes[lane_at(PHASE, i)]
+        state[e, S_FIRST_MOVER] = lanes[lane_at(FIRST, i)]
         for side in range(2):
             r = SIDE0 + side * SIDE_ROWS
             s = S_SIDE + side * SIDE_STATE
-            state[e, s + S_STUN] = lanes[_at(r + STUN, i)]
-            state[e, s + S_WOUND] = lanes[_at(r + WOUND, i)]
-            state[e, s + S_MORTAL] = lanes[_at(r + MORTAL, i)]
-            state[e, s + S_FIRST_PHASE] = lanes[_at(r + FIRST_PHASE, i)]
-            state[e, s + S_ACTIONS_LEFT] = lanes[_at(r + LEFT, i)]
-            state[e, s + S_AIMED] = lanes[_at(r + AIMED, i)]
+            state[e, s + S_STUN] = lanes[lane_at(r + STUN, i)]
+            state[e, s + S_WOUND] = lanes[lane_at(r + WOUND, i)]
+            state[e, s + S_MORTAL] = lanes[lane_at(r + MORTAL, i)]
+            state[e, s + S_FIRST_PHASE] = lanes[lane_at(r + FIRST_PHASE, i)]
+            state[e, s + S_ACTIONS_LEFT] = lanes[lane_at(r + LEFT, i)]
+            state[e, s + S_AIMED] = lanes[lane_at(r + AIMED, i)]
         done |= 1 << i
     return done
