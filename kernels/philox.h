@@ -299,6 +299,15 @@ static inline int combatsim_cpu_has_avx2(void) {
     return avx2;
 }
 
+static inline int combatsim_cpu_has_avx512(void) {
+    static int avx512 = -1;
+    if (avx512 < 0) {
+        __builtin_cpu_init();
+        avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return avx512;
+}
+
 /* Four independent blocks in the 64-bit lanes (one 32-bit word each, high halves garbage), each
  * under its own key: round keys advance lane-wise. Two groups a call keep both multipliers busy. */
 __attribute__((target("avx2"))) static inline void philox_keyed_step(__m256i c[2][4], __m256i k0[2], __m256i k1[2]) {
@@ -384,6 +393,18 @@ static inline void philox_keyed_blocks(int64_t n, const uint64_t *keys, const ui
         c[3] = domain;
         philox4x32_10(c, (uint32_t)keys[i], (uint32_t)(keys[i] >> 32));
     }
+}
+
+/* philox_item_blocks' words, in philox_item_blocks_avx512 on a CPU with AVX-512 (picked at run
+ * time): every item stream drawn ahead (rng.pxd's AheadStream, the d100 fight lanes). */
+static inline void philox_ahead_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t *out) {
+#ifdef COMBATSIM_HAVE_AVX2_PATH
+    if (combatsim_cpu_has_avx512()) {
+        philox_item_blocks_avx512(k0, k1, index, first, out);
+        return;
+    }
+#endif
+    philox_item_blocks(k0, k1, index, first, out);
 }
 
 /* Words of blocks first .. first + count - 1 of a dense stream (counter: block index low and

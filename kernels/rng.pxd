@@ -30,7 +30,7 @@ ctypedef struct Stream:
 
 cdef extern from "philox.h" nogil:
     enum: PHILOX_AHEAD_BLOCKS
-    void philox_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
+    void philox_ahead_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
 
 
 ctypedef struct AheadStream:
@@ -143,8 +143,8 @@ cdef inline void ahead_start(AheadStream* ahead, uint64_t seed, uint64_t index) 
 cdef inline uint32_t ahead_word(AheadStream* ahead) noexcept nogil:
     cdef uint64_t used = ahead.stream.used
     if used == ahead.drawn:
-        philox_item_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
-                           <uint32_t>(used >> 2), ahead.words)
+        philox_ahead_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
+                            <uint32_t>(used >> 2), ahead.words)
         ahead.drawn = used + 4 * PHILOX_AHEAD_BLOCKS
     ahead.stream.used = used + 1
     return ahead.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)]

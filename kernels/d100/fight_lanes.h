@@ -15,7 +15,7 @@
  * action and target, and its failed flees, are int32 rows per combatant.
  *
  * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
- * ahead (16 blocks at a time: philox_item_blocks, or on AVX-512 philox_item_blocks_avx512, whose
+ * ahead (16 blocks at a time: philox_ahead_blocks, on AVX-512 philox_item_blocks_avx512, whose
  * vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an attack) and a position; a die is
  * a gather of the word at the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
  * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
@@ -321,12 +321,7 @@ static void d100f_refill(D100FightLanes *s, const D100FightTable *k, int i) {
     uint32_t *words = s->words[i];
     int32_t pos = s->pos[i], left = s->end[i] - pos;
     memmove(words, words + pos, (size_t)left * sizeof *words);
-#ifdef D100F_GATHER_PATHS
-    if (d100f_gather_path() == 2)
-        philox_item_blocks_avx512(k->k0, k->k1, s->index[i], s->next_block[i], words + left);
-    else
-#endif
-        philox_item_blocks(k->k0, k->k1, s->index[i], s->next_block[i], words + left);
+    philox_ahead_blocks(k->k0, k->k1, s->index[i], s->next_block[i], words + left);
     s->next_block[i] += PHILOX_AHEAD_BLOCKS;
     s->pos[i] = 0;
     s->end[i] = left + D100F_DRAW;
