@@ -174,16 +174,6 @@ __attribute__((target("avx2"))) static void d100f_gather_avx2(const D100FightLan
                             _mm256_i32gather_epi32((const int *)s->words, _mm256_add_epi32(at, lanes), 4));
     }
 }
-
-/* 2: AVX-512, 1: AVX2, 0: neither. */
-static inline int d100f_gather_path(void) {
-    static int path = -1;
-    if (path < 0) {
-        __builtin_cpu_init();
-        path = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return path;
-}
 #endif
 
 /* Whether the lanes pay on this CPU: their loops in AVX2 or AVX-512. The portable clone (SSE2, no
@@ -191,7 +181,7 @@ static inline int d100f_gather_path(void) {
  * at 26, the AVX-512 one at 22 (when the lanes were first built). */
 static inline int d100f_lanes_pay(void) {
 #ifdef D100F_GATHER_PATHS
-    return d100f_gather_path() >= 1;
+    return combatsim_cpu_has_avx2();
 #else
     return 0;
 #endif
@@ -201,8 +191,7 @@ static inline int d100f_lanes_pay(void) {
 static inline int32_t d100f_gather(const D100FightLanes *s, int32_t ahead, uint32_t *out) {
     int32_t marked = 0;
 #ifdef D100F_GATHER_PATHS
-    int path = d100f_gather_path();
-    if (path >= 1)
+    if (combatsim_cpu_has_avx2())
         d100f_gather_avx2(s, ahead, out);
     else
 #endif
