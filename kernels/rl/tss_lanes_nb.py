@@ -766,21 +766,23 @@ def _step_lanes(iparams, state, actions, policies, shaping, obs, reward, termina
         lanes[lane_at(RESET, i)] = reset
         any_reset |= reset
         t, phase, first_mover = state[e, S_T], state[e, S_PHASE], state[e, S_FIRST_MOVER]
-        lanes[lane_at(T, i)] = t
-        lanes[lane_at(PHASE, i)] = phase
-        lanes[lane_at(FIRST, i)] = first_mover
+        # The low 32 bits of each field (what Numba's store keeps anyway; without the JIT numpy
+        # would raise on a value beyond int32): one out of range is flagged SLOW below.
+        lanes[lane_at(T, i)] = np.int32(t)
+        lanes[lane_at(PHASE, i)] = np.int32(phase)
+        lanes[lane_at(FIRST, i)] = np.int32(first_mover)
         fields = t | phase | first_mover
         for side in range(2):
             r = SIDE0 + side * SIDE_ROWS
             s = S_SIDE + side * SIDE_STATE
             stun, wound, mortal = state[e, s + S_STUN], state[e, s + S_WOUND], state[e, s + S_MORTAL]
             first_phase, left, aimed = state[e, s + S_FIRST_PHASE], state[e, s + S_ACTIONS_LEFT], state[e, s + S_AIMED]
-            lanes[lane_at(r + STUN, i)] = stun
-            lanes[lane_at(r + WOUND, i)] = wound
-            lanes[lane_at(r + MORTAL, i)] = mortal
-            lanes[lane_at(r + FIRST_PHASE, i)] = first_phase
-            lanes[lane_at(r + LEFT, i)] = left
-            lanes[lane_at(r + AIMED, i)] = aimed
+            lanes[lane_at(r + STUN, i)] = np.int32(stun)
+            lanes[lane_at(r + WOUND, i)] = np.int32(wound)
+            lanes[lane_at(r + MORTAL, i)] = np.int32(mortal)
+            lanes[lane_at(r + FIRST_PHASE, i)] = np.int32(first_phase)
+            lanes[lane_at(r + LEFT, i)] = np.int32(left)
+            lanes[lane_at(r + AIMED, i)] = np.int32(aimed)
             fields |= stun | wound | mortal | first_phase | left | aimed
             action = actions[e, side]
             lanes[lane_at(r + CHOICE, i)] = action if np.uint64(action) < np.uint64(ACTIONS) else NO_ACTION
