@@ -201,11 +201,10 @@ static inline int32_t d100f_gather(const D100FightLanes *s, int32_t ahead, uint3
     return marked;
 }
 
-/* Bit t of a mask: t per lane (d100f_bit), or c the same in every lane (d100f_has: a shift of a
- * vector by a scalar GCC did not vectorise once it had narrowed the 0/1 values). */
+/* Bit t of a mask, for a t per lane or the same in every lane. A test of mask & 1 << t against 0
+ * instead became, for t = 0 (passes specialised by m: d100f_lanes_pass), a conversion to a 1-bit
+ * boolean that GCC does not vectorise (that lane loop ran scalar, 3.5x slower). */
 static inline int32_t d100f_bit(uint32_t mask, int32_t t) { return (int32_t)((mask >> (t & 31)) & 1); }
-
-static inline int32_t d100f_has(uint32_t mask, int32_t c) { return (mask & (1u << (c & 31))) != 0; }
 
 static inline int32_t d100f_min(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -215,7 +214,7 @@ static inline int32_t d100f_pick(int32_t a, int32_t b, int32_t on) { return a ^ 
 
 /* Does combatant c declare in lane i this pass (a surprised one sits out pass 1 of round 1)? */
 static inline int32_t d100f_declares(const D100FightLanes *s, int32_t c, int i) {
-    return s->running[i] & d100f_has(s->active[i], c) & ((s->first[i] & d100f_has(s->surprised[i], c)) ^ 1);
+    return s->running[i] & d100f_bit(s->active[i], c) & ((s->first[i] & d100f_bit(s->surprised[i], c)) ^ 1);
 }
 
 /* x's partner (meaningful while x is engaged). Both rows are loaded and one picked by a mask: a
@@ -246,17 +245,17 @@ typedef struct {
 static inline D100FPlan d100f_plan(const D100FightLanes *s, int32_t c, int i, int32_t side) {
     D100FPlan plan;
     uint32_t active = s->active[i], declared_engaged = s->declared_engaged[i];
-    int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
+    int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_bit(active, c);
     int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
-    int32_t engaged = d100f_has(s->engaged[i], c), partner = d100f_partner(s, i, c);
+    int32_t engaged = d100f_bit(s->engaged[i], c), partner = d100f_partner(s, i, c);
     int32_t blocked = (act == D100F_PRESS) & d100f_bit(s->disengagers[i], declared_target) &
-                      d100f_has(declared_engaged, c);
+                      d100f_bit(declared_engaged, c);
     /* Both sides' rows loaded, one picked (as d100f_partner). */
     int32_t first0 = s->first_of_side[0][i], first1 = s->first_of_side[1][i];
     int32_t first_of_side = first0 ^ ((first0 ^ first1) & -side);
     int32_t pressed_on_c = d100f_bit(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
     plan.attack = on & ((D100F_ATTACKING >> act) & 1) & (blocked ^ 1);
-    plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & d100f_has(s->targeted[i], c);
+    plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & d100f_bit(s->targeted[i], c);
     plan.contested = on & (act == D100F_DISENGAGE) & engaged & d100f_bit(active, partner) &
                      d100f_bit(s->pressers[i], partner) & pressed_on_c;
     return plan;
@@ -337,13 +336,13 @@ static inline __attribute__((always_inline)) void d100f_declare(D100FightLanes *
 #pragma GCC unroll 7
         for (int j = 0; j < 7; j++)
             choice += roll > bound[j];
-        int32_t engaged = d100f_has(s->engaged[i], c);
+        int32_t engaged = d100f_bit(s->engaged[i], c);
         int32_t action = D100F_ATTACK + choice;
         /* The overrides as sums: as selects, GCC derived the compares below from them as
          * selects of booleans, which it does not vectorise. */
         action += -((action == D100F_FLEE) & engaged) & (D100F_DISENGAGE - D100F_FLEE);
         action -= -((action == D100F_DISENGAGE) & (engaged ^ 1)) & (D100F_DISENGAGE - D100F_ATTACK);
-        action += -(dual_allowed & (d100f_has(s->dual[i], c) ^ 1)) & (D100F_TOGGLE_DUAL_WIELD - action);
+        action += -(dual_allowed & (d100f_bit(s->dual[i], c) ^ 1)) & (D100F_TOGGLE_DUAL_WIELD - action);
         /* Both candidates computed, then picked: a load under the condition became a masked load
          * that GCC checked against the stores at run time. */
         int32_t partner = d100f_partner(s, i, c), first_opponent = d100f_lowest(s->active[i] & opponents);
@@ -428,9 +427,9 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
     for (int i = 0; i < D100F_LANES; i++) {
         D100FPlan plan = d100f_plan(s, c, i, side);
         uint32_t active = s->active[i], cover = s->cover[i], dual = s->dual[i], engaged = s->engaged[i];
-        int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_has(active, c);
+        int32_t on = s->running[i] & (s->winner[i] < 0) & d100f_bit(active, c);
         int32_t decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
-        int32_t partner = d100f_partner(s, i, c), engaged_c = d100f_has(engaged, c);
+        int32_t partner = d100f_partner(s, i, c), engaged_c = d100f_bit(engaged, c);
         int32_t target = d100f_pick(d100f_lowest(active & opponents), declared_target, d100f_bit(active, declared_target));
         int32_t partner_t = d100f_partner(s, i, target);
         int32_t counts[D100F_COUNTS] = {0};
@@ -439,7 +438,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         int32_t attack = plan.attack, charge = act == D100F_CHARGE;
         cover &= ~((uint32_t)(attack & charge) << c); /* a charge leaves cover */
         int32_t quick = (act == D100F_QUICK_ATTACK) | charge;
-        int32_t in_cover = d100f_bit(cover, target) & ranged, dual_on = d100f_has(dual, c);
+        int32_t in_cover = d100f_bit(cover, target) & ranged, dual_on = d100f_bit(dual, c);
         int32_t steps = quick + dual_on + in_cover + d100f_bit(s->defending[i], target);
         /* The bars at `steps`, by masks: selects became a five-way branch that GCC did not
          * if-convert. */
@@ -529,10 +528,11 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
         }
 }
 
-/* One pass of every running lane: declarations, then resolutions; then each lane's next pass or
- * round, or ``ended``. Returns the lanes that ended. */
-COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, const D100FightTable *restrict k) {
-    const int32_t m = k->m, need = 3 * m; /* at most one d100 a declaration and two a resolution */
+/* One pass of every running lane for m combatants: declarations, then resolutions; then each
+ * lane's next pass or round, or ``ended``. Returns the lanes that ended. */
+static inline __attribute__((always_inline)) int32_t d100f_pass_m(D100FightLanes *restrict s,
+                                                                  const D100FightTable *restrict k, int32_t m) {
+    const int32_t need = 3 * m; /* at most one d100 a declaration and two a resolution */
     int32_t refill = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         int32_t pass_one = s->pass[i] == 1;
@@ -549,8 +549,10 @@ COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, con
         for (int i = 0; i < D100F_LANES; i++)
             if (s->running[i] & (s->end[i] - s->pos[i] < need))
                 d100f_refill(s, k, i);
+#pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         d100f_declare(s, k, c);
+#pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         d100f_resolve(s, k, c);
     int32_t ended = 0;
@@ -570,6 +572,22 @@ COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, con
         s->ended_bits[w] = bits;
     }
     return ended;
+}
+
+/* The pass with m known at compile time for the small tables (the bench fight is 2 against 2): the
+ * loops over combatants unroll, so c is a constant in each copy (its bits, rows and table entries
+ * at fixed places). */
+COMBATSIM_CLONES static int32_t d100f_lanes_pass(D100FightLanes *restrict s, const D100FightTable *restrict k) {
+    switch (k->m) {
+    case 2:
+        return d100f_pass_m(s, k, 2);
+    case 3:
+        return d100f_pass_m(s, k, 3);
+    case 4:
+        return d100f_pass_m(s, k, 4);
+    default:
+        return d100f_pass_m(s, k, k->m);
+    }
 }
 
 /* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
