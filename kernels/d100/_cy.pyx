@@ -676,7 +676,7 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_LANES
         D100F_MAX
         D100F_COUNTS
-        D100F_ENDED_WORDS
+        D100F_LANE_WORDS
         D100F_COUNT_PASSES
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
@@ -697,7 +697,7 @@ cdef extern from "fight_lanes.h" nogil:
         int32_t ended[D100F_LANES]
         int32_t winner[D100F_LANES]
         int32_t round[D100F_LANES]
-        uint64_t ended_bits[D100F_ENDED_WORDS]
+        uint64_t ended_bits[D100F_LANE_WORDS]
     void d100f_lane_load(D100FightLanes* s, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
                          const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
     void d100f_lane_idle(D100FightLanes* s, int i)
@@ -838,7 +838,7 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
             d100f_lane_idle(lanes, j)
     while running:
         if d100f_lanes_pass(lanes, k):
-            for w in range(D100F_ENDED_WORDS):
+            for w in range(D100F_LANE_WORDS):
                 bits = lanes.ended_bits[w]
                 while bits:
                     j = <int>(64 * w + d100_lowest_bit(bits))

@@ -50,7 +50,7 @@
  * draw of 64, and one past the end that a lane which rolls nothing reads without using. */
 #define D100F_DRAW (4 * PHILOX_AHEAD_BLOCKS)
 #define D100F_CAP (3 * D100F_MAX + D100F_DRAW + 1)
-#define D100F_ENDED_WORDS ((D100F_LANES + 63) / 64)
+#define D100F_LANE_WORDS ((D100F_LANES + 63) / 64)
 
 /* combatsim.d100.layout's actions (the Cython kernel's enum; tests compare its LAYOUT). */
 #define D100F_NONE 0
@@ -116,7 +116,7 @@ typedef struct {
      * the fight is over (winner or draw) and ``round`` is its rounds. */
     int32_t running[D100F_LANES], winner[D100F_LANES], ended[D100F_LANES], round[D100F_LANES], pass[D100F_LANES];
     /* ended as bits (lane i: bit i % 64 of word i / 64), for the caller to visit only those lanes. */
-    uint64_t ended_bits[D100F_ENDED_WORDS];
+    uint64_t ended_bits[D100F_LANE_WORDS];
     int32_t first[D100F_LANES];
     int32_t pos[D100F_LANES], end[D100F_LANES];
     /* Count 2 j in the low 16 bits of row j, count 2 j + 1 in the high: half the rows to add to at
@@ -209,6 +209,17 @@ static inline int32_t d100f_gather(const D100FightLanes *s, int32_t ahead, uint3
     for (int i = 0; i < D100F_LANES; i++)
         marked |= d100f_marked(out[i]);
     return marked;
+}
+
+/* Flags of the lanes (0 or 1) as bits, lane i bit i % 64 of word i / 64. Apart from the loop that
+ * sets the flags: the stores to a word a lane would keep that loop scalar. */
+static inline void d100f_lane_bits(const int32_t *flags, uint64_t *bits) {
+    for (int w = 0; w < D100F_LANE_WORDS; w++) {
+        uint64_t word = 0;
+        for (int i = 0; i < 64 && 64 * w + i < D100F_LANES; i++)
+            word |= (uint64_t)flags[64 * w + i] << i;
+        bits[w] = word;
+    }
 }
 
 /* Bit t of a mask, for a t per lane or the same in every lane. A test of mask & 1 << t against 0
@@ -545,7 +556,7 @@ static inline __attribute__((always_inline)) void d100f_resolve(D100FightLanes *
 static inline __attribute__((always_inline)) int32_t d100f_pass_m(D100FightLanes *restrict s,
                                                                   const D100FightTable *restrict k, int32_t m) {
     const int32_t need = 3 * m; /* at most one d100 a declaration and two a resolution */
-    int32_t refill = 0;
+    int32_t refill = 0, refills[D100F_LANES];
     for (int i = 0; i < D100F_LANES; i++) {
         int32_t pass_one = s->pass[i] == 1;
         s->first[i] = pass_one & (s->round[i] == 1);
@@ -555,12 +566,17 @@ static inline __attribute__((always_inline)) int32_t d100f_pass_m(D100FightLanes
         s->first_of_side[1][i] = d100f_lowest(s->active[i] & k->sides[1]);
         s->declared_engaged[i] = s->engaged[i];
         s->winner[i] = -1;
-        refill |= s->running[i] & (s->end[i] - s->pos[i] < need);
+        refills[i] = s->running[i] & (s->end[i] - s->pos[i] < need);
+        refill |= refills[i];
     }
-    if (refill)
-        for (int i = 0; i < D100F_LANES; i++)
-            if (s->running[i] & (s->end[i] - s->pos[i] < need))
-                d100f_refill(s, k, i);
+    /* The lanes to refill (a few a pass, at random) found by bits, not by a branch a lane. */
+    if (refill) {
+        uint64_t bits[D100F_LANE_WORDS];
+        d100f_lane_bits(refills, bits);
+        for (int w = 0; w < D100F_LANE_WORDS; w++)
+            for (; bits[w]; bits[w] &= bits[w] - 1)
+                d100f_refill(s, k, 64 * w + __builtin_ctzll(bits[w]));
+    }
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         d100f_declare(s, k, c);
@@ -576,13 +592,7 @@ static inline __attribute__((always_inline)) int32_t d100f_pass_m(D100FightLanes
         s->round[i] = s->round[i] + ((over ^ 1) & last_pass);
         ended += over;
     }
-    /* Apart: the stores to a word a lane would keep the loop above scalar. */
-    for (int w = 0; w < D100F_ENDED_WORDS; w++) {
-        uint64_t bits = 0;
-        for (int i = 0; i < 64 && 64 * w + i < D100F_LANES; i++)
-            bits |= (uint64_t)s->ended[64 * w + i] << i;
-        s->ended_bits[w] = bits;
-    }
+    d100f_lane_bits(s->ended, s->ended_bits);
     return ended;
 }
 
