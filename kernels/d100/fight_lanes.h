@@ -129,9 +129,9 @@ typedef struct {
 } D100FightLanes;
 
 /* 100 as a value GCC cannot see, for the lane loops' products (taken before each loop: an asm in
- * the loop would keep it scalar). By the constant, GCC (generic tuning) multiplies in three
- * shifts and two adds; one vpmulld instead ran the bench fight at 16.6 ns an attack, not 17.4 (Zen
- * 4, where the lane loops are bound by vector ALU throughput). */
+ * the loop kept the loops scalar). By the constant, GCC (generic tuning) multiplies in shifts and
+ * adds, four vector ops a product; one vpmulld instead ran the bench fight at 16.6 ns an attack,
+ * not 17.4 (Zen 4, A/B in one process). */
 static inline uint32_t d100f_hundred(void) {
     uint32_t hundred = 100u;
     __asm__("" : "+r"(hundred));
