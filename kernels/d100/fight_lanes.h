@@ -212,13 +212,15 @@ static inline int32_t d100f_gather(const D100FightLanes *s, int32_t ahead, uint3
 }
 
 /* Flags of the lanes (0 or 1) as bits, lane i bit i % 64 of word i / 64. Apart from the loop that
- * sets the flags: the stores to a word a lane would keep that loop scalar. */
-static inline void d100f_lane_bits(const int32_t *flags, uint64_t *bits) {
+ * sets the flags: the stores to a word a lane would keep that loop scalar. Each word in 32-bit
+ * halves, whose shifts and ORs vectorise (64-bit ones did not). */
+static inline __attribute__((always_inline)) void d100f_lane_bits(const int32_t *flags, uint64_t *bits) {
     for (int w = 0; w < D100F_LANE_WORDS; w++) {
-        uint64_t word = 0;
-        for (int i = 0; i < 64 && 64 * w + i < D100F_LANES; i++)
-            word |= (uint64_t)flags[64 * w + i] << i;
-        bits[w] = word;
+        uint32_t half[2] = {0, 0};
+        for (int h = 0; h < 2; h++)
+            for (int i = 0; i < 32 && 64 * w + 32 * h + i < D100F_LANES; i++)
+                half[h] |= (uint32_t)flags[64 * w + 32 * h + i] << i;
+        bits[w] = half[0] | (uint64_t)half[1] << 32;
     }
 }
 
