@@ -3,7 +3,8 @@
 The scalar fight (kernels/d100/_nb.py ``_fight_lanes``) spends its time on branches that the dice
 decide (which action, hit or miss, which wound, who is out), which no predictor learns. Here each
 step of a pass (a declaration, a resolution) is a loop over the lanes in which every such branch
-is a mask, so LLVM vectorises it (int32 lanes; LLVM picks eight to a vector on the Zen 4 machine).
+is a mask, so LLVM vectorises it (int32 lanes, eight to a vector: the int64 partner row sets the
+loops' width; int32 partner rows in 512-bit vectors ran slower, docs/d100.md).
 A pass is the reference's: every combatant declares (c = 0..m-1), then resolves in order; a lane
 whose fight ended in the pass does nothing more in it. Between passes, lanes whose fight ended
 record it and start the next fight index (scalar, about once in nine passes).
