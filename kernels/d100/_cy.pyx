@@ -678,6 +678,7 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_COUNTS
         D100F_LANE_WORDS
         D100F_COUNT_PASSES
+        D100F_NARROW_MAX
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
         uint32_t k0, k1
@@ -693,16 +694,18 @@ cdef extern from "fight_lanes.h" nogil:
         int32_t damage[D100F_MAX][12]
         int32_t policy[D100F_MAX][8]
         int32_t press[D100F_MAX][5]
-    ctypedef struct D100FightLanes:
-        int32_t ended[D100F_LANES]
-        int32_t winner[D100F_LANES]
-        int32_t round[D100F_LANES]
-        uint64_t ended_bits[D100F_LANE_WORDS]
-    void d100f_lane_load(D100FightLanes* s, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
-                         const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
-    void d100f_lane_idle(D100FightLanes* s, int i)
-    int32_t d100f_lanes_pass(D100FightLanes* s, const D100FightTable* k)
-    void d100f_take_counts(D100FightLanes* s, int64_t* counts)
+    ctypedef struct D100FightRun:
+        pass
+    int d100f_narrow_allowed
+    void d100f_run_begin(D100FightRun* r, const D100FightTable* k)
+    void d100f_run_load(D100FightRun* r, const D100FightTable* k, int i, uint64_t index, uint64_t retries,
+                        const uint32_t* words, int32_t n, uint32_t next_block, uint32_t surprised)
+    void d100f_run_idle(D100FightRun* r, int i)
+    int32_t d100f_run_pass(D100FightRun* r, const D100FightTable* k)
+    void d100f_run_take_counts(D100FightRun* r, int64_t* counts)
+    const uint64_t* d100f_run_ended_bits(const D100FightRun* r)
+    int32_t d100f_run_winner(const D100FightRun* r, int i)
+    int32_t d100f_run_round(const D100FightRun* r, int i)
     int d100f_lanes_pay()
 
 cdef enum:
@@ -717,6 +720,16 @@ lockstep_fighters = D100F_MAX
 lockstep_lanes = D100F_LANES
 lockstep_min_fights = LOCKSTEP_MIN_FIGHTS
 lockstep_cpu = bool(d100f_lanes_pay())
+#: The most combatants of the int16 lanes (AVX-512 CPUs only; fight_lanes.h, d100f_narrow_fits).
+lockstep_narrow_fighters = D100F_NARROW_MAX
+
+
+def _lockstep_narrow(bint allowed):
+    # Lets a test turn the int16 lanes off (fight_lanes.h, d100f_narrow_fits), so that the int32
+    # lanes run small tables too.
+    global d100f_narrow_allowed
+    d100f_narrow_allowed = allowed
+
 
 cdef enum:
     # Values the lanes keep in int32 and compare or add in small steps.
@@ -798,7 +811,7 @@ cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_r
     return True
 
 
-cdef void _start_lane(D100FightLanes* lanes, const D100FightTable* k, int j, Fight* scratch, uint64_t seed,
+cdef void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j, Fight* scratch, uint64_t seed,
                       int64_t index, int64_t ambush_side, const int64_t* ambushers,
                       int64_t ambusher_count) noexcept nogil:
     # The scalar kernel's start of a fight (ambush contests included), handed to lane j with the
@@ -806,17 +819,17 @@ cdef void _start_lane(D100FightLanes* lanes, const D100FightTable* k, int j, Fig
     # takes it as it is (the scalar start and hand-over were a tenth of the bench fight).
     cdef uint64_t used
     if ambush_side < 0:
-        d100f_lane_load(lanes, k, j, <uint64_t>index, 0, &scratch.stream.words[0], 0, 0, 0)
+        d100f_run_load(lanes, k, j, <uint64_t>index, 0, &scratch.stream.words[0], 0, 0, 0)
         return
     _begin(scratch, seed, <uint64_t>index, ambush_side, ambushers, ambusher_count)
     used = scratch.stream.stream.used
-    d100f_lane_load(lanes, k, j, <uint64_t>index, scratch.stream.stream.retries,
-                    &scratch.stream.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)],
-                    <int32_t>(scratch.stream.drawn - used), <uint32_t>(scratch.stream.drawn >> 2),
-                    <uint32_t>scratch.surprised)
+    d100f_run_load(lanes, k, j, <uint64_t>index, scratch.stream.stream.retries,
+                   &scratch.stream.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)],
+                   <int32_t>(scratch.stream.drawn - used), <uint32_t>(scratch.stream.drawn >> 2),
+                   <uint32_t>scratch.surprised)
 
 
-cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLanes* lanes, uint64_t seed,
+cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun* lanes, uint64_t seed,
                            int64_t start, int64_t count, int64_t ambush_side, const int64_t* ambushers,
                            int64_t ambusher_count, int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
                            int32_t[::1] rounds_out) noexcept nogil:
@@ -827,6 +840,7 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
     cdef int64_t next_fight = 0, running = 0, sweeps = 0
     cdef uint64_t bits
     cdef int j, w
+    d100f_run_begin(lanes, k)
     for j in range(D100F_LANES):
         item[j] = -1
         if next_fight < count:
@@ -835,15 +849,16 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
             next_fight += 1
             running += 1
         else:
-            d100f_lane_idle(lanes, j)
+            d100f_run_idle(lanes, j)
     while running:
-        if d100f_lanes_pass(lanes, k):
+        if d100f_run_pass(lanes, k):
             for w in range(D100F_LANE_WORDS):
-                bits = lanes.ended_bits[w]
+                bits = d100f_run_ended_bits(lanes)[w]
                 while bits:
                     j = <int>(64 * w + d100_lowest_bit(bits))
                     bits &= bits - 1
-                    _finish(item[j], lanes.winner[j], lanes.round[j], local, counts, winner_out, rounds_out)
+                    _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), local, counts, winner_out,
+                            rounds_out)
                     if next_fight < count:
                         item[j] = next_fight
                         _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers,
@@ -851,12 +866,12 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightLan
                         next_fight += 1
                     else:
                         item[j] = -1
-                        d100f_lane_idle(lanes, j)
+                        d100f_run_idle(lanes, j)
                         running -= 1
         sweeps += 1
         if sweeps % D100F_COUNT_PASSES == 0:  # before a lane's 16-bit counts could overflow
-            d100f_take_counts(lanes, local + F_ATTACKS)
-    d100f_take_counts(lanes, local + F_ATTACKS)
+            d100f_run_take_counts(lanes, local + F_ATTACKS)
+    d100f_run_take_counts(lanes, local + F_ATTACKS)
 
 
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
@@ -881,7 +896,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     cdef int64_t next_fight = 0, running = 0
     cdef D100FightTable lane_table
     cdef uint8_t[::1] lane_buffer
-    cdef D100FightLanes* lane_state
+    cdef D100FightRun* lane_state
     # A fight with no pass at all (passes or max_rounds 0; the API never asks for one) is a draw
     # after max_rounds rounds, as in the reference.
     cdef bint empty = passes <= 0 or max_rounds <= 0
@@ -926,8 +941,8 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         pass_of[j] = 0
     if count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
                                                                          &lane_table):
-        lane_buffer = np.zeros(sizeof(D100FightLanes) + 64, dtype=np.uint8)
-        lane_state = <D100FightLanes*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
+        lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
+        lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
         with nogil:  # with an ambush, lanes[0] starts each fight (_begin) before a vector lane takes it
             _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
                              ambusher_count, local, counts, winner_out, rounds_out)
