@@ -186,9 +186,9 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 #undef D100F_S
 #undef D100F_F
 
-/* The most combatants the int16 lanes take (their passes are the ones specialised by m), and the
- * flee bases, whose targets they work out in 16 bits. */
-#define D100F_NARROW_MAX 4
+/* The most combatants the int16 lanes take (eight 2-bit flesh fields fill 16 bits; two rows of
+ * four partner fields), and the flee bases, whose targets they work out in 16 bits. */
+#define D100F_NARROW_MAX 8
 #define D100F_NARROW_FLEE 1000
 
 /* Whether the int16 lanes may take tables that fit them (1 unless a test turns them off). */

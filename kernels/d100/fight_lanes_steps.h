@@ -13,6 +13,8 @@
  * bit (d100f_lowest), the fields of wounds and partners. */
 #if D100F_NARROW
 #define D100F_W_AT 15
+/* (an empty mask's index, 15, reads and writes back combatant 7's flesh field unchanged: no
+ * wound without an attack, and no attack on an empty side) */
 #define D100F_W_FLESH_AT 7
 #define D100F_W_FIELDS 4 /* 4-bit partner fields a row */
 #define D100F_W_FIELD_ROW 2
@@ -62,19 +64,27 @@ typedef struct {
 } D100F_S;
 
 #if D100F_NARROW
-/* The lowest set bit's index of a mask of up to 7 bits (7 for an empty one) in 16-bit ops: the
- * float exponent (below) would widen the lanes to 32 bits. Each index bit is whether the lowest
- * bit lies in one of three bit sets, (y & set) + 127 >> 7 for y a power of two up to 128. */
-static inline D100F_L D100F_F(lowest)(D100F_UL x) {
-    D100F_UL y = (D100F_UL)(x | 128u), low = (D100F_UL)(y & (0u - y));
-    return (D100F_L)((((low & 0xAAu) + 127u) >> 7) | ((((low & 0xCCu) + 127u) >> 7) << 1) |
-                     ((((low & 0xF0u) + 127u) >> 7) << 2));
+/* The lowest set bit's index of a mask in 16-bit ops (the float exponent below would widen the
+ * lanes to 32 bits): each index bit is whether the lowest bit lies in one of three or four bit
+ * sets, (y & set) + 2^b - 1 >> b for y a power of two up to 2^b. `few` (a constant: the passes
+ * specialised for m <= 4) takes masks of up to 7 bits (7 for an empty one) in three sets, else
+ * up to 15 (15). One pass uses one of the two, so its empty masks' index is the same throughout. */
+static inline D100F_L D100F_F(lowest)(D100F_UL x, int few) {
+    if (few) {
+        D100F_UL y = (D100F_UL)(x | 0x80u), low = (D100F_UL)(y & (0u - y));
+        return (D100F_L)((((low & 0xAAu) + 0x7Fu) >> 7) | ((((low & 0xCCu) + 0x7Fu) >> 7) << 1) |
+                         ((((low & 0xF0u) + 0x7Fu) >> 7) << 2));
+    }
+    D100F_UL y = (D100F_UL)(x | 0x8000u), low = (D100F_UL)(y & (0u - y));
+    return (D100F_L)((((low & 0xAAAAu) + 0x7FFFu) >> 15) | ((((low & 0xCCCCu) + 0x7FFFu) >> 15) << 1) |
+                     ((((low & 0xF0F0u) + 0x7FFFu) >> 15) << 2) | ((((low & 0xFF00u) + 0x7FFFu) >> 15) << 3));
 }
 #else
 /* The index of the lowest set bit of a mask below 2^30 (30 for an empty one): the exponent of its
  * lowest bit as a float (a power of two converts exactly), a conversion and two integer ops where
  * a count of trailing zeros does not vectorise and a search by five masks took fifteen. */
-static inline D100F_L D100F_F(lowest)(D100F_UL x) {
+static inline D100F_L D100F_F(lowest)(D100F_UL x, int few) {
+    (void)few;
     x |= 1u << 30;
     float f = (float)(int32_t)(x & (0u - x));
     uint32_t bits;
@@ -250,7 +260,8 @@ static void D100F_F(refill)(D100F_S *s, const D100FightTable *k, int i) {
 
 /* Combatant c declares in every lane (the reference's declare). */
 static inline __attribute__((always_inline)) void D100F_F(declare)(D100F_S *restrict s,
-                                                                   const D100FightTable *restrict k, int32_t c) {
+                                                                   const D100FightTable *restrict k, int32_t c,
+                                                                   int few) {
     uint32_t word[D100F_LANES];
     if (D100F_F(gather)(s, 0, word))
         for (int i = 0; i < D100F_LANES; i++)
@@ -287,7 +298,7 @@ static inline __attribute__((always_inline)) void D100F_F(declare)(D100F_S *rest
         action += -(dual_allowed & (D100F_F(bit)(s->dual[i], c) ^ 1)) & (D100F_TOGGLE_DUAL_WIELD - action);
         /* Both candidates computed, then picked: a load under the condition became a masked load
          * that GCC checked against the stores at run time. */
-        D100F_L partner = D100F_F(partner)(s, i, c), first_opponent = D100F_F(lowest)(s->active[i] & opponents);
+        D100F_L partner = D100F_F(partner)(s, i, c), first_opponent = D100F_F(lowest)(s->active[i] & opponents, few);
         D100F_L target = D100F_F(pick)(first_opponent, partner, engaged);
         s->targeted[i] |= (D100F_UL)((on & ((D100F_ATTACKING >> action) & 1)) << (target & D100F_W_AT));
         s->defending[i] |= (D100F_UL)((on & (action == D100F_DEFEND)) << c);
@@ -333,7 +344,8 @@ static inline void D100F_F(pair)(D100F_S *s, int i, D100F_L x, D100F_L v, D100F_
 /* Combatant c resolves in every lane where it is still in a running fight (the reference's
  * resolve). */
 static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *restrict s,
-                                                                   const D100FightTable *restrict k, int32_t c) {
+                                                                   const D100FightTable *restrict k, int32_t c,
+                                                                   int few) {
     uint32_t word[D100F_LANES];
     D100F_L contested[D100F_LANES], any_contested = 0;
     const D100F_UL opponents = (D100F_UL)k->opponents[c];
@@ -368,7 +380,7 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
         D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
         D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
         D100F_L partner = D100F_F(partner)(s, i, c), engaged_c = D100F_F(bit)(engaged, c);
-        D100F_L target = D100F_F(pick)(D100F_F(lowest)(active & opponents), declared_target,
+        D100F_L target = D100F_F(pick)(D100F_F(lowest)(active & opponents, few), declared_target,
                                        D100F_F(bit)(active, declared_target));
         D100F_L partner_t = D100F_F(partner)(s, i, target);
         D100F_L counts[D100F_COUNTS] = {0};
@@ -482,7 +494,8 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
 /* One pass of every running lane for m combatants: declarations, then resolutions; then each
  * lane's next pass or round, or ``ended``. Returns the lanes that ended. */
 static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *restrict s,
-                                                                     const D100FightTable *restrict k, int32_t m) {
+                                                                     const D100FightTable *restrict k, int32_t m,
+                                                                     int few) {
     const D100F_L need = (D100F_L)(3 * m); /* at most one d100 a declaration and two a resolution */
     const D100F_UL sides0 = (D100F_UL)k->sides[0], sides1 = (D100F_UL)k->sides[1];
     const D100F_L passes = (D100F_L)k->passes, max_rounds = (D100F_L)k->max_rounds;
@@ -492,8 +505,8 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
         s->first[i] = pass_one & (s->round[i] == 1);
         s->targeted[i] &= pass_one ? 0u : (D100F_UL)~0u;
         s->defending[i] = s->pressers[i] = s->disengagers[i] = 0;
-        s->first_of_side[0][i] = D100F_F(lowest)(s->active[i] & sides0);
-        s->first_of_side[1][i] = D100F_F(lowest)(s->active[i] & sides1);
+        s->first_of_side[0][i] = D100F_F(lowest)(s->active[i] & sides0, few);
+        s->first_of_side[1][i] = D100F_F(lowest)(s->active[i] & sides1, few);
         s->declared_engaged[i] = s->engaged[i];
         s->winner[i] = -1;
         refills[i] = s->running[i] & (s->end[i] - s->pos[i] < need);
@@ -509,10 +522,10 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
     }
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
-        D100F_F(declare)(s, k, c);
+        D100F_F(declare)(s, k, c, few);
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
-        D100F_F(resolve)(s, k, c);
+        D100F_F(resolve)(s, k, c, few);
     int32_t ended = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         D100F_L last_pass = s->pass[i] >= passes, last = last_pass & (s->round[i] >= max_rounds);
@@ -528,21 +541,17 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
 
 /* The pass with m known at compile time for the small tables (the bench fight is 2 against 2): the
  * loops over combatants unroll, so c is a constant in each copy (its bits, rows and table entries
- * at fixed places). The int16 lanes take only these. */
+ * at fixed places). */
 COMBATSIM_CLONES static int32_t D100F_F(lanes_pass)(D100F_S *restrict s, const D100FightTable *restrict k) {
     switch (k->m) {
     case 2:
-        return D100F_F(pass_m)(s, k, 2);
+        return D100F_F(pass_m)(s, k, 2, 1);
     case 3:
-        return D100F_F(pass_m)(s, k, 3);
+        return D100F_F(pass_m)(s, k, 3, 1);
     case 4:
-        return D100F_F(pass_m)(s, k, 4);
+        return D100F_F(pass_m)(s, k, 4, 1);
     default:
-#if D100F_NARROW
-        return 0;
-#else
-        return D100F_F(pass_m)(s, k, k->m);
-#endif
+        return D100F_F(pass_m)(s, k, k->m, 0);
     }
 }
 
