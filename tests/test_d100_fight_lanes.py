@@ -86,6 +86,32 @@ def test_lockstep_lanes_at_and_past_their_combatant_limit(backend_name):
             assert expected[0][layout.F_ATTACKS] > 0
 
 
+@pytest.fixture(params=[True, False], ids=["int16-lanes", "int32-lanes"])
+def narrow_lanes(request):
+    """The Cython lanes with their int16 lanes (small tables on AVX-512 CPUs) allowed, and turned
+    off so that the int32 lanes play small tables too, as they do on AVX2 CPUs."""
+    _cy._lockstep_narrow(request.param)
+    yield request.param
+    _cy._lockstep_narrow(True)
+
+
+def test_cython_lanes_at_and_past_the_int16_lanes_limit(narrow_lanes):
+    """The int16 lanes hold fewer combatants than the int32 ones (their fields are narrower): the
+    largest table they take and the smallest they leave to the int32 lanes, either way the
+    reference's fights; so are the bench fight's, with the rejected dice it meets."""
+    narrow, limit = _cy.lockstep_narrow_fighters, _cy.lockstep_fighters
+    assert 4 <= narrow < limit
+    rng = np.random.default_rng(narrow)
+    count = _cy.lockstep_min_fights + 3
+    for m in (2, 3, 4, narrow, narrow + 1):
+        table = api.fight_table(random_fighters(rng, m), model.TAPERS[2])
+        for passes, max_rounds, ambush_side in ((3, 5, 1), (2, 4, -1)):
+            expected = assert_same_fights("cython", int(rng.integers(0, 2**63)), int(rng.integers(0, 2**40)), count,
+                                          table, passes, max_rounds, ambush_side)
+            assert expected[0][layout.F_ATTACKS] > 0
+    assert_same_fights("cython", 17, 0, 1500, api.fight_table(bench.FIGHTERS, model.TAPERS[0]), 2, 20, -1)
+
+
 class _CountingStream(ItemStream):
     retries = 0
 
