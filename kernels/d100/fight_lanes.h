@@ -134,12 +134,12 @@ static inline int32_t d100f_marked(uint32_t w) {
 
 #endif
 
-/* Whether the lanes pay on this CPU: their loops in AVX2 or AVX-512. The portable clone (SSE2, no
- * gathers) ran the bench fight at 128 ns an attack against the scalar kernel's 40; the AVX2 one
- * at 26, the AVX-512 one at 22 (when the lanes were first built). */
+/* Whether the lanes pay on this CPU in this build: their loops in AVX2 or AVX-512 (clones.h). The
+ * portable clone (SSE2, no gathers) ran the bench fight at 128 ns an attack against the scalar
+ * kernel's 40; the AVX2 one at 26, the AVX-512 one at 22 (when the lanes were first built). */
 static inline int d100f_lanes_pay(void) {
 #ifdef D100F_GATHER_PATHS
-    return combatsim_cpu_has_avx2();
+    return combatsim_cpu_has_avx2() && COMBATSIM_CODE_LEVEL >= 1;
 #else
     return 0;
 #endif
@@ -194,9 +194,10 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 /* Whether the int16 lanes may take tables that fit them (1 unless a test turns them off). */
 static int d100f_narrow_allowed = 1;
 
-/* Do the int16 lanes take this table? Only on AVX-512 CPUs: AVX2 has no 16-bit variable shifts. */
+/* Do the int16 lanes take this table? Only in AVX-512 code on an AVX-512 CPU: AVX2 has no 16-bit
+ * variable shifts. */
 static inline int d100f_narrow_fits(const D100FightTable *k) {
-    if (!d100f_narrow_allowed || combatsim_cpu_level() != 2 || k->m > D100F_NARROW_MAX || k->passes > INT16_MAX ||
+    if (!d100f_narrow_allowed || combatsim_cpu_level() != 2 || COMBATSIM_CODE_LEVEL != 2 || k->m > D100F_NARROW_MAX || k->passes > INT16_MAX ||
         k->max_rounds > INT16_MAX)
         return 0;
     for (int c = 0; c < k->m; c++)
