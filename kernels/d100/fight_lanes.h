@@ -22,8 +22,9 @@
  * 15.6 -> 13.2 ns an attack.
  *
  * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
- * ahead (16 blocks at a time: philox_ahead_blocks, on AVX-512 philox_item_blocks_avx512, whose
- * vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an attack) and a position; a die is
+ * ahead (16 blocks at a time, two lanes' draws at once: philox_ahead_pair, on AVX-512
+ * philox_item_pair_avx512, whose vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an
+ * attack for one lane's draws, and from 13.7 to 13.1 for two lanes') and a position; a die is
  * a gather of the word at the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
  * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
  * word_tally.h). Lemire rejects a word only when its low product is below a threshold: each step

@@ -247,15 +247,37 @@ static void D100F_F(lane_idle)(D100F_S *s, int i) {
     s->pos[i] = s->end[i] = 0;
 }
 
-/* Lane i's next draw, after the words it has left. */
-static void D100F_F(refill)(D100F_S *s, const D100FightTable *k, int i) {
+/* Lane i keeps the words it has left at the front of its buffer and returns where its next draw
+ * goes (block next_block[i] on, which it counts as drawn). */
+static inline uint32_t *D100F_F(refill_at)(D100F_S *s, int i) {
     uint32_t *words = s->words[i];
     int32_t pos = s->pos[i], left = s->end[i] - pos;
     memmove(words, words + pos, (size_t)left * sizeof *words);
-    philox_ahead_blocks(k->k0, k->k1, s->index[i], s->next_block[i], words + left);
     s->next_block[i] += PHILOX_AHEAD_BLOCKS;
     s->pos[i] = 0;
     s->end[i] = (D100F_L)(left + D100F_DRAW);
+    return words + left;
+}
+
+/* The lanes in `bits` draw their next words, two lanes a draw (philox_ahead_pair: 0.38 ns a word
+ * against 0.49 for one lane's 16 blocks). */
+static void D100F_F(refill)(D100F_S *s, const D100FightTable *k, const uint64_t *bits) {
+    uint64_t index[2];
+    uint32_t first[2], *to[2];
+    int held = 0;
+    for (int w = 0; w < D100F_LANE_WORDS; w++)
+        for (uint64_t b = bits[w]; b; b &= b - 1) {
+            int i = 64 * w + __builtin_ctzll(b);
+            index[held] = s->index[i];
+            first[held] = s->next_block[i];
+            to[held] = D100F_F(refill_at)(s, i);
+            if (++held == 2) {
+                philox_ahead_pair(k->k0, k->k1, index, first, to);
+                held = 0;
+            }
+        }
+    if (held)
+        philox_ahead_blocks(k->k0, k->k1, index[0], first[0], to[0]);
 }
 
 /* Combatant c declares in every lane (the reference's declare). */
@@ -516,9 +538,7 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
     if (refill) {
         uint64_t bits[D100F_LANE_WORDS];
         D100F_F(lane_bits)(refills, bits);
-        for (int w = 0; w < D100F_LANE_WORDS; w++)
-            for (; bits[w]; bits[w] &= bits[w] - 1)
-                D100F_F(refill)(s, k, 64 * w + __builtin_ctzll(bits[w]));
+        D100F_F(refill)(s, k, bits);
     }
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
