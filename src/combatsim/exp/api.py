@@ -189,6 +189,64 @@ class AttackResult:
         return record
 
 
+def attack_inputs(
+    length: int,
+    *,
+    armour_rating,
+    persona: Persona | None = None,
+    weapon: Weapon | None = None,
+    bonus=None,
+    maximum_roll=None,
+    damage_adjustment=None,
+    damage: str | Dice | None = None,
+    weapon_type: str | None = None,
+    ammunition: int | None = None,
+    adjustment=0,
+    hit_on_equal: bool = False,
+    critical: bool = False,
+) -> tuple[Weapon, tuple]:
+    """Validate :func:`simulate_attack`'s inputs for ``length`` units: (the weapon, the
+    "exp.attack" kernel's params). Prepared attacks (combatsim.exp.Attack) validate here too."""
+    hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
+    critical = check_bool("critical", critical)
+    if weapon is not None and not isinstance(weapon, Weapon):
+        raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
+    if weapon is None:
+        weapon = Weapon(
+            "weapon",
+            "A" if weapon_type is None else weapon_type,
+            Dice.parse("0" if damage is None else damage, "damage"),
+        )
+    elif damage is not None or weapon_type is not None:
+        raise ValueError("damage and weapon_type come from the weapon: give one or the other, not both")
+    if persona is not None:
+        if not isinstance(persona, Persona):
+            raise TypeError(f"persona must be a Persona, got {type(persona).__name__}")
+        if bonus is not None or maximum_roll is not None or damage_adjustment is not None:
+            raise ValueError("bonus, maximum_roll and damage_adjustment come from the persona: give one or the other")
+        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
+    elif bonus is None or maximum_roll is None:
+        raise ValueError("give a persona, or both bonus and maximum_roll")
+    if ammunition is not None:
+        ammunition = check_int("ammunition", ammunition, 0, MAX_AMMUNITION)
+    rolls = rolls_this_unit(weapon, ammunition)
+    bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
+    maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
+    armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
+    adjustment = check_int_array("adjustment", adjustment, length, -MAX_ADJUSTMENT, MAX_ADJUSTMENT)
+    damage_adjustment = check_int_array(
+        "damage_adjustment", 0 if damage_adjustment is None else damage_adjustment, length,
+        -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT,
+    )
+    dice = weapon.damage
+    one = lambda value: np.array([value], dtype=np.int64)  # noqa: E731
+    params = (
+        bonus, maximum_roll, armour_rating, adjustment, one(dice.count), one(dice.sides), one(dice.modifier),
+        damage_adjustment, one(rolls), one(int(weapon.automatic)), hit_on_equal, critical,
+    )
+    return weapon, params
+
+
 def simulate_attack(
     n: int,
     *,
@@ -224,44 +282,12 @@ def simulate_attack(
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
-    critical = check_bool("critical", critical)
     outcomes = check_bool("outcomes", outcomes)
     n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
-    if weapon is not None and not isinstance(weapon, Weapon):
-        raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
-    if weapon is None:
-        weapon = Weapon(
-            "weapon",
-            "A" if weapon_type is None else weapon_type,
-            Dice.parse("0" if damage is None else damage, "damage"),
-        )
-    elif damage is not None or weapon_type is not None:
-        raise ValueError("damage and weapon_type come from the weapon: give one or the other, not both")
-    if persona is not None:
-        if not isinstance(persona, Persona):
-            raise TypeError(f"persona must be a Persona, got {type(persona).__name__}")
-        if bonus is not None or maximum_roll is not None or damage_adjustment is not None:
-            raise ValueError("bonus, maximum_roll and damage_adjustment come from the persona: give one or the other")
-        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
-    elif bonus is None or maximum_roll is None:
-        raise ValueError("give a persona, or both bonus and maximum_roll")
-    if ammunition is not None:
-        ammunition = check_int("ammunition", ammunition, 0, MAX_AMMUNITION)
-    rolls = rolls_this_unit(weapon, ammunition)
-    bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
-    maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
-    armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
-    adjustment = check_int_array("adjustment", adjustment, length, -MAX_ADJUSTMENT, MAX_ADJUSTMENT)
-    damage_adjustment = check_int_array(
-        "damage_adjustment", 0 if damage_adjustment is None else damage_adjustment, length,
-        -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT,
-    )
-    dice = weapon.damage
-    one = lambda value: np.array([value], dtype=np.int64)  # noqa: E731
-    params = (
-        bonus, maximum_roll, armour_rating, adjustment, one(dice.count), one(dice.sides), one(dice.modifier),
-        damage_adjustment, one(rolls), one(int(weapon.automatic)), hit_on_equal, critical,
+    weapon, params = attack_inputs(
+        length, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
+        damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
+        adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
     )
     per_item = tuple(isinstance(p, np.ndarray) and len(p) > 1 for p in params)
     hits_out = np.empty(length if outcomes else 0, dtype=np.int32)
