@@ -277,6 +277,54 @@ cdef inline void _damage_bars(int64_t lethality, int64_t serious, int64_t nonlet
     worse_bar[0] = _max(lethality, serious)
 
 
+ctypedef struct Outcome:
+    # One attack's tier and wounds (AttackResult's tier, wound, second_wound).
+    int64_t tier
+    int64_t wound
+    int64_t second_wound
+
+
+cdef inline Outcome _attack_item(uint64_t value, int64_t full_skill, int64_t lethality, int64_t serious,
+                                 int64_t nonlethal, int64_t lethality2, int64_t serious2, int64_t nonlethal2,
+                                 int64_t weapons, int64_t* local) noexcept nogil:
+    # One attack from its 0-based attack value (the reference's attack, one item), its counts
+    # added to ``local``: the bulk kernel's attacks with outcomes and the prepared OneAttack.
+    cdef uint64_t a, d1, d2
+    cdef int64_t bars[4]
+    cdef int64_t lb, wb, roll, roll_w, w, wound
+    cdef Outcome out
+    _split(value, &a, &d1, &d2)
+    roll = <int64_t>a + 1
+    _tier_bars(full_skill, bars)
+    out.tier = (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
+    out.wound = 0
+    out.second_wound = 0
+    local[out.tier] += 1
+    if out.tier <= TIER_SUCCESS:
+        for w in range(weapons):
+            if w == 0:
+                _damage_bars(lethality, serious, nonlethal, &lb, &wb)
+                roll_w = <int64_t>d1 + 1
+            else:
+                _damage_bars(lethality2, serious2, nonlethal2, &lb, &wb)
+                roll_w = <int64_t>d2 + 1
+            if roll_w <= lb:
+                wound = INSTANT_DEATH if out.tier == TIER_CRITICAL else LETHAL
+                local[A_LETHAL] += 1
+                local[A_INSTANT_DEATH] += out.tier == TIER_CRITICAL
+            elif roll_w <= wb:
+                wound = SERIOUS
+                local[A_SERIOUS] += 1
+            else:
+                wound = FLESH
+                local[A_FLESH] += 1
+            if w == 0:
+                out.wound = wound
+            else:
+                out.second_wound = wound
+    return out
+
+
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_skill,
            const int64_t[::1] lethality, const int64_t[::1] serious, const int64_t[::1] nonlethal,
            const int64_t[::1] lethality2, const int64_t[::1] serious2, const int64_t[::1] nonlethal2,
@@ -286,10 +334,10 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     cdef Stream stream
     cdef Bars b
     cdef int64_t bars[4]
-    cdef int64_t lb, wb, k, tier, roll, roll_w, w, wound, wound1, wound2, weapon_count
-    cdef uint64_t a, d1, d2
+    cdef int64_t lb, wb, k
     cdef int64_t value
     cdef Words words
+    cdef Outcome outcome
     cdef int64_t local[ATTACK_COUNTS]
     cdef int j
     cdef bint uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
@@ -319,48 +367,48 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
                 if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
                     words = dense_block(seed, <uint64_t>(start + k))
                 value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold)
-                _split(<uint64_t>(value - 1), &a, &d1, &d2)
-                roll = <int64_t>a + 1
-                _tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0], bars)
-                tier = (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
-                local[tier] += 1
-                wound1 = 0
-                wound2 = 0
-                if tier <= TIER_SUCCESS:
-                    weapon_count = weapons[k if weapons.shape[0] > 1 else 0]
-                    for w in range(weapon_count):
-                        if w == 0:
-                            _damage_bars(lethality[k if lethality.shape[0] > 1 else 0],
-                                         serious[k if serious.shape[0] > 1 else 0],
-                                         nonlethal[k if nonlethal.shape[0] > 1 else 0], &lb, &wb)
-                            roll_w = <int64_t>d1 + 1
-                        else:
-                            _damage_bars(lethality2[k if lethality2.shape[0] > 1 else 0],
-                                         serious2[k if serious2.shape[0] > 1 else 0],
-                                         nonlethal2[k if nonlethal2.shape[0] > 1 else 0], &lb, &wb)
-                            roll_w = <int64_t>d2 + 1
-                        if roll_w <= lb:
-                            wound = INSTANT_DEATH if tier == TIER_CRITICAL else LETHAL
-                            local[A_LETHAL] += 1
-                            local[A_INSTANT_DEATH] += tier == TIER_CRITICAL
-                        elif roll_w <= wb:
-                            wound = SERIOUS
-                            local[A_SERIOUS] += 1
-                        else:
-                            wound = FLESH
-                            local[A_FLESH] += 1
-                        if w == 0:
-                            wound1 = wound
-                        else:
-                            wound2 = wound
+                outcome = _attack_item(value - 1, full_skill[k if full_skill.shape[0] > 1 else 0],
+                                       lethality[k if lethality.shape[0] > 1 else 0],
+                                       serious[k if serious.shape[0] > 1 else 0],
+                                       nonlethal[k if nonlethal.shape[0] > 1 else 0],
+                                       lethality2[k if lethality2.shape[0] > 1 else 0],
+                                       serious2[k if serious2.shape[0] > 1 else 0],
+                                       nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
+                                       weapons[k if weapons.shape[0] > 1 else 0], local)
                 if tier_out.shape[0]:
-                    tier_out[k] = <int8_t>tier
+                    tier_out[k] = <int8_t>outcome.tier
                 if wound_out.shape[0]:
-                    wound_out[k] = <int8_t>wound1
+                    wound_out[k] = <int8_t>outcome.wound
                 if wound2_out.shape[0]:
-                    wound2_out[k] = <int8_t>wound2
+                    wound2_out[k] = <int8_t>outcome.second_wound
     for j in range(ATTACK_COUNTS):
         counts[j] += local[j]
+
+
+cdef class OneAttack:
+    """One prepared attack (combatsim.d100.Attack): ``resolve(seed, index)`` is item ``index`` of
+    ``attack`` with these parameters, as (tier, wound, second_wound). Callers validate."""
+
+    cdef int64_t full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons
+
+    def __cinit__(self, int64_t full_skill, int64_t lethality, int64_t serious, int64_t nonlethal,
+                  int64_t lethality2, int64_t serious2, int64_t nonlethal2, int64_t weapons):
+        self.full_skill = full_skill
+        self.lethality = lethality
+        self.serious = serious
+        self.nonlethal = nonlethal
+        self.lethality2 = lethality2
+        self.serious2 = serious2
+        self.nonlethal2 = nonlethal2
+        self.weapons = weapons
+
+    def resolve(self, uint64_t seed, int64_t index):
+        cdef Stream stream
+        cdef int64_t local[ATTACK_COUNTS]  # the counts _attack_item adds to, unused here
+        cdef int64_t value = dense_die(&stream, seed, <uint64_t>index, ATTACK_SIDES, rejection_threshold(ATTACK_SIDES))
+        cdef Outcome outcome = _attack_item(value - 1, self.full_skill, self.lethality, self.serious, self.nonlethal,
+                                            self.lethality2, self.serious2, self.nonlethal2, self.weapons, local)
+        return outcome.tier, outcome.wound, outcome.second_wound
 
 
 # ---------------------------------------------------------------------------------------------

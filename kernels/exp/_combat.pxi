@@ -278,6 +278,46 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     counts[4] += rounds_hit
 
 
+cdef class OneAttack:
+    """One prepared unit of fire (combatsim.exp.Attack): ``resolve(seed, index)`` is unit
+    ``index`` of ``attack`` with these parameters, as (hits, rounds_hit, damage). Callers validate."""
+
+    cdef int64_t bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_modifier, damage_adjustment, rolls
+    cdef uint32_t dice_sides, dice_threshold, joint_threshold, kilodie_threshold
+    cdef uint64_t faces
+    cdef bint automatic, hit_on_equal, critical
+
+    def __cinit__(self, int64_t bonus, int64_t maximum_roll, int64_t armour_rating, int64_t adjustment,
+                  int64_t dice_count, int64_t dice_sides, int64_t dice_modifier, int64_t damage_adjustment,
+                  int64_t rolls, int64_t automatic, bint hit_on_equal, bint critical):
+        self.bonus = bonus
+        self.maximum_roll = maximum_roll
+        self.armour_rating = armour_rating
+        self.adjustment = adjustment
+        self.dice_count = dice_count
+        self.dice_sides = <uint32_t>dice_sides
+        self.dice_modifier = dice_modifier
+        self.damage_adjustment = damage_adjustment
+        self.rolls = rolls
+        self.automatic = automatic != 0
+        self.hit_on_equal = hit_on_equal
+        self.critical = critical
+        # What attack() derives per call, once.
+        self.dice_threshold = rejection_threshold(self.dice_sides) if self.dice_sides else 0
+        self.kilodie_threshold = rejection_threshold(KILODIE)
+        self.faces = _joint_faces(rolls, self.automatic, dice_count, self.dice_sides)
+        self.joint_threshold = rejection_threshold(<uint32_t>self.faces) if self.faces else 0
+
+    def resolve(self, uint64_t seed, int64_t index):
+        cdef Stream stream
+        cdef Fired fired = _fire_item(&stream, seed, <uint64_t>index, self.faces, self.joint_threshold, self.bonus,
+                                      self.maximum_roll, self.armour_rating, self.adjustment, self.dice_count,
+                                      self.dice_sides, self.dice_threshold, self.dice_modifier,
+                                      self.damage_adjustment, self.rolls, self.automatic, self.hit_on_equal,
+                                      self.critical, self.kilodie_threshold)
+        return fired.hits, fired.rounds_hit, fired.damage
+
+
 cdef inline void _start_fight(AheadStream* stream, uint64_t seed, int64_t index, const int64_t[:, ::1] combatants,
                               int64_t[::1] hit_points, int64_t[::1] shots) noexcept nogil:
     cdef Py_ssize_t a

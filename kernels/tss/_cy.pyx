@@ -146,49 +146,70 @@ cdef inline void dealt(int64_t amount, int64_t damage_type, int64_t soak, int64_
     out[2] = primary if damage_type == 3 else 0
 
 
+ctypedef struct ExactDice:
+    # The per-die layout's rejection thresholds, once per call.
+    uint32_t control
+    uint32_t situation
+    uint32_t armour
+    uint32_t damage[3]
+
+
+cdef inline void _exact_dice(const int64_t[::1] config, ExactDice* t) noexcept nogil:
+    cdef int64_t tier
+    t.control = rejection_threshold(20)
+    t.situation = rejection_threshold(<uint32_t>config[C_SIT_SIDES])
+    t.armour = rejection_threshold(<uint32_t>config[C_ARMOUR_SIDES])
+    for tier in range(3):
+        t.damage[tier] = rejection_threshold(<uint32_t>config[C_DAMAGE + 4 * tier + 1])
+
+
+cdef inline int64_t _exact_outcome(Stream* stream, const int64_t[::1] config, const ExactDice* t,
+                                   int64_t* damage) noexcept nogil:
+    # One attack of the per-die layout from its item stream (started by the caller): its tier,
+    # its (stun, wound, mortal) into damage. The bulk kernel and the prepared OneAttack use it.
+    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT]
+    cdef uint32_t sit_sides = <uint32_t>config[C_SIT_SIDES]
+    cdef int64_t present = config[C_ARMOUR_PRESENT]
+    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
+    cdef uint32_t armour_sides = <uint32_t>config[C_ARMOUR_SIDES]
+    cdef int64_t j, control, situation_total, tier, base, dice, amount, soak
+    cdef uint32_t sides, word
+    control = stream_die(stream, 20, t.control)
+    situation_total = 0
+    for j in range(sit_count):
+        situation_total += stream_die(stream, sit_sides, t.situation)
+    tier = tier_of(control, control + sign * situation_total, config[0], config[1], config[2])
+    damage[0] = damage[1] = damage[2] = 0
+    if tier <= 2:
+        base = C_DAMAGE + 4 * tier
+        dice = config[base]
+        sides = <uint32_t>config[base + 1]
+        amount = config[base + 2]
+        for j in range(config[C_DAMAGE_WORDS]):
+            word = stream_word(stream)
+            if j < dice:
+                amount += stream_bounded(stream, word, sides, t.damage[tier]) + 1
+        soak = 0
+        if present:
+            for j in range(armour_count):
+                soak += stream_bounded(stream, stream_word(stream), armour_sides, t.armour) + 1
+            soak += config[C_ARMOUR_MODIFIER]
+        dealt(amount, config[base + 3], soak, damage)
+    return tier
+
+
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
     cdef Stream stream
-    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
-    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT]
-    cdef uint32_t sit_sides = <uint32_t>config[C_SIT_SIDES]
-    cdef uint32_t sit_threshold = rejection_threshold(sit_sides)
-    cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
-    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
-    cdef uint32_t armour_sides = <uint32_t>config[C_ARMOUR_SIDES]
-    cdef uint32_t armour_threshold = rejection_threshold(armour_sides)
-    cdef uint32_t threshold20 = rejection_threshold(20)
-    cdef uint32_t thresholds[3]
-    cdef int64_t k, j, t, control, situation_total, tier, base, dice, amount, soak
-    cdef uint32_t sides, word
+    cdef ExactDice thresholds
+    cdef int64_t k, tier
     cdef int64_t damage[3]
     cdef bint keep = tier_out.shape[0] > 0
-    for t in range(3):
-        thresholds[t] = rejection_threshold(<uint32_t>config[C_DAMAGE + 4 * t + 1])
+    _exact_dice(config, &thresholds)
     for k in range(count):
         stream_start(&stream, seed, <uint64_t>(start + k))
-        control = stream_die(&stream, 20, threshold20)
-        situation_total = 0
-        for j in range(sit_count):
-            situation_total += stream_die(&stream, sit_sides, sit_threshold)
-        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-        damage[0] = damage[1] = damage[2] = 0
-        if tier <= 2:
-            base = C_DAMAGE + 4 * tier
-            dice = config[base]
-            sides = <uint32_t>config[base + 1]
-            amount = config[base + 2]
-            for j in range(damage_words):
-                word = stream_word(&stream)
-                if j < dice:
-                    amount += stream_bounded(&stream, word, sides, thresholds[tier]) + 1
-            soak = 0
-            if present:
-                for j in range(armour_count):
-                    soak += stream_bounded(&stream, stream_word(&stream), armour_sides, armour_threshold) + 1
-                soak += config[C_ARMOUR_MODIFIER]
-            dealt(amount, config[base + 3], soak, damage)
+        tier = _exact_outcome(&stream, config, &thresholds, damage)
         tally[tier] += 1
         tally[5] += damage[0]
         tally[6] += damage[1]
@@ -638,6 +659,36 @@ cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t
     tally[6] += n_wound
     tally[7] += n_mortal
     tally[8] += rejected
+
+
+cdef class OneAttack:
+    """One prepared attack (combatsim.tss.Attack): ``resolve(seed, index)`` is item ``index`` of
+    ``attack`` with this config, as (tier, stun, wound, mortal). Callers validate."""
+
+    cdef const int64_t[::1] config
+    cdef ExactDice thresholds
+    cdef uint32_t faces, joint_threshold
+    cdef bint joint
+
+    def __cinit__(self, const int64_t[::1] config):
+        self.config = config
+        self.joint = config[C_JOINT] != 0
+        self.faces = <uint32_t>config[C_JOINT_SIDES] if self.joint else 1
+        self.joint_threshold = rejection_threshold(self.faces)
+        _exact_dice(config, &self.thresholds)
+
+    def resolve(self, uint64_t seed, int64_t index):
+        cdef Stream stream
+        cdef int64_t positions[64]
+        cdef int64_t damage[3]
+        cdef int64_t tier
+        if self.joint:
+            tier = _joint_outcome(self.config, dense_die(&stream, seed, <uint64_t>index, self.faces,
+                                                         self.joint_threshold) - 1, positions, damage)
+        else:
+            stream_start(&stream, seed, <uint64_t>index)
+            tier = _exact_outcome(&stream, self.config, &self.thresholds, damage)
+        return tier, damage[0], damage[1], damage[2]
 
 
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config, int64_t[::1] counts,
