@@ -13,6 +13,7 @@ from combatsim.fights import MAX_FIGHTS
 from combatsim.scenario import ScenarioError, load
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))
+STEP_UNITS = {"exp": "units of combat time", "d100": "rounds of 2 passes", "tss": "rounds"}
 
 
 def run_json(capsys, *argv) -> dict:
@@ -29,11 +30,11 @@ def test_every_example_runs(capsys, example):
     assert record["fights"] == 2000
     assert record["draws"] + sum(side["wins"] for side in record["sides"]) == 2000
     for side in record["sides"]:
-        lo, hi = side["ci95"]
+        lo, hi = side["win_rate_ci95"]
         assert lo <= side["win_rate"] <= hi
-    rounds = record["rounds"]
-    assert record["round_unit"] == ("units" if record["ruleset"] == "exp" else "rounds")
-    assert sum(rounds["histogram"].values()) == 2000
+    length = record["length"]
+    assert length["unit"] == STEP_UNITS[record["ruleset"]]
+    assert sum(length["histogram"].values()) == 2000
     again = run_json(capsys, example, "-n", "2000", "--seed", "3", "--backend", "numba", "--threads", "1")
     assert again["sides"] == record["sides"] and again["draws"] == record["draws"]
 
@@ -46,20 +47,119 @@ def test_target_error_stops_early_with_the_first_fights(capsys):
     example = next(path for path in EXAMPLES if load(path).ruleset == "d100")
     stopped = run_json(capsys, example, "-n", "100000", "--seed", "5", "--target-error", "0.02", "--chunk-size", "1000")
     assert stopped["stopped_early"] and stopped["fights"] < 100_000 and stopped["fights"] % 1000 == 0
-    lo, hi = stopped["sides"][0]["ci95"]
+    lo, hi = stopped["sides"][0]["win_rate_ci95"]
     assert max(stopped["sides"][0]["win_rate"] - lo, hi - stopped["sides"][0]["win_rate"]) <= 0.02
     full = run_json(capsys, example, "-n", stopped["fights"], "--seed", "5")
     assert full["sides"] == stopped["sides"]
 
 
-def test_csv_and_plot(capsys, tmp_path):
-    example = EXAMPLES[0]
+def test_csv_and_plot_say_where_they_wrote_and_stack_by_outcome(capsys, tmp_path, monkeypatch):
+    from combatsim import plotting
+
+    drawn = {}
+    real = plotting.plot_stacked_bars
+
+    def spy(xs, stacks, path, **kwargs):
+        drawn.update(xs=xs, stacks=stacks, title=kwargs["title"])
+        real(xs, stacks, path, **kwargs)
+
+    monkeypatch.setattr(plotting, "plot_stacked_bars", spy)
     table, picture = tmp_path / "out.csv", tmp_path / "out.png"
-    record = run_json(capsys, example, "-n", "500", "--csv", table, "--plot", picture)
+    assert cli_main(["fight", "d100_duel", "-n", "500", "--csv", str(table), "--plot", str(picture), "--json"]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert captured.err.splitlines() == [
+        f"combatsim: wrote the win rates and the length histogram to {table}",
+        f"combatsim: wrote the chart of fight lengths to {picture}",
+    ]
     rows = list(csv.reader(table.open()))
     assert rows[0] == ["kind", "key", "value", "ci95_low", "ci95_high"]
     assert [row[1] for row in rows if row[0] == "win_rate"] == [side["name"] for side in record["sides"]]
+    assert [int(row[2]) for row in rows if row[0] == "wins"] == [side["wins"] for side in record["sides"]]
     assert picture.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(tmp_path.iterdir()) == [table, picture]  # no temporary files left behind
+    # the stacks: side 0's wins, side 1's wins, draws, adding up to the histogram length by length
+    assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws"]
+    histogram = record["length"]["histogram"]
+    assert drawn["xs"] == [int(k) for k in histogram]
+    assert [sum(column) for column in zip(*(h for _, h in drawn["stacks"]), strict=True)] == list(histogram.values())
+    assert [sum(h) for _, h in drawn["stacks"][:2]] == [side["wins"] for side in record["sides"]]
+
+
+def test_plot_beyond_the_outcome_bound_says_why_it_is_not_stacked(capsys, tmp_path, monkeypatch):
+    from combatsim import fights, plotting
+
+    drawn = {}
+    monkeypatch.setattr(fights, "MAX_OUTCOME_FIGHTS", 100)
+    monkeypatch.setattr(plotting, "plot_stacked_bars", lambda xs, stacks, path, **kw: drawn.update(stacks=stacks, **kw))
+    assert cli_main(["fight", "exp_bob_too", "-n", "300", "--plot", str(tmp_path / "p.svg"), "--json"]) == 0
+    assert [name for name, _ in drawn["stacks"]] == ["fights"] and "not split by outcome" in drawn["title"]
+    assert drawn["file_format"] == "svg"
+
+
+@pytest.mark.parametrize(("flag", "path", "message"), [
+    ("--csv", "{tmp}/missing/out.csv", "directory .* does not exist"),
+    ("--csv", "/dev/full", "is not a regular file"),
+    ("--csv", "{tmp}", "is a directory"),
+    ("--csv", "", "must name a file"),
+    ("--plot", "{tmp}/x.xyz", r"extension '\.xyz'; allowed: \.png, \.svg, \.pdf"),
+    ("--plot", "{tmp}/rounds", r"no extension; allowed: \.png"),
+    ("--plot", "{tmp}", "extension|is a directory"),
+    ("--plot", "", "must name a file"),
+])
+def test_output_paths_are_refused_before_the_run(capsys, tmp_path, monkeypatch, flag, path, message):
+    from combatsim import fights
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(fights, "run_scenario", no_run)
+    assert cli_main(["fight", "d100_duel", "-n", "100", flag, path.format(tmp=tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and flag in err
+    assert __import__("re").search(message, err), err
+    assert list(tmp_path.iterdir()) == []  # nothing written: no DIR.png, no rounds.png
+
+
+def test_output_written_whole_or_not_at_all(tmp_path):
+    from combatsim.fights import write_whole
+
+    target = tmp_path / "out.csv"
+    target.write_text("old")
+
+    def fails(temporary):
+        Path(temporary).write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        write_whole(target, fails)
+    assert target.read_text() == "old" and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_text_report_labels_every_figure(capsys):
+    assert cli_main(["fight", "exp_bob_too", "-n", "20000", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "units of combat time" in out and "mutual" not in out and "[" not in out.split("\n", 1)[1].replace(
+        "95% interval", "")
+    assert "  Bob Too:\n" in out and "  Giant Arctic Sea Slug:\n" in out
+    assert "damage dealt (total)" in out and "hits (count)" in out and "hit rate" in out
+    assert "20,000 fights" in out
+    assert any(len(token) > 4 and "," in token for token in out.split() if token.replace(",", "").isdigit())
+    assert cli_main(["fight", "tss_alex_vs_thug", "-n", "2000", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["length"]["unit"] == "rounds"
+    totals = record["totals"]
+    assert totals["stun_points_mean_per_attack"] == pytest.approx(totals["stun_points_total"] / totals["attacks_count"])
+    assert cli_main(["fight", "d100_duel", "-n", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "rounds of 2 passes" in out and "flee successes (count)" in out and "both sides:" in out
+
+
+def test_d100_json_names_flee_successes_and_has_no_repeated_figure(capsys):
+    assert cli_main(["fight", "d100_duel", "-n", "3000", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert "flee_successes_count" in record["totals"] and "mutual_kills" not in json.dumps(record)
+    assert all(key.endswith(("_count", "_total", "_rate")) or "_mean_per_" in key for key in record["totals"])
 
 
 VALID_D100 = '[[sides]]\n[[sides.members]]\nfighting = 50\nweapon = { lethality = 30 }\n'
@@ -111,7 +211,7 @@ BAD = [
     (exp('[[sides.members]]\nkind = "creature"\n' * 65), r"sides\[0\]\.members: must hold 1..64 entries"),
     (exp('[[sides.members]]\nkind = "persona"\nclass = "nomad"\nlevel = 3\nawe = 1\ncha = 1\ncon = 1\ndex = 1\n'
          'int = 1\nmstr = 1\npstr = 1\nhit_points = 9\narmour_rating = 1\n'
-         'weapon = { name = "x", type = "A", damage = "d6" }\n'), r"sides\[0\]\.members\[0\]: .*experience"),
+         'weapon = { name = "x", type = "A", damage = "d6" }\n'), r"sides\[0\]\.members\[0\]\.experience_bonus: is required"),
 ]
 
 

@@ -1,24 +1,42 @@
-"""``combatsim fight SCENARIO.toml``: whole fights from a scenario file, for every ruleset.
+"""``combatsim fight SCENARIO``: whole fights from a scenario file, for every ruleset.
 
 Each ruleset's ``combatsim.<ruleset>.scenario`` module provides ``build`` (validation, see
-combatsim.scenario), ``run(spec, n, seed, backend, threads) -> FightSummary`` and
+combatsim.scenario), ``run(spec, n, seed, backend, threads, outcomes) -> FightSummary``,
+``step_unit(spec)`` (what one step of a fight is called in that ruleset) and
 ``wins(spec, totals) -> (wins per side, draws)`` so a stop rule can read a run's running totals.
+
+``--set PATH=VALUE`` overrides a field; ``--compare PATH=VALUE`` runs a second scenario on the
+same seed and fight indices (common random numbers) and reports the paired difference of each
+side's win rate (docs/scenarios.md, "What-if").
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
 import csv
-import importlib
 import json
+import math
+import os
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
 
 from combatsim.runner import observe
-from combatsim.scenario import load, wilson_interval
+from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate, wilson_interval
 
 MAX_FIGHTS = 10**12
+#: Fights whose per-fight winners (int8) and lengths (int32) are kept: for --compare's pairing and
+#: the chart's bars by outcome. 5 bytes a fight: 50 MB at this bound.
+MAX_OUTCOME_FIGHTS = 10_000_000
+PLOT_EXTENSIONS = (".png", ".svg", ".pdf")
+Z95 = 1.959963984540054
 
 
 @dataclass
@@ -26,33 +44,39 @@ class FightSummary:
     fights: int
     wins: list[int]
     draws: int
-    #: rounds (or EXP units) to the end -> number of fights
+    #: steps (rounds, or EXP units) to the end -> number of fights
     rounds_histogram: dict[int, int]
     seed: int
     backend: str
     threads: int
     partial: bool = False
     stopped_early: bool = False
-    #: "rounds" for d100 and TSS, "units" for EXP
-    round_name: str = "rounds"
-    #: ruleset-specific totals (damage by type, wounds by severity, ammunition...)
-    statistics: dict = field(default_factory=dict)
+    #: what one step is, in the ruleset's words ("units of combat time", "rounds of 2 passes")
+    step_unit: str = "rounds"
+    #: figures of each side, keyed with what they are (``hits_count``, ``damage_dealt_mean_per_fight``)
+    per_side: list[dict] = field(default_factory=lambda: [{}, {}])
+    #: figures the kernels count over both sides together
+    totals: dict = field(default_factory=dict)
+    #: per-fight winner (0, 1, -1 for a draw) and length, with outcomes=True
+    winner: np.ndarray | None = field(default=None, repr=False)
+    rounds: np.ndarray | None = field(default=None, repr=False)
 
     def as_dict(self, side_names: list[str]) -> dict:
+        fights = self.fights or 1
         total = sum(self.rounds_histogram.values())
         mean = sum(r * c for r, c in self.rounds_histogram.items()) / total if total else 0.0
         return {
             "fights": self.fights,
-            "draws": self.draws,
             "sides": [
-                {"name": name, "wins": wins, "win_rate": wins / self.fights if self.fights else 0.0,
-                 "ci95": list(wilson_interval(wins, self.fights))}
-                for name, wins in zip(side_names, self.wins, strict=True)
+                {"name": name, "wins": wins, "win_rate": wins / fights,
+                 "win_rate_ci95": list(wilson_interval(wins, self.fights)), **figures}
+                for name, wins, figures in zip(side_names, self.wins, self.per_side, strict=True)
             ],
-            # Always under "rounds"; "round_unit" says what one is (EXP fights count units).
-            "rounds": {"mean": mean, "histogram": {str(k): v for k, v in sorted(self.rounds_histogram.items())}},
-            "round_unit": self.round_name,
-            "statistics": self.statistics,
+            "draws": self.draws,
+            "draw_rate": self.draws / fights,
+            "length": {"unit": self.step_unit, "mean": mean,
+                       "histogram": {str(k): v for k, v in sorted(self.rounds_histogram.items())}},
+            "totals": self.totals,
             "seed": self.seed,
             "backend": self.backend,
             "threads": self.threads,
@@ -62,11 +86,21 @@ class FightSummary:
 
 
 def add_fight_parser(commands, add_run_options) -> None:
-    parser = commands.add_parser("fight", help="simulate whole fights from a TOML scenario file")
-    parser.add_argument("scenario", help="scenario file (see examples/)")
+    parser = commands.add_parser(
+        "fight", help="simulate whole fights from a TOML scenario file",
+        description="Simulate whole fights from a scenario file or an example's name "
+                    "(combatsim example list). Fields: combatsim scenario fields RULESET.")
+    parser.add_argument("scenario", help="scenario file, or an example's name such as d100_duel")
     add_run_options(parser, default_n=100_000)
-    parser.add_argument("--csv", metavar="FILE", help="write the rounds histogram and win rates as CSV")
-    parser.add_argument("--plot", metavar="FILE.png", help="plot the rounds histogram (needs the plot extra)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                        help="override a field, e.g. sides[0].members[0].torso=light (repeatable); "
+                             "VALUE is a TOML value or a bare string")
+    parser.add_argument("--compare", action="append", default=[], metavar="PATH=VALUE",
+                        help="also run the scenario with this override (repeatable) on the same seeds and "
+                             "report each side's win-rate difference with a 95%% interval")
+    parser.add_argument("--csv", metavar="FILE", help="write the win rates and the length histogram as CSV")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="chart the fights' lengths by outcome (.png, .svg or .pdf; needs the plot extra)")
     parser.add_argument("--target-error", type=float, default=None,
                         help="stop once every side's 95%% win-rate interval is at most this wide on each side")
     parser.set_defaults(handler=run_fight_command)
@@ -109,14 +143,73 @@ class ProgressLine:
             self.rich.stop()
 
 
+# --- output files: checked before the run, written whole or not at all ---------------------------
+
+
+def check_output_path(path: str, flag: str, extensions: tuple[str, ...] = ()) -> Path:
+    """Refuse an output path the run could not write, before the run (which would then be lost)."""
+    if not path or not path.strip():
+        raise ValueError(f"{flag}: must name a file, got {path!r}")
+    target = Path(path)
+    if extensions and target.suffix.lower() not in extensions:
+        found = f"extension {target.suffix!r}" if target.suffix else "no extension"
+        raise ValueError(f"{flag}: {path!r} has {found}; allowed: {', '.join(extensions)}")
+    if target.is_dir():
+        raise ValueError(f"{flag}: {path!r} is a directory; name a file in it")
+    if target.exists() and not target.is_file():
+        raise ValueError(f"{flag}: {path!r} is not a regular file (a device or pipe); name a regular file")
+    directory = target.parent
+    if not directory.is_dir():
+        raise ValueError(f"{flag}: directory {str(directory)!r} does not exist")
+    try:  # a file made and removed in the directory: the write at the end will be allowed
+        handle, probe = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".probe")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise ValueError(f"{flag}: cannot write in {str(directory)!r}: {error.strerror}") from None
+    return target
+
+
+def write_whole(target: Path, write: Callable[[str], None]) -> None:
+    """``write(temporary path)`` beside ``target``, then rename it over ``target``: no half file."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=target.suffix)
+    os.close(handle)
+    try:
+        write(temporary)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+# --- the command ----------------------------------------------------------------------------------
+
+
 def run_fight_command(args: argparse.Namespace) -> int:
     from combatsim.validation import check_int
 
-    scenario = load(args.scenario)
+    csv_path = check_output_path(args.csv, "--csv") if args.csv is not None else None
+    plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS) if args.plot is not None else None
+    if args.compare and (csv_path or plot_path or args.target_error is not None):
+        raise ValueError("--compare reports on the terminal or with --json; it takes no --csv, --plot or --target-error")
+    path, label = resolve(args.scenario)
+    scenario = load(path, args.overrides, label=label)
+    variant = None
+    if args.compare:
+        document = copy.deepcopy(scenario.document)
+        for override in args.compare:
+            apply_override(document, override, scenario.file, flag="--compare")
+        variant = validate(document, scenario.file, default_name=scenario.name)
+        if variant.side_names != scenario.side_names:
+            raise ValueError("--compare: the sides' names must stay the same, so the two runs' sides pair up")
     check_int("n", args.n, 1, MAX_FIGHTS)
+    if args.compare:
+        check_int("n", args.n, 1, MAX_OUTCOME_FIGHTS)  # each fight's winner is kept to pair the two runs
+        return compare_command(args, scenario, variant)
     if args.target_error is not None and not 0 < args.target_error < 0.5:
         raise ValueError(f"--target-error must be in (0, 0.5), got {args.target_error}")
-    module = importlib.import_module(f"combatsim.{scenario.ruleset}.scenario")
+    module = ruleset_module(scenario.ruleset)
 
     def precise_enough(done: int, totals) -> bool:
         wins, _ = module.wins(scenario.spec, totals)
@@ -126,47 +219,178 @@ def run_fight_command(args: argparse.Namespace) -> int:
             for lo, hi in [wilson_interval(w, done)]
         )
 
-    progress = ProgressLine(enabled=not args.json)
-    try:
-        with observe(progress=progress, stop=precise_enough if args.target_error else None):
-            summary = module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
-                                 chunk_size=args.chunk_size)
-    finally:
-        progress.close()
+    by_outcome = plot_path is not None and args.n <= MAX_OUTCOME_FIGHTS
+    summary = run_scenario(args, scenario, outcomes=by_outcome,
+                           stop=precise_enough if args.target_error else None)
     record = {"scenario": scenario.name, "ruleset": scenario.ruleset, **summary.as_dict(scenario.side_names)}
-    if args.csv:
-        write_csv(args.csv, record, summary.round_name)
-    if args.plot:
-        from combatsim.plotting import plot_histogram
-
-        plot_histogram(record["rounds"]["histogram"], args.plot,
-                       title=f"{scenario.name}: {summary.round_name} to the end", xlabel=summary.round_name)
-    print(json.dumps(record) if args.json else human_report(record, summary.round_name))
+    if csv_path is not None:
+        write_whole(csv_path, lambda temporary: write_csv(temporary, record))
+        print(f"combatsim: wrote the win rates and the length histogram to {csv_path}", file=sys.stderr)
+    if plot_path is not None:
+        plot_lengths(summary, scenario, plot_path)
+        print(f"combatsim: wrote the chart of fight lengths to {plot_path}", file=sys.stderr)
+    print(json.dumps(record) if args.json else human_report(record))
     return 130 if summary.partial else 0
 
 
-def write_csv(path: str, record: dict, round_name: str) -> None:
-    with open(path, "w", newline="") as handle:
+def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, stop=None) -> FightSummary:
+    module = ruleset_module(scenario.ruleset)
+    progress = ProgressLine(enabled=not args.json)
+    try:
+        with observe(progress=progress, stop=stop):
+            return module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
+                              chunk_size=args.chunk_size, outcomes=outcomes)
+    finally:
+        progress.close()
+
+
+def plot_lengths(summary: FightSummary, scenario: Scenario, path: Path) -> None:
+    from combatsim.plotting import plot_stacked_bars
+
+    lengths = sorted(summary.rounds_histogram)
+    title = f"{scenario.name}: fight lengths"
+    if summary.winner is not None:
+        top = max(lengths, default=0) + 1
+        by_outcome = {code: np.bincount(summary.rounds[summary.winner == code], minlength=top) for code in (0, 1, -1)}
+        stacks = [(f"{scenario.side_names[0]} wins", [int(by_outcome[0][x]) for x in lengths]),
+                  (f"{scenario.side_names[1]} wins", [int(by_outcome[1][x]) for x in lengths]),
+                  ("draws", [int(by_outcome[-1][x]) for x in lengths])]
+    else:
+        stacks = [("fights", [summary.rounds_histogram[x] for x in lengths])]
+        title += f" (not split by outcome: over {MAX_OUTCOME_FIGHTS:,} fights)"
+    write_whole(path, lambda temporary: plot_stacked_bars(lengths, stacks, temporary, title=title,
+                                                          xlabel=summary.step_unit, ylabel="fights",
+                                                          file_format=path.suffix[1:].lower()))
+
+
+def write_csv(path: str, record: dict) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["kind", "key", "value", "ci95_low", "ci95_high"])
         for side in record["sides"]:
-            writer.writerow(["win_rate", side["name"], side["win_rate"], *side["ci95"]])
+            writer.writerow(["wins", side["name"], side["wins"], "", ""])
+            writer.writerow(["win_rate", side["name"], side["win_rate"], *side["win_rate_ci95"]])
         writer.writerow(["draws", "", record["draws"], "", ""])
-        for key, value in record["rounds"]["histogram"].items():
-            writer.writerow([round_name, key, value, "", ""])
+        writer.writerow(["draw_rate", "", record["draw_rate"], "", ""])
+        for key, value in record["length"]["histogram"].items():
+            writer.writerow([f"fights by length in {record['length']['unit']}", key, value, "", ""])
 
 
-def human_report(record: dict, round_name: str) -> str:
-    lines = [f"{record['scenario']} ({record['ruleset']}): {record['fights']:,} fights, seed {record['seed']}, "
-             f"backend {record['backend']}"]
+# --- reports --------------------------------------------------------------------------------------
+
+
+def label(key: str) -> str:
+    """A figure's key in words: ``hits_count`` -> 'hits (count)', ``stun_points_mean_per_attack`` ->
+    'stun points (mean per attack)'."""
+    for suffix in ("_count", "_total"):
+        if key.endswith(suffix):
+            return f"{key.removesuffix(suffix).replace('_', ' ')} ({suffix[1:]})"
+    if "_mean_per_" in key:
+        what, _, per = key.partition("_mean_per_")
+        return f"{what.replace('_', ' ')} (mean per {per.replace('_', ' ')})"
+    return key.replace("_", " ")
+
+
+def figure(key: str, value) -> str:
+    if key.endswith("_rate"):
+        return f"{value:.2%}"
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    return f"{value:,}"
+
+
+def human_report(record: dict) -> str:
+    length = record["length"]
+    lines = [f"{record['scenario']} ({record['ruleset']}): {record['fights']:,} fights, seed {record['seed']}"]
+    width = max(len(side["name"]) for side in record["sides"])
     for side in record["sides"]:
-        lo, hi = side["ci95"]
-        lines.append(f"  {side['name']:<24} wins {side['win_rate']:.4%}  (95% CI {lo:.4%} .. {hi:.4%})")
-    lines.append(f"  draws {record['draws']:,}; mean {round_name} to the end {record['rounds']['mean']:.3f}")
-    for key, value in record["statistics"].items():
-        lines.append(f"  {key}: {value}")
+        lo, hi = side["win_rate_ci95"]
+        lines.append(f"  {side['name']:<{width}} wins   {side['wins']:>13,}  {side['win_rate']:8.3%}"
+                     f"  (95% interval {lo:.3%} .. {hi:.3%})")
+    lines.append(f"  {'draws':<{width}}        {record['draws']:>13,}  {record['draw_rate']:8.3%}")
+    lines.append(f"  length: mean {length['mean']:,.3f} {length['unit']}")
+    groups = [(side["name"], {k: v for k, v in side.items() if k not in ("name", "wins", "win_rate", "win_rate_ci95")})
+              for side in record["sides"]]
+    groups.append(("both sides", record["totals"]))
+    for name, figures in groups:
+        if figures:
+            lines.append(f"  {name}:")
+            key_width = max(len(label(k)) for k in figures)
+            lines.extend(f"    {label(k):<{key_width}}  {figure(k, v):>16}" for k, v in figures.items())
+    if record["totals"].get("flee_successes_count"):
+        lines.append("  a side whose last combatants flee loses: its fled fights count as the other side's wins;"
+                     " flee successes are counted over both sides")
+    lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["stopped_early"]:
         lines.append("  stopped early: the target error was reached")
+    if record["partial"]:
+        lines.append("PARTIAL: interrupted before all fights ran")
+    return "\n".join(lines)
+
+
+# --- what-if: two scenarios on the same fights ----------------------------------------------------
+
+
+def paired_difference(baseline: np.ndarray, variant: np.ndarray, outcome: int) -> tuple[float, float, float]:
+    """Mean and 95 % interval of d_i = [variant_i == outcome] - [baseline_i == outcome].
+
+    Fight i of both runs draws the same random words (same seed, same index), so the two
+    indicators are correlated and the paired d_i's variance, not the sum of two binomial
+    variances, measures the difference: with n+ fights where only the variant has the outcome and
+    n- where only the baseline has it, mean = (n+ - n-)/n and the sample variance is
+    ((n+ + n-)/n - mean^2) * n/(n - 1); the interval is the normal one, mean +- 1.96 sd/sqrt(n).
+    """
+    n = len(baseline)
+    gained = int(np.count_nonzero((variant == outcome) & (baseline != outcome)))
+    lost = int(np.count_nonzero((baseline == outcome) & (variant != outcome)))
+    mean = (gained - lost) / n
+    variance = ((gained + lost) / n - mean * mean) * n / (n - 1) if n > 1 else 0.0
+    half = Z95 * math.sqrt(max(variance, 0.0) / n)
+    return mean, mean - half, mean + half
+
+
+def compare_command(args: argparse.Namespace, baseline: Scenario, variant: Scenario) -> int:
+    first = run_scenario(args, baseline, outcomes=True)
+    second = run_scenario(args, variant, outcomes=True) if not first.partial else None
+    fights = min(first.fights, second.fights) if second is not None else 0
+    a = first.winner[:fights]
+    b = second.winner[:fights] if second is not None else a
+
+    def rates(winner: np.ndarray) -> list[float]:
+        return [int(np.count_nonzero(winner == code)) / fights if fights else 0.0 for code in (0, 1, -1)]
+
+    names = [*baseline.side_names, "draws"]
+    rows = []
+    for index, (name, code) in enumerate(zip(names, (0, 1, -1), strict=True)):
+        mean, lo, hi = paired_difference(a, b, code) if fights else (0.0, 0.0, 0.0)
+        rows.append({"name": name, "baseline_rate": rates(a)[index], "variant_rate": rates(b)[index],
+                     "difference": mean, "difference_ci95": [lo, hi]})
+    partial = first.partial or (second is not None and second.partial)
+    record = {
+        "scenario": baseline.name, "ruleset": baseline.ruleset, "fights": fights,
+        "baseline": args.overrides, "variant": [*args.overrides, *args.compare],
+        "win_rates": rows[:2], "draw_rate": rows[2],
+        "method": "common random numbers: both runs use the same seed and fight indices; 95 % normal "
+                  "interval on the paired per-fight differences",
+        "seed": args.seed, "backend": first.backend, "threads": first.threads, "partial": partial,
+    }
+    print(json.dumps(record) if args.json else compare_report(record))
+    return 130 if partial else 0
+
+
+def compare_report(record: dict) -> str:
+    lines = [f"{record['scenario']} ({record['ruleset']}): {record['fights']:,} fights of each, on the same seeds "
+             f"(seed {record['seed']})",
+             f"  variant: {', '.join(record['variant'][len(record['baseline']):])}"]
+    rows = [*record["win_rates"], record["draw_rate"]]
+    width = max(len(row["name"]) + 5 for row in rows)
+    lines.append(f"  {'':<{width}}  {'baseline':>9}  {'variant':>9}  {'difference':>11}  (95% interval)")
+    for row in rows:
+        title = row["name"] if row is record["draw_rate"] else f"{row['name']} wins"
+        lo, hi = row["difference_ci95"]
+        lines.append(f"  {title:<{width}}  {row['baseline_rate']:9.3%}  {row['variant_rate']:9.3%}  "
+                     f"{row['difference']:+11.3%}  ({lo:+.3%} .. {hi:+.3%})")
+    lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all fights ran")
     return "\n".join(lines)

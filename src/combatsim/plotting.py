@@ -32,14 +32,24 @@ def plot_curve(curve: dict, path: str, title: str) -> None:
     plt.close(figure)
 
 
-def plot_histogram(histogram: dict, path: str, title: str, xlabel: str) -> None:
+def plot_stacked_bars(xs: list[int], stacks: list[tuple[str, list[int]]], path: str, title: str, xlabel: str,
+                      ylabel: str, file_format: str = "png") -> None:
+    """Bars at integer ``xs``, each stacked from ``stacks`` (label, heights) bottom up, with integer ticks."""
     plt = _pyplot()
-    xs = [int(k) for k in histogram]
+    from matplotlib.ticker import MaxNLocator
+
     figure, axes = plt.subplots(figsize=(7, 4))
-    axes.bar(xs, list(histogram.values()))
+    bottom = [0] * len(xs)
+    for name, heights in stacks:
+        axes.bar(xs, heights, bottom=bottom, label=name, width=0.9)
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.yaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_xlabel(xlabel)
-    axes.set_ylabel("fights")
+    axes.set_ylabel(ylabel)
     axes.set_title(title)
+    if len(stacks) > 1:
+        axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    figure.savefig(path, dpi=120, format=file_format)
     plt.close(figure)

@@ -1,26 +1,12 @@
 """d100 scenario files (combatsim.scenario): combatants with scores, weapons and armour.
 
-```toml
-ruleset = "d100"
-[options]                 # all optional
-passes = 2                # passes per round
-max_rounds = 20           # then a draw
-ambush_side = 0           # that side ambushes the other before round 1 (-1 or absent: none)
-taper = "halving"         # several specialty ranks: halving | highest | flat
-[[sides]]
-name = "Vera"
-[[sides.members]]
-fighting = 60             # or the six scores: combat, athletics, strength, agility, endurance, perception
-parkour = 40
-perception = 50
-specialty = [2]
-torso = "none"            # none | light | heavy
-helmet = false
-weapon = { lethality = 30, severity = "2", category = "melee" }
-```
+The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields d100``
+prints them and ``combatsim scenario new d100`` prints ``TEMPLATE``.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from combatsim.d100 import model
 from combatsim.d100.api import (
@@ -28,6 +14,8 @@ from combatsim.d100.api import (
     MAX_COMBATANTS,
     MAX_LETHALITY,
     MAX_PASSES,
+    MAX_RANK,
+    MAX_RANKS,
     MAX_ROUNDS,
     MAX_SCORE,
     Combatant,
@@ -38,100 +26,182 @@ from combatsim.d100.api import (
 )
 from combatsim.d100.layout import POLICY_NAMES
 from combatsim.fights import FightSummary
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Reader
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
+
+MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
+
+OPTIONS = (
+    Field("passes", "integer", "passes per round", default=2, low=1, high=MAX_PASSES),
+    Field("max_rounds", "integer", "rounds before the fight is a draw", default=20, low=1, high=MAX_ROUNDS),
+    Field("ambush_side", "integer", "the side that ambushes the other before round 1; -1: no ambush",
+          default=-1, low=-1, high=1),
+    Field("taper", "choice", "how several specialty ranks add up", default="halving", choices=model.TAPERS),
+)
+
+WEAPON = (
+    Field("lethality", "integer", "weapon lethality", low=0, high=MAX_LETHALITY),
+    Field("severity", "text", "weapon severity", default="1", syntax="a number in 0..100 in tenths, e.g. \"1.5\"",
+          parse=lambda text, _path: check_severity(text)),
+    Field("nonlethal", "boolean", "a nonlethal weapon (its lethal wounds are serious)", default=False),
+    Field("category", "choice", "the weapon's category", default="melee", choices=model.CATEGORIES),
+    Field("long_range", "boolean", "a ranged weapon used at long range", default=False),
+)
 
 SCORES = ("combat", "athletics", "strength", "agility", "endurance", "perception")
+_SIX = "required without fighting: fighting = floor((combat x 4 + the other five) / 9)"
 
 
-def _weapon(reader: Reader, key: str, required: bool = True) -> Weapon | None:
-    if not required and key not in reader.table:
-        reader.used.add(key)
-        return None
-    table = reader.sub(key)
-    weapon = Weapon(
-        lethality=table.integer("lethality", 0, MAX_LETHALITY),
-        severity=table.parsed("severity", lambda text, _field: check_severity(text), default="1"),
-        nonlethal=table.boolean("nonlethal"),
-        category=table.choice("category", model.CATEGORIES, default="melee"),
-        long_range=table.boolean("long_range"),
-    )
-    table.finish()
+def _ranks(name: str, help: str) -> Field:
+    return Field(name, "integers", help, default=(), low=0, high=MAX_RANK, entries=(0, MAX_RANKS))
+
+
+MEMBER = (
+    Field("fighting", "integer", "the Fighting score", default=None, low=0, high=MAX_SCORE,
+          note="give fighting, or the six scores below"),
+    *(Field(name, "integer", f"the {name.capitalize()} score", default=None, low=0, high=MAX_SCORE,
+            note=_SIX + ("; with fighting, perception alone (default 0)" if name == "perception" else ""))
+      for name in SCORES),
+    Field("pool", "integer", "the attack pool", default=None, low=0, high=MAX_SCORE, note="absent: fighting"),
+    Field("parkour", "integer", "the Parkour score", default=0, low=0, high=MAX_SCORE),
+    Field("weapon", "table", "the weapon", fields=WEAPON),
+    Field("second_weapon", "table", "a second weapon, for dual wielding", default=None, fields=WEAPON),
+    _ranks("specialty", "specialty ranks, one entry a specialty"),
+    Field("two_weapon_style", "integer", "Two-Weapon Style rank", default=0, low=0, high=10),
+    Field("two_gun_style", "integer", "Two-Gun Style rank", default=0, low=0, high=10),
+    _ranks("ambush_specialist", "Ambush Specialist ranks"),
+    _ranks("combat_reflexes", "Combat Reflexes ranks"),
+    Field("torso", "choice", "torso armour", default="none", choices=model.TORSO_COVERAGES),
+    Field("helmet", "boolean", "wears a helmet", default=False),
+    Field("automatic_fire", "boolean", "fires its weapon automatic", default=False),
+    Field("distant", "boolean", "its attacks are distant ranged attacks", default=False),
+    Field("policy", "table", "weights of the actions it picks each pass", default={}, note="the weights sum to 100",
+          fields=tuple(Field(action, "integer", f"weight of {action.replace('_', ' ')}", default=weight, low=0, high=100)
+                       for action, weight in zip(POLICY_NAMES, DEFAULT_POLICY, strict=True))),
+)
+_FIELD = {f.name: f for f in MEMBER}
+
+TEMPLATE = '''\
+# A d100 scenario: `combatsim scenario fields d100` lists every field, its range and default.
+ruleset = "d100"
+name = "my d100 fight"
+
+[options]                 # all optional
+passes = 2                # passes per round
+max_rounds = 20           # then the fight is a draw
+ambush_side = -1          # 0 or 1: that side ambushes the other before round 1
+taper = "halving"         # several specialty ranks: halving | highest | flat
+
+[[sides]]
+name = "Vera"
+[[sides.members]]
+fighting = 60             # or the six scores: combat, athletics, strength, agility, endurance, perception
+parkour = 40
+perception = 50
+specialty = [2]
+torso = "light"           # none | light | heavy
+helmet = false
+weapon = { lethality = 30, severity = "2", category = "melee" }
+
+[[sides]]
+name = "Guard"
+[[sides.members]]
+fighting = 55
+perception = 50
+torso = "heavy"
+helmet = true
+weapon = { lethality = 40, severity = "1.5", category = "carbine" }
+# [sides.members.policy]  # action weights, summing to 100
+# attack = 40
+# quick_attack = 10
+# defend = 10
+# flee = 5
+# press = 10
+# disengage = 5
+# charge = 10
+# take_cover = 10
+'''
+
+
+def _weapon(table: Reader) -> Weapon:
+    weapon = Weapon(**{f.name: table.read(f) for f in WEAPON})
+    table.finish(WEAPON)
     return weapon
 
 
-def _ranks(reader: Reader, key: str) -> tuple[int, ...]:
-    value = reader.table.get(key, [])
-    reader.used.add(key)
-    if not isinstance(value, list) or len(value) > 10 or not all(
-        isinstance(r, int) and not isinstance(r, bool) and 0 <= r <= 10 for r in value
-    ):
-        raise reader.error(key, f"must be a list of at most 10 ranks in 0..10, got {value!r}")
-    return tuple(value)
-
-
 def _member(reader: Reader, side: int) -> Combatant:
-    if "fighting" in reader.table:
-        fighting = reader.integer("fighting", 0, MAX_SCORE)
-        perception = reader.integer("perception", 0, MAX_SCORE, default=0)
+    if reader.has(_FIELD["fighting"]):
+        fighting = reader.read(_FIELD["fighting"])
+        perception = reader.read(_FIELD["perception"]) or 0
+        for name in SCORES[:-1]:
+            if name in reader.table:
+                raise reader.error(name, "give either fighting or the six scores, not both")
     else:
-        scores = {name: reader.integer(name, 0, MAX_SCORE) for name in SCORES}
+        scores = {name: reader.read(replace(_FIELD[name], default=REQUIRED)) for name in SCORES}
         fighting = model.fighting_score(**scores)
         perception = scores["perception"]
-    policy = reader.sub("policy", required=False)
-    weights = tuple(policy.integer(action, 0, 100, default=default) for action, default in zip(POLICY_NAMES, DEFAULT_POLICY,
-                                                                                             strict=True))
-    policy.finish()
+    policy = reader.read(_FIELD["policy"])
+    weights = tuple(policy.read(f) for f in _FIELD["policy"].fields)
+    policy.finish(_FIELD["policy"].fields)
+    second = reader.read(_FIELD["second_weapon"])
+    pool = reader.read(_FIELD["pool"])
     combatant = Combatant(
         side=side,
         fighting=fighting,
-        pool=reader.integer("pool", 0, MAX_SCORE, default=fighting),
-        parkour=reader.integer("parkour", 0, MAX_SCORE, default=0),
+        pool=fighting if pool is None else pool,
         perception=perception,
-        weapon=_weapon(reader, "weapon"),
-        second_weapon=_weapon(reader, "second_weapon", required=False),
-        specialty=_ranks(reader, "specialty"),
-        two_weapon_style=reader.integer("two_weapon_style", 0, 10, default=0),
-        two_gun_style=reader.integer("two_gun_style", 0, 10, default=0),
-        ambush_specialist=_ranks(reader, "ambush_specialist"),
-        combat_reflexes=_ranks(reader, "combat_reflexes"),
-        torso=reader.choice("torso", model.TORSO_COVERAGES, default="none"),
-        helmet=reader.boolean("helmet"),
-        automatic_fire=reader.boolean("automatic_fire"),
-        distant=reader.boolean("distant"),
+        weapon=_weapon(reader.read(_FIELD["weapon"])),
+        second_weapon=None if second is None else _weapon(second),
         policy=weights,
+        **{name: reader.read(_FIELD[name]) for name in (
+            "parkour", "specialty", "two_weapon_style", "two_gun_style", "ambush_specialist", "combat_reflexes",
+            "torso", "helmet", "automatic_fire", "distant")},
     )
-    try:  # the API's own checks (weights summing to 100, dual-wield requirements...), with this path
-        combatant_row(combatant, name=reader.path)
-    except (ValueError, TypeError) as problem:
-        raise reader.error(None, str(problem)) from None
+    # the API's own checks (weights summing to 100, dual-wield requirements...), with this path
+    call(reader, combatant_row, combatant, name=reader.path)
     return combatant
 
 
-def build(top: Reader, sides: list[Reader]) -> dict:
-    options = top.sub("options", required=False)
-    ambush = options.integer("ambush_side", -1, 1, default=-1)  # -1: nobody ambushes
+def build(options: Reader, sides: list[list[Reader]]) -> dict:
+    fields = {f.name: f for f in OPTIONS}
+    ambush = options.read(fields["ambush_side"])
     spec = {
-        "passes": options.integer("passes", 1, MAX_PASSES, default=2),
-        "max_rounds": options.integer("max_rounds", 1, MAX_ROUNDS, default=20),
+        "passes": options.read(fields["passes"]),
+        "max_rounds": options.read(fields["max_rounds"]),
         "ambush_side": None if ambush < 0 else ambush,
-        "taper": options.choice("taper", model.TAPERS, default="halving"),
+        "taper": options.read(fields["taper"]),
     }
-    options.finish()
-    limit = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
     combatants = []
-    for side_index, side in enumerate(sides):
-        for member in side.items("members", limit):
+    for side_index, members in enumerate(sides):
+        for member in members:
             combatants.append(_member(member, side_index))
-            member.finish()
+            member.finish(MEMBER)
     spec["combatants"] = combatants
     return spec
 
 
+def step_unit(spec: dict) -> str:
+    return f"rounds of {spec['passes']} passes"
+
+
+#: The kernel's totals over both sides (layout.FIGHT_COUNT_NAMES), as the report names them.
+TOTALS = {
+    "attacks": "attacks_count",
+    "lethal": "lethal_wounds_count",
+    "serious": "serious_wounds_count",
+    "flesh": "flesh_wounds_count",
+    "instant_death": "instant_deaths_count",
+    "escalated_serious": "escalated_to_serious_count",
+    "escalated_lethal": "escalated_to_lethal_count",
+    "flee_successes": "flee_successes_count",
+    "surprised": "surprised_count",
+}
+
+
 def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
-        chunk_size: int | None = None) -> FightSummary:
+        chunk_size: int | None = None, outcomes: bool = False) -> FightSummary:
     result = simulate_fights(n, spec["combatants"], passes=spec["passes"], max_rounds=spec["max_rounds"],
                              ambush_side=spec["ambush_side"], taper=spec["taper"], seed=seed, backend=backend,
-                             threads=threads, chunk_size=chunk_size)
+                             threads=threads, chunk_size=chunk_size, outcomes=outcomes)
     counts = result.counts
     return FightSummary(
         fights=result.fights,
@@ -143,8 +213,11 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         threads=result.threads,
         partial=result.partial,
         stopped_early=result.fights < n and not result.partial,
-        statistics={key: value for key, value in counts.items()
-                    if key not in ("wins_side_0", "wins_side_1", "draws", "rounds")},
+        step_unit=step_unit(spec),
+        per_side=[{}, {}],
+        totals={label: counts[key] for key, label in TOTALS.items()},
+        winner=result.winner,
+        rounds=result.rounds,
     )
 
 

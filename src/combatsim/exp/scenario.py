@@ -1,39 +1,12 @@
 """EXP scenario files (combatsim.scenario): personas and creatures, each with one weapon.
 
-```toml
-ruleset = "exp"
-[options]                  # all optional
-unit_limit = 100           # then a draw
-hit_on_equal = false       # option: a to-hit equal to AR hits
-critical = false           # option: a natural 1000 ignores MR
-[[sides]]
-name = "Bob Too"
-[[sides.members]]
-kind = "persona"           # a persona: its combat table gives BP/BNP, MR and DA
-class = "nomad"
-level = 1                  # above 1 needs experience_bonus = [A, B, C]
-awe = 10
-cha = 10
-con = 12
-dex = 16
-int = 12
-mstr = 10
-pstr = 12
-hit_points = 30
-armour_rating = 520
-proficient = true          # proficient with its weapon (takes one of Table 9.7's slots)
-weapon = { name = "harpoon", type = "B", damage = "1d8", ammunition = 6 }
-[[sides.members]]
-kind = "creature"          # a creature: explicit bonus, MR and DA
-hit_points = 40
-armour_rating = 575
-bonus = 90
-maximum_roll = 750
-weapon = { name = "bite", type = "A", damage = "2d6", natural = true }
-```
+The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields exp``
+prints them and ``combatsim scenario new exp`` prints ``TEMPLATE``.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from combatsim.dice import Dice
 from combatsim.exp.api import (
@@ -48,90 +21,167 @@ from combatsim.exp.api import (
     Combatant,
     simulate_fight,
 )
-from combatsim.exp.model import CLASSES, MAX_AMMUNITION, MAX_ATTRIBUTE, WEAPON_TYPES, Persona, Weapon
+from combatsim.exp.model import (
+    CLASSES,
+    MAX_AMMUNITION,
+    MAX_ATTRIBUTE,
+    MAX_EXPERIENCE_BONUS,
+    MAX_LEVEL,
+    WEAPON_TYPES,
+    Persona,
+    Weapon,
+)
 from combatsim.fights import FightSummary
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Reader
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
+
+MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
+
+OPTIONS = (
+    Field("unit_limit", "integer", "units of combat time before the fight is a draw", default=DEFAULT_UNIT_LIMIT,
+          low=1, high=MAX_UNIT_LIMIT),
+    Field("hit_on_equal", "boolean", "a to-hit equal to the armour rating hits", default=False),
+    Field("critical", "boolean", "a natural 1000 ignores the maximum roll", default=False),
+)
+
+WEAPON = (
+    Field("name", "string", "the weapon's name (a persona's proficiency names it)"),
+    Field("type", "choice", "weapon type: to-hit rolls per unit", choices=WEAPON_TYPES),
+    Field("damage", "text", "damage dice", syntax="NdS+K, e.g. \"2d6\" or \"d8+1\"", parse=Dice.parse),
+    Field("ammunition", "integer", "rounds or charges", default=None, low=0, high=MAX_AMMUNITION,
+          note="absent: never runs out"),
+    Field("natural", "boolean", "a creature's own attack (claws, bite)", default=False),
+)
 
 ATTRIBUTES = ("awe", "cha", "con", "dex", "int", "mstr", "pstr")
+_PERSONA = 'kind = "persona" only'
+_CREATURE = 'kind = "creature" only'
+
+MEMBER = (
+    Field("kind", "choice", "a persona (its combat table gives bonus, maximum roll and damage adjustment) "
+          "or a creature (given explicitly)", choices=("persona", "creature")),
+    Field("name", "string", "the combatant's name", default="its kind"),
+    Field("hit_points", "integer", "hit points", low=1, high=MAX_HIT_POINTS),
+    Field("armour_rating", "integer", "armour rating (AR)", low=-MAX_ARMOUR_RATING, high=MAX_ARMOUR_RATING),
+    Field("adjustment", "integer", "to-hit adjustment", default=0, low=-MAX_ADJUSTMENT, high=MAX_ADJUSTMENT),
+    Field("weapon", "table", "the weapon", fields=WEAPON),
+    Field("class", "choice", "persona class", choices=CLASSES, note=_PERSONA),
+    Field("level", "integer", "persona level", default=1, low=1, high=MAX_LEVEL, note=_PERSONA),
+    *(Field(name, "integer", f"attribute {name.upper()}", low=0, high=MAX_ATTRIBUTE, note=_PERSONA)
+      for name in ATTRIBUTES),
+    Field("proficient", "boolean", "proficient with its weapon", default=False, note=_PERSONA),
+    Field("experience_bonus", "integers", "the experience bonus [A, B, C] of its level", default=None,
+          low=-MAX_EXPERIENCE_BONUS, high=MAX_EXPERIENCE_BONUS, entries=(3, 3),
+          note=_PERSONA + "; required above level 1"),
+    Field("bonus", "integer", "to-hit bonus", low=-MAX_BONUS, high=MAX_BONUS, note=_CREATURE),
+    Field("maximum_roll", "integer", "maximum roll (MR)", low=1, high=MAX_ROLL, note=_CREATURE),
+    Field("damage_adjustment", "integer", "damage adjustment (DA)", default=0, low=-MAX_DAMAGE_ADJUSTMENT,
+          high=MAX_DAMAGE_ADJUSTMENT, note=_CREATURE),
+)
+_FIELD = {f.name: f for f in MEMBER}
+_ONLY = {"persona": {f.name for f in MEMBER if f.note.startswith(_CREATURE)},
+         "creature": {f.name for f in MEMBER if f.note.startswith(_PERSONA)}}
+
+TEMPLATE = '''\
+# An EXP scenario: `combatsim scenario fields exp` lists every field, its range and default.
+ruleset = "exp"
+name = "my EXP fight"
+
+[options]                  # all optional
+unit_limit = 100           # units of combat time, then the fight is a draw
+hit_on_equal = false       # a to-hit equal to the armour rating hits
+critical = false           # a natural 1000 ignores the maximum roll
+
+[[sides]]
+name = "Bob Too"
+[[sides.members]]
+kind = "persona"           # its combat table gives bonus, maximum roll and damage adjustment
+name = "Bob Too"
+class = "nomad"
+level = 1                  # above 1 needs experience_bonus = [A, B, C]
+awe = 10
+cha = 10
+con = 12
+dex = 16
+int = 12
+mstr = 10
+pstr = 12
+hit_points = 30
+armour_rating = 520
+proficient = true          # proficient with its weapon
+weapon = { name = "harpoon", type = "B", damage = "1d8", ammunition = 12 }
+
+[[sides]]
+name = "Sea Slug"
+[[sides.members]]
+kind = "creature"          # a creature: explicit bonus, maximum roll and damage adjustment
+name = "Sea Slug"
+hit_points = 40
+armour_rating = 575
+bonus = 90
+maximum_roll = 700
+damage_adjustment = 0
+weapon = { name = "bite", type = "A", damage = "2d6", natural = true }
+'''
 
 
-def _weapon(reader: Reader) -> Weapon:
-    table = reader.sub("weapon")
-    ammunition = table.integer("ammunition", 0, MAX_AMMUNITION) if "ammunition" in table.table else None
-    weapon = Weapon(
-        name=table.string("name"),
-        weapon_type=table.choice("type", WEAPON_TYPES),
-        damage=table.parsed("damage", Dice.parse),
-        ammunition=ammunition,
-        natural=table.boolean("natural"),
-    )
-    table.finish()
+def _weapon(table: Reader) -> Weapon:
+    values = {f.name: table.read(f) for f in WEAPON}
+    weapon = call(table, Weapon, name=values["name"], weapon_type=values["type"], damage=values["damage"],
+                  ammunition=values["ammunition"], natural=values["natural"])
+    table.finish(WEAPON)
     return weapon
 
 
 def _member(reader: Reader) -> Combatant:
-    kind = reader.choice("kind", ("persona", "creature"))
-    name = reader.string("name", default=kind)
-    weapon = _weapon(reader)
-    hit_points = reader.integer("hit_points", 1, MAX_HIT_POINTS)
-    armour_rating = reader.integer("armour_rating", -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
-    adjustment = reader.integer("adjustment", -MAX_ADJUSTMENT, MAX_ADJUSTMENT, default=0)
-    try:
-        if kind == "creature":
-            return Combatant(
-                name=name, hit_points=hit_points, armour_rating=armour_rating, weapon=weapon,
-                bonus=reader.integer("bonus", -MAX_BONUS, MAX_BONUS),
-                maximum_roll=reader.integer("maximum_roll", 1, MAX_ROLL),
-                damage_adjustment=reader.integer("damage_adjustment", -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT,
-                                                 default=0),
-                adjustment=adjustment,
-            )
-        attributes = {name.rstrip("_"): reader.integer(name, 0, MAX_ATTRIBUTE) for name in ATTRIBUTES}
-        bonus = reader.table.get("experience_bonus")
-        reader.used.add("experience_bonus")
-        if bonus is not None and (not isinstance(bonus, list) or len(bonus) != 3
-                                  or not all(isinstance(b, int) and not isinstance(b, bool) for b in bonus)):
-            raise reader.error("experience_bonus", f"must be three integers [A, B, C], got {bonus!r}")
-        persona = Persona(
-            awe=attributes["awe"], cha=attributes["cha"], con=attributes["con"], dex=attributes["dex"],
-            int_=attributes["int"], mstr=attributes["mstr"], pstr=attributes["pstr"],
-            hit_points=hit_points,
-            persona_class=reader.choice("class", CLASSES),
-            level=reader.integer("level", 1, 100, default=1),
-            proficiencies=(weapon,) if reader.boolean("proficient") else (),
-            experience_bonus=tuple(bonus) if bonus is not None else None,
-        )
-        return Combatant.from_persona(persona, weapon, armour_rating=armour_rating, adjustment=adjustment, name=name)
-    except (ValueError, TypeError) as problem:
-        if str(problem).startswith(reader.file):
-            raise
-        raise reader.error(None, str(problem)) from None
+    kind = reader.read(_FIELD["kind"])
+    for name in _ONLY[kind]:
+        if name in reader.table:
+            raise reader.error(name, f"is for a {'creature' if kind == 'persona' else 'persona'}, not a {kind}")
+    name = reader.read(replace(_FIELD["name"], default=kind))
+    weapon = _weapon(reader.read(_FIELD["weapon"]))
+    hit_points = reader.read(_FIELD["hit_points"])
+    armour_rating = reader.read(_FIELD["armour_rating"])
+    adjustment = reader.read(_FIELD["adjustment"])
+    if kind == "creature":
+        values = {key: reader.read(_FIELD[key]) for key in ("bonus", "maximum_roll", "damage_adjustment")}
+        return call(reader, Combatant, name=name, hit_points=hit_points, armour_rating=armour_rating, weapon=weapon,
+                    adjustment=adjustment, **values)
+    attributes = {key: reader.read(_FIELD[key]) for key in ATTRIBUTES}
+    level = reader.read(_FIELD["level"])
+    bonus = reader.read(_FIELD["experience_bonus"] if level == 1 else replace(_FIELD["experience_bonus"],
+                                                                              default=REQUIRED))
+    persona = call(reader, Persona,
+                   awe=attributes["awe"], cha=attributes["cha"], con=attributes["con"], dex=attributes["dex"],
+                   int_=attributes["int"], mstr=attributes["mstr"], pstr=attributes["pstr"], hit_points=hit_points,
+                   persona_class=reader.read(_FIELD["class"]), level=level,
+                   proficiencies=(weapon,) if reader.read(_FIELD["proficient"]) else (), experience_bonus=bonus)
+    return call(reader, Combatant.from_persona, persona, weapon, armour_rating=armour_rating, adjustment=adjustment,
+                name=name)
 
 
-def build(top: Reader, sides: list[Reader]) -> dict:
-    options = top.sub("options", required=False)
-    spec = {
-        "unit_limit": options.integer("unit_limit", 1, MAX_UNIT_LIMIT, default=DEFAULT_UNIT_LIMIT),
-        "hit_on_equal": options.boolean("hit_on_equal"),
-        "critical": options.boolean("critical"),
-    }
-    options.finish()
+def build(options: Reader, sides: list[list[Reader]]) -> dict:
+    spec = {f.name: options.read(f) for f in OPTIONS}
     members = []
     for side in sides:
         side_members = []
-        for member in side.items("members", MAX_MEMBERS_PER_SIDE):
+        for member in side:
             side_members.append(_member(member))
-            member.finish()
+            member.finish(MEMBER)
         members.append(side_members)
     spec["sides"] = members
     return spec
 
 
+def step_unit(spec: dict) -> str:
+    return "units of combat time"
+
+
 def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
-        chunk_size: int | None = None) -> FightSummary:
+        chunk_size: int | None = None, outcomes: bool = False) -> FightSummary:
     result = simulate_fight(n, spec["sides"][0], spec["sides"][1], unit_limit=spec["unit_limit"],
                             hit_on_equal=spec["hit_on_equal"], critical=spec["critical"], seed=seed,
-                            backend=backend, threads=threads, chunk_size=chunk_size)
+                            backend=backend, threads=threads, chunk_size=chunk_size, outcomes=outcomes)
+    fights = result.fights or 1
     return FightSummary(
         fights=result.fights,
         wins=list(result.wins),
@@ -142,10 +192,18 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         threads=result.threads,
         partial=result.partial,
         stopped_early=result.fights < n and not result.partial,
-        round_name="units",
-        statistics={"mutual_kills": result.mutual, "damage_dealt": list(result.damage),
-                    "ammunition_spent": list(result.ammunition), "to_hit_rolls": list(result.to_hit_rolls),
-                    "hits": list(result.hits)},
+        step_unit=step_unit(spec),
+        per_side=[{
+            "damage_dealt_total": int(result.damage[side]),
+            "damage_dealt_mean_per_fight": int(result.damage[side]) / fights,
+            "to_hit_rolls_count": int(result.to_hit_rolls[side]),
+            "hits_count": int(result.hits[side]),
+            "hit_rate": int(result.hits[side]) / result.to_hit_rolls[side] if result.to_hit_rolls[side] else 0.0,
+            "ammunition_spent_count": int(result.ammunition[side]),
+        } for side in (0, 1)],
+        totals={},
+        winner=result.winner,
+        rounds=result.units,
     )
 
 

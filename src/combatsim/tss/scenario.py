@@ -1,10 +1,63 @@
 """TSS scenario files (combatsim.scenario): characters with scores, a weapon and armour.
 
-```toml
+The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields tss``
+prints them and ``combatsim scenario new tss`` prints ``TEMPLATE``.
+"""
+
+from __future__ import annotations
+
+from combatsim.fights import FightSummary
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Field, Reader, call
+from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table, simulate_fights
+from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
+
+MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_CHARACTERS // 2)
+
+OPTIONS = (
+    Field("max_rounds", "integer", "rounds before the fight is a draw", default=100, low=1, high=MAX_ROUNDS),
+    Field("one_step_shift", "boolean", "quality shifts the damage type one step at most", default=False),
+)
+
+WEAPON = (
+    Field("damage", "text", "the damage track", syntax='Ordinary/Good/Amazing damage, e.g. "d4w/d4+2w/d4-1m"',
+          parse=DamageTrack.parse),
+    Field("class", "string", "the damage class, e.g. LI, HI or En", default="En"),
+    Field("quality", "choice", "the weapon's quality", default="ordinary", choices=QUALITIES),
+)
+
+ARMOUR = (
+    Field("dice", "mapping", "a soak die per damage class", syntax='e.g. { En = "d6", LI = "d4+1" }'),
+    Field("quality", "choice", "the armour's quality", default="ordinary", choices=QUALITIES),
+)
+
+MEMBER = (
+    Field("skill", "text", "the attack skill score", syntax='Ordinary/Good/Amazing, e.g. "16/8/4", or one score "16"',
+          parse=Score.parse),
+    Field("action_check", "text", "the action check", syntax='Marginal/Ordinary/Good/Amazing, e.g. "+14/13/6/3"',
+          parse=ActionCheck.parse),
+    Field("actions_per_round", "integer", "actions a round", default=1, low=1, high=4),
+    Field("durability", "integers", "durability [stun, wound, mortal]", default=(10, 10, 5), low=1,
+          high=MAX_DURABILITY, entries=(3, 3)),
+    Field("attack_steps", "integer", "the attacker's own modifiers (accuracy, equipment, ...), in steps",
+          default=0, low=-1000, high=24),
+    Field("defence_steps", "integer", "what it imposes on attackers (resistance, dodge, ...), in steps",
+          default=0, low=-1000, high=24),
+    Field("resolve", "text", "Resolve-physical score", default=None, syntax='Ordinary/Good/Amazing, e.g. "12/6/3"',
+          parse=Score.parse),
+    Field("weapon", "table", "the weapon", fields=WEAPON),
+    Field("armour", "table", "armour", default=None, fields=ARMOUR),
+)
+_FIELD = {f.name: f for f in MEMBER}
+
+TEMPLATE = '''\
+# A TSS scenario: `combatsim scenario fields tss` lists every field, its range and default.
 ruleset = "tss"
+name = "my TSS fight"
+
 [options]                      # all optional
-max_rounds = 100               # then a draw
-one_step_shift = false         # option: quality shifts the damage type one step at most
+max_rounds = 100               # then the fight is a draw
+one_step_shift = false         # quality shifts the damage type one step at most
+
 [[sides]]
 name = "Alex"
 [[sides.members]]
@@ -14,95 +67,63 @@ actions_per_round = 2
 durability = [10, 10, 5]       # stun, wound, mortal
 attack_steps = -3              # the attacker's own modifiers (accuracy, equipment, ...)
 defence_steps = 0              # what it imposes on attackers (resistance, dodge, ...)
-resolve = "12/6/3"             # optional Resolve-physical
 weapon = { damage = "d4w/d4+2w/d4-1m", class = "En", quality = "good" }
+
+[[sides]]
+name = "Thug"
+[[sides.members]]
+skill = "12/6/3"
+action_check = "+12/11/5/2"
+durability = [12, 12, 6]
+defence_steps = 3
+resolve = "12/6/3"             # optional Resolve-physical
+weapon = { damage = "d4s/d4w/d4+1w", class = "LI", quality = "ordinary" }
 armour = { dice = { En = "d6" }, quality = "ordinary" }      # optional
-```
-"""
-
-from __future__ import annotations
-
-from combatsim.fights import FightSummary
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Reader
-from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, simulate_fights
-from combatsim.tss.model import MAX_DURABILITY, QUALITIES, Armour, Weapon
-from combatsim.tss.reference import FIGHT_COUNTS  # noqa: F401  (the counts layout wins() reads)
-
-
-def _make(reader: Reader, factory, *args, **kwargs):
-    """Run a model constructor, giving its ValueError/TypeError this table's path."""
-    try:
-        return factory(*args, **kwargs)
-    except (ValueError, TypeError) as problem:
-        raise reader.error(None, str(problem)) from None
+'''
 
 
 def _member(reader: Reader) -> Combatant:
-    weapon_table = reader.sub("weapon")
-    weapon = _make(weapon_table, Weapon.make, weapon_table.string("damage"),
-                   damage_class=weapon_table.string("class", default="En"),
-                   quality=weapon_table.choice("quality", QUALITIES, default="ordinary"))
-    weapon_table.finish()
+    weapon_table = reader.read(_FIELD["weapon"])
+    values = {f.name: weapon_table.read(f) for f in WEAPON}
+    weapon = call(weapon_table, Weapon.make, values["damage"], damage_class=values["class"],
+                  quality=values["quality"])
+    weapon_table.finish(WEAPON)
     armour = None
-    if "armour" in reader.table:
-        armour_table = reader.sub("armour")
-        dice = armour_table.sub("dice")
-        classes = {name: dice.string(name) for name in list(dice.table)}
-        dice.finish()
-        armour = _make(armour_table, Armour.make, classes,
-                       quality=armour_table.choice("quality", QUALITIES, default="ordinary"))
-        armour_table.finish()
-    else:
-        reader.used.add("armour")
-    durability = reader.table.get("durability", [10, 10, 5])
-    reader.used.add("durability")
-    if not isinstance(durability, list) or len(durability) != 3 or not all(
-        isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_DURABILITY for v in durability
-    ):
-        raise reader.error("durability", f"must be [stun, wound, mortal], each in 1..{MAX_DURABILITY}, got {durability!r}")
-    resolve = reader.string("resolve", default="") if "resolve" in reader.table else None
-    combatant = Combatant(
-        skill=reader.string("skill"),
-        action_check=reader.string("action_check"),
-        weapon=weapon,
-        durability=tuple(durability),
-        actions_per_round=reader.integer("actions_per_round", 1, 4, default=1),
-        armour=armour,
-        attack_steps=reader.integer("attack_steps", -1000, 24, default=0),
-        defence_steps=reader.integer("defence_steps", -1000, 24, default=0),
-        resolve=resolve,
-    )
-    from combatsim.tss.api import fight_table
-
-    _make(reader, fight_table, [combatant], [combatant])  # scores and tracks parse here, with this path
+    armour_table = reader.read(_FIELD["armour"])
+    if armour_table is not None:
+        dice, quality = (armour_table.read(f) for f in ARMOUR)
+        armour = call(armour_table, Armour.make, dice, quality=quality)
+        armour_table.finish(ARMOUR)
+    names = ("skill", "action_check", "actions_per_round", "durability", "attack_steps", "defence_steps", "resolve")
+    combatant = Combatant(weapon=weapon, armour=armour, **{name: reader.read(_FIELD[name]) for name in names})
+    call(reader, fight_table, [combatant], [combatant])  # the characters' own checks, with this path
     return combatant
 
 
-def build(top: Reader, sides: list[Reader]) -> dict:
-    options = top.sub("options", required=False)
-    spec = {
-        "max_rounds": options.integer("max_rounds", 1, MAX_ROUNDS, default=100),
-        "one_step_shift": options.boolean("one_step_shift"),
-    }
-    options.finish()
-    limit = min(MAX_MEMBERS_PER_SIDE, MAX_CHARACTERS // 2)
+def build(options: Reader, sides: list[list[Reader]]) -> dict:
+    spec = {f.name: options.read(f) for f in OPTIONS}
     members = []
     for side in sides:
         side_members = []
-        for member in side.items("members", limit):
+        for member in side:
             side_members.append(_member(member))
-            member.finish()
+            member.finish(MEMBER)
         members.append(side_members)
     spec["sides"] = members
     return spec
 
 
+def step_unit(spec: dict) -> str:
+    return "rounds"
+
+
 def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
-        chunk_size: int | None = None) -> FightSummary:
+        chunk_size: int | None = None, outcomes: bool = False) -> FightSummary:
     result = simulate_fights(n, side_a=spec["sides"][0], side_b=spec["sides"][1], max_rounds=spec["max_rounds"],
                              one_step_shift=spec["one_step_shift"], seed=seed, backend=backend, threads=threads,
-                             chunk_size=chunk_size)
+                             chunk_size=chunk_size, outcomes=outcomes)
     c = [int(v) for v in result.counts]
+    attacks = c[4] or 1
     return FightSummary(
         fights=result.fights,
         wins=[c[0], c[1]],
@@ -113,7 +134,15 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         threads=result.threads,
         partial=result.partial,
         stopped_early=result.fights < n and not result.partial,
-        statistics={"attacks": c[4], "stun": c[5], "wound": c[6], "mortal": c[7]},
+        step_unit=step_unit(spec),
+        per_side=[{}, {}],
+        # points dealt after armour, secondary damage included (docs/tss.md), both sides together
+        totals={"attacks_count": c[4],
+                "stun_points_total": c[5], "stun_points_mean_per_attack": c[5] / attacks,
+                "wound_points_total": c[6], "wound_points_mean_per_attack": c[6] / attacks,
+                "mortal_points_total": c[7], "mortal_points_mean_per_attack": c[7] / attacks},
+        winner=result.winner,
+        rounds=result.rounds,
     )
 
 
