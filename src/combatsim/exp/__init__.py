@@ -10,8 +10,10 @@ from combatsim.exp.api import (
     simulate_to_hit,
 )
 from combatsim.exp.model import CombatRow, CombatTable, Persona, Weapon
+from combatsim.exp.prepared import Attack
 
 __all__ = [
+    "Attack",
     "AttackResult",
     "CombatRow",
     "CombatTable",

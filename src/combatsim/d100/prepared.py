@@ -1,0 +1,73 @@
+"""d100 prepared attacks: ``Attack(pool=60, lethality=30, ...)`` validated once, resolved many times
+(combatsim.prepared)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import numpy as np
+
+from combatsim.d100.api import attack_parameters
+from combatsim.d100.layout import ATTACK_COUNTS
+from combatsim.prepared import PreparedAttack
+
+
+class AttackOutcome(NamedTuple):
+    """One attack (or, from ``resolve_many``, arrays of them), as ``simulate_attacks`` outcomes:
+    ``tier`` 0 critical success .. 4 critical failure; ``wound`` and ``second_wound`` 0 none,
+    1 flesh, 2 serious, 3 lethal, 4 instant death (``second_wound``: the second weapon of a dual
+    wield)."""
+
+    tier: int
+    wound: int
+    second_wound: int
+
+
+class Attack(PreparedAttack):
+    """One d100 attack with ``simulate_attacks``'s inputs (less n, seed, threads and outcomes).
+
+    ``resolve(seed, index)`` is item ``index`` of ``simulate_attacks(n, seed=seed, outcomes=True)``;
+    ``resolve_many(seed, start, count)`` a slice of them; ``odds()`` the exact probabilities
+    (``combatsim.d100.odds.attack_odds``). ``backend`` picks the kernels, as in simulate_attacks.
+    """
+
+    kernel_name = "d100.attack"
+    Outcome = AttackOutcome
+    dtypes = (np.int8, np.int8, np.int8)
+    counts_size = ATTACK_COUNTS
+
+    def __init__(
+        self,
+        *,
+        pool: int,
+        specialty: object = (),
+        taper: str = "halving",
+        modifiers: Iterable[str] = (),
+        lethality: int,
+        severity: object = 1,
+        armour: str = "none",
+        nonlethal: bool = False,
+        dual_wield: bool = False,
+        backend: str = "auto",
+    ) -> None:
+        self.parameters = p = attack_parameters(
+            pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
+            severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
+        )
+        # simulate_attacks' parameters: both weapons of a dual wield are the same weapon.
+        scalars = (p.full_skill, p.lethality, p.serious_threshold, int(p.nonlethal),
+                   p.lethality, p.serious_threshold, int(p.nonlethal), p.weapons)
+        params = tuple(np.array([value], dtype=np.int64) for value in scalars)
+        self._prepare(params, backend, lambda: self._cython_module("d100").OneAttack(*scalars))
+
+    def _exact_odds(self) -> dict:
+        from combatsim.d100.odds import attack_odds
+
+        return attack_odds(self.parameters)
+
+    def __repr__(self) -> str:
+        p = self.parameters
+        return (f"d100.Attack(full_skill={p.full_skill}, lethality={p.lethality}, "
+                f"serious_threshold={p.serious_threshold}, nonlethal={p.nonlethal}, weapons={p.weapons}, "
+                f"backend={self.backend!r})")

@@ -1,0 +1,98 @@
+"""Prepared attacks: validate an attack's inputs once, then resolve it many times (game loops).
+
+A ruleset's ``Attack`` (``combatsim.d100.Attack``, ``combatsim.exp.Attack``,
+``combatsim.tss.Attack``) takes the attack inputs of its ``simulate_*`` function and checks them
+with the same code and the same one-line errors. ``resolve(seed, index)`` is then item ``index``
+of ``simulate_*(n, seed=seed, outcomes=True)``, any n above index: the same Philox words and the
+same per-item rule code (docs/rng.md), so an outcome depends on (seed, index, inputs) only.
+With the Cython backend a resolve is one call into the kernel module's ``OneAttack``; the other
+backends run their bulk kernel on the one item.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from combatsim.registry import get_kernel, resolve_backend
+from combatsim.runner import INT64_MAX_ITEMS
+from combatsim.validation import SEED_MAX, check_int, check_seed
+
+#: Items are numbered 0 .. ITEM_LIMIT - 1, as in every simulate_* call (n <= INT64_MAX_ITEMS).
+ITEM_LIMIT = INT64_MAX_ITEMS
+#: resolve_many returns at most this many bytes of outcome arrays.
+MAX_OUTCOME_BYTES = 1 << 30
+
+_new_tuple = tuple.__new__
+
+
+def check_item(seed: object, index: object, name: str = "index") -> tuple[int, int]:
+    """A seed in 0..2**64-1 and an item index in 0..ITEM_LIMIT-1, or a one-line error."""
+    return check_seed(seed), check_int(name, index, 0, ITEM_LIMIT - 1)
+
+
+def frozen(value: object) -> object:
+    """Read-only views of nested dicts, so a cached answer cannot be changed by a caller."""
+    if isinstance(value, dict):
+        return types.MappingProxyType({key: frozen(item) for key, item in value.items()})
+    return value
+
+
+class PreparedAttack:
+    """The shared part of the rulesets' ``Attack``: seed and index checks, the kernel call, the
+    odds cache. A subclass sets ``kernel_name``, ``Outcome`` (a NamedTuple of the per-item
+    outputs, in the kernel's output order), ``dtypes`` (their array types) and ``counts_size``,
+    and calls :meth:`_prepare` from ``__init__``."""
+
+    kernel_name: str
+    Outcome: type
+    dtypes: tuple[type, ...]
+    counts_size: int
+
+    def _prepare(self, params: tuple, backend: str, one_attack: Callable[[], object]) -> None:
+        """``params``: the kernel's parameters; ``one_attack()`` makes the Cython OneAttack."""
+        self.backend = resolve_backend(backend)
+        self._params = params
+        self._kernel = get_kernel(self.kernel_name, self.backend)
+        self._odds: Mapping | None = None
+        if self.backend == "cython":
+            self._one = one_attack().resolve
+        else:
+            self._one = self._one_from_kernel
+
+    @staticmethod
+    def _cython_module(ruleset: str):
+        return importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
+
+    def resolve(self, seed: int, index: int):
+        """Item ``index`` of ``simulate_*(n, seed=seed, outcomes=True)``, as an ``Outcome``."""
+        if not (type(seed) is int and type(index) is int and 0 <= seed <= SEED_MAX and 0 <= index < ITEM_LIMIT):
+            seed, index = check_item(seed, index)
+        return _new_tuple(self.Outcome, self._one(seed, index))
+
+    def resolve_many(self, seed: int, start: int, count: int):
+        """Items ``start`` .. ``start + count - 1``: an ``Outcome`` of arrays, the same as that
+        slice of ``simulate_*``'s outcome arrays."""
+        seed, start = check_item(seed, start, "start")
+        per_item = sum(np.dtype(dtype).itemsize for dtype in self.dtypes)
+        count = check_int("count", count, 0, min(ITEM_LIMIT - start, MAX_OUTCOME_BYTES // per_item))
+        outputs = [np.empty(count, dtype=dtype) for dtype in self.dtypes]
+        if count:
+            counts = np.zeros(self.counts_size, dtype=np.int64)
+            self._kernel(np.uint64(seed), start, count, *self._params, counts, *outputs)
+        return _new_tuple(self.Outcome, outputs)
+
+    def _one_from_kernel(self, seed: int, index: int) -> tuple:
+        return tuple(int(values[0]) for values in self.resolve_many(seed, index, 1))
+
+    def odds(self) -> Mapping:
+        """The exact probabilities of one attack (the ruleset's odds module), computed once."""
+        if self._odds is None:
+            self._odds = frozen(self._exact_odds())
+        return self._odds
+
+    def _exact_odds(self) -> dict:
+        raise NotImplementedError
