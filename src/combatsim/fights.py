@@ -318,8 +318,8 @@ def human_report(record: dict) -> str:
             key_width = max(len(label(k)) for k in figures)
             lines.extend(f"    {label(k):<{key_width}}  {figure(k, v):>16}" for k, v in figures.items())
     if record["totals"].get("flee_successes_count"):
-        lines.append("  a side whose last combatants flee loses: its fled fights count as the other side's wins;"
-                     " flee successes are counted over both sides")
+        lines.append("  wins include wins by flight (the other side's last combatants fled);")
+        lines.append("  flee successes are counted over both sides together")
     lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["stopped_early"]:
         lines.append("  stopped early: the target error was reached")

@@ -111,6 +111,8 @@ class Field:
     syntax: str = ""
     parse: Callable[[str, str], object] | None = None
     fields: tuple[Field, ...] = ()
+    #: text: a TOML number is also accepted, read as the number's text (severity = 1.5)
+    numbers: bool = False
     #: when the field applies or what replaces it (e.g. 'kind = "creature" only')
     note: str = ""
 
@@ -129,7 +131,7 @@ class Field:
         if self.kind == "choice":
             return "one of " + ", ".join(f'"{c}"' for c in self.choices)
         if self.kind == "text":
-            return f"string: {self.syntax}"
+            return f"{'number or string' if self.numbers else 'string'}: {self.syntax}"
         if self.kind == "integers":
             low, high = self.entries
             size = f"{low}" if low == high else f"{low}..{high}"
@@ -233,13 +235,18 @@ class Reader:
         return value
 
     def _text(self, f: Field, value: object):
+        if f.numbers and isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)
         if not isinstance(value, str):
             raise self.error(f.name, f"must be a string ({f.syntax}), got {value!r}")
         self._string(f, value)
         try:
             return f.parse(value, f.name)
         except (ValueError, TypeError) as problem:
-            raise self.error(f.name, str(problem)) from None
+            message = str(problem)  # the parser names the field too: say it once
+            if message.startswith(f.name):
+                message = message[len(f.name):].lstrip(": ")
+            raise self.error(f.name, message) from None
 
     def _integers(self, f: Field, value: object) -> tuple[int, ...]:
         low, high = f.entries

@@ -16,11 +16,12 @@ WIN_MEANING = {
     "exp": "A side wins when no member of the other side is standing (hit points at or below 0) and one of "
            "its own is. Attacks within a unit are simultaneous, so both sides can go down in the same "
            "unit: that is a draw, as is reaching `unit_limit` units.",
-    "d100": "A side wins when the other side has no combatant left in the fight: out with a lethal wound or "
-            "an instant death, or fled. **A side whose last combatant flees loses**: the fight counts as a "
-            "win for the other side. The kernels count successful flights over both sides together "
-            "(`flee_successes_count`), not per side, so the report cannot say how many of a side's wins came "
-            "from the other side fleeing. Reaching `max_rounds` rounds is a draw.",
+    "d100": "A side wins when it still has a combatant in the fight and the other side has none: each is out "
+            "(a lethal wound, escalated or direct, or an instant death) or fled. **A side whose last combatants "
+            "flee loses**: that fight counts in the other side's `wins` (a win by flight). The kernels count "
+            "successful flees over both sides together (`flee_successes_count`), not per side, and do not count "
+            "wins by flight apart from other wins. The fight ends the moment a side has no combatant left, and that "
+            "side loses; the only draws are fights that reach `max_rounds` rounds.",
     "tss": "A side wins when every member of the other side is out (its stun, wound or mortal track "
            "filled). Reaching `max_rounds` rounds is a draw.",
 }

@@ -40,8 +40,8 @@ OPTIONS = (
 
 WEAPON = (
     Field("lethality", "integer", "weapon lethality", low=0, high=MAX_LETHALITY),
-    Field("severity", "text", "weapon severity", default="1", syntax="a number in 0..100 in tenths, e.g. \"1.5\"",
-          parse=lambda text, _path: check_severity(text)),
+    Field("severity", "text", "weapon severity", default="1", syntax="0..100 in tenths, e.g. 1.5",
+          parse=lambda text, _path: check_severity(text), numbers=True),
     Field("nonlethal", "boolean", "a nonlethal weapon (its lethal wounds are serious)", default=False),
     Field("category", "choice", "the weapon's category", default="melee", choices=model.CATEGORIES),
     Field("long_range", "boolean", "a ranged weapon used at long range", default=False),
