@@ -233,3 +233,36 @@ def test_odds_agree_with_many_resolved_items():
         p = float(attack.odds()[name])
         observed = float(np.mean(tiers == index))
         assert abs(observed - p) <= 5 * (p * (1 - p) / 20_000) ** 0.5 + 1e-12, name
+
+
+def test_the_docs_examples_run_as_written():
+    """docs/api.md's examples run, and print what their comments say."""
+    import re
+    from fractions import Fraction
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "docs" / "api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) == 3
+    spaces = []
+    for block in blocks:
+        space: dict = {}
+        exec(compile(block, "docs/api.md", "exec"), space)
+        spaces.append(space)
+    assert (spaces[0]["odds"]["critical_success"], spaces[0]["odds"]["lethal"]) == (Fraction(7, 100), Fraction(99, 625))
+    assert spaces[0]["attack"].resolve_many(42, 0, 5).tier.tolist() == simulate_attacks(
+        5, pool=60, specialty=2, lethality=30, severity=2, armour="light", seed=42, outcomes=True).tier.tolist()
+    assert spaces[1]["raw"].resolve(7, 2**40) == exp.Attack(bonus=110, maximum_roll=760, armour_rating=580,
+                                                             damage="2d6", backend="python").resolve(7, 2**40)
+
+
+def test_bench_times_resolve_and_odds_one_call_at_a_time():
+    from combatsim.bench import cases
+
+    found = {case.kernel: case for case in cases() if case.kernel.endswith(("resolve_one", "odds_one"))}
+    assert sorted(found) == sorted(f"{name}.{kind}" for name in RULESETS for kind in ("resolve_one", "odds_one"))
+    d100_case = found["d100.resolve_one"]
+    assert d100_case.threads == (1,)
+    last = d100_case.run("cython", 5, 1)  # items 0..4 of seed 1: returns the last
+    assert last == d100.Attack(pool=60, specialty=(2,), lethality=30, severity=2, armour="light").resolve(1, 4)
+    assert found["tss.odds_one"].run("python", 3, 1)["amazing"] > 0

@@ -31,6 +31,8 @@ class BenchCase:
     numpy_items: int = 2_000_000
     #: The compiled backends this case runs on.
     backends: tuple[str, ...] = ("numba", "cython")
+    #: Thread counts of the compiled runs (1 only for cases that time single calls).
+    threads: tuple[int, ...] = (1, 2)
 
 
 def cases() -> list[BenchCase]:
@@ -71,7 +73,7 @@ def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet
             plans.append(("numpy", 1, case.numpy_items, lambda c=case: c.numpy(c.numpy_items)))
         for backend in ("numba", "cython"):
             if backend in backends and backend in case.backends:
-                for threads in (1, 2):
+                for threads in case.threads:
                     plans.append(
                         (backend, threads, case.compiled_items,
                          lambda c=case, b=backend, t=threads: c.run(b, c.compiled_items, t))

@@ -96,3 +96,40 @@ class PreparedAttack:
 
     def _exact_odds(self) -> dict:
         raise NotImplementedError
+
+
+def bench_cases(ruleset: str, make: Callable[[str], PreparedAttack]) -> list:
+    """``<ruleset>.resolve_one`` and ``<ruleset>.odds_one`` for ``combatsim bench``: calls per
+    second of ``resolve`` (a new index each call) and of ``odds`` (cached after the warm-up call),
+    against numpy's one ``Generator.integers(1, 1001)`` call as the baseline. ``make(backend)``
+    builds the case's attack, once per backend."""
+    from combatsim.bench import BenchCase
+
+    attacks: dict[str, PreparedAttack] = {}
+
+    def attack(backend: str) -> PreparedAttack:
+        if backend not in attacks:
+            attacks[backend] = make(backend)
+        return attacks[backend]
+
+    def resolve_calls(backend: str, n: int, threads: int) -> object:
+        resolve = attack(backend).resolve
+        for index in range(n):
+            outcome = resolve(1, index)
+        return outcome
+
+    def odds_calls(backend: str, n: int, threads: int) -> object:
+        odds = attack(backend).odds
+        for _ in range(n):
+            answer = odds()
+        return answer
+
+    def numpy_calls(n: int) -> object:
+        integers = np.random.default_rng(1).integers
+        for _ in range(n):
+            value = integers(1, 1001)
+        return value
+
+    single = dict(numpy=numpy_calls, compiled_items=200_000, python_items=2_000, numpy_items=200_000, threads=(1,))
+    return [BenchCase(f"{ruleset}.resolve_one", resolve_calls, **single),
+            BenchCase(f"{ruleset}.odds_one", odds_calls, **single)]

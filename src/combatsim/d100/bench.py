@@ -12,6 +12,8 @@ import numpy as np
 from combatsim.bench import BenchCase
 from combatsim.d100 import model
 from combatsim.d100.api import Combatant, Weapon, attack_parameters, simulate_attacks, simulate_fights
+from combatsim.d100.prepared import Attack
+from combatsim.prepared import bench_cases
 
 #: A trained fighter with a specialty, a rifle-like weapon, against light armour.
 ATTACK = dict(pool=60, specialty=(2,), lethality=30, severity=2, armour="light")
@@ -66,4 +68,6 @@ def _fight(backend: str, n: int, threads: int) -> int:
 CASES = [
     BenchCase("d100.attack", _attack, _attack_numpy, compiled_items=100_000_000),
     BenchCase("d100.fight", _fight, None, compiled_items=5_000_000, python_items=5_000),
+    # One prepared attack (combatsim.d100.Attack) resolved and asked its odds, call by call.
+    *bench_cases("d100", lambda backend: Attack(**ATTACK, backend=backend)),
 ]

@@ -7,6 +7,8 @@ import numpy as np
 from combatsim.bench import BenchCase
 from combatsim.exp.api import Combatant, simulate_attack, simulate_fight, simulate_to_hit
 from combatsim.exp.model import Weapon
+from combatsim.exp.prepared import Attack
+from combatsim.prepared import bench_cases
 
 BONUS, MAXIMUM_ROLL, ARMOUR_RATING = 110, 760, 580
 #: exp.attack: a long sword (d8) with DA 6 (Chapter 9's PSTR 11 example).
@@ -112,4 +114,7 @@ CASES = [
     BenchCase("exp.to_hit", _to_hit, _to_hit_numpy, compiled_items=200_000_000),
     BenchCase("exp.attack", _attack, _attack_numpy, compiled_items=100_000_000),
     BenchCase("exp.fight", _fight, _fight_numpy, compiled_items=200_000, python_items=500, numpy_items=50_000),
+    # One prepared unit of fire (combatsim.exp.Attack): exp.attack's sword, call by call.
+    *bench_cases("exp", lambda backend: Attack(bonus=BONUS, maximum_roll=MAXIMUM_ROLL, damage_adjustment=DAMAGE_ADJUSTMENT,
+                                               armour_rating=ARMOUR_RATING, weapon=SWORD, backend=backend)),
 ]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.bench import BenchCase
+from combatsim.prepared import bench_cases
 from combatsim.tss.api import Combatant, simulate_attacks, simulate_fights
 from combatsim.tss.model import Armour, Weapon
+from combatsim.tss.prepared import Attack
 
 SKILL, STEPS, DAMAGE = "16/8/4", -1, "d4w/d4+2w/d4-1m"
 
@@ -54,4 +56,7 @@ def _fight(backend: str, n: int, threads: int) -> int:
 CASES = [
     BenchCase("tss.attack", _attack, _attack_numpy, compiled_items=200_000_000),
     BenchCase("tss.fight", _fight, None, compiled_items=1_000_000, python_items=2_000),
+    # One prepared attack (combatsim.tss.Attack): tss.attack's pistol shot, call by call.
+    *bench_cases("tss", lambda backend: Attack(skill=SKILL, steps=STEPS, damage=DAMAGE, weapon_quality="good",
+                                               armour="d6", armour_quality="ordinary", backend=backend)),
 ]
