@@ -317,3 +317,21 @@ def test_compare_limits(capsys, monkeypatch, argv, message):
         return
     assert cli_main(["fight", "d100_duel", "--compare", "sides[0].members[0].torso=none", *argv]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_compare_interrupted_reports_the_fights_both_runs_finished(capsys, monkeypatch):
+    from combatsim import fights
+    from combatsim.fights import FightSummary
+
+    winners = iter([np.array([0, 1, 0, 0, -1, 1], dtype=np.int8), np.array([1, 1, 0, 0], dtype=np.int8)])
+
+    def interrupted_second(args, scenario, outcomes, stop=None):
+        winner = next(winners)
+        return FightSummary(fights=len(winner), wins=[0, 0], draws=0, rounds_histogram={}, seed=0, backend="cython",
+                            threads=1, partial=len(winner) < 6, winner=winner, rounds=np.ones(len(winner), np.int32))
+
+    monkeypatch.setattr(fights, "run_scenario", interrupted_second)
+    assert cli_main(["fight", "d100_duel", "-n", "6", "--compare", "options.passes=3", "--json"]) == 130
+    record = json.loads(capsys.readouterr().out)
+    assert record["partial"] and record["fights"] == 4  # the first 4 fights of each, paired
+    assert record["win_rates"][0]["baseline_rate"] == 0.75 and record["win_rates"][0]["variant_rate"] == 0.5

@@ -351,6 +351,7 @@ def paired_difference(baseline: np.ndarray, variant: np.ndarray, outcome: int) -
 
 def compare_command(args: argparse.Namespace, baseline: Scenario, variant: Scenario) -> int:
     first = run_scenario(args, baseline, outcomes=True)
+    first.rounds = None  # only the winners pair up: free the lengths before the second run
     second = run_scenario(args, variant, outcomes=True) if not first.partial else None
     fights = min(first.fights, second.fights) if second is not None else 0
     a = first.winner[:fights]
@@ -384,12 +385,12 @@ def compare_report(record: dict) -> str:
              f"  variant: {', '.join(record['variant'][len(record['baseline']):])}"]
     rows = [*record["win_rates"], record["draw_rate"]]
     width = max(len(row["name"]) + 5 for row in rows)
-    lines.append(f"  {'':<{width}}  {'baseline':>9}  {'variant':>9}  {'difference':>11}  (95% interval)")
+    lines.append(f"  {'':<{width}}  {'baseline':>9}  {'variant':>9}  difference in percentage points (95% interval)")
     for row in rows:
         title = row["name"] if row is record["draw_rate"] else f"{row['name']} wins"
         lo, hi = row["difference_ci95"]
         lines.append(f"  {title:<{width}}  {row['baseline_rate']:9.3%}  {row['variant_rate']:9.3%}  "
-                     f"{row['difference']:+11.3%}  ({lo:+.3%} .. {hi:+.3%})")
+                     f"{100 * row['difference']:+8.3f}  ({100 * lo:+.3f} .. {100 * hi:+.3f})")
     lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all fights ran")

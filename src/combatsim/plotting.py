@@ -36,7 +36,7 @@ def plot_stacked_bars(xs: list[int], stacks: list[tuple[str, list[int]]], path: 
                       ylabel: str, file_format: str = "png") -> None:
     """Bars at integer ``xs``, each stacked from ``stacks`` (label, heights) bottom up, with integer ticks."""
     plt = _pyplot()
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     figure, axes = plt.subplots(figsize=(7, 4))
     bottom = [0] * len(xs)
@@ -45,6 +45,7 @@ def plot_stacked_bars(xs: list[int], stacks: list[tuple[str, list[int]]], path: 
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
     axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.yaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _position: f"{value:,.0f}"))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.set_title(title)
