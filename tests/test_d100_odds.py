@@ -50,7 +50,7 @@ def test_cli(capsys):
     record = json.loads(capsys.readouterr().out)["probabilities"]
     assert record["lethal"] == "143/1250" and set(record) >= {"success", "flesh", "instant_death"}
     assert cli_main(["odds", "d100", "--pool", "60", "--lethality", "300"]) == 2
-    assert "lethality must be in 0..100" in capsys.readouterr().err
+    assert "argument --lethality: must be an integer in 0..100, got 300" in capsys.readouterr().err
 
 
 def test_tiers_match_icepool():

@@ -230,6 +230,6 @@ def test_cli_human_report_and_errors(capsys):
     assert "hit rate" in capsys.readouterr().out
     assert cli_main(["attack", "exp", "--bonus", "1", "--max-roll", "0", "--armour-rating", "5"]) == 2
     err = capsys.readouterr().err
-    assert "maximum_roll must be in 1..2000000" in err and "Traceback" not in err
+    assert "--max-roll: must be an integer in 1..2000000" in err and "Traceback" not in err
     assert cli_main(["attack", "exp", "--bonus", "1", "--max-roll", "9", "--armour-rating", "5", "-n", "-3"]) == 2
-    assert "n must be in 0" in capsys.readouterr().err
+    assert "-n/--attacks: must be an integer in 1.." in capsys.readouterr().err

@@ -44,7 +44,7 @@ def test_cli_errors_name_the_field(capsys, flag, value, field):
 def test_bench_cases_run():
     from combatsim.tss.bench import CASES
 
-    assert [case.kernel for case in CASES] == ["tss.attack", "tss.fight"]
+    assert [case.kernel for case in CASES] == ["tss.attack", "tss.fight", "tss.resolve_one", "tss.odds_one"]
     for case in CASES:
         case.run("cython", 1000, 1)
         if case.numpy is not None:

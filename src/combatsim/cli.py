@@ -1,29 +1,154 @@
-"""The ``combatsim`` command line: ``attack``, ``backends``, ``bench``.
+"""combatsim: simulate tabletop combat (EXP, TSS, d100) fast, and compute its exact odds.
 
-Each ruleset adds its own ``attack`` subcommand from ``combatsim.<ruleset>.cli``. Errors in the
-input print one line naming the field and its allowed range, never a traceback.
+Each ruleset adds its ``attack``, ``odds``, ``curve`` and ``table`` subcommands from
+``combatsim.<ruleset>.cli``. A subcommand's options are added only when it is chosen, so a command
+imports only the code it runs. Every error in the input, argparse's own included, prints one line,
+``combatsim: error: ...``, naming the flag and what it allows, and exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
+import math
 import os
+import re
 import sys
 from collections.abc import Callable
+from decimal import Decimal
 
 from combatsim.registry import BACKEND_CHOICES, BACKENDS, RULESETS, available_backends
 
+#: The most threads a run takes (as combatsim.validation.check_threads).
+MAX_THREADS = 1024
+#: ``bench --seconds``: the longest minimum time per measurement.
+MAX_BENCH_SECONDS = 3600
+#: Integers are written as 12, -3, 1_000_000, 1e9 or 2.5e3; read exactly, never through a float.
+_INTEGER = re.compile(r"[+-]?(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?")
+#: An integer with more digits than this is outside every flag's range (seeds have 20).
+_MAX_DIGITS = 40
 
-def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000) -> None:
-    """The options every simulation command shares."""
-    parser.add_argument("-n", "--attacks", dest="n", type=_integer, default=default_n, help="items to simulate")
-    parser.add_argument("--seed", type=_integer, default=0, help="64-bit seed (0..2**64-1)")
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto")
-    parser.add_argument("--threads", type=_integer, default=None, help="threads (default: all cores)")
-    parser.add_argument("--chunk-size", type=_integer, default=None, help=argparse.SUPPRESS)
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, and subcommands whose options are added when they are chosen.
+
+    ``add_parser(..., build=f)`` on a subcommand defers ``f(parser)`` to the first parse (or help)
+    of that subcommand, so ``combatsim attack exp`` never imports the d100 or TSS code.
+    """
+
+    def __init__(self, *args, build: Callable[[Parser], None] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._build = build
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._build is not None:
+            build, self._build = self._build, None
+            build(self)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str):
+        self.exit(2, f"combatsim: error: {' '.join(message.split())}\n")
+
+
+class _Placeholders:
+    """Stands in for a subparsers action while a deferred module adds its commands: ``add_parser``
+    returns the placeholder already listed under that name, given the module's description."""
+
+    def __init__(self, parsers: dict[str, Parser]) -> None:
+        self.parsers = parsers
+
+    def add_parser(self, name: str, **kwargs) -> Parser:
+        parser = self.parsers[name]
+        for key in ("description", "epilog", "usage", "formatter_class"):
+            if key in kwargs:
+                setattr(parser, key, kwargs[key])
+        return parser
+
+
+def defer_commands(commands, helps: dict[str, str], register: Callable[[_Placeholders], None]) -> None:
+    """Commands whose module is imported only when one of them is chosen: each is listed now with
+    its help line, and ``register`` (which adds them through ``add_parser``) runs on first use."""
+    placeholders: dict[str, Parser] = {}
+    pending = [register]
+
+    def build(_parser: Parser) -> None:
+        if pending:
+            pending.pop()(_Placeholders(placeholders))
+
+    for name, text in helps.items():
+        placeholders[name] = commands.add_parser(name, help=text, build=build)
+
+
+def integer(low: int | None = None, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in ``low..high`` (either open), written as 12, 1_000, 1e9 or
+    2.5e3 and read exactly (9007199254740993.0 is that integer, not the nearest float)."""
+    allowed = f"an integer{_range(low, high)}"
+
+    def parse(text: str) -> int:
+        value = exact_integer(text)
+        if value is None:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
+        return value
+
+    return parse
+
+
+def exact_integer(text: str) -> int | None:
+    """The integer ``text`` writes, or None (a fraction, nan, inf, words; or over 40 digits, which
+    no flag's range allows). Decimal keeps every digit and an exponent without expanding it."""
+    text = text.strip()
+    if not _INTEGER.fullmatch(text) or not any(c.isdigit() for c in text.split("e")[0].split("E")[0]):
+        return None
+    try:
+        value = Decimal(text.replace("_", ""))
+    except ArithmeticError:
+        return None
+    if value and value.adjusted() >= _MAX_DIGITS:
+        return None
+    if value != value.to_integral_value():
+        return None
+    return int(value)
+
+
+def _range(low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f" in {low}..{high}"
+    if low is not None:
+        return f" >= {low}"
+    if high is not None:
+        return f" <= {high}"
+    return ""
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= MAX_BENCH_SECONDS:  # nan fails every comparison
+        raise argparse.ArgumentTypeError(f"must be a number of seconds in (0, {MAX_BENCH_SECONDS}], got {text!r}")
+    return value
+
+
+def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000, items: str | None = None) -> None:
+    """The options every simulation command shares; ``items`` names what ``-n`` counts (by default
+    "fights" for ``combatsim fight``, else "attacks")."""
+    from combatsim.runner import INT64_MAX_ITEMS
+    from combatsim.validation import SEED_MAX
+
+    if items is None:
+        items = "fights" if parser.prog.split()[-1] == "fight" else "attacks"
+    parser.add_argument("-n", "--attacks", dest="n", type=integer(1, INT64_MAX_ITEMS), default=default_n,
+                        help=f"{items} to simulate (default {default_n:,}; 1e6 and 1_000_000 work)")
+    parser.add_argument("--seed", type=integer(0, SEED_MAX), default=0, help=f"seed, 0..{SEED_MAX} (default 0)")
+    parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
+                        help="compiled kernels to use (default auto: cython, else numba, else python)")
+    parser.add_argument("--threads", type=integer(1, MAX_THREADS), default=None,
+                        help=f"threads, 1..{MAX_THREADS} (default: all cores)")
+    parser.add_argument("--chunk-size", type=integer(1, INT64_MAX_ITEMS), default=None, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="where chunks run: this process, or a Dask cluster (needs the dask extra)")
@@ -49,21 +174,6 @@ def emit(args: argparse.Namespace, record: dict, human: Callable[[dict], str]) -
     return 130 if record.get("partial") else 0
 
 
-def _integer(text: str) -> int:
-    """Integers, also written as 1e9 or 10_000_000, but never a fractional value."""
-    try:
-        return int(text.replace("_", ""))
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
-    return int(value)
-
-
 def _backends(args: argparse.Namespace) -> int:
     available = available_backends()
     if args.json:
@@ -75,8 +185,12 @@ def _backends(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from combatsim.bench import run_benchmarks
+    from combatsim.bench import cases, run_benchmarks
 
+    known = [case.kernel for case in cases()]
+    for name in args.kernel or ():
+        if name not in known:
+            raise ValueError(f"--kernel must be one of {', '.join(known)}; got {name!r}")
     records = run_benchmarks(kernels=args.kernel, seconds=args.seconds, quiet=args.json)
     if args.json:
         print(json.dumps(records))
@@ -84,33 +198,34 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="combatsim", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="combatsim", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     attack = commands.add_parser("attack", help="simulate many attacks of one ruleset")
     rulesets = attack.add_subparsers(dest="ruleset", required=True)
     for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
         importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
 
-    from combatsim.fights import add_fight_parser
-
-    add_fight_parser(commands, add_run_options)
+    # fight, scenario and example need the scenario machinery (tomllib, tempfile, ...): imported when chosen.
+    defer_commands(commands, {"fight": "simulate whole fights from a TOML scenario file"},
+                   lambda into: importlib.import_module("combatsim.fights").add_fight_parser(into, add_run_options))
+    defer_commands(commands, {"scenario": "the scenario file reference, and a starting file",
+                              "example": "the example scenarios shipped with combatsim"},
+                   lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
 
     odds = commands.add_parser("odds", help="exact probabilities of one attack's outcomes")
     odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
     curve = commands.add_parser("curve", help="hit probability over a range of one parameter")
     curve_rulesets = curve.add_subparsers(dest="ruleset", required=True)
-    for ruleset in RULESETS:  # each combatsim.<ruleset>.odds may provide add_odds_parser / add_curve_parser
-        if importlib.util.find_spec(f"combatsim.{ruleset}.odds") is None:
-            continue
-        module = importlib.import_module(f"combatsim.{ruleset}.odds")
+    for ruleset in RULESETS:  # each combatsim.<ruleset>.cli may provide add_odds_parser / add_curve_parser
+        module = importlib.import_module(f"combatsim.{ruleset}.cli")
         if hasattr(module, "add_odds_parser"):
             module.add_odds_parser(odds_rulesets)
         if hasattr(module, "add_curve_parser"):
             module.add_curve_parser(curve_rulesets)
 
     backends = commands.add_parser("backends", help="list the available backends")
-    backends.add_argument("--json", action="store_true")
+    backends.add_argument("--json", action="store_true", help="print one JSON object")
     backends.set_defaults(handler=_backends)
 
     table = commands.add_parser("table", help="print a persona's combat table for one ruleset")
@@ -121,20 +236,26 @@ def build_parser() -> argparse.ArgumentParser:
             module.add_table_parser(table_rulesets)
 
     bench = commands.add_parser("bench", help="time every kernel against numpy and pure Python")
-    bench.add_argument("--kernel", action="append", help="only this kernel (repeatable), e.g. exp.to_hit")
-    bench.add_argument("--seconds", type=float, default=0.5, help="minimum time per measurement")
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--kernel", action="append",
+                       help="only this kernel (repeatable), e.g. exp.to_hit; an unknown name lists the known ones")
+    bench.add_argument("--seconds", type=_seconds, default=0.5,
+                       help=f"minimum time per measurement, in (0, {MAX_BENCH_SECONDS}] seconds (default 0.5)")
+    bench.add_argument("--json", action="store_true", help="print the records as one JSON list")
     bench.set_defaults(handler=_bench)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    from combatsim.executors import use_executor
-
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # --help, or a usage error already printed as one line
+        return exit_.code if isinstance(exit_.code, int) else 2
+    try:
+        if getattr(args, "scheduler", None) is not None and args.executor != "dask":
+            raise ValueError("--scheduler needs --executor dask")
         if getattr(args, "executor", "local") == "dask":
+            from combatsim.executors import use_executor
+
             with use_executor("dask", args.scheduler):
                 return args.handler(args)
         return args.handler(args)

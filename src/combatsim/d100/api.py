@@ -3,6 +3,7 @@ the kernels ("d100.attack", "d100.fight")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,6 +40,7 @@ MAX_RANK = 10
 MAX_RANKS = 10
 MAX_LETHALITY = 100
 MAX_SEVERITY = 100
+_EXPONENT = re.compile(r"[eE]([+-]?\d[\d_]*)")
 MAX_COMBATANTS = 64
 MAX_PASSES = 16
 MAX_ROUNDS = 10_000
@@ -71,6 +73,9 @@ def check_severity(value: object) -> Fraction:
         raise TypeError(
             f"severity must be an int, Fraction or decimal string such as '1.5', got {type(value).__name__}"
         )
+    # Fraction("1e999999999") builds a billion-digit integer: refuse long text and big exponents unread.
+    if isinstance(value, str) and (len(value) > 32 or any(abs(int(e)) > 32 for e in _EXPONENT.findall(value))):
+        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths, got {value[:40]!r}")
     try:
         severity = Fraction(value)
     except (ValueError, ZeroDivisionError):

@@ -1,31 +1,52 @@
-"""``combatsim attack d100``."""
+"""``combatsim attack d100`` and ``combatsim odds d100``.
+
+Importing this module is cheap: each subcommand's options, and the modules they need, are added
+when the subcommand is chosen (combatsim.cli.Parser).
+"""
 
 from __future__ import annotations
 
 import argparse
-
-from combatsim.d100.api import MODIFIERS
+import json
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    parser = subparsers.add_parser("d100", help="d100 attacks with damage (tiers and wounds)")
-    add_attack_arguments(parser)
-    add_run_options(parser, default_n=10_000_000)
-    parser.set_defaults(handler=run_attack)
+    def build(parser: argparse.ArgumentParser) -> None:
+        add_attack_arguments(parser)
+        add_run_options(parser, default_n=10_000_000, items="attacks")
+        parser.set_defaults(handler=run_attack)
+
+    subparsers.add_parser("d100", help="d100 attacks with damage (tiers and wounds)", build=build)
+
+
+def _severity(text: str):
+    from combatsim.d100.api import check_severity
+
+    try:
+        return check_severity(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
-    """What one attack is: shared by ``attack d100`` and ``odds d100``."""
-    parser.add_argument("--pool", type=int, required=True, help="attack pool: Fighting or Arcane")
-    parser.add_argument("--specialty", type=int, action="append", default=[],
-                        help="a weapon specialty rank (repeat for several ranks)")
+    """What one attack is: shared by ``attack d100`` and ``odds d100``, with the API's ranges."""
+    from combatsim.cli import integer
+    from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS
+
+    parser.add_argument("--pool", type=integer(0, MAX_SCORE), required=True,
+                        help=f"attack pool: Fighting or Arcane, 0..{MAX_SCORE}")
+    parser.add_argument("--specialty", type=integer(0, MAX_RANK), action="append", default=[],
+                        help=f"a weapon specialty rank, 0..{MAX_RANK} (repeat for several ranks)")
     parser.add_argument("--taper", choices=("halving", "highest", "flat"), default="halving",
                         help="how several specialty ranks combine (option; default halving)")
     parser.add_argument("--modifier", action="append", default=[], metavar="NAME",
                         help=f"an attack modifier (repeatable): {', '.join(m.replace('_', '-') for m in MODIFIERS)}")
-    parser.add_argument("--lethality", type=int, required=True, help="weapon_lethality 0..100")
-    parser.add_argument("--severity", default="1", help="weapon_severity, in tenths (e.g. 2 or 1.5)")
-    parser.add_argument("--armor", "--armour", dest="armour", choices=("none", "light", "heavy"), default="none")
+    parser.add_argument("--lethality", type=integer(0, MAX_LETHALITY), required=True,
+                        help=f"weapon_lethality, 0..{MAX_LETHALITY}")
+    parser.add_argument("--severity", type=_severity, default="1",
+                        help=f"weapon_severity, 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5; default 1)")
+    parser.add_argument("--armor", "--armour", dest="armour", choices=("none", "light", "heavy"), default="none",
+                        help="the target's armour (default none)")
     parser.add_argument("--nonlethal", action="store_true", help="a nonlethal weapon (lethal results become serious)")
     parser.add_argument("--dual-wield", action="store_true", help="two such weapons: -20, each at 75%% lethality")
 
@@ -62,3 +83,25 @@ def _report(record: dict) -> str:
         lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / n:.6f}")
     lines.extend(run_footer(record))
     return "\n".join(lines)
+
+
+def add_odds_parser(subparsers) -> None:
+    def build(parser: argparse.ArgumentParser) -> None:
+        add_attack_arguments(parser)
+        parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
+        parser.set_defaults(handler=run_odds)
+
+    subparsers.add_parser("d100", help="exact d100 odds of one attack (the same flags as attack d100)", build=build)
+
+
+def run_odds(args: argparse.Namespace) -> int:
+    from combatsim.d100.api import attack_parameters
+    from combatsim.d100.odds import attack_odds
+
+    odds = attack_odds(attack_parameters(**attack_arguments(args)))
+    if args.json:
+        print(json.dumps({"probabilities": {key: str(value) for key, value in odds.items()}}))
+    else:
+        for key, value in odds.items():
+            print(f"{key:17s} {float(value):.6f}  ({value})")
+    return 0

@@ -1,19 +1,17 @@
 """Exact d100 odds of one attack, by counting d100 faces (no simulation).
 
-``combatsim odds d100`` takes the flags of ``combatsim attack d100`` and prints, with the same
-keys as ``attack d100 --json``: the probability of each tier, and for each wound severity the
+``combatsim odds d100`` (combatsim.d100.cli) takes the flags of ``combatsim attack d100`` and
+prints, with the same keys as ``attack d100 --json``: the probability of each tier, and for each wound severity the
 expected number of such wounds per attack (a probability for one weapon; with dual wield both
 weapons roll damage, so up to two wounds). ``lethal`` includes instant deaths, as in the counts.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from fractions import Fraction
 
 from combatsim.d100 import model
-from combatsim.d100.api import AttackParameters, attack_parameters
+from combatsim.d100.api import AttackParameters
 
 D100 = 100
 
@@ -30,24 +28,3 @@ def attack_odds(parameters: AttackParameters) -> dict[str, Fraction]:
     odds["flesh"] = weapons * successes * Fraction(D100 - serious_bar, D100)
     odds["instant_death"] = weapons * odds["critical_success"] * Fraction(lethal_bar, D100)
     return odds
-
-
-def add_odds_parser(subparsers) -> None:
-    from combatsim.d100.cli import add_attack_arguments
-
-    parser = subparsers.add_parser("d100", help="exact d100 odds of one attack (the same flags as attack d100)")
-    add_attack_arguments(parser)
-    parser.add_argument("--json", action="store_true")
-    parser.set_defaults(handler=_run_odds)
-
-
-def _run_odds(args: argparse.Namespace) -> int:
-    from combatsim.d100.cli import attack_arguments
-
-    odds = attack_odds(attack_parameters(**attack_arguments(args)))
-    if args.json:
-        print(json.dumps({"probabilities": {key: str(value) for key, value in odds.items()}}))
-    else:
-        for key, value in odds.items():
-            print(f"{key:17s} {float(value):.6f}  ({value})")
-    return 0

@@ -1,28 +1,34 @@
-"""EXP: the kilodie combat-table system (exp-combat-table.txt, exp-tactical-combat.txt)."""
+"""EXP: the kilodie combat-table system (exp-combat-table.txt, exp-tactical-combat.txt).
 
-from combatsim.exp.api import (
-    AttackResult,
-    Combatant,
-    FightResult,
-    ToHitResult,
-    simulate_attack,
-    simulate_fight,
-    simulate_to_hit,
-)
-from combatsim.exp.model import CombatRow, CombatTable, Persona, Weapon
-from combatsim.exp.prepared import Attack
+The names below are imported on first use, so that importing one module of the package (its
+command line, say) stays light."""
 
-__all__ = [
-    "Attack",
-    "AttackResult",
-    "CombatRow",
-    "CombatTable",
-    "Combatant",
-    "FightResult",
-    "Persona",
-    "ToHitResult",
-    "Weapon",
-    "simulate_attack",
-    "simulate_fight",
-    "simulate_to_hit",
-]
+import importlib
+
+_MODULES = {
+    "AttackResult": "combatsim.exp.api",
+    "Combatant": "combatsim.exp.api",
+    "FightResult": "combatsim.exp.api",
+    "ToHitResult": "combatsim.exp.api",
+    "simulate_attack": "combatsim.exp.api",
+    "simulate_fight": "combatsim.exp.api",
+    "simulate_to_hit": "combatsim.exp.api",
+    "CombatRow": "combatsim.exp.model",
+    "CombatTable": "combatsim.exp.model",
+    "Persona": "combatsim.exp.model",
+    "Weapon": "combatsim.exp.model",
+    "Attack": "combatsim.exp.prepared",
+}
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module 'combatsim.exp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))

@@ -1,20 +1,20 @@
 """Exact EXP odds, computed by counting kilodie faces (no simulation).
 
 ``combatsim odds exp`` prints them as exact fractions; ``combatsim curve exp`` sweeps one
-parameter. Keys match ``combatsim attack exp --json``.
+parameter (combatsim.exp.cli). Keys match ``combatsim attack exp --json``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
+import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
 from combatsim.exp.reference import KILODIE, ROUNDS_PER_BURST, damage, is_hit, to_hit_roll
+from combatsim.validation import check_int
 
-#: Exact damage distributions are kept to this many outcomes; beyond it, simulate instead.
-MAX_OUTCOMES = 20_000
+#: Exact odds convolve at most this many pairs of outcomes (an integer product each): 0.2 s at most.
+MAX_CONVOLUTION_PAIRS = 500_000
 Distribution = dict[int, Fraction]
 
 
@@ -28,13 +28,43 @@ def hit_probability(bonus: int, maximum_roll: int, armour_rating: int, hit_on_eq
 
 
 def _convolve(a: Distribution, b: Distribution) -> Distribution:
-    out: Distribution = {}
-    for x, p in a.items():
-        for y, q in b.items():
-            out[x + y] = out.get(x + y, Fraction(0)) + p * q
-    if len(out) > MAX_OUTCOMES:
-        raise ValueError(f"damage has more than {MAX_OUTCOMES} possible totals; exact odds are limited to that")
-    return out
+    """The law of the sum of independent draws from ``a`` and ``b``: in integer weights over each
+    law's common denominator (an int product costs a fraction of a Fraction product's gcd)."""
+    a_weights, a_denominator = _weights(a)
+    b_weights, b_denominator = _weights(b)
+    out: dict[int, int] = {}
+    for x, p in a_weights:
+        for y, q in b_weights:
+            out[x + y] = out.get(x + y, 0) + p * q
+    denominator = a_denominator * b_denominator
+    return {value: Fraction(weight, denominator) for value, weight in out.items()}
+
+
+def _weights(law: Distribution) -> tuple[list[tuple[int, int]], int]:
+    denominator = math.lcm(*(p.denominator for p in law.values()))
+    return [(value, p.numerator * (denominator // p.denominator)) for value, p in law.items()], denominator
+
+
+def _power_pairs(outcomes: int, times: int) -> int:
+    """The pairs :func:`_power` convolves for a law of ``outcomes`` consecutive values (the k-th
+    partial sum has ``k * (outcomes - 1) + 1`` values)."""
+    return sum((k * (outcomes - 1) + 1) * outcomes for k in range(times))
+
+
+def check_attack_size(dice: Dice, rolls: int, automatic: bool) -> None:
+    """Refuse, before any work, an attack whose exact odds take more than ``MAX_CONVOLUTION_PAIRS``:
+    the same steps as :func:`attack_odds`, counted from the damage dice's number of totals."""
+    outcomes = Dice(dice.count, dice.sides).check_law("damage").outcomes
+    pairs = 0
+    if automatic:  # 0..ROUNDS_PER_BURST rounds land, each its own damage roll
+        pairs += sum(_power_pairs(outcomes, rounds) for rounds in range(ROUNDS_PER_BURST + 1))
+        outcomes = ROUNDS_PER_BURST * (outcomes - 1) + 1
+    pairs += _power_pairs(outcomes + 1, rolls)  # a miss adds the value 0
+    if pairs > MAX_CONVOLUTION_PAIRS:
+        raise ValueError(
+            f"damage {dice} with {rolls} to-hit roll(s) a unit{' of automatic fire' if automatic else ''} needs "
+            f"{pairs:,} convolution steps; exact odds are limited to {MAX_CONVOLUTION_PAIRS:,} (simulate it instead)"
+        )
 
 
 def _power(single: Distribution, times: int) -> Distribution:
@@ -45,11 +75,15 @@ def _power(single: Distribution, times: int) -> Distribution:
 
 
 def _mix(parts: list[tuple[Fraction, Distribution]]) -> Distribution:
-    out: Distribution = {}
-    for weight, distribution in parts:
-        for value, p in distribution.items():
-            out[value] = out.get(value, Fraction(0)) + weight * p
-    return {value: p for value, p in sorted(out.items()) if p}
+    """The law that follows ``distribution`` with probability ``weight``, in integer weights too."""
+    weighted = [(weight, *_weights(distribution)) for weight, distribution in parts if weight]
+    denominator = math.lcm(*(weight.denominator * law_denominator for weight, _, law_denominator in weighted))
+    out: dict[int, int] = {}
+    for weight, weights, law_denominator in weighted:
+        scale = weight.numerator * (denominator // (weight.denominator * law_denominator))
+        for value, p in weights:
+            out[value] = out.get(value, 0) + scale * p
+    return {value: Fraction(p, denominator) for value, p in sorted(out.items()) if p}
 
 
 def _mean(distribution: Distribution) -> Fraction:
@@ -65,6 +99,7 @@ def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice
     dice + DA (never below 0); an automatic burst that hits lands 0..3 rounds uniformly, each
     rolling its own damage; the ``rolls`` to-hit rolls of a unit are independent.
     """
+    check_attack_size(dice, rolls, automatic)
     faces = sum(
         is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
         for kilodie in range(1, KILODIE + 1)
@@ -95,27 +130,34 @@ def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice
     return odds
 
 
-def parse_sweep(text: str, field: str) -> list[int]:
-    """``600`` or ``400:1000:10`` (start:stop:step, stop included)."""
+def parse_sweep(text: str, field: str, low: int | None = None, high: int | None = None) -> list[int]:
+    """``600`` or ``400:1000:10`` (start:stop:step, stop included); every value in ``low..high``."""
     parts = text.split(":")
     try:
         numbers = [int(part) for part in parts]
     except ValueError:
         raise ValueError(f"{field} must be an integer or start:stop:step, got {text!r}") from None
     if len(numbers) == 1:
-        return numbers
-    if len(numbers) != 3 or numbers[2] <= 0 or numbers[1] < numbers[0]:
+        values = numbers
+    elif len(numbers) != 3 or numbers[2] <= 0 or numbers[1] < numbers[0]:
         raise ValueError(f"{field} must be start:stop:step with start <= stop and step >= 1, got {text!r}")
-    if (numbers[1] - numbers[0]) // numbers[2] > 100_000:
+    elif (numbers[1] - numbers[0]) // numbers[2] > 100_000:
         raise ValueError(f"{field} sweeps at most 100001 points, got {text!r}")
-    return list(range(numbers[0], numbers[1] + 1, numbers[2]))
+    else:
+        values = range(numbers[0], numbers[1] + 1, numbers[2])
+    for value in (values[0], values[-1]):  # the smallest and the largest
+        check_int(field, value, low, high)
+    return list(values)
 
 
 def hit_curve(bonus: str, maximum_roll: str, armour_rating: str, hit_on_equal: bool = False) -> dict:
+    """P(hit) over one swept parameter, each value in the range ``attack exp`` accepts."""
+    from combatsim.exp.api import MAX_ARMOUR_RATING, MAX_BONUS, MAX_ROLL
+
     sweeps = {
-        "bonus": parse_sweep(bonus, "bonus"),
-        "maximum_roll": parse_sweep(maximum_roll, "maximum_roll"),
-        "armour_rating": parse_sweep(armour_rating, "armour_rating"),
+        "bonus": parse_sweep(bonus, "bonus", -MAX_BONUS, MAX_BONUS),
+        "maximum_roll": parse_sweep(maximum_roll, "maximum_roll", 1, MAX_ROLL),
+        "armour_rating": parse_sweep(armour_rating, "armour_rating", -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING),
     }
     ranged = [name for name, values in sweeps.items() if len(values) > 1]
     if len(ranged) > 1:
@@ -128,77 +170,3 @@ def hit_curve(bonus: str, maximum_roll: str, armour_rating: str, hit_on_equal: b
         p = hit_probability(arguments["bonus"], arguments["maximum_roll"], arguments["armour_rating"], hit_on_equal)
         points.append({parameter: value, "hit_probability": str(p), "hit_probability_float": float(p)})
     return {"parameter": parameter, "fixed": {k: v for k, v in fixed.items() if k != parameter}, "points": points}
-
-
-def add_odds_parser(subparsers) -> None:
-    from combatsim.exp.cli import add_attack_arguments
-
-    parser = subparsers.add_parser("exp", help="exact EXP odds of one attack (the same flags as attack exp)")
-    add_attack_arguments(parser)
-    parser.add_argument("--json", action="store_true")
-    parser.set_defaults(handler=_run_odds)
-
-
-def add_curve_parser(subparsers) -> None:
-    parser = subparsers.add_parser("exp", help="EXP hit probability over a range of one parameter")
-    parser.add_argument("--bonus", required=True, help="value or start:stop:step")
-    parser.add_argument("--max-roll", required=True, help="value or start:stop:step")
-    parser.add_argument("--armour-rating", "--armor-rating", required=True, help="value or start:stop:step")
-    parser.add_argument("--hit-on-equal", action="store_true")
-    parser.add_argument("--plot", metavar="FILE.png", help="draw the curve (needs the plot extra: matplotlib)")
-    parser.add_argument("--json", action="store_true")
-    parser.set_defaults(handler=_run_curve)
-
-
-def _run_odds(args: argparse.Namespace) -> int:
-    from combatsim.exp.api import rolls_this_unit
-    from combatsim.exp.cli import is_plain_to_hit, weapon_and_persona
-    from combatsim.validation import check_int
-
-    if is_plain_to_hit(args):
-        if args.bonus is None or args.max_roll is None:
-            raise ValueError("give --bonus and --max-roll, or a persona (--class and attributes) and a weapon")
-        check_int("maximum_roll", args.max_roll, 1, None)
-        p = hit_probability(args.bonus, args.max_roll, args.armour_rating, args.hit_on_equal)
-        record = {"probabilities": {"hits": str(p), "misses": str(1 - p)}}
-        print(json.dumps(record) if args.json else f"P(hit) = {p} = {float(p):.6f}")
-        return 0
-    weapon, persona = weapon_and_persona(args)
-    if persona is not None:
-        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
-    elif args.bonus is None or args.max_roll is None:
-        raise ValueError("give a persona (--class and attributes), or both --bonus and --max-roll")
-    else:
-        bonus, maximum_roll, damage_adjustment = args.bonus, args.max_roll, args.damage_adjustment or 0
-    check_int("maximum_roll", maximum_roll, 1, None)
-    odds = attack_odds(bonus=bonus, maximum_roll=maximum_roll, armour_rating=args.armour_rating,
-                       dice=weapon.damage, damage_adjustment=damage_adjustment,
-                       rolls=rolls_this_unit(weapon, args.ammunition), automatic=weapon.automatic,
-                       adjustment=args.adjustment or 0, hit_on_equal=args.hit_on_equal, critical=bool(args.critical))
-    record = {"probabilities": {key: {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else str(value)
-                                for key, value in odds.items() if key != "damage_mean_per_hit"},
-              "damage_mean_per_hit": str(odds["damage_mean_per_hit"])}
-    if args.json:
-        print(json.dumps(record))
-    else:
-        print(f"P(hit) per to-hit roll = {odds['hits']} = {float(odds['hits']):.6f}")
-        print(f"mean damage per hit = {float(odds['damage_mean_per_hit']):.4f}")
-        for hits, p in odds["hits_per_unit"].items():
-            print(f"P({hits} hits in a unit) = {float(p):.6f}")
-    return 0
-
-
-def _run_curve(args: argparse.Namespace) -> int:
-    curve = hit_curve(args.bonus, args.max_roll, args.armour_rating, args.hit_on_equal)
-    if args.plot:
-        from combatsim.plotting import plot_curve
-
-        plot_curve(curve, args.plot, title="EXP hit probability")
-    if args.json:
-        print(json.dumps(curve))
-    else:
-        parameter = curve["parameter"]
-        for point in curve["points"]:
-            value, p = point[parameter], point["hit_probability_float"]
-            print(f"{parameter}={value:>6}  P(hit)={p:.4f}  ({point['hit_probability']})")
-    return 0

@@ -1,19 +1,33 @@
-"""TSS: the Alternity-style d20 combat system (tss-combat.txt, RULINGS.md TSS)."""
+"""TSS: the Alternity-style d20 combat system (tss-combat.txt, RULINGS.md TSS).
 
-from combatsim.tss.api import AttackResult, Combatant, FightResult, simulate_attacks, simulate_fights
-from combatsim.tss.model import ActionCheck, Armour, DamageTrack, Score, Weapon
-from combatsim.tss.prepared import Attack
+The names below are imported on first use, so that importing one module of the package (its
+command line, say) stays light."""
 
-__all__ = [
-    "ActionCheck",
-    "Armour",
-    "Attack",
-    "AttackResult",
-    "Combatant",
-    "DamageTrack",
-    "FightResult",
-    "Score",
-    "Weapon",
-    "simulate_attacks",
-    "simulate_fights",
-]
+import importlib
+
+_MODULES = {
+    "AttackResult": "combatsim.tss.api",
+    "Combatant": "combatsim.tss.api",
+    "FightResult": "combatsim.tss.api",
+    "simulate_attacks": "combatsim.tss.api",
+    "simulate_fights": "combatsim.tss.api",
+    "ActionCheck": "combatsim.tss.model",
+    "Armour": "combatsim.tss.model",
+    "DamageTrack": "combatsim.tss.model",
+    "Score": "combatsim.tss.model",
+    "Weapon": "combatsim.tss.model",
+    "Attack": "combatsim.tss.prepared",
+}
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name not in _MODULES:
+        raise AttributeError(f"module 'combatsim.tss' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))

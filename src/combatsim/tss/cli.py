@@ -1,43 +1,73 @@
-"""``combatsim attack tss``."""
+"""``combatsim attack tss`` and ``combatsim odds tss``.
+
+Importing this module is cheap: each subcommand's options, and the modules they need, are added
+when the subcommand is chosen (combatsim.cli.Parser).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    parser = subparsers.add_parser("tss", help="TSS d20 attacks with damage and armour (tss-combat.txt)")
-    add_attack_arguments(parser)
-    add_run_options(parser, default_n=10_000_000)
-    parser.set_defaults(handler=run_attack)
+    def build(parser: argparse.ArgumentParser) -> None:
+        add_attack_arguments(parser)
+        add_run_options(parser, default_n=10_000_000, items="attacks")
+        parser.set_defaults(handler=run_attack)
+
+    subparsers.add_parser("tss", help="TSS d20 attacks with damage and armour (tss-combat.txt)", build=build)
+
+
+def _armour_die(text: str) -> str:
+    """An armour die rolls at least one die: a bare number (``-3``) would soak nothing yet shift
+    the damage type as armour does."""
+    from combatsim.dice import Dice
+
+    try:
+        Dice.parse(text, "armour", constant=False)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
-    """What one attack is: shared by ``attack tss`` and ``odds tss``."""
+    """What one attack is: shared by ``attack tss`` and ``odds tss``, with the API's ranges."""
+    from combatsim.cli import integer
+    from combatsim.tss.model import MAX_STEPS
+
     parser.add_argument("--skill", required=True, help="attack skill Ordinary/Good/Amazing, e.g. 16/8/4, or one score")
-    parser.add_argument("--steps", type=int, default=0, help="summed difficulty steps (negative is a bonus)")
+    parser.add_argument("--steps", type=integer(-1000, MAX_STEPS), default=0,
+                        help=f"summed difficulty steps, -1000..{MAX_STEPS} (negative is a bonus; default 0)")
     parser.add_argument("--damage", required=True, help="damage track Ordinary/Good/Amazing, e.g. d4w/d4+2w/d4-1m")
-    parser.add_argument("--weapon-quality", default="ordinary", help="marginal, ordinary, good or amazing")
-    parser.add_argument("--armour", "--armor", default=None, help="armour die against the weapon's class, e.g. d6")
-    parser.add_argument("--armour-quality", "--armor-quality", default="ordinary", help="armour quality")
-    parser.add_argument("--one-step-shift", action="store_true", help="quality shifts the type one step at most")
+    parser.add_argument("--weapon-quality", default="ordinary",
+                        help="marginal, ordinary, good or amazing (default ordinary)")
+    parser.add_argument("--armour", "--armor", type=_armour_die, default=None,
+                        help="armour die against the weapon's class, e.g. d6 or d4+1 (default: no armour)")
+    parser.add_argument("--armour-quality", "--armor-quality", default=None,
+                        help="armour quality: marginal, ordinary, good or amazing (with --armour; default ordinary)")
+    parser.add_argument("--one-step-shift", action="store_true",
+                        help="quality shifts the type one step at most (option; with --armour)")
+
+
+def attack_arguments(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``simulate_attacks``/``attack_config`` that the flags give; armour
+    options without ``--armour`` would change nothing, so they are refused."""
+    if args.armour is None:
+        given = [flag for flag, value in (("--armour-quality", args.armour_quality),
+                                          ("--one-step-shift", args.one_step_shift or None)) if value is not None]
+        if given:
+            raise ValueError(f"{given[0]} needs --armour (without armour there is no type shift)")
+    return dict(skill=args.skill, steps=args.steps, damage=args.damage, weapon_quality=args.weapon_quality,
+                armour=args.armour, armour_quality=args.armour_quality or "ordinary",
+                one_step_shift=args.one_step_shift)
 
 
 def run_attack(args: argparse.Namespace) -> int:
     from combatsim.cli import emit, run_options
     from combatsim.tss.api import simulate_attacks
 
-    result = simulate_attacks(
-        args.n,
-        skill=args.skill,
-        steps=args.steps,
-        damage=args.damage,
-        weapon_quality=args.weapon_quality,
-        armour=args.armour,
-        armour_quality=args.armour_quality,
-        one_step_shift=args.one_step_shift,
-        **run_options(args),
-    )
+    result = simulate_attacks(args.n, **attack_arguments(args), **run_options(args))
     return emit(args, result.as_dict(), _report)
 
 
@@ -52,3 +82,28 @@ def _report(record: dict) -> str:
         lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f} per attack")
     lines.extend(run_footer(record))
     return "\n".join(lines)
+
+
+def add_odds_parser(subparsers) -> None:
+    def build(parser: argparse.ArgumentParser) -> None:
+        add_attack_arguments(parser)
+        parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
+        parser.set_defaults(handler=run_odds)
+
+    subparsers.add_parser("tss", help="exact TSS odds of one attack (the same flags as attack tss)", build=build)
+
+
+def run_odds(args: argparse.Namespace) -> int:
+    from combatsim.tss.model import TIER_NAMES
+    from combatsim.tss.odds import DAMAGE_TYPES, attack_odds
+
+    odds, laws = attack_odds(argparse.Namespace(**attack_arguments(args)))
+    if args.json:
+        probabilities: dict[str, object] = {name: str(odds[name]) for name in TIER_NAMES}
+        probabilities.update({name: {str(v): str(p) for v, p in laws[name].items() if p} for name in DAMAGE_TYPES})
+        print(json.dumps({"probabilities": probabilities, "means": {name: str(odds[name]) for name in DAMAGE_TYPES}}))
+    else:
+        for name, value in odds.items():
+            label = "mean per attack" if name in DAMAGE_TYPES else "probability"
+            print(f"{name:17s} {float(value):.6f}  ({value}, {label})")
+    return 0

@@ -1,6 +1,6 @@
 """Exact TSS odds of one attack, by enumerating the dice (no simulation).
 
-``combatsim odds tss`` takes the flags of ``combatsim attack tss`` and prints, with the keys of
+``combatsim odds tss`` (combatsim.tss.cli) takes the flags of ``combatsim attack tss`` and prints, with the keys of
 ``attack tss --json``: the probability of each tier, the exact law of the stun, wound and mortal
 damage dealt by one attack (after the type shift, secondary damage and the armour soak), and
 their means.
@@ -9,7 +9,6 @@ their means.
 from __future__ import annotations
 
 import argparse
-import json
 from fractions import Fraction
 
 from combatsim.dice import Dice
@@ -27,42 +26,69 @@ from combatsim.tss.model import (
 DAMAGE_TYPES = ("stun", "wound", "mortal")
 
 
+#: Exact odds pair at most this many (damage roll, armour roll) outcomes over the three damaging
+#: tiers (about 1 us each): 0.3 s at most.
+MAX_DAMAGE_PAIRS = 300_000
+
+
+def check_attack_size(track: DamageTrack, soak: Dice | None) -> None:
+    """Refuse, before any work, an attack whose exact odds pair more than ``MAX_DAMAGE_PAIRS`` rolls."""
+    soak_outcomes = soak.check_law("armour").outcomes if soak is not None else 1
+    pairs = 0
+    for degree, name in enumerate(TIER_NAMES[:3]):
+        dice = track.tier(degree).dice
+        pairs += dice.check_law(f"damage ({name})").outcomes * soak_outcomes
+    if pairs > MAX_DAMAGE_PAIRS:
+        raise ValueError(
+            f"damage {track} against armour {soak} pairs {pairs:,} rolls; exact odds are limited to "
+            f"{MAX_DAMAGE_PAIRS:,} (simulate it instead)"
+        )
+
+
 def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, one_step, laws=None):
     """Per attack: the five tier probabilities and (mean, variance) of stun, wound and mortal dealt.
 
     With ``laws`` (three dicts), also the exact law of each damage type dealt, value -> probability.
 
     Control d20 and situation dice (tss-combat.txt, "Rolling Attack"), then the tier's damage,
-    its type shifted by quality, secondary damage, and the armour soak (RULINGS.md, TSS).
+    its type shifted by quality, secondary damage, and the armour soak (RULINGS.md, TSS). The tier
+    and the damage and armour rolls are independent, so each damaging tier pairs its damage roll
+    with the armour roll once, in integer counts of equally likely rolls.
     """
     score = Score.parse(skill)
     sign, count, sides = situation_die(steps)
-    situation = Dice(count, sides).distribution()
     track = DamageTrack.parse(damage)
-    soak = Dice.parse(armour).distribution() if armour else {0: Fraction(1)}
+    soak = Dice.parse(armour, "armour", constant=False) if armour else None
+    check_attack_size(track, soak)
     tiers = [Fraction(0)] * 5
+    for control in range(1, 21):
+        for value, p_situation in Dice(count, sides).distribution().items():
+            tiers[CRITICAL_FAILURE if control == 20 else score.tier(control + sign * value)] += p_situation / 20
+    soak_ways = soak.ways() if soak is not None else [1]
+    soak_minimum = soak.minimum if soak is not None else 0
+    soak_rolls = soak.sides**soak.count if soak is not None else 1
     first = [Fraction(0)] * 3
     second = [Fraction(0)] * 3
-    for control in range(1, 21):
-        for value, p_situation in situation.items():
-            p = p_situation / 20
-            tier = CRITICAL_FAILURE if control == 20 else score.tier(control + sign * value)
-            tiers[tier] += p
-            if tier > 2:
-                continue
-            damage_tier = track.tier(tier)
-            damage_type = damage_tier.type
-            if armour:
-                damage_type = shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
-                                         one_step)
-            for amount, p_amount in damage_tier.dice.distribution().items():
-                for roll, p_soak in soak.items():
-                    q = p * p_amount * p_soak
-                    for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
-                        first[k] += q * dealt
-                        second[k] += q * dealt * dealt
-                        if laws is not None:
-                            laws[k][dealt] = laws[k].get(dealt, Fraction(0)) + q
+    for degree in range(3):  # amazing, good, ordinary: the tiers that deal damage
+        damage_tier = track.tier(degree)
+        damage_type = damage_tier.type
+        if armour:
+            damage_type = shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
+                                     one_step)
+        dice = damage_tier.dice
+        weights: list[dict[int, int]] = [{}, {}, {}]
+        for amount, amount_ways in enumerate(dice.ways(), start=dice.minimum):
+            for roll, roll_ways in enumerate(soak_ways, start=soak_minimum):
+                for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
+                    weights[k][dealt] = weights[k].get(dealt, 0) + amount_ways * roll_ways
+        rolls = dice.sides**dice.count * soak_rolls
+        for k in range(3):
+            for dealt, ways in weights[k].items():
+                q = tiers[degree] * Fraction(ways, rolls)
+                first[k] += q * dealt
+                second[k] += q * dealt * dealt
+                if laws is not None:
+                    laws[k][dealt] = laws[k].get(dealt, Fraction(0)) + q
     if laws is not None:
         for law in laws:  # failed attacks deal nothing
             law[0] = law.get(0, Fraction(0)) + (1 - sum(law.values()))
@@ -81,25 +107,3 @@ def attack_odds(args: argparse.Namespace) -> tuple[dict[str, Fraction], dict[str
     odds = dict(zip(TIER_NAMES, tiers, strict=True))
     odds.update({name: mean for name, (mean, _) in zip(DAMAGE_TYPES, moments, strict=True)})
     return odds, {name: dict(sorted(law.items())) for name, law in zip(DAMAGE_TYPES, laws, strict=True)}
-
-
-def add_odds_parser(subparsers) -> None:
-    from combatsim.tss.cli import add_attack_arguments
-
-    parser = subparsers.add_parser("tss", help="exact TSS odds of one attack (the same flags as attack tss)")
-    add_attack_arguments(parser)
-    parser.add_argument("--json", action="store_true")
-    parser.set_defaults(handler=_run_odds)
-
-
-def _run_odds(args: argparse.Namespace) -> int:
-    odds, laws = attack_odds(args)
-    if args.json:
-        probabilities: dict[str, object] = {name: str(odds[name]) for name in TIER_NAMES}
-        probabilities.update({name: {str(v): str(p) for v, p in laws[name].items() if p} for name in DAMAGE_TYPES})
-        print(json.dumps({"probabilities": probabilities, "means": {name: str(odds[name]) for name in DAMAGE_TYPES}}))
-    else:
-        for name, value in odds.items():
-            label = "mean per attack" if name in DAMAGE_TYPES else "probability"
-            print(f"{name:17s} {float(value):.6f}  ({value}, {label})")
-    return 0
