@@ -307,10 +307,10 @@ def schema(ruleset: str) -> tuple[Field, ...]:
     module = ruleset_module(ruleset)
     return (
         RULESET,
-        Field("name", "string", "the scenario's name in reports", default="the file's name"),
+        Field("name", "string", "the scenario's name in reports", default=None, note="absent: the file's name"),
         Field("options", "table", "how the fight runs", default={}, fields=module.OPTIONS),
         Field("sides", "tables", "the two sides, side 0 first", entries=(SIDES, SIDES), fields=(
-            Field("name", "string", "the side's name in reports", default="side 0 / side 1"),
+            Field("name", "string", "the side's name in reports", default=None, note='absent: "side 0", "side 1"'),
             Field("members", "tables", "the side's combatants", entries=(1, module.MAX_MEMBERS), fields=module.MEMBER),
         )),
     )

@@ -59,7 +59,7 @@ _CREATURE = 'kind = "creature" only'
 MEMBER = (
     Field("kind", "choice", "a persona (its combat table gives bonus, maximum roll and damage adjustment) "
           "or a creature (given explicitly)", choices=("persona", "creature")),
-    Field("name", "string", "the combatant's name", default="its kind"),
+    Field("name", "string", "the combatant's name", default=None, note="absent: its kind"),
     Field("hit_points", "integer", "hit points", low=1, high=MAX_HIT_POINTS),
     Field("armour_rating", "integer", "armour rating (AR)", low=-MAX_ARMOUR_RATING, high=MAX_ARMOUR_RATING),
     Field("adjustment", "integer", "to-hit adjustment", default=0, low=-MAX_ADJUSTMENT, high=MAX_ADJUSTMENT),
@@ -137,7 +137,7 @@ def _member(reader: Reader) -> Combatant:
     for name in _ONLY[kind]:
         if name in reader.table:
             raise reader.error(name, f"is for a {'creature' if kind == 'persona' else 'persona'}, not a {kind}")
-    name = reader.read(replace(_FIELD["name"], default=kind))
+    name = reader.read(_FIELD["name"]) or kind
     weapon = _weapon(reader.read(_FIELD["weapon"]))
     hit_points = reader.read(_FIELD["hit_points"])
     armour_rating = reader.read(_FIELD["armour_rating"])
