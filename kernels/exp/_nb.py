@@ -97,4 +97,4 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
 
 
 # The tactical combat system ("exp.attack", "exp.fight") lives in its own module.
-from ._nb_combat import attack, fight  # noqa: E402, F401
+from ._nb_combat import attack, fight, one_attack  # noqa: E402, F401

@@ -223,6 +223,38 @@ def _kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, c
     return np.uint64(u_min) << SHIFT32
 
 
+@njit(inline="always")
+def _fire_item(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll, armour_rating, adjustment, dice_count,
+               dice_sides, dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
+               kilodie_threshold):
+    """Unit of fire ``index``: its joint die when it has one (faces > 0), else its item stream:
+    (hits, damage, rounds hit). attack's units with outcomes and one_attack use it."""
+    if faces:
+        return _fire_joint(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll, armour_rating,
+                           adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
+                           critical)
+    stream_start(state, k0, k1, index)
+    return _fire_unit(state, False, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
+                      dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
+                      kilodie_threshold)
+
+
+@njit
+def one_attack(seed, index, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
+               damage_adjustment, rolls, automatic, hit_on_equal, critical):
+    """Unit ``index`` of attack alone (combatsim.exp.Attack): (hits, rounds hit, damage)."""
+    k0, k1 = seed_key(seed)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    sides = np.uint64(dice_sides)
+    faces = _joint_faces(rolls, automatic != 0, dice_count, sides)
+    joint_threshold = rejection_threshold(faces) if faces else np.uint64(0)
+    hits, total, rounds_hit = _fire_item(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll,
+                                         armour_rating, adjustment, dice_count, sides, rejection_threshold(sides),
+                                         dice_modifier, damage_adjustment, rolls, automatic != 0, hit_on_equal,
+                                         critical, rejection_threshold(KILODIE))
+    return hits, rounds_hit, total
+
+
 @njit
 def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
            damage_adjustment, rolls, automatic, hit_on_equal, critical, counts, hits_out, rounds_hit_out, damage_out):
@@ -287,27 +319,13 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
         if faces != last_faces:
             joint_threshold = rejection_threshold(faces) if faces else np.uint64(0)
             last_faces = faces
-        weapon = (
-            bonus[k if bonus.shape[0] > 1 else 0],
-            maximum_roll[k if maximum_roll.shape[0] > 1 else 0],
-            armour_rating[k if armour_rating.shape[0] > 1 else 0],
-            adjustment[k if adjustment.shape[0] > 1 else 0],
-            n_dice,
-        )
-        damage_terms = (
+        hits, total, rounds_hit = _fire_item(
+            state, k0, k1, start + k, faces, joint_threshold, bonus[k if bonus.shape[0] > 1 else 0],
+            maximum_roll[k if maximum_roll.shape[0] > 1 else 0], armour_rating[k if armour_rating.shape[0] > 1 else 0],
+            adjustment[k if adjustment.shape[0] > 1 else 0], n_dice, sides, dice_threshold,
             dice_modifier[k if dice_modifier.shape[0] > 1 else 0],
-            damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0],
-        )
-        if faces:
-            hits, total, rounds_hit = _fire_joint(state, k0, k1, start + k, faces, joint_threshold, *weapon, sides,
-                                                  *damage_terms, hit_on_equal, critical)
-        else:
-            stream_start(state, k0, k1, start + k)
-            unit_bonus, unit_maximum, unit_armour, unit_adjustment, _ = weapon  # no star arguments when inlined
-            unit_modifier, unit_damage_adjustment = damage_terms
-            hits, total, rounds_hit = _fire_unit(state, False, unit_bonus, unit_maximum, unit_armour, unit_adjustment,
-                                                 n_dice, sides, dice_threshold, unit_modifier, unit_damage_adjustment,
-                                                 n_rolls, auto, hit_on_equal, critical, kilodie_threshold)
+            damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0], n_rolls, auto, hit_on_equal, critical,
+            kilodie_threshold)
         counts[0] += n_rolls
         counts[1] += hits
         counts[2] += total

@@ -5,8 +5,9 @@ A ruleset's ``Attack`` (``combatsim.d100.Attack``, ``combatsim.exp.Attack``,
 with the same code and the same one-line errors. ``resolve(seed, index)`` is then item ``index``
 of ``simulate_*(n, seed=seed, outcomes=True)``, any n above index: the same Philox words and the
 same per-item rule code (docs/rng.md), so an outcome depends on (seed, index, inputs) only.
-With the Cython backend a resolve is one call into the kernel module's ``OneAttack``; the other
-backends run their bulk kernel on the one item.
+A resolve is one call into the kernel module's one-attack path (Cython's ``OneAttack``, Numba's
+``one_attack``), which runs the bulk kernel's own per-item code; the pure-Python backend runs the
+reference kernel on the one item.
 """
 
 from __future__ import annotations
@@ -52,20 +53,22 @@ class PreparedAttack:
     dtypes: tuple[type, ...]
     counts_size: int
 
-    def _prepare(self, params: tuple, backend: str, one_attack: Callable[[], object]) -> None:
-        """``params``: the kernel's parameters; ``one_attack()`` makes the Cython OneAttack."""
+    def _prepare(self, params: tuple, backend: str, scalars: tuple) -> None:
+        """``params``: the kernel's parameters; ``scalars``: the one-attack paths' (Cython's
+        ``OneAttack(*scalars)``, Numba's ``one_attack(seed, index, *scalars)``)."""
         self.backend = resolve_backend(backend)
         self._params = params
         self._kernel = get_kernel(self.kernel_name, self.backend)
         self._odds: Mapping | None = None
+        ruleset = self.kernel_name.partition(".")[0]
         if self.backend == "cython":
-            self._one = one_attack().resolve
+            self._one = importlib.import_module(f"combatsim.kernels.{ruleset}._cy").OneAttack(*scalars).resolve
+        elif self.backend == "numba":
+            one_attack = importlib.import_module(f"combatsim.kernels.{ruleset}._nb").one_attack
+            # np.uint64: Numba would type a seed below 2**63 as int64 and compile again for larger ones.
+            self._one = lambda seed, index: one_attack(np.uint64(seed), index, *scalars)
         else:
             self._one = self._one_from_kernel
-
-    @staticmethod
-    def _cython_module(ruleset: str):
-        return importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
 
     def resolve(self, seed: int, index: int):
         """Item ``index`` of ``simulate_*(n, seed=seed, outcomes=True)``, as an ``Outcome``."""

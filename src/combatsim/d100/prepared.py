@@ -59,7 +59,7 @@ class Attack(PreparedAttack):
         scalars = (p.full_skill, p.lethality, p.serious_threshold, int(p.nonlethal),
                    p.lethality, p.serious_threshold, int(p.nonlethal), p.weapons)
         params = tuple(np.array([value], dtype=np.int64) for value in scalars)
-        self._prepare(params, backend, lambda: self._cython_module("d100").OneAttack(*scalars))
+        self._prepare(params, backend, scalars)
 
     def _exact_odds(self) -> dict:
         from combatsim.d100.odds import attack_odds

@@ -64,7 +64,7 @@ class Attack(PreparedAttack):
         # The kernel's scalars, in its parameter order (arrays of one entry, then the two flags).
         scalars = tuple(int(p[0]) if isinstance(p, np.ndarray) else p for p in params)
         self._scalars = scalars
-        self._prepare(params, backend, lambda: self._cython_module("exp").OneAttack(*scalars))
+        self._prepare(params, backend, scalars)
 
     def _exact_odds(self) -> dict:
         from combatsim.exp.odds import attack_odds

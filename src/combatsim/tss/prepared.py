@@ -62,7 +62,7 @@ class Attack(PreparedAttack):
             armour, armour_quality = armour.die_for(damage_class), armour.quality
         self._inputs = SimpleNamespace(skill=skill, steps=steps, damage=damage, weapon_quality=weapon_quality,
                                        armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift)
-        self._prepare((config,), backend, lambda: self._cython_module("tss").OneAttack(config))
+        self._prepare((config,), backend, (config,))
 
     def _exact_odds(self) -> dict:
         from combatsim.tss.odds import attack_odds
