@@ -108,3 +108,27 @@ def test_attack_odds_match_icepool_for_a_single_roll():
     assert {k: Fraction(v) for k, v in odds["damage_per_unit"].items()} == {
         outcome: expected.probability(outcome) for outcome in expected.outcomes() if expected.probability(outcome)
     }
+
+
+@pytest.mark.parametrize(
+    ("weapon_type", "damage", "damage_adjustment"),
+    [("D", "d6", 0), ("F", "2d4-3", 1), ("automatic", "d6+1", -2), ("automatic", "2d3", 0), ("E", "d10", -4)],
+)
+def test_attack_odds_per_unit_match_icepool(weapon_type, damage, damage_adjustment):
+    """Several to-hit rolls a unit, and automatic bursts (0..3 rounds landing, each its own damage
+    roll): the integer-weight convolutions against icepool's own, outcome by outcome."""
+    from combatsim.dice import Dice
+    from combatsim.exp.model import Weapon
+    from combatsim.exp.odds import attack_odds
+
+    weapon, dice = Weapon("gun", weapon_type, damage), Dice.parse(damage)
+    odds = attack_odds(bonus=150, maximum_roll=850, armour_rating=640, dice=dice, damage_adjustment=damage_adjustment,
+                       rolls=weapon.rolls_per_unit, automatic=weapon.automatic)
+    hits = sum(min(r + 150, 850) > 640 for r in range(1, 1001))
+    one_round = (dice.count @ icepool.d(dice.sides)).map(lambda total: max(total + dice.modifier + damage_adjustment, 0))
+    per_hit = (icepool.d4 - 1) @ one_round if weapon.automatic else one_round
+    per_roll = icepool.Die([icepool.Die([0]), per_hit], times=[1000 - hits, hits])
+    per_unit = weapon.rolls_per_unit @ per_roll
+    assert odds["damage_per_unit"] == {
+        outcome: per_unit.probability(outcome) for outcome in per_unit.outcomes() if per_unit.probability(outcome)
+    }

@@ -7,6 +7,7 @@ import json
 from fractions import Fraction
 
 import icepool
+import pytest
 
 from combatsim.cli import main as cli_main
 
@@ -56,3 +57,47 @@ def test_damage_laws_agree_with_monte_carlo():
         for value, p in laws[name].items():
             expected = n * float(p)
             assert abs(observed[value] - expected) <= 5 * math.sqrt(expected * (1 - float(p))) + 1, (name, value)
+
+
+@pytest.mark.parametrize(
+    ("skill", "steps", "damage", "weapon_quality", "armour", "armour_quality", "one_step"),
+    [("16/8/4", -1, "d4w/d4+2w/d4-1m", "good", "d6", "ordinary", False),
+     ("20/10/5", 9, "2d6s/1d8+1w/3d4m", "marginal", "2d4-2", "amazing", True),
+     ("9", -6, "d4-1m/d6w/d8s", "ordinary", None, "ordinary", False),
+     ("14/7/3", 3, "d6+2s/2d4w/d6m", "amazing", "d3+1", "marginal", False)],
+)
+def test_exact_attack_matches_every_roll(skill, steps, damage, weapon_quality, armour, armour_quality, one_step):
+    """Every control, situation, damage and armour face enumerated together, the way the rule
+    reads, against exact_attack's per-tier pairing, outcome by outcome."""
+    from combatsim.dice import Dice
+    from combatsim.tss.model import CRITICAL_FAILURE, DamageTrack, Score, damage_dealt, quality_grade, shift_type, situation_die
+    from combatsim.tss.odds import exact_attack
+
+    score, track = Score.parse(skill), DamageTrack.parse(damage)
+    sign, count, sides = situation_die(steps)
+    soak = Dice.parse(armour).distribution() if armour else {0: Fraction(1)}
+    tiers = [Fraction(0)] * 5
+    laws: list[dict[int, Fraction]] = [{}, {}, {}]
+    for control in range(1, 21):
+        for value, p_situation in Dice(count, sides).distribution().items():
+            tier = CRITICAL_FAILURE if control == 20 else score.tier(control + sign * value)
+            tiers[tier] += p_situation / 20
+            if tier > 2:
+                continue
+            damage_type = track.tier(tier).type
+            if armour:
+                damage_type = shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
+                                         one_step)
+            for amount, p_amount in track.tier(tier).dice.distribution().items():
+                for roll, p_soak in soak.items():
+                    for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
+                        laws[k][dealt] = laws[k].get(dealt, Fraction(0)) + p_situation / 20 * p_amount * p_soak
+    for law in laws:
+        law[0] = law.get(0, Fraction(0)) + 1 - sum(law.values())
+    got: list[dict[int, Fraction]] = [{}, {}, {}]
+    got_tiers, moments = exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, one_step, got)
+    assert got_tiers == tiers
+    for k in range(3):
+        assert {v: p for v, p in got[k].items() if p} == {v: p for v, p in laws[k].items() if p}
+        mean = sum(v * p for v, p in laws[k].items())
+        assert moments[k] == (mean, sum(v * v * p for v, p in laws[k].items()) - mean * mean)
