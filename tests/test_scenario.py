@@ -331,3 +331,11 @@ def test_bad_set_is_one_line_before_any_fight(capsys, monkeypatch, override, mes
     assert cli_main(["fight", "d100_duel", "--compare", override]) == 2  # --compare checks the same way
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and re.search(message.replace("--set", "--compare"), err), err
+
+
+def test_the_deepest_document_the_shape_check_allows_is_refused_cleanly(tmp_path):
+    """16 nested inline tables, each under a dotted key of 8 parts: 128 levels, no RecursionError."""
+    deep = "x = " + "{a.b.c.d.e.f.g.h = " * 15 + "1" + "}" * 15
+    check_toml_shape(deep, "f")
+    with pytest.raises(ScenarioError, match=r"unknown key\(s\) 'x'"):
+        load(write(tmp_path, example_path("d100_duel").read_text().replace("[options]", deep + "\n[options]")))

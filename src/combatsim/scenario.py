@@ -25,10 +25,11 @@ from combatsim.registry import RULESETS
 MAX_FILE_BYTES = 1 << 20
 MAX_MEMBERS_PER_SIDE = 64
 SIDES = 2
-#: Brackets and braces open at once: the deepest real scenario opens 3 (an armour's dice table).
+#: Brackets and braces open at once: a real scenario opens 2 (``[[sides.members]]``, an armour's dice).
 MAX_NESTING = 16
-#: Parts of one dotted key or table header (``sides.members`` has 2).
-MAX_KEY_PARTS = 16
+#: Parts of one dotted key or table header (``sides.members`` has 2). With MAX_NESTING it bounds
+#: a document's depth to 128 tables, well inside Python's recursion limit for copies and walks.
+MAX_KEY_PARTS = 8
 #: Key/value pairs and table headers in one file: 2 sides of 64 members hold about 3,000.
 MAX_KEYS = 20_000
 #: Stands for "no default: the field must be given".
