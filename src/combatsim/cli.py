@@ -198,13 +198,16 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line; each command adds its rulesets and options when chosen (Parser)."""
     parser = Parser(prog="combatsim", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    attack = commands.add_parser("attack", help="simulate many attacks of one ruleset")
-    rulesets = attack.add_subparsers(dest="ruleset", required=True)
-    for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
-        importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
+    def attack_rulesets(attack: Parser) -> None:
+        rulesets = attack.add_subparsers(dest="ruleset", required=True)
+        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
+            importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
+
+    commands.add_parser("attack", help="simulate many attacks of one ruleset", build=attack_rulesets)
 
     # fight, scenario and example need the scenario machinery (tomllib, tempfile, ...): imported when chosen.
     defer_commands(commands, {"fight": "simulate whole fights from a TOML scenario file"},
@@ -213,35 +216,51 @@ def build_parser() -> argparse.ArgumentParser:
                               "example": "the example scenarios shipped with combatsim"},
                    lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
 
-    odds = commands.add_parser("odds", help="exact probabilities of one attack's outcomes")
-    odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
-    curve = commands.add_parser("curve", help="hit probability over a range of one parameter")
-    curve_rulesets = curve.add_subparsers(dest="ruleset", required=True)
-    for ruleset in RULESETS:  # each combatsim.<ruleset>.cli may provide add_odds_parser / add_curve_parser
-        module = importlib.import_module(f"combatsim.{ruleset}.cli")
-        if hasattr(module, "add_odds_parser"):
-            module.add_odds_parser(odds_rulesets)
-        if hasattr(module, "add_curve_parser"):
-            module.add_curve_parser(curve_rulesets)
+    built: list[bool] = []
 
-    backends = commands.add_parser("backends", help="list the available backends")
-    backends.add_argument("--json", action="store_true", help="print one JSON object")
-    backends.set_defaults(handler=_backends)
+    def odds_and_curve_rulesets(_chosen: Parser) -> None:  # built together: fight_odds adds to both
+        if built:
+            return
+        built.append(True)
+        odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
+        curve_rulesets = curve.add_subparsers(dest="ruleset", required=True)
+        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli may provide add_odds_parser / add_curve_parser
+            module = importlib.import_module(f"combatsim.{ruleset}.cli")
+            if hasattr(module, "add_odds_parser"):
+                module.add_odds_parser(odds_rulesets)
+            if hasattr(module, "add_curve_parser"):
+                module.add_curve_parser(curve_rulesets)
+        importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets)
 
-    table = commands.add_parser("table", help="print a persona's combat table for one ruleset")
-    table_rulesets = table.add_subparsers(dest="ruleset", required=True)
-    for ruleset in RULESETS:  # rulesets with a combat table provide add_table_parser
-        module = importlib.import_module(f"combatsim.{ruleset}.cli")
-        if hasattr(module, "add_table_parser"):
-            module.add_table_parser(table_rulesets)
+    odds = commands.add_parser("odds", help="exact probabilities of one attack's or one fight's outcomes",
+                               build=odds_and_curve_rulesets)
+    curve = commands.add_parser("curve", help="exact probabilities over a range of one parameter",
+                                build=odds_and_curve_rulesets)
 
-    bench = commands.add_parser("bench", help="time every kernel against numpy and pure Python")
-    bench.add_argument("--kernel", action="append",
-                       help="only this kernel (repeatable), e.g. exp.to_hit; an unknown name lists the known ones")
-    bench.add_argument("--seconds", type=_seconds, default=0.5,
-                       help=f"minimum time per measurement, in (0, {MAX_BENCH_SECONDS}] seconds (default 0.5)")
-    bench.add_argument("--json", action="store_true", help="print the records as one JSON list")
-    bench.set_defaults(handler=_bench)
+    def backends_options(backends: Parser) -> None:
+        backends.add_argument("--json", action="store_true", help="print one JSON object")
+        backends.set_defaults(handler=_backends)
+
+    commands.add_parser("backends", help="list the available backends", build=backends_options)
+
+    def table_rulesets(table: Parser) -> None:
+        rulesets = table.add_subparsers(dest="ruleset", required=True)
+        for ruleset in RULESETS:  # rulesets with a combat table provide add_table_parser
+            module = importlib.import_module(f"combatsim.{ruleset}.cli")
+            if hasattr(module, "add_table_parser"):
+                module.add_table_parser(rulesets)
+
+    commands.add_parser("table", help="print a persona's combat table for one ruleset", build=table_rulesets)
+
+    def bench_options(bench: Parser) -> None:
+        bench.add_argument("--kernel", action="append",
+                           help="only this kernel (repeatable), e.g. exp.to_hit; an unknown name lists the known ones")
+        bench.add_argument("--seconds", type=_seconds, default=0.5,
+                           help=f"minimum time per measurement, in (0, {MAX_BENCH_SECONDS}] seconds (default 0.5)")
+        bench.add_argument("--json", action="store_true", help="print the records as one JSON list")
+        bench.set_defaults(handler=_bench)
+
+    commands.add_parser("bench", help="time every kernel against numpy and pure Python", build=bench_options)
     return parser
 
 

@@ -1,0 +1,129 @@
+"""Exact fight odds: the probability of every outcome of a scenario's fight, and of its length.
+
+``fight_odds(scenario)`` works over the fight's states, not over samples: each ruleset's chain
+(``combatsim.fight_odds.<ruleset>``) is written from the rules and the documented step order,
+apart from the kernels, so it also checks them. Probabilities are exact fractions, or float64
+with a stated error bound when the fight is too large for exact arithmetic to be quick
+(docs/fight-odds.md).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from combatsim.fight_odds.chain import Tally, TooManyStates, fraction_text
+
+__all__ = ["DEFAULT_MAX_STATES", "FightOdds", "TooManyStates", "fight_odds"]
+
+DEFAULT_MAX_STATES = 10_000_000
+#: Above this many states (its bound), "auto" computes in float64 rather than exact fractions.
+EXACT_STATES = 100_000
+METHODS = ("auto", "exact", "float64")
+
+
+@dataclass
+class FightOdds:
+    """The odds of one scenario's fight; probabilities are Fractions (exact) or floats (float64)."""
+
+    scenario: str
+    ruleset: str
+    side_names: list[str]
+    #: "exact" or "float64"
+    method: str
+    #: a bound on every probability's absolute error (0 when exact)
+    error_bound: float
+    #: per side
+    wins: list[Fraction | float]
+    wins_by_flight: list[Fraction | float]
+    escapes: Fraction | float
+    draws: Fraction | float
+    unfinished: Fraction | float
+    #: length (rounds or units) -> probability that the fight ends there (unfinished: at the limit)
+    length: dict[int, Fraction | float]
+    step_unit: str
+    #: the bound on the number of states checked against max_states, and the most states live at once
+    state_bound: int
+    peak_states: int
+    seconds: float = 0.0
+    #: what draws mean in this ruleset, and what the engine counts as a draw
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def length_mean(self) -> Fraction | float:
+        return sum((steps * p for steps, p in self.length.items()), Fraction(0) if self.method == "exact" else 0.0)
+
+    def as_dict(self) -> dict:
+        def both(value) -> dict:
+            return {"p": fraction_text(value), "float": float(value)}
+
+        return {
+            "scenario": self.scenario,
+            "ruleset": self.ruleset,
+            "method": self.method,
+            "error_bound": self.error_bound,
+            "sides": [{"name": name, "wins": both(w), "wins_by_flight": both(f)}
+                      for name, w, f in zip(self.side_names, self.wins, self.wins_by_flight, strict=True)],
+            "escapes": both(self.escapes),
+            "draws": both(self.draws),
+            "unfinished": both(self.unfinished),
+            "length": {"unit": self.step_unit, "mean": both(self.length_mean),
+                       "distribution": {str(k): both(v) for k, v in self.length.items()}},
+            "states": {"bound": self.state_bound, "peak": self.peak_states},
+            "seconds": self.seconds,
+            "notes": self.notes,
+        }
+
+
+def _chain(scenario):
+    if scenario.ruleset == "exp":
+        from combatsim.fight_odds.exp import ExpChain
+
+        return ExpChain(scenario.spec)
+    raise ValueError(f"ruleset: exact fight odds cover exp so far, not {scenario.ruleset!r}; "
+                     f"simulate it with combatsim fight --target-error")
+
+
+def check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = "auto") -> FightOdds:
+    """The odds of ``scenario``'s fight (a ``combatsim.scenario.Scenario``), exact where they fit.
+
+    ``max_states`` bounds the states of the fight's chain: a larger fight raises
+    :class:`TooManyStates` (a ValueError) before any work. ``method`` is "auto" (exact up to
+    ``EXACT_STATES`` states, else float64), "exact" or "float64".
+    """
+    from combatsim.validation import check_int
+
+    check_int("max_states", max_states, 1, 10**12)
+    check_method(method)
+    started = time.perf_counter()
+    chain = _chain(scenario)
+    bound = chain.state_bound()
+    exact = method == "exact" or (method == "auto" and bound <= EXACT_STATES)
+    tally = Tally(exact)
+    peak = chain.run(tally, max_states)
+    probability = tally.probability
+    side_keys = range(len(scenario.side_names))
+    return FightOdds(
+        scenario=scenario.name,
+        ruleset=scenario.ruleset,
+        side_names=list(scenario.side_names),
+        method="exact" if exact else "float64",
+        error_bound=tally.error_bound(),
+        wins=[probability(("wins", s)) + probability(("wins_by_flight", s)) for s in side_keys],
+        wins_by_flight=[probability(("wins_by_flight", s)) for s in side_keys],
+        escapes=probability(("escapes",)),
+        draws=probability(("draws",)),
+        unfinished=probability(("unfinished",)),
+        length=tally.lengths(),
+        step_unit=chain.step_unit,
+        state_bound=bound,
+        peak_states=peak,
+        seconds=time.perf_counter() - started,
+        notes=list(chain.notes),
+    )

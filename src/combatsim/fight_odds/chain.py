@@ -1,0 +1,101 @@
+"""What every ruleset's fight chain shares: outcome tallies, exact or float64 weights, the error bound.
+
+A ruleset's chain (combatsim.fight_odds.<ruleset>) steps a distribution over fight states, one
+round or unit at a time, and hands each ended fight's weight to :class:`Tally` under its outcome
+and its length. Weights are integers over a common denominator that grows by a fixed factor each
+step (exact arithmetic, no gcd on the way), or float64 probabilities (the factor is 1.0); the
+same code runs both.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+#: The unit roundoff of float64.
+UNIT_ROUNDOFF = 2.0**-53
+#: Outcomes of a fight, in report order; ``wins`` and ``wins_by_flight`` are per side.
+OUTCOMES = ("wins", "wins_by_flight", "escapes", "draws", "unfinished")
+
+
+class TooManyStates(ValueError):
+    """A scenario whose fight has more states than the limit allows."""
+
+
+def check_states(bound: int, max_states: int) -> None:
+    if bound > max_states:
+        raise TooManyStates(
+            f"max_states: this fight has up to {bound:,} states, over the limit of {max_states:,}; raise "
+            f"--max-states or estimate the odds by simulation with combatsim fight --target-error"
+        )
+
+
+@dataclass
+class Tally:
+    """Ended fights' weight by (outcome key, length); ``scale`` is the weight of certainty after
+    ``step`` steps (the product of the steps' denominators; 1.0 in float64)."""
+
+    exact: bool
+    scale: int | float = 1
+    step: int = 0
+    #: (key, length) -> weight over ``scale`` at that length; keys: ("wins", side), ("draws",), ...
+    ended: dict[tuple, Fraction | float] = field(default_factory=dict)
+    #: floating operations done, for the float64 error bound
+    operations: int = 0
+    #: this step's ended weights, over ``scale``, not yet divided
+    pending: dict[tuple, int | float] = field(default_factory=dict)
+
+    def one(self) -> int | float:
+        """Certainty's weight before the first step."""
+        return 1 if self.exact else 1.0
+
+    def next_step(self, factor: int) -> None:
+        """Start a step whose transitions' weights are over ``factor`` (exact) or sum to 1 (float64)."""
+        self.flush()
+        self.step += 1
+        if self.exact:
+            self.scale *= factor
+
+    def add(self, key: tuple, weight: int | float, length: int | None = None) -> None:
+        """``weight`` (over this step's scale) of fights ending as ``key``, after ``length`` steps
+        (default: this step)."""
+        if weight:
+            slot = (key, self.step if length is None else length)
+            self.pending[slot] = self.pending.get(slot, 0) + weight
+
+    def flush(self) -> None:
+        for slot, weight in self.pending.items():
+            value = Fraction(weight, self.scale) if self.exact else weight
+            self.ended[slot] = self.ended.get(slot, 0) + value
+        self.pending.clear()
+
+    def probability(self, key: tuple) -> Fraction | float:
+        self.flush()
+        return sum((p for (k, _), p in self.ended.items() if k == key), Fraction(0) if self.exact else 0.0)
+
+    def lengths(self) -> dict[int, Fraction | float]:
+        self.flush()
+        out: dict[int, Fraction | float] = {}
+        for (_, length), p in self.ended.items():
+            out[length] = out.get(length, 0) + p
+        return dict(sorted(out.items()))
+
+    def error_bound(self) -> float:
+        """A bound on each float64 probability's absolute error: every result is a sum of products
+        of nonnegative numbers, so its relative error is at most gamma_N = N u / (1 - N u) with N
+        the operations on its longest path, at most all the operations done (Higham, ch. 3)."""
+        if self.exact:
+            return 0.0
+        n = self.operations + 4 * len(self.ended)  # and the final sums
+        return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
+
+
+def fraction_text(value: Fraction | float) -> str:
+    if isinstance(value, Fraction):
+        return str(value)
+    return repr(float(value))
+
+
+def lcm_all(values) -> int:
+    return math.lcm(*values) if values else 1

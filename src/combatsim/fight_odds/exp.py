@@ -1,0 +1,248 @@
+"""Exact odds of an EXP fight (docs/exp.md, section 3; RULINGS.md, EXP), by stepping the
+distribution of the fight's state one unit of combat time at a time.
+
+The state after a unit is every combatant's hit points (0 once out: nothing below 0 matters) and
+the to-hit rolls its ammunition has left. In a unit every combatant standing at its start whose
+weapon can fire picks a uniformly random enemy standing at the start and fires one unit of fire;
+the damage lands at the end of the unit. The chain enumerates, attacker by attacker in table
+order, the target die and the exact law of the unit's damage (kilodie faces, the damage dice,
+bursts), written here from the rules, not taken from the kernels.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from combatsim.dice import Dice
+from combatsim.fight_odds.chain import Tally, check_states, lcm_all
+
+KILODIE = 1000
+#: A fully automatic burst that hits lands a uniform 0..3 rounds (RULINGS.md, EXP).
+ROUNDS_PER_BURST = 3
+
+
+def hit_faces(bonus: int, maximum_roll: int, adjustment: int, armour_rating: int, hit_on_equal: bool,
+              critical: bool) -> int:
+    """Kilodie faces that hit: to-hit = min(kilodie + bonus + penalty, MR) + boost (a penalty before
+    the MR cap, a boost after it) must exceed the AR (or equal it, with ``hit_on_equal``); with
+    ``critical`` a natural 1000 ignores the cap."""
+    penalty, boost = min(adjustment, 0), max(adjustment, 0)
+    faces = 0
+    for kilodie in range(1, KILODIE + 1):
+        cap = math.inf if critical and kilodie == KILODIE else maximum_roll
+        to_hit = min(kilodie + bonus + penalty, cap) + boost
+        faces += to_hit > armour_rating or (hit_on_equal and to_hit == armour_rating)
+    return faces
+
+
+def _convolve(a: dict[int, Fraction], b: dict[int, Fraction], cap: int) -> dict[int, Fraction]:
+    out: dict[int, Fraction] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            total = min(x + y, cap)
+            out[total] = out.get(total, 0) + p * q
+    return out
+
+
+def unit_damage_law(faces: int, dice: Dice, damage_adjustment: int, rolls: int, automatic: bool,
+                    cap: int) -> dict[int, Fraction]:
+    """The law of the damage one unit of fire deals, every value at or above ``cap`` merged into ``cap``.
+
+    Each to-hit roll hits with ``faces``/1000; a hit deals the dice + modifier + DA, never below 0;
+    a burst that hits lands 0..3 rounds uniformly, each with its own damage roll.
+    """
+    one_round: dict[int, Fraction] = {}
+    for total, p in dice.distribution().items():
+        dealt = min(max(total + damage_adjustment, 0), cap)
+        one_round[dealt] = one_round.get(dealt, 0) + p
+    if automatic:
+        per_hit: dict[int, Fraction] = {}
+        landed: dict[int, Fraction] = {0: Fraction(1)}
+        for _ in range(ROUNDS_PER_BURST + 1):
+            for value, p in landed.items():
+                per_hit[value] = per_hit.get(value, 0) + p / (ROUNDS_PER_BURST + 1)
+            landed = _convolve(landed, one_round, cap)
+    else:
+        per_hit = one_round
+    p_hit = Fraction(faces, KILODIE)
+    per_roll = {value: p * p_hit for value, p in per_hit.items()}
+    per_roll[0] = per_roll.get(0, 0) + 1 - p_hit
+    law: dict[int, Fraction] = {0: Fraction(1)}
+    for _ in range(rolls):
+        law = _convolve(law, per_roll, cap)
+    return {value: p for value, p in law.items() if p}
+
+
+class ExpChain:
+    """The fight's chain for one scenario spec (combatsim.exp.scenario.build)."""
+
+    step_unit = "units of combat time"
+    notes = ("draws: both sides went down in the same unit; unfinished: the unit limit came first "
+             "(combatsim fight counts both as draws)",)
+
+    def __init__(self, spec: dict) -> None:
+        self.members = [c for side in spec["sides"] for c in side]
+        self.side = [s for s, side in enumerate(spec["sides"]) for _ in side]
+        self.unit_limit = spec["unit_limit"]
+        self.hit_on_equal = spec["hit_on_equal"]
+        self.critical = spec["critical"]
+        count = len(self.members)
+        self.foes = [[t for t in range(count) if self.side[t] != self.side[a]] for a in range(count)]
+        self.rolls = [c.weapon.rolls_per_unit for c in self.members]
+        self.start = (tuple(c.hit_points for c in self.members),
+                      tuple(c.weapon.shots(c.ammunition) for c in self.members))
+
+    def state_bound(self) -> int:
+        """Hit points 0..HP of each combatant times the shots left of each limited weapon."""
+        hit_points, shots = self.start
+        return math.prod(h + 1 for h in hit_points) * math.prod(
+            s // r + 2 for s, r in zip(shots, self.rolls, strict=True) if s >= 0)
+
+    def _laws(self, exact: bool) -> tuple[dict, list[int]]:
+        """(attacker, target, rolls, enemies standing) -> [(damage, weight)]; and each attacker's
+        denominator, the lcm of its outcomes' (exact: weights are integers over it)."""
+        raw: dict[tuple, dict[int, Fraction]] = {}
+        for a, attacker in enumerate(self.members):
+            shots = self.start[1][a]
+            roll_counts = {self.rolls[a]} | ({shots % self.rolls[a]} if shots > 0 else set())
+            roll_counts.discard(0)
+            for t in self.foes[a]:
+                target = self.members[t]
+                faces = hit_faces(attacker.bonus, attacker.maximum_roll, attacker.adjustment, target.armour_rating,
+                                  self.hit_on_equal, self.critical)
+                for rolls in roll_counts:
+                    law = unit_damage_law(faces, attacker.weapon.damage, attacker.damage_adjustment, rolls,
+                                          attacker.weapon.automatic, target.hit_points)
+                    for enemies in range(1, len(self.foes[a]) + 1):
+                        raw[a, t, rolls, enemies] = {v: p / enemies for v, p in law.items()}
+        denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == a for p in law.values()])
+                        for a in range(len(self.members))]
+        laws = {}
+        for key, law in raw.items():
+            if exact:
+                scale = denominators[key[0]]
+                laws[key] = [(v, int(p * scale)) for v, p in sorted(law.items())]
+            else:
+                laws[key] = [(v, float(p)) for v, p in sorted(law.items())]
+        return laws, denominators
+
+    def run(self, tally: Tally, max_states: int) -> int:
+        """Step the chain to its end, tallying ended fights; the largest number of live states."""
+        check_states(self.state_bound(), max_states)
+        laws, denominators = self._laws(tally.exact)
+        if len(self.members) == 2:
+            return self._duel(tally, laws, denominators)
+        return self._teams(tally, laws, denominators, max_states)
+
+    def _duel(self, tally: Tally, laws: dict, denominators: list[int]) -> int:
+        """One against one: each is the other's only target, so the two hit point tracks move
+        independently until the fight ends. With S_a(u) the chance that combatant a still stands
+        after u units of the other's fire alone and K_a(u) the chance it goes down in unit u,
+        side 0 wins in unit u with chance K_1(u) S_0(u), side 1 with K_0(u) S_1(u), a draw
+        K_0(u) K_1(u); unfinished S_0(L) S_1(L) at the limit L. Each track is a 1-D chain, hit
+        points by the damage law; every figure is a sum of products of nonnegative numbers."""
+        (survival0, down0), (survival1, down1) = (self._track(a, laws, denominators[1 - a], tally) for a in (0, 1))
+        scale = denominators[0] * denominators[1] if tally.exact else 1
+        for unit in range(1, self.unit_limit + 1):
+            tally.next_step(scale)
+            tally.add(("wins", 0), down1[unit] * survival0[unit])
+            tally.add(("wins", 1), down0[unit] * survival1[unit])
+            tally.add(("draws",), down0[unit] * down1[unit])
+            tally.operations += 3
+            if unit == self.unit_limit:
+                tally.add(("unfinished",), survival0[unit] * survival1[unit])
+            if not survival0[unit] or not survival1[unit]:
+                break
+        tally.flush()
+        return max(self.start[0]) + 1
+
+    def _track(self, target: int, laws: dict, denominator: int, tally: Tally) -> tuple[list, list]:
+        """The weights that ``target`` still stands after u = 0..L units of its foe's fire, and that
+        it goes down in unit u (index 0: nothing), over the foe's denominator to the power u
+        (exact) or as probabilities."""
+        attacker = 1 - target
+        shots, rolls = self.start[1][attacker], self.rolls[attacker]
+        points = {self.start[0][target]: tally.one()}
+        survival, down = [tally.one()], [0]
+        for _ in range(self.unit_limit):
+            fired = rolls if shots < 0 else min(rolls, shots)
+            if shots > 0:
+                shots -= fired
+            fallen = 0
+            if fired:
+                law = laws[attacker, target, fired, 1]
+                following: dict[int, int | float] = {}
+                for before, w in points.items():
+                    for dealt, p in law:
+                        if dealt < before:
+                            following[before - dealt] = following.get(before - dealt, 0) + w * p
+                        else:
+                            fallen += w * p
+                tally.operations += 2 * len(law) * len(points)
+                points = following
+            elif tally.exact:
+                points = {h: w * denominator for h, w in points.items()}
+            survival.append(sum(points.values()))
+            down.append(fallen)
+        return survival, down
+
+    def _teams(self, tally: Tally, laws: dict, denominators: list[int], max_states: int) -> int:
+        count = len(self.members)
+        step_factor = math.prod(denominators)
+        distribution = {self.start: tally.one()}
+        peak = 1
+        operations = 0
+        while distribution:
+            tally.next_step(step_factor)
+            unit = tally.step
+            following: dict[tuple, int | float] = {}
+            for (hit_points, shots), weight in distribution.items():
+                standing = [h > 0 for h in hit_points]
+                partial = {hit_points: weight}
+                shots_after = list(shots)
+                idle = 1
+                for a in range(count):
+                    if not standing[a] or shots[a] == 0:
+                        idle *= denominators[a] if tally.exact else 1
+                        continue
+                    rolls = self.rolls[a] if shots[a] < 0 else min(self.rolls[a], shots[a])
+                    if shots[a] > 0:
+                        shots_after[a] -= rolls
+                    enemies = [t for t in self.foes[a] if standing[t]]
+                    expanded: dict[tuple, int | float] = {}
+                    for points, w in partial.items():
+                        for t in enemies:
+                            before = points[t]
+                            for dealt, p in laws[a, t, rolls, len(enemies)]:
+                                after = before - dealt if dealt < before else 0
+                                key = points if after == before else (*points[:t], after, *points[t + 1:])
+                                expanded[key] = expanded.get(key, 0) + w * p
+                            operations += 2 * len(laws[a, t, rolls, len(enemies)])
+                    partial = expanded
+                shots_key = tuple(shots_after)
+                for points, w in partial.items():
+                    if idle != 1:
+                        w *= idle
+                    up = [False, False]
+                    for t in range(count):
+                        if points[t]:
+                            up[self.side[t]] = True
+                    if up[0] and up[1]:
+                        if not any(points[t] and shots_key[t] for t in range(count)):
+                            tally.add(("unfinished",), w, length=self.unit_limit)  # no one can fire again
+                        elif unit == self.unit_limit:
+                            tally.add(("unfinished",), w)
+                        else:
+                            key = (points, shots_key)
+                            following[key] = following.get(key, 0) + w
+                    elif up[0] or up[1]:
+                        tally.add(("wins", 0 if up[0] else 1), w)
+                    else:
+                        tally.add(("draws",), w)
+            distribution = following
+            peak = max(peak, len(distribution))
+            check_states(len(distribution), max_states)
+        tally.operations += operations
+        tally.flush()
+        return peak

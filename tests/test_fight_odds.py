@@ -1,0 +1,249 @@
+"""Exact fight odds (combatsim.fight_odds): worked cases by hand, mirror matches, the two EXP
+chains against each other, and agreement with the fight kernels within 5 sigma."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from combatsim.cli import main as cli_main
+from combatsim.fight_odds import TooManyStates, fight_odds
+from combatsim.fight_odds.chain import Tally
+from combatsim.fight_odds.curve import MAX_POINTS, fight_curve, parse_vary
+from combatsim.fight_odds.exp import ExpChain
+from combatsim.scenario import ScenarioError, load, resolve, ruleset_module
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def creature(name: str, hit_points: int, armour_rating: int, bonus: int, damage: str, *, weapon_type: str = "A",
+             maximum_roll: int = 1000, ammunition: int | None = None, damage_adjustment: int = 0) -> str:
+    load_text = f", ammunition = {ammunition}" if ammunition is not None else ""
+    return f'''
+[[sides.members]]
+kind = "creature"
+name = "{name}"
+hit_points = {hit_points}
+armour_rating = {armour_rating}
+bonus = {bonus}
+maximum_roll = {maximum_roll}
+damage_adjustment = {damage_adjustment}
+weapon = {{ name = "w", type = "{weapon_type}", damage = "{damage}", natural = true{load_text} }}
+'''
+
+
+def exp_scenario(tmp_path: Path, sides: list[list[str]], unit_limit: int = 100, name: str = "s"):
+    text = f'ruleset = "exp"\nname = "{name}"\n[options]\nunit_limit = {unit_limit}\n'
+    for index, members in enumerate(sides):
+        text += f'[[sides]]\nname = "side {index}"\n' + "".join(members)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return load(path)
+
+
+def example(name: str, overrides=()):
+    path, label = resolve(name)
+    return load(path, list(overrides), label=label)
+
+
+# --- worked cases, by hand ------------------------------------------------------------------------
+
+
+def test_one_hit_duel_by_hand(tmp_path):
+    """A hits on kilodie > 500 (1/2), B on kilodie > 750 (1/4); one hit kills; two units.
+    Per unit: A alone hits 1/2 x 3/4 = 3/8, B alone 1/8, both 1/8, neither q = 3/8.
+    Over two units: A wins 3/8 (1 + q) = 33/64, B 11/64, draws 11/64, unfinished q^2 = 9/64."""
+    scenario = exp_scenario(tmp_path, [[creature("A", 1, 750, 0, "1")], [creature("B", 1, 500, 0, "1")]],
+                            unit_limit=2)
+    odds = fight_odds(scenario)
+    assert odds.method == "exact" and odds.error_bound == 0
+    assert odds.wins == [Fraction(33, 64), Fraction(11, 64)]
+    assert odds.draws == Fraction(11, 64) and odds.unfinished == Fraction(9, 64)
+    assert odds.escapes == 0 and odds.wins_by_flight == [0, 0]
+    assert odds.length == {1: Fraction(5, 8), 2: Fraction(3, 8)}
+
+
+def test_two_hits_needed_against_one_by_hand(tmp_path):
+    """A (2 hit points) against B (1), one unit: each hits on 1/2 for 1 damage. A's hit takes
+    B out; B's hit leaves A on 1 hit point. So A wins 1/2, and 1/2 is unfinished at the limit."""
+    scenario = exp_scenario(tmp_path, [[creature("A", 2, 500, 0, "1")], [creature("B", 1, 500, 0, "1")]],
+                            unit_limit=1)
+    odds = fight_odds(scenario)
+    assert odds.wins == [Fraction(1, 2), 0] and odds.draws == 0 and odds.unfinished == Fraction(1, 2)
+
+
+def test_mirror_match_is_exactly_even(tmp_path):
+    fighter = creature("X", 12, 600, 100, "2d6", maximum_roll=900)
+    odds = fight_odds(exp_scenario(tmp_path, [[fighter], [fighter]]))
+    assert odds.wins[0] == odds.wins[1] == (1 - odds.draws - odds.unfinished) / 2
+    assert odds.wins[0] + odds.wins[1] + odds.draws + odds.unfinished == 1
+
+
+def test_team_mirror_match_is_exactly_even(tmp_path):
+    side = [creature("X", 3, 600, 100, "1d3", maximum_roll=900), creature("Y", 2, 550, 50, "1d2")]
+    odds = fight_odds(exp_scenario(tmp_path, [side, side], unit_limit=30))
+    assert odds.wins[0] == odds.wins[1]
+    assert sum(odds.wins) + odds.draws + odds.unfinished == 1
+
+
+def test_the_duel_chain_equals_the_general_chain(tmp_path):
+    """The one-against-one shortcut (independent tracks) and the general chain over joint states
+    give the same fractions, to the last digit."""
+    scenario = exp_scenario(tmp_path, [[creature("A", 9, 540, 60, "1d6+1", weapon_type="D", ammunition=9)],
+                                       [creature("B", 11, 500, 20, "2d4", weapon_type="automatic",
+                                                 ammunition=30)]], unit_limit=12)
+    duel = Tally(exact=True)
+    ExpChain(scenario.spec).run(duel, 10**6)
+    general = Tally(exact=True)
+    chain = ExpChain(scenario.spec)
+    laws, denominators = chain._laws(True)
+    chain._teams(general, laws, denominators, 10**6)
+    keys = [("wins", 0), ("wins", 1), ("draws",), ("unfinished",)]
+    assert [duel.probability(k) for k in keys] == [general.probability(k) for k in keys]
+    assert duel.lengths() == general.lengths()
+    assert sum(duel.lengths().values()) == 1
+
+
+def test_float64_is_within_its_bound_of_the_exact_odds():
+    exact = fight_odds(example("exp_bob"), method="exact")
+    rough = fight_odds(example("exp_bob"), method="float64")
+    assert rough.method == "float64" and 0 < rough.error_bound < 1e-9
+    for a, b in zip([*exact.wins, exact.draws, exact.unfinished], [*rough.wins, rough.draws, rough.unfinished],
+                    strict=True):
+        assert abs(float(a) - b) <= rough.error_bound + 1e-17
+
+
+def test_too_many_states_is_one_line_before_any_work():
+    with pytest.raises(TooManyStates, match=r"up to 17,794 states.*limit of 100;.*combatsim fight --target-error"):
+        fight_odds(example("exp_bob"), max_states=100)
+
+
+# --- agreement with the fight kernels -------------------------------------------------------------
+
+
+def agree(scenario, n: int, seed: int = 11) -> None:
+    """Each side's wins, the draws (with unfinished fights, which the kernels count as draws) and
+    the mean length agree with n simulated fights within 5 sigma."""
+    odds = fight_odds(scenario)
+    summary = ruleset_module(scenario.ruleset).run(scenario.spec, n=n, seed=seed, backend="auto", threads=None)
+    assert summary.fights == n
+    expected = [*odds.wins, odds.draws + odds.unfinished]
+    observed = [*summary.wins, summary.draws]
+    for p, count in zip(expected, observed, strict=True):
+        p = float(p)
+        assert abs(count / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12, (scenario.name, expected, observed)
+    mean = sum(k * float(p) for k, p in odds.length.items())
+    variance = sum(k * k * float(p) for k, p in odds.length.items()) - mean * mean
+    simulated = sum(k * c for k, c in summary.rounds_histogram.items()) / n
+    assert abs(simulated - mean) <= 5 * math.sqrt(variance / n) + 1e-12
+
+
+def exp_cases(tmp_path) -> list:
+    return [
+        example("exp_bob"),
+        # lopsided: the slug on 12 hit points
+        example("exp_bob", ["sides[1].members[0].hit_points=12", "sides[0].members[0].weapon.ammunition=40"]),
+        # close: two near-equal creatures
+        exp_scenario(tmp_path, [[creature("A", 14, 560, 80, "1d8", maximum_roll=800)],
+                                [creature("B", 13, 540, 70, "2d4", maximum_roll=780)]], name="close"),
+        # teams: two against one, an automatic weapon and a type E with little ammunition
+        exp_scenario(tmp_path, [[creature("A", 6, 500, 40, "1d4", weapon_type="automatic", ammunition=24),
+                                 creature("B", 5, 520, 60, "1d3", weapon_type="E", ammunition=7)],
+                                [creature("C", 14, 520, 150, "1d6+1", maximum_roll=900)]], unit_limit=20,
+                     name="teams"),
+    ]
+
+
+def test_exp_odds_agree_with_the_kernels(tmp_path):
+    for scenario in exp_cases(tmp_path):
+        agree(scenario, n=40_000)
+
+
+@pytest.mark.slow
+def test_exp_odds_agree_with_the_kernels_a_million_fights(tmp_path):
+    for scenario in exp_cases(tmp_path):
+        agree(scenario, n=1_000_000, seed=12)
+
+
+# --- curves ---------------------------------------------------------------------------------------
+
+
+def test_parse_vary_ranges_and_values():
+    assert parse_vary("a.b=1:5:2") == ("a.b", [1, 3, 5])
+    assert parse_vary("a=5:1:-2") == ("a", [5, 3, 1])
+    assert parse_vary("a=1.0:2.0:0.5") == ("a", [1.0, 1.5, 2.0])
+    assert parse_vary("sides[0].members[0].torso=none,light,heavy")[1] == ["none", "light", "heavy"]
+    for text, message in (("a=1:5:0", "nonzero"), ("a=1:5:-1", "nonzero"), ("a=5:1:1", "nonzero"),
+                          ("a=1:5", "three numbers"), ("a=", "expected PATH"),
+                          (f"a=1:{MAX_POINTS + 1}:1", f"at most {MAX_POINTS} points"),
+                          ("a[x]=1:2:1", "is not a path")):
+        with pytest.raises(ValueError, match=message):
+            parse_vary(text)
+
+
+def test_curve_points_equal_odds_at_each_value():
+    curve = fight_curve(example("exp_bob"), "sides[1].members[0].hit_points=38:42:2")
+    assert [p["value"] for p in curve["points"]] == [38, 40, 42]
+    middle = fight_odds(example("exp_bob"))
+    assert curve["points"][1]["sides"][0]["wins"]["p"] == str(middle.wins[0])
+    assert all(p["method"] == "exact" for p in curve["points"])
+    assert curve["axis"] == "sides[1].members[0].hit_points (hit points)"
+
+
+def test_curve_refuses_a_bad_value_naming_the_path_before_any_work(monkeypatch):
+    import combatsim.fight_odds.curve as curve_module
+
+    monkeypatch.setattr(curve_module, "fight_odds", lambda *a, **k: pytest.fail("work before validation"))
+    with pytest.raises(ScenarioError, match=r"--vary sides\[0\]\.members\[0\]\.armour_rating=2000001: .*"
+                                            r"armour_rating: must be in"):
+        fight_curve(example("exp_bob"), "sides[0].members[0].armour_rating=1999999:2000001:1")
+    with pytest.raises(ScenarioError, match=r"unknown key\(s\) 'armur'"):
+        fight_curve(example("exp_bob"), "sides[0].members[0].armur=1:2:1")
+
+
+def test_curve_simulates_a_point_too_large_for_exact_odds():
+    curve = fight_curve(example("exp_bob"), "sides[1].members[0].hit_points=40,41", max_states=18_000, n=2000)
+    assert [p["method"] for p in curve["points"]] == ["exact", "simulated"]
+    assert curve["points"][1]["fights"] == 2000
+
+
+# --- the command line -----------------------------------------------------------------------------
+
+
+def test_cli_odds_fight_json(capsys):
+    assert cli_main(["odds", "fight", "exp_bob", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["method"] == "exact" and record["ruleset"] == "exp"
+    total = sum(Fraction(side["wins"]["p"]) for side in record["sides"])
+    total += Fraction(record["draws"]["p"]) + Fraction(record["unfinished"]["p"]) + Fraction(record["escapes"]["p"])
+    assert total == 1
+    assert sum(Fraction(v["p"]) for v in record["length"]["distribution"].values()) == 1
+
+
+def test_cli_max_states_error_is_one_line(capsys):
+    assert cli_main(["odds", "fight", "exp_bob", "--max-states", "10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "17,794 states" in err and "--target-error" in err
+
+
+def test_cli_curve_plot_is_written_whole(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "curve.png"
+    assert cli_main(["curve", "fight", "exp_bob", "--vary", "sides[0].members[0].armour_rating=500:540:20",
+                     "--plot", str(target), "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["points"]) == 3 and target.read_bytes()[:4] == b"\x89PNG"
+    assert [p.name for p in tmp_path.iterdir()] == ["curve.png"]  # no temporary left behind
+
+
+def test_cli_curve_bad_vary_leaves_no_file(capsys, tmp_path):
+    target = tmp_path / "curve.png"
+    assert cli_main(["curve", "fight", "exp_bob", "--vary", "sides[0].members[0].armour_rating=500:700:0",
+                     "--plot", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sides[0].members[0].armour_rating" in err and "step" in err
+    assert list(tmp_path.iterdir()) == []
