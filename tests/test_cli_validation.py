@@ -243,7 +243,7 @@ def test_help_texts(capsys):
         assert f"    {command} " in top
     assert "attack, backends, bench" not in top
     assert main(["fight", "--help"]) == 0
-    assert "fights to simulate" in capsys.readouterr().out
+    assert "-n N, --fights N      fights to simulate" in capsys.readouterr().out
     assert main(["attack", "tss", "--help"]) == 0
     assert "attacks to simulate" in capsys.readouterr().out
     assert main(["odds", "exp", "--help"]) == 0

@@ -134,14 +134,14 @@ def _seconds(text: str) -> float:
 
 
 def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000, items: str | None = None) -> None:
-    """The options every simulation command shares; ``items`` names what ``-n`` counts (by default
-    "fights" for ``combatsim fight``, else "attacks")."""
+    """The options every simulation command shares; ``items`` names what ``-n`` counts and its long
+    form (``--attacks``; by default ``--fights`` for ``combatsim fight``)."""
     from combatsim.runner import INT64_MAX_ITEMS
     from combatsim.validation import SEED_MAX
 
     if items is None:
         items = "fights" if parser.prog.split()[-1] == "fight" else "attacks"
-    parser.add_argument("-n", "--attacks", dest="n", type=integer(1, INT64_MAX_ITEMS), default=default_n,
+    parser.add_argument("-n", f"--{items}", dest="n", type=integer(1, INT64_MAX_ITEMS), default=default_n,
                         help=f"{items} to simulate (default {default_n:,}; 1e6 and 1_000_000 work)")
     parser.add_argument("--seed", type=integer(0, SEED_MAX), default=0, help=f"seed, 0..{SEED_MAX} (default 0)")
     parser.add_argument("--backend", choices=BACKEND_CHOICES, default="auto",
