@@ -97,6 +97,8 @@ def test_cli_never_prints_a_traceback(argv):
             code = exit_.code
     assert "Traceback" not in err.getvalue() + out.getvalue()
     assert code in (0, 2, 130), (argv, err.getvalue())
+    if code == 2:  # one line naming the problem, and nothing else
+        assert len(err.getvalue().splitlines()) == 1 and not out.getvalue(), (argv, err.getvalue())
 
 
 # Every ruleset's attack API: one argument at a time replaced by something hostile.

@@ -133,3 +133,27 @@ def test_issue_29_calls_are_refused_naming_the_field(code, field):
     assert_api_answered(outcome)
     assert outcome.raised is not None, f"accepted: {outcome.describe()}"
     assert field in outcome.message, f"the error does not name {field}: {outcome.describe()}"
+
+
+# --- the sandbox itself catches what the fuzzers look for -----------------------------------------
+
+
+def test_the_sandbox_stops_a_hang():
+    outcome = sandbox.api("while True:\n    pass", timeout=0.5)
+    assert outcome.timed_out and outcome.seconds < 5
+    with pytest.raises(AssertionError, match="no answer within"):
+        assert_api_answered(outcome, time_bound=0.5)
+
+
+def test_the_sandbox_measures_memory():
+    outcome = sandbox.api("block = np.ones(40 * 2**20)\nresult = block")  # 320 MB
+    assert 300 < outcome.peak_mb < 400, outcome.describe()
+    with pytest.raises(AssertionError, match="peak"):
+        assert_api_answered(outcome)
+
+
+@pytest.mark.parametrize("code", ["raise RuntimeError('a bug')", "raise ValueError('two\\nlines')",
+                                  "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"])
+def test_the_sandbox_reports_crashes_and_long_messages(code):
+    with pytest.raises(AssertionError):
+        assert_api_answered(sandbox.api(code))

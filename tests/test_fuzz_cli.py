@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_cli_answered, full_form, sandbox
+from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, Outcome, assert_cli_answered, full_form, sandbox
 
 # --- hostile values ------------------------------------------------------------------------------
 
@@ -384,3 +384,16 @@ def test_a_port_that_is_not_a_dask_scheduler_is_refused(tmp_path, not_a_schedule
     outcome = sandbox.cli(argv, cwd=str(tmp_path), timeout=DASK_TIME_BOUND)
     assert_cli_answered(outcome, time_bound=DASK_TIME_BOUND)
     assert outcome.code == 2, f"accepted: {outcome.describe()}"
+
+
+@pytest.mark.parametrize("code, stdout, stderr", [
+    (2, "", "usage: combatsim attack exp [-h]\ncombatsim: error: the following arguments are required\n"),
+    (2, "{}", "combatsim: error: bonus must be ...\n"),
+    (3, "", "combatsim: internal error: RecursionError\n"),
+    (0, "{\"hit_rate\": NaN}", ""),
+    (0, "EXP to-hit: 10 attacks", ""),
+])
+def test_what_counts_as_no_answer(code, stdout, stderr):
+    outcome = Outcome(request="[]", stdout=stdout, stderr=stderr, seconds=0.1, peak_mb=1.0, timed_out=False, code=code)
+    with pytest.raises(AssertionError):
+        assert_cli_answered(outcome)
