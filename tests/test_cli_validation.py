@@ -291,3 +291,18 @@ def test_import_combatsim_is_light():
                             capture_output=True, text=True, check=True)
     loaded = result.stdout
     assert "'numpy'" not in loaded and "'numba'" not in loaded
+
+
+@pytest.mark.parametrize(("name", "needle"), [("", "must name a file"), ("x.xyz", "allowed: .png, .svg, .pdf"),
+                                              ("missing/x.png", "does not exist"), (".", "no extension")])
+def test_curve_plot_path_is_checked_before_the_curve(capsys, tmp_path, name, needle):
+    path = str(tmp_path / name) if name else ""
+    refused(capsys, ["curve", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "400:1000:100",
+                     "--plot", path], "--plot", needle)
+
+
+def test_negative_numbers_in_exponent_form_are_values(capsys):
+    assert main(["attack", "exp", "--bonus", "-1e3", "--max-roll", "760", "--armour-rating", "-5_000", "-n", "1e2",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["hits"] == 100  # AR -5000: every kilodie hits
+    refused(capsys, ["attack", "exp", *EXP, "--adjustment", "-1e7"], "argument --adjustment", "-1000000..1000000")

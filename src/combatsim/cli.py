@@ -26,6 +26,7 @@ MAX_THREADS = 1024
 MAX_BENCH_SECONDS = 3600
 #: Integers are written as 12, -3, 1_000_000, 1e9 or 2.5e3; read exactly, never through a float.
 _INTEGER = re.compile(r"[+-]?(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?")
+_NEGATIVE_NUMBER = re.compile(r"^-(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 #: An integer with more digits than this is outside every flag's range (seeds have 20).
 _MAX_DIGITS = 40
 
@@ -40,6 +41,8 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, build: Callable[[Parser], None] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._build = build
+        # A value such as -1e3 or -1_000 is a negative number (argparse knows only -12 and -1.5).
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def parse_known_args(self, args=None, namespace=None):
         if self._build is not None:
@@ -284,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("combatsim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader closed the pipe (combatsim ... | head): stop quietly, as on SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as error:  # unreadable or unwritable files named on the command line
         print(f"combatsim: error: {error}", file=sys.stderr)
         return 2

@@ -292,7 +292,8 @@ def add_curve_parser(subparsers) -> None:
         parser.add_argument("--max-roll", required=True, help="value or start:stop:step")
         parser.add_argument("--armour-rating", "--armor-rating", required=True, help="value or start:stop:step")
         parser.add_argument("--hit-on-equal", action="store_true", help="a to-hit equal to AR hits (option)")
-        parser.add_argument("--plot", metavar="FILE.png", help="draw the curve (needs the plot extra: matplotlib)")
+        parser.add_argument("--plot", metavar="FILE.png",
+                            help="draw the curve to a .png, .svg or .pdf file (needs the plot extra: matplotlib)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.set_defaults(handler=run_curve)
 
@@ -300,13 +301,21 @@ def add_curve_parser(subparsers) -> None:
 
 
 def run_curve(args: argparse.Namespace) -> int:
+    import sys
+
     from combatsim.exp.odds import hit_curve
 
+    plot_path = None
+    if args.plot is not None:  # checked before the work, like fight's
+        from combatsim.fights import PLOT_EXTENSIONS, check_output_path, write_whole
+
+        plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS)
     curve = hit_curve(args.bonus, args.max_roll, args.armour_rating, args.hit_on_equal)
-    if args.plot:
+    if plot_path is not None:
         from combatsim.plotting import plot_curve
 
-        plot_curve(curve, args.plot, title="EXP hit probability")
+        write_whole(plot_path, lambda temporary: plot_curve(curve, temporary, title="EXP hit probability"))
+        print(f"combatsim: wrote the curve to {plot_path}", file=sys.stderr)
     if args.json:
         print(json.dumps(curve))
     else:
