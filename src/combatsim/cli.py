@@ -31,6 +31,25 @@ _NEGATIVE_NUMBER = re.compile(r"^-(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _MAX_DIGITS = 40
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, without importing shutil (and with it bz2 and lzma) on every command:
+    argparse makes one per option to check it. The width is found as shutil.get_terminal_size does."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        if width is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "0"))
+            except ValueError:
+                columns = 0
+            if columns <= 0:
+                try:
+                    columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+                except (AttributeError, ValueError, OSError):
+                    columns = 0
+            width = (columns or 80) - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors, and subcommands whose options are added when they are chosen.
 
@@ -39,6 +58,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def __init__(self, *args, build: Callable[[Parser], None] | None = None, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
         self._build = build
         # A value such as -1e3 or -1_000 is a negative number (argparse knows only -12 and -1.5).
