@@ -93,6 +93,11 @@ OUTPUT_PATHS = ["out.json", "/nonexistent/dir/out.csv", "/dev/full", ".", "x.xyz
 # --- the grammar: each command's flags, a valid and a hostile strategy each -------------------------
 
 Flag = tuple[str, st.SearchStrategy[str] | None, st.SearchStrategy[str] | None]  # name, valid, hostile
+#: A flag's "valid" strategy when only hostile values are drawn for it (a valid value would make
+#: a long run, or needs what the fuzzer does not start): valid lines leave the flag out.
+HOSTILE_ONLY: st.SearchStrategy[str] = st.nothing()
+BAD_PLOT_PATHS = ["/nonexistent/dir/x.png", ".", "x.xyz", "", "/dev/full", "\x1b.png", "a" * 300 + ".png"]
+BAD_SECONDS = ["-1", "nan", "inf", "-inf", "", "x", "1e999", "-0.5", "\x1b", "1e9", "10**30"]
 
 RUN_FLAGS: list[Flag] = [
     ("--seed", st.integers(0, 2**64 - 1).map(str), st.one_of(hostile, st.just(str(2**64)), st.just("-1"))),
@@ -100,6 +105,13 @@ RUN_FLAGS: list[Flag] = [
      st.one_of(st.sampled_from(["Numba", "gpu", "fortran"]), hostile_text)),
     ("--threads", number(1, 4), st.one_of(hostile, st.sampled_from(["0", "-1", "1025", "1000000"]))),
     ("--chunk-size", number(1, 1000), hostile),
+    ("--scheduler", HOSTILE_ONLY, st.sampled_from(["tcp://127.0.0.1:1", "garbage", "", "\x1b", "tcp://[::1]:99999"])),
+]
+FIGHT_FLAGS: list[Flag] = [
+    *RUN_FLAGS,
+    ("--target-error", st.sampled_from(["0.05", "0.2"]), st.one_of(hostile, st.sampled_from(["0", "1", "-0.1"]))),
+    ("--csv", st.just("out.csv"), st.sampled_from(OUTPUT_PATHS)),
+    ("--plot", HOSTILE_ONLY, st.sampled_from(BAD_PLOT_PATHS)),
 ]
 EXP_ATTACK_FLAGS: list[Flag] = [
     ("--hit-on-equal", None, None),
@@ -166,7 +178,15 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "odds tss": (["odds", "tss"], TSS_FLAGS, 2),
     "curve exp": (["curve", "exp"], CURVE_FLAGS, 3),
     "table exp": (["table", "exp"], EXP_PERSONA, 6),
+    "fight d100": (["fight", "d100_duel"], FIGHT_FLAGS, 0),
+    "fight exp": (["fight", "exp_bob_too"], FIGHT_FLAGS, 0),
+    "fight tss": (["fight", "tss_alex_vs_thug"], FIGHT_FLAGS, 0),
+    "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
+                          ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
 }
+#: Commands a line of valid values can run: none of their required flags is hostile-only.
+VALID_COMMANDS = sorted(name for name, (_, flags, required) in COMMANDS.items()
+                        if all(valid is not HOSTILE_ONLY for _, valid, _ in flags[:required]))
 #: ruleset -> flag -> the flags it needs, one of which is added with the first one's value when
 #: none is given (a flag that the mode would ignore is an error).
 NEEDS = {
@@ -182,7 +202,7 @@ HOSTILE_N = st.one_of(hostile, st.sampled_from(["0", "-1", str(2**62 + 1), "1e30
 def command_lines(draw, hostile_share: float = 0.3) -> list[str]:
     """One command's words, its required flags and some optional ones, each value valid or (with
     probability about ``hostile_share``) hostile; -n stays small and --json is always given."""
-    name = draw(st.sampled_from(sorted(COMMANDS)))
+    name = draw(st.sampled_from(sorted(COMMANDS) if hostile_share else VALID_COMMANDS))
     words, flags, required = COMMANDS[name]
     argv = list(words)
     for position, (flag, valid, bad) in enumerate(flags):
@@ -191,7 +211,9 @@ def command_lines(draw, hostile_share: float = 0.3) -> list[str]:
         if valid is None:
             argv.append(flag)
             continue
-        use_hostile = hostile_share > 0 and draw(st.floats(0, 1)) < hostile_share
+        if valid is HOSTILE_ONLY and (not hostile_share or (position >= required and draw(st.booleans()))):
+            continue
+        use_hostile = valid is HOSTILE_ONLY or (hostile_share > 0 and draw(st.floats(0, 1)) < hostile_share)
         argv += [flag, draw(bad if use_hostile else valid)]
     if name == "curve exp" and not hostile_share:  # one parameter sweeps
         flag = draw(st.sampled_from(sorted(CURVE_SWEEPS)))
