@@ -14,6 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
+import sys
 import threading
 from fractions import Fraction
 
@@ -419,3 +421,14 @@ def test_what_counts_as_no_answer(code, stdout, stderr):
     outcome = Outcome(request="[]", stdout=stdout, stderr=stderr, seconds=0.1, peak_mb=1.0, timed_out=False, code=code)
     with pytest.raises(AssertionError):
         assert_cli_answered(outcome)
+
+
+@pytest.mark.parametrize("value", [b"\xff\xfe", b"1e999999999", b"\x1b[31m"], ids=["invalid UTF-8", "huge", "ESC"])
+def test_the_installed_command_answers_raw_bytes(tmp_path, value):
+    """The real entry point, with argv bytes no Python string literal gives (undecodable UTF-8)."""
+    command = [sys.executable.encode(), b"-m", b"combatsim", b"attack", b"exp", b"--bonus", value, b"--max-roll", b"760",
+               b"--armour-rating", b"580", b"-n", b"10", b"--json"]
+    done = subprocess.run(command, capture_output=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 2 and done.stdout == b"", done
+    assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(b"combatsim: error:"), done
+    assert b"--bonus" in done.stderr, done
