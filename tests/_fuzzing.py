@@ -90,6 +90,7 @@ def address_space_bytes():
 
 
 def child(request, out, err, report):
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the requests' pipe is the server's alone
     os.dup2(out.fileno(), 1)
     os.dup2(err.fileno(), 2)
     guard = address_space_bytes() + request["guard_mb"] * 1024 * 1024
