@@ -271,6 +271,11 @@ sys.exit(code)
         (["attack", "tss", *TSS, "-n", "1"], ("numba", "combatsim.exp.api", "combatsim.d100.api", "combatsim.fights")),
         (["odds", "d100", *D100], ("numba", "combatsim.exp.api", "combatsim.tss.api", "combatsim.fights")),
         (["fight", "d100_duel", "-n", "10"], ("numba", "combatsim.exp.api", "combatsim.tss.api")),
+        (["fight", "exp_bob_too", "-n", "10"], ("numba", "combatsim.d100.api", "combatsim.tss.api")),
+        (["table", "exp", "--class", "nomad", "--awe", "10", "--dex", "16", "--int", "12", "--pstr", "12"],
+         ("numba", "combatsim.runner", "combatsim.fights")),
+        (["curve", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "400:1000:100"],
+         ("numba", "combatsim.fights", "combatsim.d100.api")),
     ],
 )
 def test_default_backend_imports_only_what_it_runs(argv, absent):
