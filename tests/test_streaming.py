@@ -73,15 +73,29 @@ def test_fight_run_stops_on_ctrl_c_with_a_partial_result():
     assert sum(side["wins"] for side in record["sides"]) + record["draws"] == record["fights"]
 
 
-def test_chunk_sizes_name_registered_kernels_and_grow_with_compilation():
+def test_chunk_costs_name_registered_kernels_and_chunks_grow_with_compilation():
     from combatsim.registry import kernel_names
-    from combatsim.runner import CHUNK_ITEMS, DEFAULT_CHUNK
+    from combatsim.runner import CHUNK_SECONDS, UNIT_SECONDS, items_for_seconds
 
-    assert set(CHUNK_ITEMS) <= set(kernel_names())  # a misspelt name would silently fall back
+    assert set(UNIT_SECONDS) <= set(kernel_names())  # a misspelt name would silently fall back
     for kernel in kernel_names():
-        python, compiled = CHUNK_ITEMS.get(kernel, DEFAULT_CHUNK)
-        assert default_chunk(kernel, "python") == python < compiled
-        assert default_chunk(kernel, "numba") == default_chunk(kernel, "cython") == compiled
+        assert default_chunk(kernel, "python") < default_chunk(kernel, "numba") == default_chunk(kernel, "cython")
+        assert default_chunk(kernel, "cython") == items_for_seconds(kernel, "cython", CHUNK_SECONDS)
+
+
+def test_chunks_shrink_with_the_work_an_item_takes():
+    from combatsim.runner import items_for_seconds
+
+    one = items_for_seconds("exp.attack", "cython", 0.05)
+    assert items_for_seconds("exp.attack", "cython", 0.05, 1000.0) == one // 1000
+    # The 1000d1000000 automatic unit: 5 bursts of up to 3 rounds of 1000 dice.
+    assert items_for_seconds("exp.attack", "cython", 0.05, 5 * (1 + 3 * 1000)) < 5000
+    assert items_for_seconds("exp.fight", "cython", 0.05, 1e30) == 1
+    for bad in (0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="seconds"):
+            items_for_seconds("exp.attack", "cython", bad)
+        with pytest.raises(ValueError, match="work_per_item"):
+            items_for_seconds("exp.attack", "cython", 0.05, bad)
 
 
 def test_default_chunk_runs_equal_small_chunk_runs_on_two_threads():

@@ -42,6 +42,9 @@ _MODULE_OVERRIDES = {
 }
 _PROBE = _MODULE_OVERRIDES["rng"]
 _warned_fallback = False
+#: Resolved kernels and backend probes, so a call after the first costs a dictionary lookup.
+_kernels: dict[tuple[str, str], Callable] = {}
+_available: dict[str, bool] = {}
 
 
 def kernel_names() -> list[str]:
@@ -50,11 +53,16 @@ def kernel_names() -> list[str]:
 
 
 def backend_available(backend: str) -> bool:
-    try:
-        importlib.import_module(_PROBE[backend])
-    except ImportError:
-        return False
-    return True
+    available = _available.get(backend)
+    if available is None:
+        try:
+            importlib.import_module(_PROBE[backend])
+        except ImportError:
+            available = False
+        else:
+            available = True
+        _available[backend] = available
+    return available
 
 
 def available_backends() -> list[str]:
@@ -94,11 +102,14 @@ def resolve_backend(backend: str | None = "auto") -> str:
 
 def get_kernel(name: str, backend: str) -> Callable:
     """The implementation of kernel ``ruleset.kernel`` in ``backend`` (already resolved)."""
+    found = _kernels.get((name, backend))
+    if found is not None:
+        return found
     ruleset, _, kernel = name.partition(".")
     if kernel not in KERNELS.get(ruleset, ()):
         raise ValueError(f"unknown kernel {name!r}; known: {', '.join(kernel_names())}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     path = _MODULE_OVERRIDES.get(ruleset, _MODULES)[backend].format(ruleset=ruleset)
-    module = importlib.import_module(path)
-    return getattr(module, kernel)
+    found = _kernels[(name, backend)] = getattr(importlib.import_module(path), kernel)
+    return found

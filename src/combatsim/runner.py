@@ -1,44 +1,117 @@
 """Streaming execution: items in chunks, each chunk split over threads into contiguous slices.
 
 Outcomes are pure functions of (seed, item index, inputs), so neither the chunk size nor the
-thread count changes a result: they only change how fast it arrives. Memory is bounded by one
-chunk's outputs (none when per-item outputs are not requested) and one counts buffer per thread.
+thread count changes a result: they only change how fast it arrives. Chunks are sized by their
+estimated cost in time (about CHUNK_SECONDS of one core's work), from the kernel's cost per unit
+of work and the API's estimate of the work an item takes, so Ctrl-C and a stop rule act within a
+fraction of a second whatever the inputs. The chunk sizes follow from the inputs and the counts
+alone, never from a clock, so a run stopped by a stop rule is reproducible.
+
+Memory is bounded by one chunk's outputs (none when per-item outputs are not requested) and one
+counts buffer per thread in flight, whose total is capped by COUNTS_BUFFER_BYTES.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-#: Items per chunk, (pure Python, compiled): about 50 ms of one core's work. Large enough that
-#: handing the slices to threads is noise (waking a sleeping thread costs 0.1-0.4 ms on a VM, which
-#: held 4M-item to-hit chunks to 1.2x on 2 threads), small enough that Ctrl-C and a stop rule act
-#: within a fraction of a second. The sizes only change speed, never a result.
-CHUNK_ITEMS = {
-    "exp.to_hit": (1 << 12, 1 << 26),
-    "exp.attack": (1 << 11, 1 << 25),
-    "d100.attack": (1 << 11, 1 << 24),
-    "tss.attack": (1 << 11, 1 << 25),
-    "exp.fight": (1 << 7, 1 << 15),
-    "d100.fight": (1 << 8, 1 << 16),
-    "tss.fight": (1 << 6, 1 << 14),
-    "rl.exp_duels": (1 << 7, 1 << 15),
-    "rl.d100_duels": (1 << 7, 1 << 15),
-    "rl.tss_duels": (1 << 6, 1 << 14),
+from combatsim.executors import resolve_executor, run_dask
+from combatsim.registry import get_kernel, resolve_backend
+from combatsim.validation import CPU_COUNT, check_bool, check_int, check_progress, check_seed, check_threads
+
+#: Item indices are int64 in every kernel; counts accumulate in int64.
+INT64_MAX_ITEMS = 2**62
+#: One core's work in a chunk: large enough that handing slices to threads is noise, small enough
+#: that Ctrl-C and a stop rule act within a fraction of a second.
+CHUNK_SECONDS = 0.05
+#: The least one core's work a thread is handed: waking a pool thread and joining it costs tens of
+#: microseconds (0.1-0.4 ms on a busy VM), so a slice smaller than this runs faster on the caller.
+SPLIT_SECONDS = 0.001
+#: All threads' count buffers together (a fight's histogram can hold a million rounds).
+COUNTS_BUFFER_BYTES = 64 << 20
+#: Per-item outputs (``outcomes=True``) a run may allocate.
+OUTPUT_BYTES = 4 << 30
+
+#: Seconds of one core's work per unit of work, (pure Python, compiled). A unit is what the
+#: ruleset API counts in its Work: an attack (exp.to_hit, d100.attack), a to-hit roll with a
+#: damage die costing three (exp.attack and each exp.fight unit), a die rolled (tss.attack, each
+#: TSS fight round), a combatant's pass (d100.fight), a step (the RL duels). Measured with one
+#: thread on the development machine under load (Cython; Numba is within 1.5x), rounded up: an
+#: overestimate only makes chunks smaller.
+UNIT_SECONDS = {
+    "exp.to_hit": (1.2e-5, 0.8e-9),
+    "exp.attack": (4.5e-6, 1.5e-9),
+    "d100.attack": (1.5e-5, 1.2e-9),
+    "tss.attack": (5e-6, 4e-9),
+    "exp.fight": (4e-6, 8e-9),
+    "d100.fight": (1.5e-5, 3e-8),
+    "tss.fight": (5e-6, 2.5e-8),
+    "rl.exp_duels": (1.5e-4, 4e-7),
+    "rl.d100_duels": (1.5e-4, 4e-7),
+    "rl.tss_duels": (1.5e-4, 4e-7),
 }
-#: Chunk sizes of kernels not listed in CHUNK_ITEMS.
-DEFAULT_CHUNK = (1 << 12, 1 << 22)
+#: The cost of kernels not listed in UNIT_SECONDS.
+DEFAULT_UNIT_SECONDS = (1.2e-5, 1.2e-8)
 
 
-def default_chunk(kernel_name: str, backend: str) -> int:
-    """Items per chunk when the caller does not choose (see CHUNK_ITEMS)."""
-    python, compiled = CHUNK_ITEMS.get(kernel_name, DEFAULT_CHUNK)
+def items_for_seconds(kernel_name: str, backend: str, seconds: float, work_per_item: float = 1.0) -> int:
+    """How many items of ``work_per_item`` units take about ``seconds`` of one core (at least 1)."""
+    if not (isinstance(seconds, int | float) and math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+    if not (isinstance(work_per_item, int | float) and math.isfinite(work_per_item) and work_per_item > 0):
+        raise ValueError(f"work_per_item must be a finite number > 0, got {work_per_item!r}")
+    return _items(_unit_seconds(kernel_name, backend), seconds, work_per_item)
+
+
+def _unit_seconds(kernel_name: str, backend: str) -> float:
+    python, compiled = UNIT_SECONDS.get(kernel_name, DEFAULT_UNIT_SECONDS)
     return python if backend == "python" else compiled
+
+
+def _items(unit_seconds: float, seconds: float, work_per_item: float) -> int:
+    return max(1, min(INT64_MAX_ITEMS, int(seconds / (unit_seconds * work_per_item))))
+
+
+def default_chunk(kernel_name: str, backend: str, work_per_item: float = 1.0) -> int:
+    """Items per chunk when the caller does not choose: about CHUNK_SECONDS of one core's work."""
+    return items_for_seconds(kernel_name, backend, CHUNK_SECONDS, work_per_item)
+
+
+@dataclass(frozen=True)
+class Work:
+    """An API's estimate of the work one item takes, in the kernel's units (see UNIT_SECONDS).
+
+    ``least`` decides how a chunk is split over threads (never split work that may be too small
+    to pay for it); ``most`` sizes the chunks (never a chunk that may run for minutes). When the
+    counts measure the work done (a fight's units or rounds, an attack's hits), ``counted`` names
+    that count and ``per_count`` the work each of its units takes beyond ``least``: after each
+    chunk both estimates become the work measured so far, so long fights get small chunks and
+    short fights large ones. The counts are the same whatever the threads, so are the chunks.
+    """
+
+    least: float = 1.0
+    most: float = 1.0
+    counted: int | None = None
+    per_count: float = 1.0
+
+    def measured(self, totals: np.ndarray, done: int) -> float:
+        """The work an item has taken so far, within [least, most]."""
+        return min(self.most, self.least + self.per_count * float(totals[self.counted]) / done)
+
+
+ONE_UNIT = Work()
+#: A chunk may grow at most this many times over the previous one as the measured work allows.
+CHUNK_GROWTH = 8
 
 
 @dataclass
@@ -89,6 +162,26 @@ def after_chunk(done: int, n: int, totals: np.ndarray, progress: Callable[[int, 
     return observer.stop is not None and done < n and bool(observer.stop(done, totals))
 
 
+#: One pool for the process, made on first use: a pool made per call cost 0.5-2 ms a call.
+#: Several Python threads may submit to it at once; each waits only on its own slices.
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=max(1, CPU_COUNT), thread_name_prefix="combatsim")
+    return _pool
+
+
+def max_threads(counts_size: int) -> int:
+    """Threads whose count buffers fit COUNTS_BUFFER_BYTES (at least 1)."""
+    return max(1, COUNTS_BUFFER_BYTES // (8 * max(1, counts_size)))
+
+
 def run_kernel(
     kernel: Callable,
     *,
@@ -99,113 +192,178 @@ def run_kernel(
     counts_size: int,
     outputs: Sequence[np.ndarray] = (),
     threads: int = 1,
-    chunk_size: int = 1 << 22,
+    chunk_size: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    kernel_name: str = "",
+    backend: str = "cython",
+    work: Work = ONE_UNIT,
+    min_items_per_thread: int | None = None,
 ) -> RunResult:
     """Call ``kernel(seed, start, count, *params, counts, *outputs)`` over items 0..n-1.
 
     ``per_item[k]`` marks ``params[k]`` as an array with one entry per item, sliced with the
     items; other params pass through whole. ``outputs`` have one entry per item, or are empty.
-    Ctrl-C stops after the slices in flight and returns what was done, marked partial.
+    Chunks are ``chunk_size`` items, or sized from ``work`` (see Work); a chunk is split over up
+    to ``threads`` threads, each given at least ``min_items_per_thread`` items (default: about
+    SPLIT_SECONDS of work). Ctrl-C stops after the slices in flight and returns the whole chunks
+    done, marked partial.
     """
     seed = np.uint64(seed)  # seeds past 2**63 must reach Numba as unsigned
-    totals = np.zeros(counts_size, dtype=np.int64)
+    threads = min(threads, max_threads(counts_size))
+    sliced_params = [k for k, flag in enumerate(per_item) if flag]
+    sliced_outputs = [k for k, out in enumerate(outputs) if out.shape[0]]
+    fixed_split = min_items_per_thread
+    most, least = work.most, work.least
+    unit = _unit_seconds(kernel_name, backend)
+    totals = None
     done = 0
-    slice_counts = [np.zeros(counts_size, dtype=np.int64) for _ in range(threads)]
+    previous = 0
 
-    def run_slice(start: int, stop: int, counts: np.ndarray) -> None:
-        sliced = [p[start:stop] if flag else p for p, flag in zip(params, per_item, strict=True)]
-        outs = [out[start:stop] if out.shape[0] else out for out in outputs]
-        kernel(seed, start, stop - start, *sliced, counts, *outs)
+    def run_slice(start: int, stop: int) -> np.ndarray:
+        args = list(params)
+        for k in sliced_params:
+            args[k] = args[k][start:stop]
+        outs = list(outputs)
+        for k in sliced_outputs:
+            outs[k] = outs[k][start:stop]
+        counts = np.zeros(counts_size, dtype=np.int64)
+        kernel(seed, start, stop - start, *args, counts, *outs)
+        return counts
 
-    pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
     try:
         while done < n:
-            stop = min(n, done + chunk_size)
-            bounds = np.linspace(done, stop, threads + 1).astype(np.int64)
-            for counts in slice_counts:
-                counts[:] = 0
-            jobs = [(int(bounds[t]), int(bounds[t + 1]), slice_counts[t]) for t in range(threads)]
-            jobs = [job for job in jobs if job[1] > job[0]]
-            if pool is None:
-                for job in jobs:
-                    run_slice(*job)
+            if chunk_size is not None:
+                items = chunk_size
             else:
-                futures = [pool.submit(run_slice, *job) for job in jobs]
-                try:
-                    for future in futures:
-                        future.result()
-                except KeyboardInterrupt:
-                    for future in futures:
-                        future.cancel()
-                    pool.shutdown(wait=True)
-                    raise
-            for counts in slice_counts:
-                totals += counts
+                items = _items(unit, CHUNK_SECONDS, most)
+                if previous:
+                    items = min(items, CHUNK_GROWTH * previous)
+            stop = min(n, done + items)
+            count = stop - done
+            if threads > 1:
+                smallest = fixed_split or _items(unit, SPLIT_SECONDS, least)
+                slices = max(1, min(threads, count // smallest))
+            else:
+                slices = 1
+            chunk_counts = run_slice(done, stop) if slices == 1 else _run_split(run_slice, done, count, slices)
+            if totals is None:
+                totals = chunk_counts
+            else:
+                totals += chunk_counts
+            previous = count
             done = stop
-            if after_chunk(done, n, totals, progress):
+            if work.counted is not None:
+                most = least = work.measured(totals, done)
+            if (progress is not None or _observer.get() is not None) and after_chunk(done, n, totals, progress):
                 return RunResult(totals, done, partial=False, stopped_early=True)
     except KeyboardInterrupt:
-        return RunResult(totals, done, partial=True)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
-    return RunResult(totals, done, partial=False)
+        return RunResult(_zeros_if_none(totals, counts_size), done, partial=True)
+    return RunResult(_zeros_if_none(totals, counts_size), done, partial=False)
+
+
+def _zeros_if_none(totals: np.ndarray | None, counts_size: int) -> np.ndarray:
+    return np.zeros(counts_size, dtype=np.int64) if totals is None else totals
+
+
+def _run_split(run_slice: Callable[[int, int], np.ndarray], start: int, count: int, slices: int) -> np.ndarray:
+    """Items start..start+count-1 in ``slices`` contiguous slices: the first on this thread, the
+    rest on the shared pool. Ctrl-C waits for the slices running and drops the chunk."""
+    bounds = [start + count * t // slices for t in range(slices + 1)]
+    pool = _shared_pool()
+    futures: list[Future] = []
+    try:
+        futures = [pool.submit(run_slice, bounds[t], bounds[t + 1]) for t in range(1, slices)]
+        counts = run_slice(bounds[0], bounds[1])
+        for future in futures:
+            counts += future.result()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        wait_for(futures)
+        raise
+    return counts
+
+
+class RunArguments(NamedTuple):
+    """A run's own arguments, checked (see check_run)."""
+
+    n: int
+    seed: int
+    threads: int
+    chunk_size: int | None
+    backend: str
+    outcomes: bool
+    progress: Callable[[int, int], None] | None
+    executor: object
+
+
+def check_run(
+    n: object,
+    *,
+    seed: object,
+    threads: object,
+    chunk_size: object,
+    backend: object,
+    outcomes: object,
+    output_bytes_per_item: int,
+    progress: object = None,
+    executor: object = None,
+) -> RunArguments:
+    """Check a run's own arguments, cheapest first, before any ruleset input or allocation.
+
+    ``output_bytes_per_item`` is what ``outcomes=True`` stores for an item: n is refused past
+    OUTPUT_BYTES of them, before anything is allocated.
+    """
+    seed = check_seed(seed)
+    n = check_int("n", n, 0, INT64_MAX_ITEMS)
+    outcomes = check_bool("outcomes", outcomes)
+    if outcomes and n * output_bytes_per_item > OUTPUT_BYTES:
+        limit = OUTPUT_BYTES // output_bytes_per_item
+        raise ValueError(f"n must be at most {limit} with outcomes=True ({OUTPUT_BYTES >> 30} GiB of per-item "
+                         f"outputs, {output_bytes_per_item} bytes an item), got {n}")
+    threads = check_threads(threads)
+    if chunk_size is not None:
+        chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
+    progress = check_progress(progress)
+    backend = resolve_backend(backend)
+    return RunArguments(n, seed, threads, chunk_size, backend, outcomes, progress, resolve_executor(executor))
 
 
 def simulate(
     kernel_name: str,
+    run: RunArguments,
     *,
-    n: int,
-    seed: int,
-    backend: str | None,
-    threads: int | None,
-    chunk_size: int | None,
     params: Sequence[object],
     per_item: Sequence[bool],
     counts_size: int,
     outputs: Sequence[np.ndarray] = (),
-    progress: Callable[[int, int], None] | None = None,
-    executor: object = None,
+    work: Work = ONE_UNIT,
 ) -> tuple[RunResult, str, int]:
-    """Validate the run-level arguments, resolve the backend and stream the kernel.
+    """Stream the kernel over ``run.n`` items (arguments checked by check_run, inputs by the API).
 
-    Ruleset APIs validate their own inputs first, then call this; the kernel itself never
-    validates. ``executor`` is "local", "dask" or None (the one set by
-    ``combatsim.executors.use_executor``, else local). Returns (result, backend used, threads used).
+    The kernel itself never validates. Threads used are at most the cores (and as many as the
+    count buffers allow); returns (result, backend used, threads allowed).
     """
-    from combatsim.executors import resolve_executor, run_dask
-    from combatsim.registry import get_kernel, resolve_backend
-    from combatsim.validation import check_int, check_seed, check_threads
-
-    n = check_int("n", n, 0, INT64_MAX_ITEMS)
-    seed = check_seed(seed)
-    threads = check_threads(threads)
-    backend = resolve_backend(backend)
-    choice = resolve_executor(executor)
-    if chunk_size is not None:
-        chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
-    if choice.name == "dask":
-        result = run_dask(choice, kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params,
-                          per_item=per_item, counts_size=counts_size, outputs=outputs, chunk_size=chunk_size,
-                          progress=progress)
-        return result, backend, threads
-    chunk = default_chunk(kernel_name, backend) if chunk_size is None else chunk_size
-    kernel = get_kernel(kernel_name, backend)
+    threads = min(run.threads, CPU_COUNT, max_threads(counts_size))
+    if run.executor.name == "dask":
+        result = run_dask(run.executor, kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
+                          params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
+                          chunk_size=run.chunk_size, progress=run.progress, work_per_item=work.most)
+        return result, run.backend, threads
     result = run_kernel(
-        kernel,
-        n=n,
-        seed=seed,
+        get_kernel(kernel_name, run.backend),
+        n=run.n,
+        seed=run.seed,
         params=params,
         per_item=per_item,
         counts_size=counts_size,
         outputs=outputs,
-        threads=min(threads, max(1, n)),
-        chunk_size=chunk,
-        progress=progress,
+        threads=threads,
+        chunk_size=run.chunk_size,
+        progress=run.progress,
+        kernel_name=kernel_name,
+        backend=run.backend,
+        work=work,
     )
-    return result, backend, threads
+    return result, run.backend, threads
 
-
-#: Item indices are int64 in every kernel; counts accumulate in int64.
-INT64_MAX_ITEMS = 2**62

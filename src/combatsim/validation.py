@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numbers
 import os
+import unicodedata
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -12,10 +14,11 @@ SEED_MAX = 2**64 - 1
 
 
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
-    """An exact integer (bools, floats and strings refused) within [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer{_range(low, high)}, got {type(value).__name__} {value!r}")
-    value = int(value)
+    """An exact integer (bools, floats, strings and numpy timedeltas refused) within [low, high]."""
+    if type(value) is not int:
+        if isinstance(value, bool | np.bool_ | np.timedelta64) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer{_range(low, high)}, got {type(value).__name__} {value!r}")
+        value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{name} must be{_range(low, high)}, got {value}")
     return value
@@ -38,23 +41,131 @@ def check_seed(seed: object) -> int:
     return check_int("seed", seed, 0, SEED_MAX)
 
 
+#: Threads a caller may ask for (the runner uses at most the cores).
+MAX_THREADS = 1024
+
+
+#: Read once: os.cpu_count() reads /sys on every call (tens of microseconds on a VM).
+CPU_COUNT = os.cpu_count() or 1
+
+
 def check_threads(threads: object) -> int:
+    """Threads asked for: 1..MAX_THREADS, or None for one a core."""
     if threads is None:
-        return os.cpu_count() or 1
-    return check_int("threads", threads, 1, 1024)
+        return CPU_COUNT
+    return check_int("threads", threads, 1, MAX_THREADS)
+
+
+def check_progress(progress: object) -> Callable[[int, int], None] | None:
+    """A progress callback ``progress(done, n)``, or None."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, n) or None, got {type(progress).__name__}")
+    return progress
+
+
+def check_text(name: str, value: object, max_length: int = 200) -> str:
+    """A non-empty one-line name: no control or format characters (ESC, CR, LF, NUL, U+202E)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if not 1 <= len(value) <= max_length:
+        raise ValueError(f"{name} must be 1..{max_length} characters long, got {len(value)}")
+    if not value.isprintable():
+        for character in value:
+            if unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+                raise ValueError(f"{name} must not contain control or format characters, "
+                                 f"got U+{ord(character):04X} in {value!r}")
+    return value
+
+
+_SIMPLE_TYPES = frozenset((int, bool, str, type(None)))
+
+
+def simple_key(values: tuple, held: list) -> tuple | None:
+    """``values`` with each one's exact type beside it, when every one is an int, bool, str, None, a
+    tuple of those or a frozen dataclass (keyed by identity, and appended to ``held`` so that the
+    identity stays its own while the key is used); else None. Equal keys mean identical inputs
+    (1, True and 1.0 stay apart), so a validated result can be reused for them."""
+    key = []
+    for value in values:
+        kind = type(value)
+        if kind in _SIMPLE_TYPES:
+            key.append(kind)
+            key.append(value)
+        elif kind is tuple:
+            inner = simple_key(value, held)
+            if inner is None:
+                return None
+            key.append(tuple)
+            key.append(inner)
+        elif _is_frozen_dataclass(kind):
+            held.append(value)
+            key.append(kind)
+            key.append(id(value))
+        else:
+            return None
+    return tuple(key)
+
+
+_frozen: dict[type, bool] = {}
+
+
+def _is_frozen_dataclass(kind: type) -> bool:
+    frozen = _frozen.get(kind)
+    if frozen is None:
+        params = getattr(kind, "__dataclass_params__", None)
+        frozen = _frozen[kind] = params is not None and params.frozen
+    return frozen
+
+
+def memoize_simple(function: Callable) -> Callable:
+    """Cache ``function``'s results by its keyword arguments when they are simple (see simple_key).
+
+    For pure validate-and-derive functions whose inputs a game loop repeats: a call with simple
+    inputs seen before returns the same result (which callers must not modify) without the work;
+    anything else, and any input that fails validation, takes the full path every time.
+    """
+    cache: dict[tuple, tuple] = {}
+
+    def memoized(**arguments: object) -> object:
+        held: list = []
+        key = simple_key((*arguments, *arguments.values()), held)
+        if key is None:
+            return function(**arguments)
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= 4096:
+                cache.clear()
+            found = cache[key] = (function(**arguments), held)
+        return found[0]
+
+    memoized.__wrapped__ = function
+    memoized.__doc__ = function.__doc__
+    memoized.__name__ = function.__name__
+    return memoized
+
+
+def check_sequence(name: str, value: object, what: str) -> Sequence | np.ndarray:
+    """A finite sequence (list, tuple, range) or 1-D array; iterators and generators are refused,
+    since one can be endless."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be {what} as a list, tuple or array, got {type(value).__name__}")
+    return value
 
 
 def check_int_array(
     name: str, value: object, length: int, low: int | None = None, high: int | None = None
 ) -> np.ndarray:
     """A scalar or a 1-D integer array of ``length`` -> C-contiguous int64 of length 1 or ``length``."""
+    if type(value) is int:
+        return np.array([check_int(name, value, low, high)], dtype=np.int64)
     if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        scalar = value.item() if isinstance(value, np.generic | np.ndarray) else value
+        scalar = value[()] if isinstance(value, np.ndarray) else value
         return np.array([check_int(name, scalar, low, high)], dtype=np.int64)
+    check_sequence(name, value, f"integers{_range(low, high)}")
     array = np.asarray(value)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a scalar or a 1-D array of length {length}, got shape {array.shape}")
-    if array.dtype == np.bool_ or not np.issubdtype(array.dtype, np.integer):
+    if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integers{_range(low, high)}, got dtype {array.dtype}")
     if array.shape[0] != length:
         raise ValueError(f"{name} must have one entry per attack ({length}), got {array.shape[0]}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.exp.model import MAX_AMMUNITION, Persona, Weapon
+from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
 from combatsim.exp.reference import (
     ATTACK_COUNTS,
     COMBATANT_FIELDS,
@@ -27,8 +27,8 @@ from combatsim.exp.reference import (
     FIGHT_WINS_SIDE0,
     FIGHT_WINS_SIDE1,
 )
-from combatsim.runner import INT64_MAX_ITEMS, simulate
-from combatsim.validation import check_bool, check_int, check_int_array
+from combatsim.runner import Work, check_run, simulate
+from combatsim.validation import check_bool, check_int, check_int_array, check_text, memoize_simple
 
 #: Bounds that keep every sum in int64 and every to-hit roll in int32.
 MAX_BONUS = 1_000_000
@@ -85,31 +85,27 @@ def simulate_to_hit(
     With ``outcomes=True`` the result carries every attack's to-hit roll (memory grows with n).
     ``executor="dask"`` runs the chunks on a Dask cluster (combatsim.executors), bit-identically.
     """
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=4, progress=progress, executor=executor)
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
-    outcomes = check_bool("outcomes", outcomes)
-    n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
+    length = run.n
     bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
     maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
     armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
+    outcomes = run.outcomes
     to_hit = np.empty(length if outcomes else 0, dtype=np.int32)
     result, backend, threads = simulate(
         "exp.to_hit",
-        n=n,
-        seed=seed,
-        backend=backend,
-        threads=threads,
-        chunk_size=chunk_size,
-        params=(bonus, maximum_roll, armour_rating, bool(hit_on_equal)),
+        run,
+        params=(bonus, maximum_roll, armour_rating, hit_on_equal),
         per_item=(len(bonus) > 1, len(maximum_roll) > 1, len(armour_rating) > 1, False),
         counts_size=1,
         outputs=(to_hit,),
-        progress=progress,
-        executor=executor,
     )
     return ToHitResult(
         attacks=result.items_done,
         hits=int(result.counts[0]),
-        seed=seed,
+        seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
@@ -127,6 +123,14 @@ MAX_HIT_POINTS = 1_000_000_000
 MAX_UNIT_LIMIT = 1_000_000
 MAX_COMBATANTS = 10_000
 DEFAULT_UNIT_LIMIT = 100
+
+
+def attack_work(weapon: Weapon, rolls: int) -> Work:
+    """A unit of fire's work, in to-hit rolls: each roll, and each damage die of each round a
+    roll may land (a die costs about three to-hit rolls; the kernels draw them hit or miss)."""
+    rounds = ROUNDS_PER_BURST if weapon.automatic else 1
+    work = rolls * (1 + 3 * rounds * weapon.damage.count)
+    return Work(least=work, most=work)
 
 
 def rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
@@ -247,6 +251,10 @@ def attack_inputs(
     return weapon, params
 
 
+#: attack_inputs for repeated simple inputs (the kernel params are shared, never written).
+_attack_inputs = memoize_simple(attack_inputs)
+
+
 def simulate_attack(
     n: int,
     *,
@@ -282,10 +290,12 @@ def simulate_attack(
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    outcomes = check_bool("outcomes", outcomes)
-    n = length = check_int("n", n, 0, INT64_MAX_ITEMS)
-    weapon, params = attack_inputs(
-        length, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=16, progress=progress)
+    outcomes = run.outcomes
+    length = run.n
+    weapon, params = _attack_inputs(
+        length=length, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
         damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
         adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
     )
@@ -295,16 +305,12 @@ def simulate_attack(
     damage_out = np.empty(length if outcomes else 0, dtype=np.int64)
     result, backend, threads = simulate(
         "exp.attack",
-        n=n,
-        seed=seed,
-        backend=backend,
-        threads=threads,
-        chunk_size=chunk_size,
+        run,
         params=params,
         per_item=per_item,
         counts_size=ATTACK_COUNTS,
         outputs=(hits_out, rounds_out, damage_out),
-        progress=progress,
+        work=attack_work(weapon, int(params[8][0])),
     )
     done = result.items_done
     counts = result.counts
@@ -316,7 +322,7 @@ def simulate_attack(
         rounds_fired=int(counts[3]),
         rounds_hit=int(counts[4]),
         automatic=weapon.automatic,
-        seed=seed,
+        seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
@@ -345,6 +351,7 @@ class Combatant:
     ammunition: int | None = None
 
     def __post_init__(self) -> None:
+        check_text("name", self.name)
         if not isinstance(self.weapon, Weapon):
             raise TypeError(f"weapon must be a Weapon, got {type(self.weapon).__name__}")
         check_int("hit_points", self.hit_points, 1, MAX_HIT_POINTS)
@@ -482,26 +489,24 @@ def simulate_fight(
     enemy; attacks are simultaneous. A fight ends when a side has no one standing (hit points at
     or below 0; both sides at once is a draw) or after ``unit_limit`` units (a draw).
     """
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=5, progress=progress)
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
     critical = check_bool("critical", critical)
-    outcomes = check_bool("outcomes", outcomes)
-    n = check_int("n", n, 0, INT64_MAX_ITEMS)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
     table = combatant_table(side0, side1)
-    winner = np.empty(n if outcomes else 0, dtype=np.int8)
-    units = np.empty(n if outcomes else 0, dtype=np.int32)
+    length = run.n if run.outcomes else 0
+    winner = np.empty(length, dtype=np.int8)
+    units = np.empty(length, dtype=np.int32)
+    per_unit = sum(attack_work(c.weapon, c.weapon.rolls_per_unit).most for side in (side0, side1) for c in side)
     result, backend, threads = simulate(
         "exp.fight",
-        n=n,
-        seed=seed,
-        backend=backend,
-        threads=threads,
-        chunk_size=chunk_size,
+        run,
         params=(table, unit_limit, hit_on_equal, critical),
         per_item=(False, False, False, False),
         counts_size=FIGHT_COUNTS + unit_limit,
         outputs=(winner, units),
-        progress=progress,
+        work=Work(least=per_unit, most=per_unit * unit_limit, counted=FIGHT_UNITS, per_count=per_unit),
     )
     c = result.counts
     done = result.items_done
@@ -516,10 +521,10 @@ def simulate_fight(
         ammunition=(int(c[FIGHT_AMMUNITION_SIDE0]), int(c[FIGHT_AMMUNITION_SIDE1])),
         to_hit_rolls=(int(c[FIGHT_ROLLS_SIDE0]), int(c[FIGHT_ROLLS_SIDE1])),
         hits=(int(c[FIGHT_HITS_SIDE0]), int(c[FIGHT_HITS_SIDE1])),
-        seed=seed,
+        seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
-        winner=winner[:done] if outcomes else None,
-        units=units[:done] if outcomes else None,
+        winner=winner[:done] if run.outcomes else None,
+        units=units[:done] if run.outcomes else None,
     )

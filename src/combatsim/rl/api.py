@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,8 +10,11 @@ import numpy as np
 
 from combatsim.rl.envs import POLICIES, check_shaping
 from combatsim.rl.rulesets import RULESETS
-from combatsim.runner import simulate
+from combatsim.runner import Work, check_run, simulate
 from combatsim.validation import check_choice
+
+#: The duel counts' index of the steps played (side 0 wins, side 1 wins, other ends, steps).
+DUEL_STEPS = 3
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ def simulate_duels(
     Duel ``k`` is exactly episode ``k`` of an environment seeded ``seed`` whose both sides play
     those policies, whatever the threads or chunk size.
     """
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=8)
     spec = RULESETS[check_choice("ruleset", ruleset, tuple(RULESETS))]
     policies = np.array(
         [POLICIES[check_choice("agent", agent, ("scripted", "random"))],
@@ -51,12 +57,13 @@ def simulate_duels(
         dtype=np.int64,
     )
     params = spec.build(**config)
-    out = np.zeros(int(n) if outcomes and isinstance(n, int) else 0, dtype=np.int64)
+    out = np.zeros(run.n if run.outcomes else 0, dtype=np.int64)
+    max_steps = int(params[importlib.import_module(f"combatsim.rl.{spec.name}_reference").G_MAX_STEPS])
     result, used, _ = simulate(
-        f"rl.{spec.name}_duels", n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
-        params=[params, policies, check_shaping(shaping)], per_item=[False, False, False], counts_size=4,
-        outputs=[out],
+        f"rl.{spec.name}_duels", run, params=[params, policies, check_shaping(shaping)],
+        per_item=[False, False, False], counts_size=4, outputs=[out],
+        work=Work(least=1, most=max_steps, counted=DUEL_STEPS, per_count=1),
     )
     counts = result.counts
     return DuelsResult(int(result.items_done), int(counts[0]), int(counts[1]), int(counts[2]), int(counts[3]), used,
-                       out if outcomes else None)
+                       out if run.outcomes else None)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import INT64_MAX_ITEMS, simulate
-from combatsim.validation import check_int
+from combatsim.runner import Work, check_run, simulate
+from combatsim.validation import check_int, memoize_simple
 
 from .model import (
     MAX_ARMOUR_DICE,
@@ -65,6 +65,8 @@ from .reference import (
 
 MAX_CHARACTERS = 64
 MAX_ROUNDS = 100_000
+#: The fight counts' index of the rounds played (summed over fights): wins 0, 1, draws, rounds.
+FIGHT_ROUNDS = 3
 
 
 def _check_bool(name: str, value: object) -> bool:
@@ -137,6 +139,10 @@ def attack_config(
     return config
 
 
+#: attack_config for repeated simple inputs (damage tracks as text): the config is shared, never written.
+_attack_config = memoize_simple(attack_config)
+
+
 @dataclass(frozen=True)
 class AttackResult:
     attacks: int
@@ -190,9 +196,10 @@ def simulate_attacks(
     ``joint_layout=False`` forces the per-die word layout (docs/tss.md); the default takes one
     word per attack whenever the attack's dice allow it.
     """
-    outcomes = _check_bool("outcomes", outcomes)
-    n = check_int("n", n, 0, INT64_MAX_ITEMS)
-    config = attack_config(
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=13, progress=progress)
+    n, outcomes = run.n, run.outcomes
+    config = _attack_config(
         skill=skill,
         steps=steps,
         damage=damage,
@@ -206,24 +213,22 @@ def simulate_attacks(
     length = n if outcomes else 0
     tier = np.empty(length, dtype=np.int8)
     stun, wound, mortal = (np.empty(length, dtype=np.int32) for _ in range(3))
+    # Dice rolled: the control and situation dice, then one word (joint layout) or the damage and soak dice.
+    dice = 2 + (1 if config[C_JOINT] else int(config[C_DAMAGE_WORDS] + config[C_ARMOUR_COUNT]))
     result, backend, threads = simulate(
         "tss.attack",
-        n=n,
-        seed=seed,
-        backend=backend,
-        threads=threads,
-        chunk_size=chunk_size,
+        run,
         params=(config,),
         per_item=(False,),
         counts_size=ATTACK_COUNTS,
         outputs=(tier, stun, wound, mortal),
-        progress=progress,
+        work=Work(least=dice / 2, most=dice),
     )
     done = result.items_done
     return AttackResult(
         attacks=done,
         counts=result.counts,
-        seed=seed,
+        seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
@@ -372,33 +377,34 @@ def simulate_fights(
     progress: Callable[[int, int], None] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of ``side_a`` against ``side_b`` (policy: docs/tss.md)."""
-    outcomes = _check_bool("outcomes", outcomes)
+    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
+                    output_bytes_per_item=5, progress=progress)
+    n, outcomes = run.n, run.outcomes
     one_step_shift = _check_bool("one_step_shift", one_step_shift)
-    n = check_int("n", n, 0, INT64_MAX_ITEMS)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     table, n_characters, n_classes = fight_table(side_a, side_b)
     length = n if outcomes else 0
+    width = len(table) // n_characters
+    # A round: each character's action check, then its actions' attacks and their damage dice.
+    per_round = sum(1 + int(table[i * width + R_ACTIONS]) * (2 + int(table[i * width + R_DAMAGE]))
+                    for i in range(n_characters))
     winner = np.empty(length, dtype=np.int8)
     rounds = np.empty(length, dtype=np.int32)
     result, backend, threads = simulate(
         "tss.fight",
-        n=n,
-        seed=seed,
-        backend=backend,
-        threads=threads,
-        chunk_size=chunk_size,
+        run,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
         per_item=(False, False, False, False, False),
         counts_size=FIGHT_COUNTS + max_rounds + 1,
         outputs=(winner, rounds),
-        progress=progress,
+        work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
     done = result.items_done
     return FightResult(
         fights=done,
         counts=result.counts[:FIGHT_COUNTS],
         rounds_histogram={r: int(c) for r, c in enumerate(result.counts[FIGHT_COUNTS:]) if c},
-        seed=seed,
+        seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
