@@ -9,11 +9,13 @@ their means.
 from __future__ import annotations
 
 import argparse
+import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
 from combatsim.tss.model import (
     CRITICAL_FAILURE,
+    FAILURE,
     TIER_NAMES,
     DamageTrack,
     Score,
@@ -27,8 +29,8 @@ DAMAGE_TYPES = ("stun", "wound", "mortal")
 
 
 #: Exact odds pair at most this many (damage roll, armour roll) outcomes over the three damaging
-#: tiers (about 1 us each): 0.3 s at most.
-MAX_DAMAGE_PAIRS = 300_000
+#: tiers (1-2 us each with the final fractions): 0.2 s at most.
+MAX_DAMAGE_PAIRS = 100_000
 
 
 def check_attack_size(track: DamageTrack, soak: Dice | None) -> None:
@@ -67,9 +69,8 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
     soak_ways = soak.ways() if soak is not None else [1]
     soak_minimum = soak.minimum if soak is not None else 0
     soak_rolls = soak.sides**soak.count if soak is not None else 1
-    first = [Fraction(0)] * 3
-    second = [Fraction(0)] * 3
-    for degree in range(3):  # amazing, good, ordinary: the tiers that deal damage
+    damaging = []  # per damaging tier: its probability, the rolls it counts over, ways per dealt value
+    for degree in range(3):  # amazing, good, ordinary
         damage_tier = track.tier(degree)
         damage_type = damage_tier.type
         if armour:
@@ -81,18 +82,25 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
             for roll, roll_ways in enumerate(soak_ways, start=soak_minimum):
                 for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
                     weights[k][dealt] = weights[k].get(dealt, 0) + amount_ways * roll_ways
-        rolls = dice.sides**dice.count * soak_rolls
-        for k in range(3):
-            for dealt, ways in weights[k].items():
-                q = tiers[degree] * Fraction(ways, rolls)
-                first[k] += q * dealt
-                second[k] += q * dealt * dealt
-                if laws is not None:
-                    laws[k][dealt] = laws[k].get(dealt, Fraction(0)) + q
-    if laws is not None:
-        for law in laws:  # failed attacks deal nothing
-            law[0] = law.get(0, Fraction(0)) + (1 - sum(law.values()))
-    return tiers, [(m, s - m * m) for m, s in zip(first, second, strict=True)]
+        damaging.append((tiers[degree], dice.sides**dice.count * soak_rolls, weights))
+    moments = []
+    for k in range(3):  # in integers over each tier's rolls: one Fraction per tier, not per value
+        first = sum((p * Fraction(sum(ways * v for v, ways in weights[k].items()), rolls)
+                     for p, rolls, weights in damaging), Fraction(0))
+        second = sum((p * Fraction(sum(ways * v * v for v, ways in weights[k].items()), rolls)
+                      for p, rolls, weights in damaging), Fraction(0))
+        moments.append((first, second - first * first))
+        if laws is not None:
+            denominator = math.lcm(*(p.denominator * rolls for p, rolls, _ in damaging))
+            numerators: dict[int, int] = {}
+            for p, rolls, weights in damaging:
+                scale = p.numerator * (denominator // (p.denominator * rolls))
+                for v, ways in weights[k].items():
+                    numerators[v] = numerators.get(v, 0) + scale * ways
+            for v, numerator in numerators.items():
+                laws[k][v] = laws[k].get(v, Fraction(0)) + Fraction(numerator, denominator)
+            laws[k][0] = laws[k].get(0, Fraction(0)) + tiers[FAILURE] + tiers[CRITICAL_FAILURE]  # no damage
+    return tiers, moments
 
 
 def attack_odds(args: argparse.Namespace) -> tuple[dict[str, Fraction], dict[str, dict[int, Fraction]]]:
