@@ -42,7 +42,7 @@ def refused(capsys, argv: list[str], *needles: str) -> str:
         (["odds", "exp", *EXP, "--damage", "3d100", "--weapon-type", "automatic"],
          ("damage 3d100", "automatic", "500,000")),
         (["odds", "tss", "--skill", "16/8/4", "--damage", "d1000w/d1000w/d1000m", "--armour", "d1000"],
-         ("damage", "armour 1d1000", "300,000")),
+         ("damage", "armour 1d1000", "100,000")),
         (["odds", "tss", "--skill", "16/8/4", "--damage", "20d1000w/d4w/d4m"], ("damage (ordinary) 20d1000",)),
     ],
 )
