@@ -201,7 +201,11 @@ class Sandbox:
         request = dict(request, timeout=timeout, guard_mb=ADDRESS_SPACE_GUARD_MB)
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
-        answer = json.loads(server.stdout.readline())
+        line = server.stdout.readline()
+        if not line:  # the server itself failed (an import error in the tree, say): say so, start anew next time
+            self._process = None
+            raise RuntimeError(f"the fuzz server exited with {server.wait()}; its stderr is above")
+        answer = json.loads(line)
         described = request.get("argv") or request.get("code")
         return Outcome(request=json.dumps(described, ensure_ascii=True), **answer)
 
