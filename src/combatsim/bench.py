@@ -33,6 +33,9 @@ class BenchCase:
     backends: tuple[str, ...] = ("numba", "cython")
     #: Thread counts of the compiled runs (1 only for cases that time single calls).
     threads: tuple[int, ...] = (1, 2)
+    #: A case that measures itself: custom(backends, seconds) -> records (kernel, backend, threads,
+    #: items_per_second, the case's own fields and a "line" to print). run and numpy are unused.
+    custom: Callable[[list[str], float], list[dict]] | None = None
 
 
 def cases() -> list[BenchCase]:
@@ -41,6 +44,7 @@ def cases() -> list[BenchCase]:
         found.extend(importlib.import_module(f"combatsim.{ruleset}.bench").CASES)
     with contextlib.suppress(ImportError):  # the RL environments need the optional "rl" extra
         found.extend(importlib.import_module("combatsim.rl.bench").CASES)
+    found.extend(importlib.import_module("combatsim.calls_bench").CASES)
     return found
 
 
@@ -65,6 +69,13 @@ def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet
     backends = available_backends()
     for case in cases():
         if kernels and case.kernel not in kernels:
+            continue
+        if case.custom is not None:
+            found = case.custom([b for b in backends if b in case.backends], seconds)
+            records.extend(found)
+            if not quiet:
+                for record in found:
+                    print(record["line"])
             continue
         plans: list[tuple[str, int, int, Callable[[], object]]] = []
         if "python" in backends:

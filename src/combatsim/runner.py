@@ -209,12 +209,15 @@ def run_kernel(
     done, marked partial.
     """
     seed = np.uint64(seed)  # seeds past 2**63 must reach Numba as unsigned
+    unit = _unit_seconds(kernel_name, backend)
+    if (chunk_size is None and n <= _items(unit, CHUNK_SECONDS, work.most)
+            and (threads == 1 or (min_items_per_thread is None and n < 2 * _items(unit, SPLIT_SECONDS, work.least)))):
+        return _run_whole(kernel, n, seed, params, counts_size, outputs, progress)
     threads = min(threads, max_threads(counts_size))
     sliced_params = [k for k, flag in enumerate(per_item) if flag]
     sliced_outputs = [k for k, out in enumerate(outputs) if out.shape[0]]
     fixed_split = min_items_per_thread
     most, least = work.most, work.least
-    unit = _unit_seconds(kernel_name, backend)
     totals = None
     done = 0
     previous = 0
@@ -259,6 +262,19 @@ def run_kernel(
     except KeyboardInterrupt:
         return RunResult(_zeros_if_none(totals, counts_size), done, partial=True)
     return RunResult(_zeros_if_none(totals, counts_size), done, partial=False)
+
+
+def _run_whole(kernel: Callable, n: int, seed: np.uint64, params: Sequence[object], counts_size: int,
+               outputs: Sequence[np.ndarray], progress: Callable[[int, int], None] | None) -> RunResult:
+    """A run of one chunk on the calling thread: the game loop's small call, with nothing to slice."""
+    counts = np.zeros(counts_size, dtype=np.int64)
+    try:
+        kernel(seed, 0, n, *params, counts, *outputs)
+        if progress is not None or _observer.get() is not None:
+            after_chunk(n, n, counts, progress)
+    except KeyboardInterrupt:
+        return RunResult(np.zeros(counts_size, dtype=np.int64), 0, partial=True)
+    return RunResult(counts, n, partial=False)
 
 
 def _zeros_if_none(totals: np.ndarray | None, counts_size: int) -> np.ndarray:

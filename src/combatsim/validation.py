@@ -81,26 +81,25 @@ _SIMPLE_TYPES = frozenset((int, bool, str, type(None)))
 
 
 def simple_key(values: tuple, held: list) -> tuple | None:
-    """``values`` with each one's exact type beside it, when every one is an int, bool, str, None, a
-    tuple of those or a frozen dataclass (keyed by identity, and appended to ``held`` so that the
-    identity stays its own while the key is used); else None. Equal keys mean identical inputs
-    (1, True and 1.0 stay apart), so a validated result can be reused for them."""
+    """``values`` with their exact types, when every one is an int, bool, str, None, a tuple of
+    those or a frozen dataclass (keyed by identity, and appended to ``held`` so that the identity
+    stays its own while the key is used); else None. Equal keys mean identical inputs (1, True
+    and 1.0 stay apart), so a validated result can be reused for them."""
+    kinds = tuple(map(type, values))
+    if _SIMPLE_TYPES.issuperset(kinds):
+        return kinds, values
     key = []
-    for value in values:
-        kind = type(value)
+    for kind, value in zip(kinds, values, strict=True):
         if kind in _SIMPLE_TYPES:
-            key.append(kind)
-            key.append(value)
+            key.append((kind, value))
         elif kind is tuple:
             inner = simple_key(value, held)
             if inner is None:
                 return None
-            key.append(tuple)
-            key.append(inner)
+            key.append((tuple, inner))
         elif _is_frozen_dataclass(kind):
             held.append(value)
-            key.append(kind)
-            key.append(id(value))
+            key.append((kind, id(value)))
         else:
             return None
     return tuple(key)
@@ -128,9 +127,10 @@ def memoize_simple(function: Callable) -> Callable:
 
     def memoized(**arguments: object) -> object:
         held: list = []
-        key = simple_key((*arguments, *arguments.values()), held)
+        key = simple_key(tuple(arguments.values()), held)
         if key is None:
             return function(**arguments)
+        key = (tuple(arguments), key)
         found = cache.get(key)
         if found is None:
             if len(cache) >= 4096:

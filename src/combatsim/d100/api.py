@@ -230,17 +230,15 @@ def attack_parameters(
     return AttackParameters(skill, final, model.serious_threshold(final, severity), nonlethal, 2 if dual_wield else 1)
 
 
-#: attack_parameters for repeated simple inputs: a game loop skips the exact arithmetic.
-_attack_parameters = memoize_simple(attack_parameters)
-
-
 @memoize_simple
-def _attack_kernel_params(*, parameters: AttackParameters) -> tuple[np.ndarray, ...]:
-    """The "d100.attack" kernel's params (both weapons the same); shared, never written."""
-    p = parameters
+def _attack_setup(**arguments: object) -> tuple[AttackParameters, tuple[np.ndarray, ...], Work]:
+    """attack_parameters, the "d100.attack" kernel's params (both weapons the same) and an
+    attack's work; remembered for repeated simple inputs (params shared, never written)."""
+    p = attack_parameters(**arguments)
     one = lambda value: np.array([int(value)], dtype=np.int64)  # noqa: E731
-    return (one(p.full_skill), one(p.lethality), one(p.serious_threshold), one(p.nonlethal),
-            one(p.lethality), one(p.serious_threshold), one(p.nonlethal), one(p.weapons))
+    params = (one(p.full_skill), one(p.lethality), one(p.serious_threshold), one(p.nonlethal),
+              one(p.lethality), one(p.serious_threshold), one(p.nonlethal), one(p.weapons))
+    return p, params, Work(least=p.weapons, most=p.weapons)
 
 
 def simulate_attacks(
@@ -272,15 +270,14 @@ def simulate_attacks(
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=3, progress=progress)
     n, outcomes = run.n, run.outcomes
-    p = _attack_parameters(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
+    p, params, work = _attack_setup(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
                           severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
     tier = np.empty(n if outcomes else 0, dtype=np.int8)
     wound = np.empty(n if outcomes else 0, dtype=np.int8)
     wound2 = np.empty(n if outcomes else 0, dtype=np.int8)
-    params = _attack_kernel_params(parameters=p)
     result, backend, threads = simulate(
         "d100.attack", run, params=params, per_item=(False,) * len(params), counts_size=ATTACK_COUNTS,
-        outputs=(tier, wound, wound2), work=Work(least=p.weapons, most=p.weapons),
+        outputs=(tier, wound, wound2), work=work,
     )
     done = result.items_done
     return AttackResult(
@@ -468,9 +465,14 @@ class FightResult:
 
     @property
     def win_rates(self) -> tuple[float, float, float]:
-        """(side 0 wins, side 1 wins, draws) per fight."""
+        """(side 0 wins, side 1 wins, draws) per fight; the rest are unfinished (``unfinished_rate``)."""
         n = self.fights or 1
         return (self.counts["wins_side_0"] / n, self.counts["wins_side_1"] / n, self.counts["draws"] / n)
+
+    @property
+    def unfinished_rate(self) -> float:
+        """Fights still running after ``max_rounds`` rounds, per fight."""
+        return self.counts["unfinished"] / (self.fights or 1)
 
     @property
     def mean_rounds(self) -> float:
@@ -484,6 +486,7 @@ class FightResult:
             "win_rate_side_0": side0,
             "win_rate_side_1": side1,
             "draw_rate": draws,
+            "unfinished_rate": self.unfinished_rate,
             "mean_rounds": self.mean_rounds,
             "seed": self.seed,
             "backend": self.backend,
@@ -510,8 +513,10 @@ def simulate_fights(
     """Simulate ``n`` independent fights of the same combatants (docs/d100.md, "Fights").
 
     Each round has ``passes`` passes; a fight ends when a side has no combatant left in it (out
-    with a lethal wound, dead, or fled) or, as a draw, after ``max_rounds`` rounds. With
-    ``ambush_side`` 0 or 1 that side ambushes the other before round 1.
+    with a lethal wound, dead, or fled): the other side wins, or with nobody left on either side
+    it is a draw. After ``max_rounds`` rounds it is unfinished. With ``ambush_side`` 0 or 1 that
+    side ambushes the other before round 1. ``winner`` (with ``outcomes``) holds each fight's
+    winning side, layout.DRAW or layout.UNFINISHED.
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)

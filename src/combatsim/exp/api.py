@@ -251,8 +251,13 @@ def attack_inputs(
     return weapon, params
 
 
-#: attack_inputs for repeated simple inputs (the kernel params are shared, never written).
-_attack_inputs = memoize_simple(attack_inputs)
+@memoize_simple
+def _attack_setup(**arguments: object) -> tuple[Weapon, tuple, tuple[bool, ...], Work]:
+    """attack_inputs, which params are per unit, and the work of a unit; remembered for repeated
+    simple inputs (the kernel params are then shared, never written)."""
+    weapon, params = attack_inputs(**arguments)
+    per_item = tuple(isinstance(p, np.ndarray) and len(p) > 1 for p in params)
+    return weapon, params, per_item, attack_work(weapon, int(params[8][0]))
 
 
 def simulate_attack(
@@ -294,12 +299,11 @@ def simulate_attack(
                     output_bytes_per_item=16, progress=progress)
     outcomes = run.outcomes
     length = run.n
-    weapon, params = _attack_inputs(
+    weapon, params, per_item, work = _attack_setup(
         length=length, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
         damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
         adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
     )
-    per_item = tuple(isinstance(p, np.ndarray) and len(p) > 1 for p in params)
     hits_out = np.empty(length if outcomes else 0, dtype=np.int32)
     rounds_out = np.empty(length if outcomes else 0, dtype=np.int32)
     damage_out = np.empty(length if outcomes else 0, dtype=np.int64)
@@ -310,7 +314,7 @@ def simulate_attack(
         per_item=per_item,
         counts_size=ATTACK_COUNTS,
         outputs=(hits_out, rounds_out, damage_out),
-        work=attack_work(weapon, int(params[8][0])),
+        work=work,
     )
     done = result.items_done
     counts = result.counts

@@ -139,8 +139,14 @@ def attack_config(
     return config
 
 
-#: attack_config for repeated simple inputs (damage tracks as text): the config is shared, never written.
-_attack_config = memoize_simple(attack_config)
+@memoize_simple
+def _attack_setup(**arguments: object) -> tuple[np.ndarray, Work]:
+    """attack_config and an attack's work, remembered for repeated simple inputs (damage tracks as
+    text): the config is then shared, never written."""
+    config = attack_config(**arguments)
+    # Dice rolled: the control and situation dice, then one word (joint layout) or the damage and soak dice.
+    dice = 2 + (1 if config[C_JOINT] else int(config[C_DAMAGE_WORDS] + config[C_ARMOUR_COUNT]))
+    return config, Work(least=dice / 2, most=dice)
 
 
 @dataclass(frozen=True)
@@ -199,7 +205,7 @@ def simulate_attacks(
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=13, progress=progress)
     n, outcomes = run.n, run.outcomes
-    config = _attack_config(
+    config, work = _attack_setup(
         skill=skill,
         steps=steps,
         damage=damage,
@@ -213,8 +219,6 @@ def simulate_attacks(
     length = n if outcomes else 0
     tier = np.empty(length, dtype=np.int8)
     stun, wound, mortal = (np.empty(length, dtype=np.int32) for _ in range(3))
-    # Dice rolled: the control and situation dice, then one word (joint layout) or the damage and soak dice.
-    dice = 2 + (1 if config[C_JOINT] else int(config[C_DAMAGE_WORDS] + config[C_ARMOUR_COUNT]))
     result, backend, threads = simulate(
         "tss.attack",
         run,
@@ -222,7 +226,7 @@ def simulate_attacks(
         per_item=(False,),
         counts_size=ATTACK_COUNTS,
         outputs=(tier, stun, wound, mortal),
-        work=Work(least=dice / 2, most=dice),
+        work=work,
     )
     done = result.items_done
     return AttackResult(

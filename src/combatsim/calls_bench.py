@@ -1,0 +1,198 @@
+"""``combatsim bench`` cases for small calls, as a game loop makes them (see combatsim.bench).
+
+- ``calls.fixed_cost.<kernel>``: ``simulate_*(1, ...)`` with validation and default threads, in
+  calls per second, against numpy's one ``Generator.integers(1, 1001)`` call in the same run.
+- ``calls.threads.<kernel>``: default threads against ``threads=1`` at n = 1, 1e3, 1e5 and 1e7
+  (1e5 for fights, whose 1e7 take seconds a call): above 1 the split paid, below 1 it lost.
+- ``calls.fights64.<ruleset>``: 64 fights of the ruleset's first example scenario through its
+  ``scenario.run``, against the kernel alone on the same 64 fights plus three numpy calls (the
+  fixed cost a call may have): at most 1 means the call costs at most twice the kernel's time
+  plus that fixed cost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from combatsim.bench import BenchCase
+
+#: Calls timed per repeat of a fixed-cost measurement.
+CALLS = 200
+
+
+def _best_seconds(call: Callable[[], object], seconds: float, calls: int = 1) -> float:
+    """Best seconds per call over repeats of ``calls`` calls filling ``seconds`` (after a warm-up)."""
+    call()
+    best = float("inf")
+    spent = 0.0
+    repeats = 0
+    while spent < seconds or repeats < 3:
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed / calls)
+        spent += elapsed
+        repeats += 1
+    return best
+
+
+def _numpy_call_seconds(seconds: float) -> float:
+    integers = np.random.default_rng(1).integers
+    return _best_seconds(lambda: integers(1, 1001), seconds, CALLS)
+
+
+def _calls() -> dict[str, Callable[..., object]]:
+    """kernel -> call(n, backend, threads) through its public API, on the bench cases' inputs."""
+    from combatsim.d100 import bench as d100_bench
+    from combatsim.d100.api import simulate_attacks as d100_attacks
+    from combatsim.d100.api import simulate_fights as d100_fights
+    from combatsim.exp import bench as exp_bench
+    from combatsim.exp.api import simulate_attack, simulate_fight, simulate_to_hit
+    from combatsim.tss import bench as tss_bench
+    from combatsim.tss.api import simulate_attacks as tss_attacks
+    from combatsim.tss.api import simulate_fights as tss_fights
+
+    to_hit = dict(bonus=exp_bench.BONUS, maximum_roll=exp_bench.MAXIMUM_ROLL, armour_rating=exp_bench.ARMOUR_RATING)
+    attack = dict(to_hit, weapon=exp_bench.SWORD, damage_adjustment=exp_bench.DAMAGE_ADJUSTMENT)
+    tss_attack = dict(skill=tss_bench.SKILL, steps=tss_bench.STEPS, damage=tss_bench.DAMAGE, weapon_quality="good",
+                      armour="d6", armour_quality="ordinary")
+    return {
+        "exp.to_hit": lambda n, b, t: simulate_to_hit(n, **to_hit, seed=1, backend=b, threads=t),
+        "exp.attack": lambda n, b, t: simulate_attack(n, **attack, seed=1, backend=b, threads=t),
+        "exp.fight": lambda n, b, t: simulate_fight(n, *exp_bench.FIGHTERS, seed=1, backend=b, threads=t),
+        "d100.attack": lambda n, b, t: d100_attacks(n, **d100_bench.ATTACK, seed=1, backend=b, threads=t),
+        "d100.fight": lambda n, b, t: d100_fights(n, d100_bench.FIGHTERS, seed=1, backend=b, threads=t),
+        "tss.attack": lambda n, b, t: tss_attacks(n, **tss_attack, seed=1, backend=b, threads=t),
+        "tss.fight": lambda n, b, t: tss_fights(n, side_a=[tss_bench.ALEX], side_b=[tss_bench.THUG, tss_bench.THUG],
+                                                seed=1, backend=b, threads=t),
+    }
+
+
+KERNELS = ("exp.to_hit", "exp.attack", "exp.fight", "d100.attack", "d100.fight", "tss.attack", "tss.fight")
+
+
+def _fixed_cost(kernel: str) -> Callable[[list[str], float], list[dict]]:
+    def measure(backends: list[str], seconds: float) -> list[dict]:
+        call = _calls()[kernel]
+        records = []
+        for backend in backends:
+            numpy_seconds = _numpy_call_seconds(seconds / 2)
+            api_seconds = _best_seconds(lambda b=backend: call(1, b, None), seconds / 2, CALLS // 4)
+            ratio = api_seconds / numpy_seconds
+            records.append({
+                "kernel": f"calls.fixed_cost.{kernel}", "backend": backend, "threads": None,
+                "items_per_second": 1 / api_seconds, "numpy_calls_per_second": 1 / numpy_seconds,
+                "ratio_to_numpy": ratio,
+                "line": f"calls.fixed_cost.{kernel:12s} {backend:7s} {api_seconds * 1e6:8.2f} us a call, "
+                        f"{ratio:5.1f}x numpy's integers call ({numpy_seconds * 1e6:.2f} us)",
+            })
+        return records
+
+    return measure
+
+
+def _threads(kernel: str) -> Callable[[list[str], float], list[dict]]:
+    sizes = (1, 1_000, 100_000) if kernel.endswith("fight") else (1, 1_000, 100_000, 10_000_000)
+
+    def measure(backends: list[str], seconds: float) -> list[dict]:
+        call = _calls()[kernel]
+        records = []
+        for backend in backends:
+            if backend == "python":
+                continue
+            for n in sizes:
+                repeat = max(1, 2000 // (1 + n // 100))
+                one = _best_seconds(lambda b=backend, n=n: call(n, b, 1), seconds / 2, repeat)
+                default = _best_seconds(lambda b=backend, n=n: call(n, b, None), seconds / 2, repeat)
+                records.append({
+                    "kernel": f"calls.threads.{kernel}", "backend": backend, "threads": None, "n": n,
+                    "items_per_second": n / default, "threads_1_items_per_second": n / one,
+                    "ratio_to_one_thread": one / default,
+                    "line": f"calls.threads.{kernel:12s} {backend:7s} n={n:<10,d} default threads "
+                            f"{one / default:5.2f}x threads=1 ({default * 1e6:10.1f} against {one * 1e6:10.1f} us)",
+                })
+        return records
+
+    return measure
+
+
+@contextlib.contextmanager
+def _kernel_calls(seen: list[dict]) -> Iterator[None]:
+    """Record the runner's kernel calls (kernel, params, counts size, outputs) while inside."""
+    from combatsim import runner
+
+    real = runner.run_kernel
+
+    def recording(kernel: Callable, **arguments: object) -> object:
+        seen.append(dict(arguments, kernel=kernel))
+        return real(kernel, **arguments)
+
+    runner.run_kernel = recording
+    try:
+        yield
+    finally:
+        runner.run_kernel = real
+
+
+def _example(ruleset: str):
+    from combatsim import scenario
+
+    for name in scenario.example_names():
+        loaded = scenario.load(scenario.example_path(name))
+        if loaded.ruleset == ruleset:
+            return loaded, scenario.ruleset_module(ruleset)
+    raise ValueError(f"no example scenario of ruleset {ruleset!r}")
+
+
+def _fights64(ruleset: str) -> Callable[[list[str], float], list[dict]]:
+    def measure(backends: list[str], seconds: float) -> list[dict]:
+        loaded, module = _example(ruleset)
+        records = []
+        for backend in backends:
+            if backend == "python":
+                continue
+
+            def fights(b: str = backend) -> object:
+                return module.run(loaded.spec, n=64, seed=1, backend=b, threads=None)
+
+            seen: list[dict] = []
+            with _kernel_calls(seen):
+                fights()
+            kernel, params, size, outputs = (seen[0][k] for k in ("kernel", "params", "counts_size", "outputs"))
+            seed = np.uint64(1)
+
+            def kernel_only(kernel=kernel, params=params, size=size, outputs=outputs, seed=seed) -> None:
+                kernel(seed, 0, 64, *params, np.zeros(size, dtype=np.int64), *outputs)
+
+            numpy_seconds = _numpy_call_seconds(seconds / 3)
+            kernel_seconds = _best_seconds(kernel_only, seconds / 3, 20)
+            api_seconds = _best_seconds(fights, seconds / 3, 20)
+            ratio = api_seconds / (2 * kernel_seconds + 3 * numpy_seconds)
+            records.append({
+                "kernel": f"calls.fights64.{ruleset}", "backend": backend, "threads": None,
+                "items_per_second": 64 / api_seconds, "kernel_items_per_second": 64 / kernel_seconds,
+                "ratio_to_bound": ratio,
+                "line": f"calls.fights64.{ruleset:5s} {backend:7s} {api_seconds * 1e6:8.1f} us a call, kernel "
+                        f"{kernel_seconds * 1e6:8.1f} us, numpy call {numpy_seconds * 1e6:.2f} us: "
+                        f"{ratio:.2f}x (2 x kernel + 3 numpy calls)",
+            })
+        return records
+
+    return measure
+
+
+def _case(name: str, custom: Callable[[list[str], float], list[dict]], compiled_only: bool = False) -> BenchCase:
+    backends = ("numba", "cython") if compiled_only else ("python", "numba", "cython")
+    return BenchCase(name, run=lambda backend, n, threads: None, numpy=None, backends=backends, custom=custom)
+
+
+CASES = [
+    *(_case(f"calls.fixed_cost.{kernel}", _fixed_cost(kernel)) for kernel in KERNELS),
+    *(_case(f"calls.threads.{kernel}", _threads(kernel), compiled_only=True) for kernel in KERNELS),
+    *(_case(f"calls.fights64.{ruleset}", _fights64(ruleset), compiled_only=True) for ruleset in ("exp", "d100", "tss")),
+]
