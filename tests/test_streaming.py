@@ -58,6 +58,15 @@ def test_a_trillion_attacks_stream_and_stop_on_ctrl_c(backend):
     assert 0.52 < record["hit_rate"] < 0.54
 
 
+def test_ctrl_c_stops_within_two_seconds_when_units_are_costly():
+    # 1000d1000000 automatic: ~60 us a unit. Chunks are sized by the dice, so a chunk is ~50 ms
+    # of work, not 2^25 units (35 minutes).
+    record = interrupt_after(["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rating", "580",
+                              "--damage", "1000d1000000", "--weapon-type", "automatic", "-n", "1e10",
+                              "--threads", "2", "--json"], 3.0)
+    assert 0 < record["attacks"] < 10**6
+
+
 def test_python_module_entry_point():
     result = subprocess.run([sys.executable, "-m", "combatsim", "backends", "--json"], capture_output=True, text=True,
                             check=True, env=dict(os.environ))
