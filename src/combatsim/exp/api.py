@@ -460,6 +460,11 @@ class FightResult:
 
 def combatant_table(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> np.ndarray:
     """The kernel's int64 combatant table: side 0's combatants, then side 1's (docs/exp.md)."""
+    _check_sides(side0, side1)
+    return _fight_setup(side0, side1)[0].copy()
+
+
+def _check_sides(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> None:
     for name, side in (("side0", side0), ("side1", side1)):
         if isinstance(side, Combatant) or not isinstance(side, Sequence):
             raise TypeError(f"{name} must be a sequence of Combatant")
@@ -468,8 +473,28 @@ def combatant_table(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> n
         for member in side:
             if not isinstance(member, Combatant):
                 raise TypeError(f"{name} must hold Combatant objects, got {type(member).__name__}")
-    rows = [c.row(0) for c in side0] + [c.row(1) for c in side1]
-    return np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(len(rows), COMBATANT_FIELDS))
+
+
+#: Fight setups by the identities of their combatants: a Combatant, its Weapon and Dice are
+#: frozen and checked when made, so the same objects always give the same table.
+_setups: dict[tuple, tuple[np.ndarray, float, tuple]] = {}
+
+
+def _fight_setup(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> tuple[np.ndarray, float]:
+    """(the combatant table, a unit's work) of checked sides; the table is shared, never written."""
+    members = (*side0, None, *side1)
+    key = tuple(map(id, members))
+    found = _setups.get(key)
+    if found is None:
+        rows = [c.row(0) for c in side0] + [c.row(1) for c in side1]
+        table = np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(len(rows), COMBATANT_FIELDS))
+        per_unit = sum(attack_work(c.weapon, c.weapon.rolls_per_unit).most for c in (*side0, *side1))
+        if all(type(c) is Combatant for c in (*side0, *side1)):
+            if len(_setups) >= 1024:
+                _setups.clear()
+            _setups[key] = (table, per_unit, members)
+        return table, per_unit
+    return found[0], found[1]
 
 
 def simulate_fight(
@@ -498,11 +523,11 @@ def simulate_fight(
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
     critical = check_bool("critical", critical)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
-    table = combatant_table(side0, side1)
+    _check_sides(side0, side1)
+    table, per_unit = _fight_setup(side0, side1)
     length = run.n if run.outcomes else 0
     winner = np.empty(length, dtype=np.int8)
     units = np.empty(length, dtype=np.int32)
-    per_unit = sum(attack_work(c.weapon, c.weapon.rolls_per_unit).most for side in (side0, side1) for c in side)
     result, backend, threads = simulate(
         "exp.fight",
         run,
