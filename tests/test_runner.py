@@ -198,3 +198,21 @@ def test_items_for_seconds_is_what_dask_tasks_are_sized_by():
     assert runner.items_for_seconds("d100.fight", "python", 1.0, 10.0) < runner.items_for_seconds(
         "d100.fight", "numba", 1.0, 10.0)
     assert runner.items_for_seconds("no.such", "cython", 1.0) >= 1  # unknown kernels get a default cost
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_a_forked_child_splits_on_a_pool_of_its_own(many_cores):
+    import multiprocessing
+
+    exp.simulate_to_hit(100_000, bonus=110, maximum_roll=760, armour_rating=580, threads=4)
+    assert runner._pool is not None
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:  # the parent's pool threads do not exist in the child
+        hits = pool.apply_async(_split_hits).get(timeout=60)
+    assert hits == _split_hits()
+
+
+def _split_hits() -> int:
+    runner.CPU_COUNT = 4
+    runner.SPLIT_SECONDS = 1e-12
+    return exp.simulate_to_hit(100_000, bonus=110, maximum_roll=760, armour_rating=580, threads=4).hits

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -166,6 +167,17 @@ def after_chunk(done: int, n: int, totals: np.ndarray, progress: Callable[[int, 
 #: Several Python threads may submit to it at once; each waits only on its own slices.
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    """In a forked child the pool's threads do not exist: the next split makes a new pool."""
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _shared_pool() -> ThreadPoolExecutor:
