@@ -103,7 +103,9 @@ BAD_SECONDS = ["-1", "nan", "inf", "-inf", "", "x", "1e999", "-0.5", "\x1b", "1e
 
 RUN_FLAGS: list[Flag] = [
     ("--seed", st.integers(0, 2**64 - 1).map(str), st.one_of(hostile, st.just(str(2**64)), st.just("-1"))),
-    ("--backend", st.sampled_from(["auto", "python", "numba", "cython"]),
+    # Not numba: its first call after a source change compiles for seconds to minutes, which the time
+    # bound cannot tell from a hang (the backends agree outcome by outcome in the differential tests).
+    ("--backend", st.sampled_from(["auto", "python", "cython"]),
      st.one_of(st.sampled_from(["Numba", "gpu", "fortran"]), hostile_text)),
     ("--threads", number(1, 4), st.one_of(hostile, st.sampled_from(["0", "-1", "1025", "1000000"]))),
     ("--chunk-size", number(1, 1000), hostile),
@@ -122,7 +124,7 @@ EXP_ATTACK_FLAGS: list[Flag] = [
     ("--damage", dice(), hostile_dice()),
     ("--weapon-type", st.sampled_from(["A", "B", "C", "D", "E", "F", "automatic"]), hostile_text),
     ("--weapon-name", st.sampled_from(["harpoon", "claw"]), hostile_text),
-    ("--ammunition", number(1, 20), hostile),
+    ("--ammunition", number(10, 30), hostile),  # an automatic weapon fires 3 rounds a to-hit roll
     ("--damage-adjustment", number(-5, 10), hostile),
 ]
 EXP_RAW: list[Flag] = [
@@ -216,12 +218,16 @@ def command_lines(draw, hostile_share: float = 0.3) -> list[str]:
         if valid is HOSTILE_ONLY and (not hostile_share or (position >= required and draw(st.booleans()))):
             continue
         use_hostile = valid is HOSTILE_ONLY or (hostile_share > 0 and draw(st.floats(0, 1)) < hostile_share)
-        argv += [flag, draw(bad if use_hostile else valid)]
+        value = draw(bad if use_hostile else valid)
+        # argparse reads "--bonus -1:5:1" as a flag without its value; the shell user writes "--bonus=-1:5:1"
+        argv += [f"{flag}={value}"] if value.startswith("-") else [flag, value]
     if name == "curve exp" and not hostile_share:  # one parameter sweeps
         flag = draw(st.sampled_from(sorted(CURVE_SWEEPS)))
-        argv[argv.index(flag) + 1] = draw(value_range(*CURVE_SWEEPS[flag]))
+        position = next(i for i, word in enumerate(argv) if word.split("=")[0] == flag)
+        argv[position:position + (1 if "=" in argv[position] else 2)] = [f"{flag}={draw(value_range(*CURVE_SWEEPS[flag]))}"]
+    given = {word.split("=")[0] for word in argv}
     for flag, needed in NEEDS.get(words[-1], {}).items():
-        if flag in argv and not {n for n, _ in needed} & set(argv):
+        if flag in given and not {n for n, _ in needed} & given:
             argv += list(needed[0])
     if "--seed" in [f for f, _, _ in flags]:  # a simulation: keep it small
         argv += ["-n", draw(HOSTILE_N if hostile_share and draw(st.booleans()) else SMALL_N)]
