@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -293,26 +294,52 @@ def check_rate(count, n, probability):
 
 @pytest.mark.slow
 def test_one_round_duel_win_rates_match_exact(backend):
-    # passes=1, one round: side 0 attacks first; if it fails to wound lethally, side 1 attacks.
+    # passes=1, one round: both attack at once (docs/d100.md, "Order inside a pass"), so each side
+    # wins when its attack wounds lethally and the other's does not; both: a draw.
     fighters = [Combatant(0, 70, Weapon(30, 2), policy=ALWAYS_ATTACK),
                 Combatant(1, 50, Weapon(40, 2), policy=ALWAYS_ATTACK)]
     n = 3000 if backend == "python" else 200_000
     result = simulate_fights(n, fighters, passes=1, max_rounds=1, seed=5, backend=backend, threads=1)
-    p0 = lethal_probability(70, 30, 60)
-    p1 = (1 - p0) * lethal_probability(50, 40, 80)
-    check_rate(result.counts["wins_side_0"], n, p0)
-    check_rate(result.counts["wins_side_1"], n, p1)
+    p0, p1 = lethal_probability(70, 30, 60), lethal_probability(50, 40, 80)
+    check_rate(result.counts["wins_side_0"], n, p0 * (1 - p1))
+    check_rate(result.counts["wins_side_1"], n, p1 * (1 - p0))
+    check_rate(result.counts["draws"], n, p0 * p1)
     assert result.counts["rounds"] == n
-    assert result.counts["wins_side_0"] + result.counts["wins_side_1"] + result.counts["draws"] == n
+    assert result.counts["unfinished"] == n - result.counts["wins_side_0"] - result.counts["wins_side_1"] - \
+        result.counts["draws"]
+
+
+def kill_on_any_hit_odds(hit0, hit1, passes):
+    """Two fighters who always attack and kill on any hit, over ``passes`` passes (by hand): a pass
+    goes on with q = (1 - hit0)(1 - hit1), and ends in a win of side 0 with hit0 (1 - hit1), of side 1
+    with hit1 (1 - hit0), in a draw with hit0 hit1. So side 0 wins with hit0 (1 - hit1)(1 - q^N)/(1 - q)
+    over N passes, and so on; unfinished: q^N."""
+    q = (1 - hit0) * (1 - hit1)
+    reached = (1 - q**passes) / (1 - q)
+    return hit0 * (1 - hit1) * reached, hit1 * (1 - hit0) * reached, hit0 * hit1 * reached, q**passes
+
+
+def test_kill_on_any_hit_duel_matches_its_fractions(backend):
+    # Fighting 60 and 40: a hit is a roll at or under 60 (40); lethality 100: every hit is lethal.
+    # Two passes, three rounds: six passes. Side 0 wins 126/200 (1 - (6/25)^6)/(19/25) ...
+    fighters = [Combatant(0, 60, Weapon(100, 1), policy=ALWAYS_ATTACK),
+                Combatant(1, 40, Weapon(100, 1), policy=ALWAYS_ATTACK)]
+    odds = kill_on_any_hit_odds(Fraction(60, 100), Fraction(40, 100), 6)
+    assert odds[0] == Fraction(36, 100) * (1 - Fraction(6, 25) ** 6) / Fraction(19, 25)
+    assert sum(odds) == 1
+    n = 3000 if backend == "python" else 100_000
+    result = simulate_fights(n, fighters, passes=2, max_rounds=3, seed=12, backend=backend, threads=1)
+    for name, probability in zip(("wins_side_0", "wins_side_1", "draws", "unfinished"), odds, strict=True):
+        check_rate(result.counts[name], n, probability)
 
 
 def test_flee_when_not_targeted_needs_no_roll(backend):
     fighters = [Combatant(0, 60, Weapon(30, 2), policy=ALWAYS_DEFEND),
                 Combatant(1, 10, Weapon(30, 2), policy=ALWAYS_FLEE)]
     result = simulate_fights(200, fighters, passes=2, max_rounds=3, seed=1, backend=backend, threads=1)
-    assert result.counts["flee_successes"] == 200
-    assert result.counts["wins_side_0"] == 200
-    assert result.counts["attacks"] == 0
+    assert result.counts["escapes_side_1"] == 200
+    assert result.counts["wins_side_0"] == result.counts["wins_by_flight_side_0"] == 200
+    assert result.counts["attacks"] == result.counts["escapes_side_0"] == 0
 
 
 @pytest.mark.slow
@@ -325,7 +352,8 @@ def test_flee_under_fire_rate_and_escalating_target(backend):
     n = 3000 if backend == "python" else 200_000
     result = simulate_fights(n, fighters, passes=2, max_rounds=1, seed=11, backend=backend, threads=1)
     first = Fraction(45, 100)
-    check_rate(result.counts["flee_successes"], n, first + (1 - first) * Fraction(65, 100))
+    check_rate(result.counts["escapes_side_1"], n, first + (1 - first) * Fraction(65, 100))
+    assert result.counts["escapes_side_1"] == result.counts["wins_by_flight_side_0"] == result.counts["wins_side_0"]
     assert result.counts["attacks"] >= n
 
 
@@ -453,16 +481,18 @@ def test_cli_attack_error_names_the_field(capsys):
 
 
 def test_flee_is_blocked_while_engaged(backend):
-    # A melee attacker engages its target every round before the target's flee resolves (index
+    # A melee attack engages its target after the attacks and before any flee (whatever the table
     # order), and an engaged combatant's flee becomes a disengage: nobody ever flees.
-    fighters = [Combatant(0, 0, Weapon(30, 2), policy=ALWAYS_ATTACK),
-                Combatant(1, 90, Weapon(30, 2), parkour=90, policy=ALWAYS_FLEE)]
-    result = simulate_fights(100, fighters, passes=2, max_rounds=4, seed=2, backend=backend, threads=1)
-    assert result.counts["flee_successes"] == 0
-    assert result.counts["draws"] == 100
-    shooter = [Combatant(0, 0, Weapon(30, 2, category="pistol"), policy=ALWAYS_ATTACK), fighters[1]]
+    for order in (1, -1):
+        fighters = [Combatant(0, 0, Weapon(30, 2), policy=ALWAYS_ATTACK),
+                    Combatant(1, 90, Weapon(30, 2), parkour=90, policy=ALWAYS_FLEE)][::order]
+        result = simulate_fights(100, fighters, passes=2, max_rounds=4, seed=2, backend=backend, threads=1)
+        assert result.counts["escapes_side_1"] == 0
+        assert result.counts["unfinished"] == 100
+    shooter = [Combatant(0, 0, Weapon(30, 2, category="pistol"), policy=ALWAYS_ATTACK), fighters[0]]
     result = simulate_fights(100, shooter, passes=2, max_rounds=4, seed=2, backend=backend, threads=1)
-    assert result.counts["flee_successes"] == result.counts["wins_side_0"] > 90
+    assert result.counts["escapes_side_1"] == result.counts["wins_by_flight_side_0"] == result.counts["wins_side_0"]
+    assert result.counts["wins_side_0"] > 90
 
 
 MIXED = (20, 10, 10, 15, 15, 10, 10, 10)
@@ -480,12 +510,13 @@ def test_fight_snapshot(backend):
     # Pins fight outcomes (seed 2026) so the three backends cannot drift wrong together.
     result = simulate_fights(300, SKIRMISH, ambush_side=1, seed=2026, backend=backend, threads=1, outcomes=True)
     assert result.counts == {
-        "wins_side_0": 179, "wins_side_1": 119, "draws": 2, "rounds": 1494, "attacks": 4521, "lethal": 330,
-        "serious": 407, "flesh": 1066, "instant_death": 35, "escalated_serious": 151, "escalated_lethal": 161,
-        "flee_successes": 261, "surprised": 271,
+        "wins_side_0": 176, "wins_side_1": 112, "wins_by_flight_side_0": 125, "wins_by_flight_side_1": 36,
+        "escapes_side_0": 76, "escapes_side_1": 193, "draws": 9, "unfinished": 3, "rounds": 1522, "attacks": 4789,
+        "lethal": 322, "serious": 453, "flesh": 1093, "instant_death": 27, "escalated_serious": 150,
+        "escalated_lethal": 178, "surprised": 271,
     }
-    assert result.winner[:12].tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]
-    assert result.rounds[:12].tolist() == [4, 4, 7, 2, 3, 5, 3, 3, 6, 2, 3, 3]
+    assert result.winner[:12].tolist() == [1, 1, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1]
+    assert result.rounds[:12].tolist() == [6, 4, 4, 6, 9, 9, 5, 3, 3, 2, 5, 4]
 
 
 @pytest.mark.slow
@@ -504,3 +535,62 @@ def test_escalation_chain_win_rate_matches_binomial(backend):
     assert result.counts["lethal"] == result.counts["serious"] == 0
     assert result.counts["escalated_lethal"] == result.counts["wins_side_0"]
     assert result.counts["escalated_serious"] >= 2 * result.counts["wins_side_0"]
+
+
+# Fairness: no side gains by where it stands in the table ----------------------------------------
+
+
+def swapped(combatants):
+    """The same fight with the two sides' places exchanged: side 1's members first, as side 0."""
+    return [replace(c, side=1 - c.side) for c in combatants if c.side == 1] + \
+        [replace(c, side=1 - c.side) for c in combatants if c.side == 0]
+
+
+def example_duel_without_ambush():
+    from combatsim.scenario import example_path, load
+
+    spec = load(example_path("d100_duel"), ["options.ambush_side=-1"]).spec
+    return spec["combatants"], dict(passes=spec["passes"], max_rounds=spec["max_rounds"])
+
+
+def assert_swapping_swaps_the_results(combatants, n, **options):
+    """Each side's wins (and wins by flight, escapes, draws) in one run match the other side's in
+    the run with the sides swapped, within 5 sigma of the difference of two independent counts."""
+    one = simulate_fights(n, combatants, seed=31, **options).counts
+    other = simulate_fights(n, swapped(combatants), seed=32, **options).counts
+    for name in ("wins_side_{}", "wins_by_flight_side_{}", "escapes_side_{}"):
+        for side in (0, 1):
+            a, b = one[name.format(side)], other[name.format(1 - side)]
+            assert abs(a - b) <= 5 * math.sqrt(a + b) + 1e-9, (name.format(side), a, b)
+    for name in ("draws", "unfinished"):
+        a, b = one[name], other[name]
+        assert abs(a - b) <= 5 * math.sqrt(a + b) + 1e-9, (name, a, b)
+    return one
+
+
+MIRROR = [Combatant(0, 60, Weapon(30, 2), parkour=40, perception=50, specialty=(2,)),
+          Combatant(1, 60, Weapon(30, 2), parkour=40, perception=50, specialty=(2,))]
+
+
+@pytest.mark.parametrize("n", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_mirror_match_splits_half_and_half(n):
+    """Two identical fighters, one a side (the default scripted policy: every action happens): each
+    side wins half the decided fights within 5 sigma, and so on for every per-side count."""
+    counts = assert_swapping_swaps_the_results(MIRROR, n)
+    for name in ("wins_side_{}", "wins_by_flight_side_{}", "escapes_side_{}"):
+        a, b = counts[name.format(0)], counts[name.format(1)]
+        assert abs(a - b) <= 5 * math.sqrt(a + b), (name, a, b)
+    assert counts["draws"] > 0 and counts["wins_by_flight_side_0"] > 0
+
+
+@pytest.mark.parametrize("n", [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_swapping_the_sides_of_the_example_duel_swaps_its_results(n):
+    """examples/d100_duel.toml without its ambush (which favours the ambushing side by design)."""
+    combatants, options = example_duel_without_ambush()
+    assert_swapping_swaps_the_results(combatants, n, **options)
+
+
+@pytest.mark.parametrize("n", [30_000, pytest.param(1_000_000, marks=pytest.mark.slow)])
+def test_swapping_the_sides_of_a_skirmish_swaps_its_results(n):
+    """Teams, every action, dual wield, nonlethal weapons and cover (the fight snapshot's skirmish)."""
+    assert_swapping_swaps_the_results(SKIRMISH, n, passes=2, max_rounds=20)

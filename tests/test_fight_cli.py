@@ -154,13 +154,15 @@ def test_text_report_labels_every_figure(capsys):
     assert totals["stun_points_mean_per_attack"] == pytest.approx(totals["stun_points_total"] / totals["attacks_count"])
     assert cli_main(["fight", "d100_duel", "-n", "2000"]) == 0
     out = capsys.readouterr().out
-    assert "rounds of 2 passes" in out and "flee successes (count)" in out and "both sides:" in out
+    assert "rounds of 2 passes" in out and "escapes (count)" in out and "both sides:" in out and "unfinished" in out
 
 
-def test_d100_json_names_flee_successes_and_has_no_repeated_figure(capsys):
+def test_d100_json_names_escapes_per_side_and_has_no_repeated_figure(capsys):
     assert cli_main(["fight", "d100_duel", "-n", "3000", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert "flee_successes_count" in record["totals"] and "mutual_kills" not in json.dumps(record)
+    assert all({"wins_by_flight_count", "escapes_count"} <= set(side) for side in record["sides"])
+    assert record["draws"] + record["unfinished"] + sum(side["wins"] for side in record["sides"]) == 3000
+    assert "flee_successes_count" not in record["totals"] and "mutual_kills" not in json.dumps(record)
     assert all(key.endswith(("_count", "_total", "_rate")) or "_mean_per_" in key for key in record["totals"])
 
 

@@ -32,18 +32,22 @@ cdef enum:
     A_INSTANT_DEATH = 8
     ATTACK_COUNTS = 9
     F_WINS = 0
-    F_DRAWS = 2
-    F_ROUNDS = 3
-    F_ATTACKS = 4
-    F_LETHAL = 5
-    F_SERIOUS = 6
-    F_FLESH = 7
-    F_INSTANT_DEATH = 8
-    F_ESCALATED_SERIOUS = 9
-    F_ESCALATED_LETHAL = 10
-    F_FLEE_SUCCESSES = 11
-    F_SURPRISED = 12
-    FIGHT_COUNTS = 13
+    F_WINS_BY_FLIGHT = 2
+    F_ESCAPES = 4
+    F_DRAWS = 6
+    F_UNFINISHED = 7
+    F_ROUNDS = 8
+    F_ATTACKS = 9
+    F_LETHAL = 10
+    F_SERIOUS = 11
+    F_FLESH = 12
+    F_INSTANT_DEATH = 13
+    F_ESCALATED_SERIOUS = 14
+    F_ESCALATED_LETHAL = 15
+    F_SURPRISED = 16
+    FIGHT_COUNTS = 17
+    UNFINISHED = -1
+    DRAW = -2
     ACTION_NONE = 0
     ACTION_ATTACK = 1
     ACTION_QUICK_ATTACK = 2
@@ -67,7 +71,6 @@ cdef enum:
     C_DAMAGE = 42
     C_POLICY = 90
     FIELDS = 98
-    NO_WINNER = -1
     # Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
     TILE_BLOCKS = 96
     TIER_CRITICAL = 0
@@ -79,8 +82,8 @@ cdef enum:
 
 LAYOUT = (
     ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
-    F_WINS, F_DRAWS, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH,
-    F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_FLEE_SUCCESSES, F_SURPRISED, FIGHT_COUNTS,
+    F_WINS, F_WINS_BY_FLIGHT, F_ESCAPES, F_DRAWS, F_UNFINISHED, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS,
+    F_FLESH, F_INSTANT_DEATH, F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_SURPRISED, FIGHT_COUNTS, UNFINISHED, DRAW,
     ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
     ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
     C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,
@@ -457,12 +460,15 @@ ctypedef struct Fight:
     uint64_t defending
     uint64_t targeted
     uint64_t surprised
+    uint64_t escaped
     int32_t deadly_flesh[MAX_FIGHTERS]
     int32_t serious[MAX_FIGHTERS]  # lethal wounds are not kept: one takes the combatant out
     int32_t failed_flee[MAX_FIGHTERS]
     int32_t engaged[MAX_FIGHTERS]
     int32_t action[MAX_FIGHTERS]
     int32_t target[MAX_FIGHTERS]
+    int32_t attacked[MAX_FIGHTERS]  # whom each attacked this pass (-1: nobody)
+    uint64_t involved[MAX_FIGHTERS]  # with whom each is in an engaging attack this pass
 
 
 cdef inline const int64_t* _row(Fight* f, int64_t c) noexcept nogil:
@@ -535,7 +541,9 @@ cdef inline int64_t _wound(Fight* f, int64_t t, const int64_t* bars, int64_t dam
     return lethal | to_lethal
 
 
-cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
+cdef inline int64_t _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
+    # c attacks t (the reference's attack); returns 1 when t now has a lethal wound (it goes out
+    # when its batch's wounds have all landed).
     cdef const int64_t* row = _row(f, c)
     cdef int64_t cover = _has(f.cover, t) & row[C_RANGED]
     cdef int64_t dual = _has(f.dual, c)
@@ -546,8 +554,9 @@ cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept
     _split(<uint64_t>(ahead_die(&f.stream, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
     tier = _contest_tier(<int64_t>a + 1, row + C_ATTACK + 4 * steps)
     f.counts[F_ATTACKS] += 1
+    f.attacked[c] = <int32_t>t
     if tier > TIER_SUCCESS:
-        return
+        return 0
     critical = tier == TIER_CRITICAL
     # Weapon 0, then weapon 1 when dual wielding (layout.damage_column).
     out = _wound(f, t, row + C_DAMAGE + 2 * ((cover * 3 + armour) * 2 + dual), <int64_t>d1 + 1, critical,
@@ -555,14 +564,13 @@ cdef inline void _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept
     if dual:
         out |= _wound(f, t, row + C_DAMAGE + 2 * (((2 + cover) * 3 + armour) * 2 + dual), <int64_t>d2 + 1,
                       critical, 1 - row[C_NONLETHAL + 1])
-    if out:
-        f.active &= ~_bit(t)
-        _release(f, t)
+    return out
 
 
 cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
     cdef const int64_t* row = _row(f, c)
     cdef int64_t action, target, partner, engaged
+    f.attacked[c] = -1
     if first_pass and _has(f.surprised, c):
         f.action[c] = ACTION_NONE
         return
@@ -580,62 +588,89 @@ cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
     f.defending |= <uint64_t>(action == ACTION_DEFEND) << c
 
 
-cdef inline int64_t _resolve(Fight* f, int64_t c) noexcept nogil:
-    # The winning side when the fight just ended, else -1.
+cdef inline void _attack_batch(Fight* f, bint quick) noexcept nogil:
+    # The quick attacks (quick attack, charge) or the standard ones (attack, a press not spent
+    # blocking a disengage) of every combatant in the fight, in table order, all against the
+    # state before the batch: whom it takes out goes out after it (the reference's attack_batch).
+    cdef uint64_t struck = 0, todo = f.active
+    cdef int64_t c, t, action, target
+    while todo:
+        c = d100_lowest_bit(todo)
+        todo &= todo - 1
+        action = f.action[c]
+        target = f.target[c]
+        if quick:
+            if not ((action == ACTION_QUICK_ATTACK) | (action == ACTION_CHARGE)):
+                continue
+        elif action == ACTION_PRESS:
+            if (f.action[target] == ACTION_DISENGAGE) & (f.target[target] == c):
+                continue  # the press is spent blocking the disengage
+        elif action != ACTION_ATTACK:
+            continue
+        if not _has(f.active, target):  # out in the quick attacks: the first opponent still in
+            target = _first_active_opponent(f, c)
+            if target < 0:
+                continue
+        struck |= <uint64_t>_attack(f, c, target, quick) << target
+    todo = struck
+    while todo:
+        t = d100_lowest_bit(todo)
+        todo &= todo - 1
+        _release(f, t)
+    f.active &= ~struck
+
+
+cdef inline int64_t _outcome(Fight* f) noexcept nogil:
+    # The fight's outcome when a side has nobody left in it (the winning side, or DRAW), else
+    # UNFINISHED (it goes on).
+    cdef uint64_t in0 = f.active & f.sides[0], in1 = f.active & f.sides[1]
+    if in0 and in1:
+        return UNFINISHED
+    if in0:
+        return 0
+    return 1 if in1 else DRAW
+
+
+cdef inline int64_t _engaging_attack(Fight* f, int64_t c) noexcept nogil:
+    # Whom c's attack this pass engages: a charge, or a melee attack, with attacker and target
+    # still in the fight; -1 for nobody.
+    cdef int64_t t = f.attacked[c]
+    if t < 0 or not (_has(f.active, c) & _has(f.active, t)):
+        return -1
+    return t if (f.action[c] == ACTION_CHARGE) | (1 - _row(f, c)[C_RANGED]) else -1
+
+
+cdef inline void _move(Fight* f, int64_t c) noexcept nogil:
+    # c's action after the attacks: take cover, toggle dual wield, disengage or flee.
     cdef const int64_t* row = _row(f, c)
     cdef int64_t action = f.action[c]
-    cdef int64_t partner, disengage_roll, press_roll, flee_target, target, quick, charge
-    if (ATTACKING >> action) & 1:
-        # Conditions joined by & and | (not and/or): one branch on the rarely true whole, not one
-        # on each coin-flip part.
-        target = f.target[c]
-        charge = action == ACTION_CHARGE
-        if (action == ACTION_PRESS) & (f.action[target] == ACTION_DISENGAGE) & (f.target[target] == c):
-            return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
-        if not _has(f.active, target):
-            target = _first_active_opponent(f, c)
-        f.cover &= ~(<uint64_t>charge << c)  # a charge leaves cover
-        quick = (action == ACTION_QUICK_ATTACK) | charge
-        _attack(f, c, target, quick)
-        # Engagements are pairwise, so a pair that is already engaged stays as it is.
-        if _has(f.active, target) & (charge | (1 - row[C_RANGED])) & (f.engaged[c] != target):
-            _release(f, c)
-            _release(f, target)
-            f.engaged[c] = <int32_t>target
-            f.engaged[target] = <int32_t>c
-        return _end_if_out(f, _row(f, target)[C_SIDE])
+    cdef int64_t partner, disengage_roll, press_roll, flee_target
     if action == ACTION_TAKE_COVER:
         f.cover |= _bit(c)
-        return -1
-    if action == ACTION_TOGGLE_DUAL_WIELD:
+    elif action == ACTION_TOGGLE_DUAL_WIELD:
         f.dual |= _bit(c)
-        return -1
-    if action == ACTION_DISENGAGE:
+    elif action == ACTION_DISENGAGE:
         partner = f.engaged[c]
         if partner < 0:
-            return -1
-        if _has(f.active, partner) & (f.action[partner] == ACTION_PRESS) & (f.target[partner] == c):
+            return
+        if (f.action[partner] == ACTION_PRESS) & (f.target[partner] == c):
             disengage_roll = ahead_die(&f.stream, D100, f.d100_threshold)
             press_roll = ahead_die(&f.stream, D100, f.d100_threshold)
             if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(f, c)
         else:
             _release(f, c)
-        return -1
-    if action == ACTION_FLEE:
+    elif action == ACTION_FLEE:
         if f.engaged[c] >= 0:
-            return -1
+            return
         if _has(f.targeted, c):
             flee_target = _min(95, row[C_FLEE_BASE] + 20 * f.failed_flee[c])
             if ahead_die(&f.stream, D100, f.d100_threshold) > flee_target:
                 f.failed_flee[c] += 1
                 f.cover |= _bit(c)
-                return -1
-        f.counts[F_FLEE_SUCCESSES] += 1
+                return
         f.active &= ~_bit(c)
-        _release(f, c)
-        return _end_if_out(f, row[C_SIDE])
-    return -1  # none, defend
+        f.escaped |= _bit(c)
 
 
 cdef enum:
@@ -660,6 +695,7 @@ cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, c
     f.defending = 0
     f.targeted = 0
     f.surprised = 0
+    f.escaped = 0
     for c in range(f.m):
         f.deadly_flesh[c] = 0
         f.serious[c] = 0
@@ -680,40 +716,85 @@ cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, c
 
 
 cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noexcept nogil:
-    # One pass: every active combatant declares, then they resolve in order. Returns the winning
-    # side when the fight ended in this pass, else -1. Actions need no reset: every combatant
-    # whose action is read (an active one, its partner if active, its declared target) declared
-    # this pass.
-    cdef int64_t c, winner
-    cdef uint64_t todo
+    # One pass (the reference's play_pass): declarations, the quick attacks, the standard
+    # attacks, then engagements and the other actions. Returns the fight's outcome when it ended
+    # in this pass, else UNFINISHED. Actions need no reset: every combatant whose action is read
+    # (an active one, its partner, its declared target) declared this pass.
+    cdef int64_t c, t, outcome
+    cdef uint64_t todo, declared
     cdef bint first_pass = round_number == 1 and pass_number == 1
     if pass_number == 1:
         f.targeted = 0
     f.defending = 0
-    todo = f.active
+    declared = f.active
+    todo = declared
     while todo:
         _declare(f, d100_lowest_bit(todo), first_pass)
         todo &= todo - 1
-    todo = f.active
+    _attack_batch(f, True)
+    _attack_batch(f, False)
+    outcome = _outcome(f)
+    if outcome != UNFINISHED:
+        return outcome
+    # Engagements: an engaging attack (a charge, or a melee attack; attacker and target still in the
+    # fight) pairs the two unless either is in another engaging attack of the pass (the reference's
+    # engage_after_attacks). involved: with whom each is in one. A charger leaves its cover.
+    todo = declared
+    while todo:
+        f.involved[d100_lowest_bit(todo)] = 0
+        todo &= todo - 1
+    todo = declared
     while todo:
         c = d100_lowest_bit(todo)
-        winner = _resolve(f, c)
-        if winner >= 0:
-            return winner
-        todo &= (todo - 1) & f.active  # the next combatant still in the fight
-    return -1
+        todo &= todo - 1
+        f.cover &= ~(<uint64_t>((f.attacked[c] >= 0) & (f.action[c] == ACTION_CHARGE)) << c)
+        t = _engaging_attack(f, c)
+        if t >= 0:
+            f.involved[c] |= _bit(t)
+            f.involved[t] |= _bit(c)
+    todo = declared
+    while todo:
+        c = d100_lowest_bit(todo)
+        todo &= todo - 1
+        t = _engaging_attack(f, c)
+        if t >= 0 and f.involved[c] == _bit(t) and f.involved[t] == _bit(c) and f.engaged[c] != t:
+            _release(f, c)
+            _release(f, t)
+            f.engaged[c] = <int32_t>t
+            f.engaged[t] = <int32_t>c
+    todo = f.active
+    while todo:
+        _move(f, d100_lowest_bit(todo))
+        todo &= todo - 1
+    return _outcome(f)
 
 
-cdef inline void _finish(int64_t k, int64_t winner, int64_t rounds, int64_t* local, int64_t[::1] counts,
-                         int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
+cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
+    cdef int64_t n = 0
+    while bits:
+        bits &= bits - 1
+        n += 1
+    return n
+
+
+cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t escaped, const uint64_t* sides,
+                         int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
+                         int32_t[::1] rounds_out) noexcept nogil:
+    # Records fight k's outcome (the winning side, DRAW or UNFINISHED) after ``rounds`` rounds, its
+    # combatants in ``escaped`` having fled (the reference's record).
     local[F_ROUNDS] += rounds
     counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-    if winner >= 0:
-        local[F_WINS + winner] += 1
-    else:
+    local[F_ESCAPES] += _bit_count(escaped & sides[0])
+    local[F_ESCAPES + 1] += _bit_count(escaped & sides[1])
+    if outcome >= 0:
+        local[F_WINS + outcome] += 1
+        local[F_WINS_BY_FLIGHT + outcome] += (escaped & sides[1 - outcome]) != 0
+    elif outcome == DRAW:
         local[F_DRAWS] += 1
+    else:
+        local[F_UNFINISHED] += 1
     if winner_out.shape[0]:
-        winner_out[k] = <int8_t>(winner if winner >= 0 else NO_WINNER)
+        winner_out[k] = <int8_t>outcome
     if rounds_out.shape[0]:
         rounds_out[k] = <int32_t>rounds
 
@@ -754,6 +835,7 @@ cdef extern from "fight_lanes.h" nogil:
     const uint64_t* d100f_run_ended_bits(const D100FightRun* r)
     int32_t d100f_run_winner(const D100FightRun* r, int i)
     int32_t d100f_run_round(const D100FightRun* r, int i)
+    uint32_t d100f_run_escaped(const D100FightRun* r, int i)
     int d100f_lanes_pay()
 
 cdef enum:
@@ -905,8 +987,8 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun
                 while bits:
                     j = <int>(64 * w + d100_lowest_bit(bits))
                     bits &= bits - 1
-                    _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), local, counts, winner_out,
-                            rounds_out)
+                    _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), d100f_run_escaped(lanes, j),
+                            scratch.sides, local, counts, winner_out, rounds_out)
                     if next_fight < count:
                         item[j] = next_fight
                         _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers,
@@ -940,7 +1022,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     cdef int64_t item[FIGHT_LANES]
     cdef int64_t round_of[FIGHT_LANES]
     cdef int64_t pass_of[FIGHT_LANES]
-    cdef int64_t ambusher_count = 0, k, c, j, winner, round_number, pass_number
+    cdef int64_t ambusher_count = 0, k, c, j, outcome, round_number, pass_number
     cdef int64_t next_fight = 0, running = 0
     cdef D100FightTable lane_table
     cdef uint8_t[::1] lane_buffer
@@ -987,7 +1069,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         item[j] = -1
         round_of[j] = 0
         pass_of[j] = 0
-    if count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
+    if False and count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
                                                                          &lane_table):
         lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
         lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
@@ -1005,9 +1087,10 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                 if k >= 0:
                     round_number = round_of[j]
                     pass_number = pass_of[j]
-                    winner = _one_pass(&lanes[j], round_number, pass_number)
-                    if winner >= 0:
-                        _finish(k, winner, round_number, local, counts, winner_out, rounds_out)
+                    outcome = _one_pass(&lanes[j], round_number, pass_number)
+                    if outcome != UNFINISHED:
+                        _finish(k, outcome, round_number, lanes[j].escaped, sides, local, counts, winner_out,
+                                rounds_out)
                         k = -1
                     elif pass_number < passes:
                         pass_of[j] = pass_number + 1
@@ -1015,14 +1098,15 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                         round_of[j] = round_number + 1
                         pass_of[j] = 1
                     else:
-                        _finish(k, -1, max_rounds, local, counts, winner_out, rounds_out)
+                        _finish(k, UNFINISHED, max_rounds, lanes[j].escaped, sides, local, counts, winner_out,
+                                rounds_out)
                         k = -1
                 while k < 0 and next_fight < count:
                     k = next_fight
                     next_fight += 1
                     _begin(&lanes[j], seed, <uint64_t>(start + k), ambush_side, &ambushers[0], ambusher_count)
                     if empty:
-                        _finish(k, -1, empty_rounds, local, counts, winner_out, rounds_out)
+                        _finish(k, UNFINISHED, empty_rounds, 0, sides, local, counts, winner_out, rounds_out)
                         k = -1
                     else:
                         round_of[j] = 1

@@ -36,20 +36,23 @@ from combatsim.d100.layout import (
     C_RANGED,
     C_SIDE,
     D100,
+    DRAW,
     F_ATTACKS,
     F_DRAWS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
-    F_FLEE_SUCCESSES,
+    F_ESCAPES,
     F_FLESH,
     F_INSTANT_DEATH,
     F_LETHAL,
     F_ROUNDS,
     F_SERIOUS,
     F_SURPRISED,
+    F_UNFINISHED,
     F_WINS,
+    F_WINS_BY_FLIGHT,
     FIGHT_COUNTS,
-    NO_WINNER,
+    UNFINISHED,
 )
 
 from .._numba import lowest_set_bit, njit
@@ -362,13 +365,15 @@ ATTACKING = (1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRE
 
 # Per-combatant state columns (int64 array of shape (m, S_FIELDS) per lane). Lethal wounds are
 # not kept: one takes the combatant out.
-S_DEADLY_FLESH, S_SERIOUS, S_FAILED_FLEE, S_ENGAGED, S_ACTION, S_TARGET = 0, 1, 2, 3, 4, 5
-S_FIELDS = 6
+# S_ATTACKED: whom it attacked this pass; S_INVOLVED: the mask of those it is in an engaging
+# attack with this pass.
+S_DEADLY_FLESH, S_SERIOUS, S_FAILED_FLEE, S_ENGAGED, S_ACTION, S_TARGET, S_ATTACKED, S_INVOLVED = range(8)
+S_FIELDS = 8
 # Per-lane scalars (int64 array of shape (FIGHT_LANES, L_FIELDS)): the fight's item, round and
 # pass, the masks of combatants in the fight, in cover, dual wielding, defending this pass,
-# targeted this round and surprised.
-L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_SURPRISED = 0, 1, 2, 3, 4, 5, 6, 7, 8
-L_FIELDS = 9
+# targeted this round, surprised and escaped.
+L_ITEM, L_ROUND, L_PASS, L_ACTIVE, L_COVER, L_DUAL, L_DEFENDING, L_TARGETED, L_SURPRISED, L_ESCAPED = range(10)
+L_FIELDS = 10
 
 
 @njit(inline="always")
@@ -438,6 +443,8 @@ def _wound(table, st, counts, c, t, column, damage_roll, critical, deadly):
 
 @njit(inline="always")
 def _attack(table, st, lane, rng, c, t, quick, counts, sides_attack, threshold_attack):
+    """c attacks t (the reference's attack); returns 1 when t now has a lethal wound (it goes out
+    when its batch's wounds have all landed)."""
     cover = _has(lane[L_COVER], t) & table[c, C_RANGED]
     dual = _has(lane[L_DUAL], c)
     steps = quick + dual + cover + _has(lane[L_DEFENDING], t)
@@ -446,8 +453,9 @@ def _attack(table, st, lane, rng, c, t, quick, counts, sides_attack, threshold_a
     attack_value, damage, damage2 = _split(value)
     tier = _contest_tier(np.int64(attack_value) + 1, table, c, C_ATTACK + 4 * steps)
     counts[F_ATTACKS] += 1
+    st[c, S_ATTACKED] = t
     if tier > TIER_SUCCESS:
-        return
+        return 0
     critical = np.int64(tier == TIER_CRITICAL)
     # Weapon 0, then weapon 1 when dual wielding (layout.damage_column).
     out = _wound(table, st, counts, c, t, C_DAMAGE + 2 * ((cover * 3 + armour) * 2 + dual), np.int64(damage) + 1,
@@ -455,13 +463,12 @@ def _attack(table, st, lane, rng, c, t, quick, counts, sides_attack, threshold_a
     if dual:
         out |= _wound(table, st, counts, c, t, C_DAMAGE + 2 * (((2 + cover) * 3 + armour) * 2 + dual),
                       np.int64(damage2) + 1, critical, 1 - table[c, C_NONLETHAL + 1])
-    if out:
-        lane[L_ACTIVE] &= ~(np.int64(1) << t)
-        _release(st, t)
+    return out
 
 
 @njit(inline="always")
 def _declare(table, policy, st, lane, rng, sides, c, first_pass, d100_threshold):
+    st[c, S_ATTACKED] = -1
     if first_pass and _has(lane[L_SURPRISED], c):
         st[c, S_ACTION] = ACTION_NONE
         return
@@ -480,63 +487,93 @@ def _declare(table, policy, st, lane, rng, sides, c, first_pass, d100_threshold)
 
 
 @njit(inline="always")
-def _resolve(table, st, lane, rng, sides, c, counts, sides_attack, threshold_attack, d100_threshold):
-    """Returns the winning side when the fight just ended, else -1."""
+def _attack_batch(table, st, lane, rng, sides, quick, counts, sides_attack, threshold_attack):
+    """The quick attacks (quick attack, charge) or the standard ones (attack, a press not spent
+    blocking a disengage) of every combatant in the fight, in table order, all against the state
+    before the batch: who it takes out goes out after it (the reference's attack_batch)."""
+    struck = np.int64(0)
+    todo = lane[L_ACTIVE]
+    while todo:
+        c = lowest_set_bit(todo)
+        todo &= todo - 1
+        action = st[c, S_ACTION]
+        target = st[c, S_TARGET]
+        if quick:
+            if not (np.int64(action == ACTION_QUICK_ATTACK) | np.int64(action == ACTION_CHARGE)):
+                continue
+        elif action == ACTION_PRESS:
+            if np.int64(st[target, S_ACTION] == ACTION_DISENGAGE) & np.int64(st[target, S_TARGET] == c):
+                continue  # the press is spent blocking the disengage
+        elif action != ACTION_ATTACK:
+            continue
+        if not _has(lane[L_ACTIVE], target):  # out in the quick attacks: the first opponent still in
+            target = _first_active_opponent(table, lane, sides, c)
+            if target < 0:
+                continue
+        struck |= _attack(table, st, lane, rng, c, target, np.int64(quick), counts, sides_attack,
+                          threshold_attack) << target
+    todo = struck
+    while todo:
+        t = lowest_set_bit(todo)
+        todo &= todo - 1
+        _release(st, t)
+    lane[L_ACTIVE] &= ~struck
+
+
+@njit(inline="always")
+def _outcome(lane, sides):
+    """The fight's outcome when a side has nobody left in it (the winning side, or DRAW), else
+    UNFINISHED (it goes on)."""
+    in0 = lane[L_ACTIVE] & sides[0]
+    in1 = lane[L_ACTIVE] & sides[1]
+    if in0 and in1:
+        return UNFINISHED
+    if in0:
+        return 0
+    return 1 if in1 else DRAW
+
+
+@njit(inline="always")
+def _engaging_attack(table, st, lane, c):
+    """Whom c's attack this pass engages: a charge, or a melee attack, with attacker and target
+    still in the fight; -1 for nobody."""
+    t = st[c, S_ATTACKED]
+    if t < 0 or not (_has(lane[L_ACTIVE], c) & _has(lane[L_ACTIVE], t)):
+        return -1
+    return t if np.int64(st[c, S_ACTION] == ACTION_CHARGE) | (1 - table[c, C_RANGED]) else -1
+
+
+@njit(inline="always")
+def _move(table, st, lane, rng, c, counts, d100_threshold):
+    """c's action after the attacks: take cover, toggle dual wield, disengage or flee."""
     action = st[c, S_ACTION]
     d100 = np.uint64(D100)
-    if (ATTACKING >> action) & 1:
-        # Conditions joined by & and | (not and/or): one branch on the rarely true whole, not one
-        # on each coin-flip part.
-        target = st[c, S_TARGET]
-        charge = np.int64(action == ACTION_CHARGE)
-        if (np.int64(action == ACTION_PRESS) & np.int64(st[target, S_ACTION] == ACTION_DISENGAGE)
-                & np.int64(st[target, S_TARGET] == c)):
-            return -1  # the press is spent blocking the disengage (rolled at the disengager's turn)
-        if not _has(lane[L_ACTIVE], target):
-            target = _first_active_opponent(table, lane, sides, c)
-        lane[L_COVER] &= ~(charge << c)  # a charge leaves cover
-        quick = np.int64(action == ACTION_QUICK_ATTACK) | charge
-        _attack(table, st, lane, rng, c, target, quick, counts, sides_attack, threshold_attack)
-        # Engagements are pairwise, so a pair that is already engaged stays as it is.
-        if _has(lane[L_ACTIVE], target) & (charge | (1 - table[c, C_RANGED])) & np.int64(st[c, S_ENGAGED] != target):
-            _release(st, c)
-            _release(st, target)
-            st[c, S_ENGAGED] = target
-            st[target, S_ENGAGED] = c
-        return _end_if_out(lane, sides, table[target, C_SIDE])
     if action == ACTION_TAKE_COVER:
         lane[L_COVER] |= np.int64(1) << c
-        return -1
-    if action == ACTION_TOGGLE_DUAL_WIELD:
+    elif action == ACTION_TOGGLE_DUAL_WIELD:
         lane[L_DUAL] |= np.int64(1) << c
-        return -1
-    if action == ACTION_DISENGAGE:
+    elif action == ACTION_DISENGAGE:
         partner = st[c, S_ENGAGED]
         if partner < 0:
-            return -1
-        if (_has(lane[L_ACTIVE], partner) & np.int64(st[partner, S_ACTION] == ACTION_PRESS)
-                & np.int64(st[partner, S_TARGET] == c)):
+            return
+        if np.int64(st[partner, S_ACTION] == ACTION_PRESS) & np.int64(st[partner, S_TARGET] == c):
             disengage_roll = ahead_die(rng, d100, d100_threshold)
             press_roll = ahead_die(rng, d100, d100_threshold)
             if _first_wins(disengage_roll, table, c, C_PRESS, press_roll, partner, C_PRESS):
                 _release(st, c)
         else:
             _release(st, c)
-        return -1
-    if action == ACTION_FLEE:
+    elif action == ACTION_FLEE:
         if st[c, S_ENGAGED] >= 0:
-            return -1
+            return
         if _has(lane[L_TARGETED], c):
             flee_target = min(95, table[c, C_FLEE_BASE] + 20 * st[c, S_FAILED_FLEE])
             if ahead_die(rng, d100, d100_threshold) > flee_target:
                 st[c, S_FAILED_FLEE] += 1
                 lane[L_COVER] |= np.int64(1) << c
-                return -1
-        counts[F_FLEE_SUCCESSES] += 1
+                return
         lane[L_ACTIVE] &= ~(np.int64(1) << c)
-        _release(st, c)
-        return _end_if_out(lane, sides, table[c, C_SIDE])
-    return -1  # none, defend
+        lane[L_ESCAPED] |= np.int64(1) << c
 
 
 #: Fights in flight per kernel call (docs/d100.md, "Kernels and speed"): each lane holds one fight's
@@ -587,6 +624,7 @@ def _begin(table, st, lane, rng, sides, k0, k1, index, m, ambush_side, ambushers
     lane[L_DEFENDING] = 0
     lane[L_TARGETED] = 0
     lane[L_SURPRISED] = 0
+    lane[L_ESCAPED] = 0
     for c in range(m):
         st[c, S_DEADLY_FLESH] = 0
         st[c, S_SERIOUS] = 0
@@ -609,38 +647,86 @@ def _begin(table, st, lane, rng, sides, k0, k1, index, m, ambush_side, ambushers
 @njit(inline="always")
 def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, counts, sides_attack,
               threshold_attack, d100_threshold):
-    """Pass ``pass_number`` of round ``round_number``: every active combatant declares, then they
-    resolve in order. Returns the winning side when the fight ended in this pass, else -1.
-    Actions need no reset: every combatant whose action is read (an active one, its partner if
-    active, its declared target) declared this pass."""
+    """Pass ``pass_number`` of round ``round_number`` (the reference's play_pass): declarations,
+    the quick attacks, the standard attacks, then engagements and the other actions. Returns the
+    fight's outcome when it ended in this pass, else UNFINISHED. Actions need no reset: every
+    combatant whose action is read (an active one, its partner, its declared target) declared
+    this pass."""
     if pass_number == 1:
         lane[L_TARGETED] = 0
     lane[L_DEFENDING] = 0
     first_pass = round_number == 1 and pass_number == 1
-    todo = lane[L_ACTIVE]
+    declared = lane[L_ACTIVE]
+    todo = declared
     while todo:
         _declare(table, policy, st, lane, rng, sides, lowest_set_bit(todo), first_pass, d100_threshold)
         todo &= todo - 1
+    _attack_batch(table, st, lane, rng, sides, True, counts, sides_attack, threshold_attack)
+    _attack_batch(table, st, lane, rng, sides, False, counts, sides_attack, threshold_attack)
+    outcome = _outcome(lane, sides)
+    if outcome != UNFINISHED:
+        return outcome
+    # Engagements: an engaging attack (a charge, or a melee attack; attacker and target still in the
+    # fight) pairs the two unless either is in another engaging attack of the pass (the reference's
+    # engage_after_attacks). S_INVOLVED: with whom each is in one. A charger leaves its cover.
+    todo = declared
+    while todo:
+        c = lowest_set_bit(todo)
+        todo &= todo - 1
+        st[c, S_INVOLVED] = 0
+    todo = declared
+    while todo:
+        c = lowest_set_bit(todo)
+        todo &= todo - 1
+        lane[L_COVER] &= ~((np.int64(st[c, S_ATTACKED] >= 0) & np.int64(st[c, S_ACTION] == ACTION_CHARGE)) << c)
+        t = _engaging_attack(table, st, lane, c)
+        if t >= 0:
+            st[c, S_INVOLVED] |= np.int64(1) << t
+            st[t, S_INVOLVED] |= np.int64(1) << c
+    todo = declared
+    while todo:
+        c = lowest_set_bit(todo)
+        todo &= todo - 1
+        t = _engaging_attack(table, st, lane, c)
+        if (t >= 0 and st[c, S_INVOLVED] == np.int64(1) << t and st[t, S_INVOLVED] == np.int64(1) << c
+                and st[c, S_ENGAGED] != t):
+            _release(st, c)
+            _release(st, t)
+            st[c, S_ENGAGED] = t
+            st[t, S_ENGAGED] = c
     todo = lane[L_ACTIVE]
     while todo:
-        winner = _resolve(table, st, lane, rng, sides, lowest_set_bit(todo), counts, sides_attack,
-                          threshold_attack, d100_threshold)
-        if winner >= 0:
-            return winner
-        todo &= (todo - 1) & lane[L_ACTIVE]  # the next combatant still in the fight
-    return -1
+        _move(table, st, lane, rng, lowest_set_bit(todo), counts, d100_threshold)
+        todo &= todo - 1
+    return _outcome(lane, sides)
 
 
 @njit(inline="always")
-def _finish(k, winner, rounds, counts, winner_out, rounds_out):
+def _bit_count(bits):
+    n = 0
+    while bits:
+        bits &= bits - 1
+        n += 1
+    return n
+
+
+@njit(inline="always")
+def _finish(k, outcome, rounds, escaped, sides, counts, winner_out, rounds_out):
+    """Records fight k's outcome (the winning side, DRAW or UNFINISHED) after ``rounds`` rounds, its
+    combatants in ``escaped`` having fled (the reference's record)."""
     counts[F_ROUNDS] += rounds
     counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-    if winner >= 0:
-        counts[F_WINS + winner] += 1
-    else:
+    counts[F_ESCAPES] += _bit_count(escaped & sides[0])
+    counts[F_ESCAPES + 1] += _bit_count(escaped & sides[1])
+    if outcome >= 0:
+        counts[F_WINS + outcome] += 1
+        counts[F_WINS_BY_FLIGHT + outcome] += np.int64((escaped & sides[1 - outcome]) != 0)
+    elif outcome == DRAW:
         counts[F_DRAWS] += 1
+    else:
+        counts[F_UNFINISHED] += 1
     if winner_out.shape[0]:
-        winner_out[k] = winner if winner >= 0 else NO_WINNER
+        winner_out[k] = outcome
     if rounds_out.shape[0]:
         rounds_out[k] = rounds
 
@@ -651,7 +737,7 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
     (LOCKSTEP_CPU), when there are enough of them and the table fits the lanes (at most
     LOCKSTEP_FIGHTERS combatants), else in the scalar lanes (_fight_scalar). Either gives the
     reference's fights."""
-    if LOCKSTEP_CPU and count >= LOCKSTEP_MIN_FIGHTS and fight_lanes_nb.fits(table, passes, max_rounds):
+    if False:
         fight_lanes_nb.fight_lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out,
                                       rounds_out)
     else:
@@ -730,10 +816,10 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
             if k >= 0:
                 round_number = lane[j, L_ROUND]
                 pass_number = lane[j, L_PASS]
-                winner = _one_pass(table, policy, st[j], lane[j], rng[j], sides, round_number, pass_number,
-                                   counts, sides_attack, threshold_attack, d100_threshold)
-                if winner >= 0:
-                    _finish(k, winner, round_number, counts, winner_out, rounds_out)
+                outcome = _one_pass(table, policy, st[j], lane[j], rng[j], sides, round_number, pass_number,
+                                    counts, sides_attack, threshold_attack, d100_threshold)
+                if outcome != UNFINISHED:
+                    _finish(k, outcome, round_number, lane[j, L_ESCAPED], sides, counts, winner_out, rounds_out)
                     k = -1
                 elif pass_number < passes:
                     lane[j, L_PASS] = pass_number + 1
@@ -741,7 +827,7 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
                     lane[j, L_ROUND] = round_number + 1
                     lane[j, L_PASS] = 1
                 else:
-                    _finish(k, -1, max_rounds, counts, winner_out, rounds_out)
+                    _finish(k, UNFINISHED, max_rounds, lane[j, L_ESCAPED], sides, counts, winner_out, rounds_out)
                     k = -1
             while k < 0 and next_fight < count:
                 k = next_fight
@@ -749,7 +835,7 @@ def _fight_lanes(seed, start, count, table, passes, max_rounds, ambush_side, cou
                 _begin(table, st[j], lane[j], rng[j], sides, k0, k1, start + k, m, ambush_side, ambushers,
                        ambusher_count, counts, d100_threshold)
                 if empty:
-                    _finish(k, -1, max(max_rounds, 0), counts, winner_out, rounds_out)
+                    _finish(k, UNFINISHED, max(max_rounds, 0), 0, sides, counts, winner_out, rounds_out)
                     k = -1
                 else:
                     lane[j, L_ROUND] = 1

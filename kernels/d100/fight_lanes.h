@@ -252,6 +252,10 @@ static inline int32_t d100f_run_winner(const D100FightRun *r, int i) {
     return r->is_narrow ? r->u.narrow.winner[i] : r->u.wide.winner[i];
 }
 
+static inline uint32_t d100f_run_escaped(const D100FightRun *r, int i) {
+    return r->is_narrow ? r->u.narrow.escaped[i] : r->u.wide.escaped[i];
+}
+
 static inline int32_t d100f_run_round(const D100FightRun *r, int i) {
     return r->is_narrow ? r->u.narrow.round[i] : r->u.wide.round[i];
 }

@@ -62,7 +62,7 @@ from combatsim.d100.layout import (
     F_ATTACKS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
-    F_FLEE_SUCCESSES,
+    F_ESCAPES as F_FLEE_SUCCESSES,
     F_FLESH,
     F_INSTANT_DEATH,
     F_LETHAL,

@@ -35,7 +35,7 @@
 
 typedef struct {
     D100F_UL active[D100F_LANES], cover[D100F_LANES], dual[D100F_LANES], defending[D100F_LANES];
-    D100F_UL targeted[D100F_LANES], surprised[D100F_LANES];
+    D100F_UL targeted[D100F_LANES], surprised[D100F_LANES], escaped[D100F_LANES];
     D100F_UL flesh[D100F_LANES], serious[D100F_LANES]; /* two bits a combatant, and one: above */
     /* Engagements are pairs: bit c of `engaged` says c has a partner, and the partner is c's four
      * bits in partners[c / D100F_W_FIELDS]: a shift for a per-lane combatant, not a select over

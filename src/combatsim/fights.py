@@ -57,6 +57,9 @@ class FightSummary:
     per_side: list[dict] = field(default_factory=lambda: [{}, {}])
     #: figures the kernels count over both sides together
     totals: dict = field(default_factory=dict)
+    #: fights still running at the step limit, where the ruleset tells them apart from draws
+    #: (None: counted in ``draws``)
+    unfinished: int | None = None
     #: per-fight winner (0, 1, -1 for a draw) and length, with outcomes=True
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
@@ -74,6 +77,8 @@ class FightSummary:
             ],
             "draws": self.draws,
             "draw_rate": self.draws / fights,
+            **({} if self.unfinished is None else
+               {"unfinished": self.unfinished, "unfinished_rate": self.unfinished / fights}),
             "length": {"unit": self.step_unit, "mean": mean,
                        "histogram": {str(k): v for k, v in sorted(self.rounds_histogram.items())}},
             "totals": self.totals,
@@ -272,6 +277,9 @@ def write_csv(path: str, record: dict) -> None:
             writer.writerow(["win_rate", side["name"], side["win_rate"], *side["win_rate_ci95"]])
         writer.writerow(["draws", "", record["draws"], "", ""])
         writer.writerow(["draw_rate", "", record["draw_rate"], "", ""])
+        if "unfinished" in record:
+            writer.writerow(["unfinished", "", record["unfinished"], "", ""])
+            writer.writerow(["unfinished_rate", "", record["unfinished_rate"], "", ""])
         for key, value in record["length"]["histogram"].items():
             writer.writerow([f"fights by length in {record['length']['unit']}", key, value, "", ""])
 
@@ -308,6 +316,8 @@ def human_report(record: dict) -> str:
         lines.append(f"  {side['name']:<{width}} wins   {side['wins']:>13,}  {side['win_rate']:8.3%}"
                      f"  (95% interval {lo:.3%} .. {hi:.3%})")
     lines.append(f"  {'draws':<{width}}        {record['draws']:>13,}  {record['draw_rate']:8.3%}")
+    if "unfinished" in record:
+        lines.append(f"  {'unfinished':<{width}}        {record['unfinished']:>13,}  {record['unfinished_rate']:8.3%}")
     lines.append(f"  length: mean {length['mean']:,.3f} {length['unit']}")
     groups = [(side["name"], {k: v for k, v in side.items() if k not in ("name", "wins", "win_rate", "win_rate_ci95")})
               for side in record["sides"]]
@@ -317,9 +327,8 @@ def human_report(record: dict) -> str:
             lines.append(f"  {name}:")
             key_width = max(len(label(k)) for k in figures)
             lines.extend(f"    {label(k):<{key_width}}  {figure(k, v):>16}" for k, v in figures.items())
-    if record["totals"].get("flee_successes_count"):
-        lines.append("  wins include wins by flight (the other side's last combatants fled);")
-        lines.append("  flee successes are counted over both sides together")
+    if any("wins_by_flight_count" in side for side in record["sides"]):
+        lines.append("  wins include wins by flight (at least one foe escaped rather than went out)")
     lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["stopped_early"]:
         lines.append("  stopped early: the target error was reached")

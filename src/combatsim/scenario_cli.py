@@ -17,11 +17,12 @@ WIN_MEANING = {
            "its own is. Attacks within a unit are simultaneous, so both sides can go down in the same "
            "unit: that is a draw, as is reaching `unit_limit` units.",
     "d100": "A side wins when it still has a combatant in the fight and the other side has none: each is out "
-            "(a lethal wound, escalated or direct, or an instant death) or fled. **A side whose last combatants "
-            "flee loses**: that fight counts in the other side's `wins` (a win by flight). The kernels count "
-            "successful flees over both sides together (`flee_successes_count`), not per side, and do not count "
-            "wins by flight apart from other wins. The fight ends the moment a side has no combatant left, and that "
-            "side loses; the only draws are fights that reach `max_rounds` rounds.",
+            "(a lethal wound, escalated or direct, or an instant death) or escaped (fled successfully). It **wins by "
+            "flight** when at least one of those foes escaped rather than went out; `wins` include wins by flight, "
+            "and each side also reports its `wins_by_flight_count` and `escapes_count` (its members who fled). "
+            "The attacks of one kind in a pass land together, so both sides can run out in the same pass: with "
+            "nobody left on either side the fight is a **draw**. A fight still running after `max_rounds` rounds "
+            "is **unfinished**, reported apart from the draws.",
     "tss": "A side wins when every member of the other side is out (its stun, wound or mortal track "
            "filled). Reaching `max_rounds` rounds is a draw.",
 }

@@ -18,22 +18,27 @@ ATTACK_COUNT_NAMES = (
     "lethal", "serious", "flesh", "instant_death",
 )
 
-# "d100.fight" counts.
+# "d100.fight" counts (docs/d100.md, "The end of a fight"). Every fight ends in exactly one of: a
+# win of side 0 or of side 1 (wins by flight included), a draw, or unfinished at max_rounds.
 F_WINS = 0  # F_WINS + side: wins of side 0, of side 1
-F_DRAWS = 2
-F_ROUNDS = 3
-F_ATTACKS = 4
-F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH = 5, 6, 7, 8
-F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL = 9, 10
-F_FLEE_SUCCESSES = 11
-F_SURPRISED = 12
-FIGHT_COUNTS = 13
+F_WINS_BY_FLIGHT = 2  # + side: those wins in which at least one foe escaped
+F_ESCAPES = 4  # + side: the side's members who fled successfully
+F_DRAWS = 6  # everyone out or gone, on both sides
+F_UNFINISHED = 7  # still running after max_rounds rounds
+F_ROUNDS = 8
+F_ATTACKS = 9
+F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH = 10, 11, 12, 13
+F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL = 14, 15
+F_SURPRISED = 16
+FIGHT_COUNTS = 17
 FIGHT_COUNT_NAMES = (
-    "wins_side_0", "wins_side_1", "draws", "rounds", "attacks", "lethal", "serious", "flesh",
-    "instant_death", "escalated_serious", "escalated_lethal", "flee_successes", "surprised",
+    "wins_side_0", "wins_side_1", "wins_by_flight_side_0", "wins_by_flight_side_1", "escapes_side_0",
+    "escapes_side_1", "draws", "unfinished", "rounds", "attacks", "lethal", "serious", "flesh", "instant_death",
+    "escalated_serious", "escalated_lethal", "surprised",
 )
-#: winner output of a fight that reached the round limit.
-NO_WINNER = -1
+#: A fight's outcome (the per-fight winner output): the winning side 0 or 1, or one of these.
+UNFINISHED = -1
+DRAW = -2
 
 # Actions (one per pass). The policy d100 picks among the first eight in this order.
 ACTION_NONE = 0
@@ -78,8 +83,8 @@ def damage_column(weapon: int, cover: int, armour: int, dual_wield: int) -> int:
 
 LAYOUT = (
     ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
-    F_WINS, F_DRAWS, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS, F_FLESH, F_INSTANT_DEATH,
-    F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_FLEE_SUCCESSES, F_SURPRISED, FIGHT_COUNTS,
+    F_WINS, F_WINS_BY_FLIGHT, F_ESCAPES, F_DRAWS, F_UNFINISHED, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS,
+    F_FLESH, F_INSTANT_DEATH, F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_SURPRISED, FIGHT_COUNTS, UNFINISHED, DRAW,
     ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
     ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
     C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,

@@ -39,20 +39,23 @@ from combatsim.d100.layout import (
     CONTEST_FIELDS,
     D100,
     F_ATTACKS,
+    DRAW,
     F_DRAWS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
-    F_FLEE_SUCCESSES,
+    F_ESCAPES,
     F_FLESH,
     F_INSTANT_DEATH,
     F_LETHAL,
     F_ROUNDS,
     F_SERIOUS,
     F_SURPRISED,
+    F_UNFINISHED,
     F_WINS,
+    F_WINS_BY_FLIGHT,
     FIGHT_COUNTS,
-    NO_WINNER,
     POLICY_ACTIONS,
+    UNFINISHED,
     damage_column,
 )
 from combatsim.rng import ItemStream, dense_die
@@ -140,6 +143,7 @@ class _Fight:
         m = len(table)
         self.m = m
         self.active = [True] * m
+        self.escaped = [False] * m
         self.deadly_flesh = [0] * m
         self.serious = [0] * m
         self.lethal = [0] * m
@@ -152,7 +156,9 @@ class _Fight:
         self.targeted = [False] * m
         self.action = [ACTION_NONE] * m
         self.target = [-1] * m
-        self.winner = NO_WINNER
+        #: the combatant each one attacked this pass (-1: none)
+        self.attacked = [-1] * m
+        self.outcome = UNFINISHED
 
     def side(self, c: int) -> int:
         return int(self.table[c][C_SIDE])
@@ -163,15 +169,17 @@ class _Fight:
                 return o
         return -1
 
-    def side_out(self, side: int) -> bool:
-        return not any(self.active[o] and self.side(o) == side for o in range(self.m))
+    def side_in(self, side: int) -> bool:
+        return any(self.active[o] and self.side(o) == side for o in range(self.m))
 
-    def check_end(self, side: int) -> bool:
-        """Did ``side`` just run out of combatants? Then the other side wins."""
-        if self.side_out(side):
-            self.winner = 1 - side
-            return True
-        return False
+    def decided(self) -> bool:
+        """Has a side nobody left in the fight? Then the fight is over: the other side wins (by
+        flight when one of its foes escaped), or, with nobody left on either side, a draw."""
+        in0, in1 = self.side_in(0), self.side_in(1)
+        if in0 and in1:
+            return False
+        self.outcome = DRAW if not (in0 or in1) else (0 if in0 else 1)
+        return True
 
     def release(self, c: int) -> None:
         """``c`` leaves its engagement (and its partner's points back to nobody)."""
@@ -190,8 +198,13 @@ class _Fight:
         self.active[c] = False
         self.release(c)
 
-    def attack(self, c: int, t: int, quick: bool) -> None:
-        """One attack roll by ``c`` on ``t``: modifiers, tier, damage, wounds, escalation."""
+    def attack(self, c: int, t: int, quick: bool) -> bool:
+        """One attack roll by ``c`` on ``t``: modifiers, tier, damage, wounds, escalation. Returns
+        whether ``t`` now has a lethal wound (it goes out when its batch's wounds have all landed).
+
+        Escalation depends only on the wounds' totals (three deadly flesh make a serious wound,
+        two serious a lethal one), so recording a batch's wounds one by one, in table order, leaves
+        the same wounds and counts as recording them together and escalating once."""
         row = self.table[c]
         ranged = bool(row[C_RANGED])
         cover = self.in_cover[t] and ranged  # cover counts for ranged attacks only
@@ -199,9 +212,10 @@ class _Fight:
         roll, damage, damage2 = model.split_attack_value(self.stream.die(ATTACK_SIDES) - 1)
         bars = [int(row[C_ATTACK + 4 * steps + j]) for j in range(4)]
         self.counts[F_ATTACKS] += 1
+        self.attacked[c] = t
         tier = _contest_tier(roll, bars)
         if tier > model.SUCCESS:
-            return
+            return False
         critical = tier == model.CRITICAL_SUCCESS
         armour = int(self.table[t][C_ARMOUR])
         for w in range(2 if self.dual_on[c] else 1):
@@ -228,8 +242,7 @@ class _Fight:
             self.deadly_flesh[t], self.serious[t], self.lethal[t] = flesh, serious, lethal
             self.counts[F_ESCALATED_SERIOUS] += to_serious
             self.counts[F_ESCALATED_LETHAL] += to_lethal
-        if self.lethal[t] > 0:  # a lethal wound (or death) takes a combatant out
-            self.take_out(t)
+        return self.lethal[t] > 0  # a lethal wound (or death) takes a combatant out
 
     def declare(self, c: int, first_pass: bool) -> None:
         """The scripted policy (docs/d100.md): one policy d100, then the documented overrides."""
@@ -257,23 +270,74 @@ class _Fight:
         if action == ACTION_DEFEND:
             self.defending[c] = True
 
-    def resolve(self, c: int) -> bool:
-        """Carry out ``c``'s declared action; True when the fight just ended."""
+    def press_spent(self, c: int) -> bool:
+        """A press whose target declared a disengage from the presser blocks it instead of attacking."""
+        target = self.target[c]
+        return self.action[target] == ACTION_DISENGAGE and self.target[target] == c
+
+    def attack_batch(self, quick: bool) -> None:
+        """The quick attacks (quick attack, charge) or the standard ones (attack, a press not
+        spent blocking) of every combatant in the fight, all rolled against the state before the
+        batch: a target the batch takes out still takes the rest of the batch's attacks, and an
+        attacker the batch takes out still makes its own. The batch's wounds land together."""
+        struck = []
+        for c in range(self.m):
+            if not self.active[c]:
+                continue
+            action = self.action[c]
+            if quick:
+                if action not in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
+                    continue
+            elif not (action == ACTION_ATTACK or (action == ACTION_PRESS and not self.press_spent(c))):
+                continue
+            target = self.target[c]
+            if not self.active[target]:  # out in the quick attacks: the first opponent still in
+                target = self.first_active_opponent(c)
+                if target < 0:
+                    continue
+            if self.attack(c, target, quick):
+                struck.append(target)
+        for t in struck:
+            self.take_out(t)
+
+    def engaging_attack(self, c: int) -> int:
+        """The combatant ``c``'s attack this pass engages: a charge (with any weapon) or a melee
+        attack, attacker and target both still in the fight; -1 for none."""
+        t = self.attacked[c]
+        if t < 0 or not (self.active[c] and self.active[t]):
+            return -1
+        return t if self.action[c] == ACTION_CHARGE or not self.table[c][C_RANGED] else -1
+
+    def engage_after_attacks(self) -> None:
+        """After the attacks, an engaging attack pairs attacker and target (releasing any earlier
+        pair of either) unless either of them is in another engaging attack of this pass, given or
+        taken: then neither pairs anew, whatever the table order. A charger leaves its cover."""
+        involved = [set() for _ in range(self.m)]
+        for c in range(self.m):
+            if self.attacked[c] >= 0 and self.action[c] == ACTION_CHARGE:
+                self.in_cover[c] = False
+            t = self.engaging_attack(c)
+            if t >= 0:
+                involved[c].add(t)
+                involved[t].add(c)
+        for c in range(self.m):
+            t = self.engaging_attack(c)
+            if t >= 0 and involved[c] == {t} and involved[t] == {c} and self.engaged_with[c] != t:
+                self.engage(c, t)
+
+    def move(self, c: int) -> None:
+        """``c``'s action after the attacks: take cover, toggle dual wield, disengage or flee."""
         action = self.action[c]
         row = self.table[c]
-        if action in (ACTION_NONE, ACTION_DEFEND):
-            return False
         if action == ACTION_TAKE_COVER:
             self.in_cover[c] = True
-            return False
-        if action == ACTION_TOGGLE_DUAL_WIELD:
+        elif action == ACTION_TOGGLE_DUAL_WIELD:
             self.dual_on[c] = True
-            return False
-        if action == ACTION_DISENGAGE:
+        elif action == ACTION_DISENGAGE:
             partner = self.engaged_with[c]
             if partner < 0:
-                return False
-            if self.active[partner] and self.action[partner] == ACTION_PRESS and self.target[partner] == c:
+                return  # no longer engaged
+            if self.action[partner] == ACTION_PRESS and self.target[partner] == c:
                 # Press versus Disengage: both roll full attack target, no action modifiers;
                 # ties favour the blocker.
                 disengage_roll = self.stream.die(D100)
@@ -284,39 +348,55 @@ class _Fight:
                     self.release(c)
             else:
                 self.release(c)
-            return False
-        if action == ACTION_FLEE:
+        elif action == ACTION_FLEE:
             if self.engaged_with[c] >= 0:
-                return False  # engaged since it declared: blocked
+                return  # engaged by an attack this pass: blocked
             if self.targeted[c]:
                 flee_target = min(model.TARGET_CAP, int(row[C_FLEE_BASE]) + model.FLEE_STEP * self.failed_flee[c])
                 if self.stream.die(D100) > flee_target:
                     self.failed_flee[c] += 1
                     self.in_cover[c] = True  # failure: in cover at the current position
-                    return False
-            self.counts[F_FLEE_SUCCESSES] += 1
+                    return
+            self.counts[F_ESCAPES + self.side(c)] += 1
+            self.escaped[c] = True
             self.take_out(c)
-            return self.check_end(self.side(c))
-        # Attack, quick attack, charge or press.
-        target = self.target[c]
-        if action == ACTION_PRESS and self.action[target] == ACTION_DISENGAGE and self.target[target] == c:
-            return False  # the press is spent blocking the disengage (resolved at the disengager's turn)
-        if not self.active[target]:
-            target = self.first_active_opponent(c)
-        if action == ACTION_CHARGE:
-            self.in_cover[c] = False  # a charge leaves the combatant's position
-        self.attack(c, target, action in (ACTION_QUICK_ATTACK, ACTION_CHARGE))
-        if self.active[target] and (action == ACTION_CHARGE or not row[C_RANGED]):
-            self.engage(c, target)
-        return self.check_end(self.side(target))
+
+    def play_pass(self, first_pass: bool) -> bool:
+        """One pass (docs/d100.md, "Order inside a pass"); True when the fight ended in it."""
+        m = self.m
+        self.defending = [False] * m  # Defend lasts one pass
+        self.action = [ACTION_NONE] * m
+        self.attacked = [-1] * m
+        for c in range(m):
+            if self.active[c]:
+                self.declare(c, first_pass)
+        self.attack_batch(quick=True)
+        self.attack_batch(quick=False)
+        if self.decided():
+            return True
+        self.engage_after_attacks()
+        for c in range(m):
+            if self.active[c]:
+                self.move(c)
+        return self.decided()
+
+    def record(self) -> None:
+        """Adds the fight's outcome to the counts."""
+        if self.outcome >= 0:
+            self.counts[F_WINS + self.outcome] += 1
+            foes = [o for o in range(self.m) if self.side(o) != self.outcome]
+            self.counts[F_WINS_BY_FLIGHT + self.outcome] += any(self.escaped[o] for o in foes)
+        else:
+            self.counts[F_DRAWS if self.outcome == DRAW else F_UNFINISHED] += 1
 
 
 def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out) -> None:
-    """Fights between side 0 and side 1 (docs/d100.md, "Fights").
+    """Fights between side 0 and side 1 (docs/d100.md, "A fight").
 
     ``table`` has one row per combatant (columns: combatsim.d100.layout). Fight ``start + k``
     uses item stream ``start + k`` for all its dice. ``counts`` gains the layout's F_* fields;
-    ``winner_out[k]`` gets 0, 1 or -1 (draw at the round limit), ``rounds_out[k]`` the rounds.
+    ``winner_out[k]`` gets the outcome (0 or 1, the winning side; layout.DRAW; layout.UNFINISHED
+    at the round limit), ``rounds_out[k]`` the rounds.
     """
     m = len(table)
     for k in range(count):
@@ -341,27 +421,15 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
             rounds = round_number
             state.targeted = [False] * m
             for pass_number in range(1, passes + 1):
-                first_pass = round_number == 1 and pass_number == 1
-                state.defending = [False] * m  # Defend lasts one pass
-                state.action = [ACTION_NONE] * m
-                for c in range(m):
-                    if state.active[c]:
-                        state.declare(c, first_pass)
-                for c in range(m):
-                    if state.active[c] and state.resolve(c):
-                        ended = True
-                        break
-                if ended:
+                if state.play_pass(round_number == 1 and pass_number == 1):
+                    ended = True
                     break
             if ended:
                 break
         counts[F_ROUNDS] += rounds
         counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-        if ended:
-            counts[F_WINS + state.winner] += 1
-        else:
-            counts[F_DRAWS] += 1
+        state.record()
         if len(winner_out):
-            winner_out[k] = state.winner if ended else NO_WINNER
+            winner_out[k] = state.outcome
         if len(rounds_out):
             rounds_out[k] = rounds

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from combatsim.d100 import model
 from combatsim.d100.api import (
     DEFAULT_POLICY,
@@ -24,7 +26,7 @@ from combatsim.d100.api import (
     combatant_row,
     simulate_fights,
 )
-from combatsim.d100.layout import POLICY_NAMES
+from combatsim.d100.layout import POLICY_NAMES, UNFINISHED
 from combatsim.fights import FightSummary
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
 
@@ -192,7 +194,6 @@ TOTALS = {
     "instant_death": "instant_deaths_count",
     "escalated_serious": "escalated_to_serious_count",
     "escalated_lethal": "escalated_to_lethal_count",
-    "flee_successes": "flee_successes_count",
     "surprised": "surprised_count",
 }
 
@@ -207,6 +208,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         fights=result.fights,
         wins=[counts["wins_side_0"], counts["wins_side_1"]],
         draws=counts["draws"],
+        unfinished=counts["unfinished"],
         rounds_histogram=result.rounds_histogram,
         seed=seed,
         backend=result.backend,
@@ -214,14 +216,16 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         partial=result.partial,
         stopped_early=result.fights < n and not result.partial,
         step_unit=step_unit(spec),
-        per_side=[{}, {}],
+        per_side=[{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
+                   "escapes_count": counts[f"escapes_side_{side}"]} for side in (0, 1)],
         totals={label: counts[key] for key, label in TOTALS.items()},
-        winner=result.winner,
+        # The report pairs and charts "no side won" as one outcome: draws and unfinished fights.
+        winner=None if result.winner is None else np.maximum(result.winner, UNFINISHED, out=result.winner),
         rounds=result.rounds,
     )
 
 
 def wins(spec: dict, totals) -> tuple[list[int], int]:
-    from combatsim.d100.layout import F_DRAWS, F_WINS
+    from combatsim.d100.layout import F_DRAWS, F_UNFINISHED, F_WINS
 
-    return [int(totals[F_WINS]), int(totals[F_WINS + 1])], int(totals[F_DRAWS])
+    return [int(totals[F_WINS]), int(totals[F_WINS + 1])], int(totals[F_DRAWS] + totals[F_UNFINISHED])
