@@ -410,6 +410,9 @@ _COMBATANT_FIELDS = tuple(Combatant.__dataclass_fields__)
 
 
 def _row(c: Combatant, taper: str, name: str) -> tuple[int, ...] | list[int]:
+    seen = _rows_by_identity.get((id(c), taper))
+    if seen is not None:
+        return seen[0]
     if type(c) is not Combatant:
         return combatant_row(c, taper, name)
     held: list = []
@@ -420,8 +423,16 @@ def _row(c: Combatant, taper: str, name: str) -> tuple[int, ...] | list[int]:
     if found is None:
         if len(_rows) >= 4096:
             _rows.clear()
+            _rows_by_identity.clear()
         found = _rows[key] = (tuple(combatant_row(c, taper, name)), held)
+    # The same immutable object again (the usual game loop) needs not even its key.
+    if len(_rows_by_identity) >= 4096:
+        _rows_by_identity.clear()
+    _rows_by_identity[(id(c), taper)] = (found[0], c)
     return found[0]
+
+
+_rows_by_identity: dict[tuple[int, str], tuple[tuple[int, ...], Combatant]] = {}
 
 
 def fight_table(combatants: Sequence[Combatant], taper: str = "halving") -> np.ndarray:
