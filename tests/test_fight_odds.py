@@ -247,3 +247,88 @@ def test_cli_curve_bad_vary_leaves_no_file(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "sides[0].members[0].armour_rating" in err and "step" in err
     assert list(tmp_path.iterdir()) == []
+
+
+# --- TSS ------------------------------------------------------------------------------------------
+
+
+def tss_member(skill="10/5/2", action_check="20/20/20", actions=1, durability=(1, 1, 1), damage="1s/1s/1s",
+               weapon_class="LI", quality="ordinary", armour: str = "", resolve: str = "", attack_steps=0,
+               defence_steps=0) -> str:
+    text = f'''
+[[sides.members]]
+skill = "{skill}"
+action_check = "{action_check}"
+actions_per_round = {actions}
+durability = [{", ".join(map(str, durability))}]
+attack_steps = {attack_steps}
+defence_steps = {defence_steps}
+weapon = {{ damage = "{damage}", class = "{weapon_class}", quality = "{quality}" }}
+'''
+    if armour:
+        text += f"armour = {armour}\n"
+    if resolve:
+        text += f'resolve = "{resolve}"\n'
+    return text
+
+
+def tss_scenario(tmp_path: Path, sides: list[list[str]], max_rounds: int = 100, name: str = "t"):
+    text = f'ruleset = "tss"\nname = "{name}"\n[options]\nmax_rounds = {max_rounds}\n'
+    for index, members in enumerate(sides):
+        text += f'[[sides]]\nname = "side {index}"\n' + "".join(members)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return load(path)
+
+
+def test_tss_one_round_by_hand(tmp_path):
+    """Both always act in the Amazing phase (action check 20/20/20) with equal scores, so the
+    tie-break words order them: A (index 0) first with f = P(word_A > word_B) + P(equal) =
+    (N + 1) / 2N, N = 2^32. Each hits on a control die of 1..10 (1/2) and any hit takes the other
+    out. A wins f/2 + (1 - f)/4 = (1 + f)/4, B (2 - f)/4; a quarter goes on to round 2."""
+    scenario = tss_scenario(tmp_path, [[tss_member()], [tss_member()]], max_rounds=1)
+    odds = fight_odds(scenario)
+    f = Fraction(2**32 + 1, 2**33)
+    assert odds.method == "exact"
+    assert odds.wins == [(1 + f) / 4, (2 - f) / 4] and odds.unfinished == Fraction(1, 4)
+    assert odds.wins[0] == Fraction(2**33 + 2**32 + 1, 2**35)
+    assert odds.draws == 0 and odds.length == {1: 1}
+
+
+def test_tss_mirror_match_leans_to_index_order_by_the_tie_break_only(tmp_path):
+    """Equal tie-break words go to the lower index (docs/tss.md), a 2^-32 chance a round: a mirror
+    match is even but for that."""
+    member = tss_member(skill="12/6/3", action_check="13/6/3", actions=2, durability=(3, 3, 2),
+                        damage="d4s/d4w/d4+1w")
+    odds = fight_odds(tss_scenario(tmp_path, [[member], [member]], max_rounds=3))
+    assert 0 < odds.wins[0] - odds.wins[1] < 1e-8
+    assert sum(odds.wins) + odds.unfinished == 1
+
+
+def tss_cases(tmp_path, rounds: int) -> list:
+    return [
+        example("tss", [f"options.max_rounds={rounds}"]),
+        # lopsided: Alex against a thug on small tracks
+        example("tss", [f"options.max_rounds={rounds}", "sides[1].members[0].durability=[5, 4, 2]"]),
+        # close: two near-equal fighters, one with Resolve-physical, armour that shifts a type down
+        tss_scenario(tmp_path, [[tss_member("12/6/3", "+12/11/5/2", 2, (4, 4, 2), "d4s/d4w/d4+1w")],
+                                [tss_member("13/6/3", "+12/11/5/2", 1, (5, 4, 2), "d4s/d4w/d4m", "En", "good",
+                                            '{ dice = { LI = "d4" }, quality = "good" }', "12/6/3")]],
+                     max_rounds=rounds, name="close"),
+        # teams: two against one
+        tss_scenario(tmp_path, [[tss_member("12/6/3", "+11/10/5/2", 1, (3, 3, 2), "d4s/d4w/d4+1w"),
+                                 tss_member("10/5/2", "+13/12/6/3", 1, (3, 2, 2), "d4s/d4s/d4w")],
+                                [tss_member("14/7/3", "+12/11/5/2", 2, (5, 5, 3), "d4s/d4w/d6w",
+                                            defence_steps=1)]], max_rounds=rounds, name="teams"),
+    ]
+
+
+def test_tss_odds_agree_with_the_kernels(tmp_path):
+    for scenario in tss_cases(tmp_path, rounds=6):
+        agree(scenario, n=40_000)
+
+
+@pytest.mark.slow
+def test_tss_odds_agree_with_the_kernels_a_million_fights(tmp_path):
+    for scenario in [example("tss"), *tss_cases(tmp_path, rounds=50)[1:]]:
+        agree(scenario, n=1_000_000, seed=12)

@@ -81,7 +81,11 @@ def _chain(scenario):
         from combatsim.fight_odds.exp import ExpChain
 
         return ExpChain(scenario.spec)
-    raise ValueError(f"ruleset: exact fight odds cover exp so far, not {scenario.ruleset!r}; "
+    if scenario.ruleset == "tss":
+        from combatsim.fight_odds.tss import TssChain
+
+        return TssChain(scenario.spec)
+    raise ValueError(f"ruleset: exact fight odds cover exp and tss so far, not {scenario.ruleset!r}; "
                      f"simulate it with combatsim fight --target-error")
 
 

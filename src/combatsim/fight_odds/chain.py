@@ -15,6 +15,8 @@ from fractions import Fraction
 
 #: The unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0**-53
+#: float64 chains drop states less likely than this (their mass joins the error bound).
+PRUNE_BELOW = 1e-13
 #: Outcomes of a fight, in report order; ``wins`` and ``wins_by_flight`` are per side.
 OUTCOMES = ("wins", "wins_by_flight", "escapes", "draws", "unfinished")
 
@@ -43,8 +45,23 @@ class Tally:
     ended: dict[tuple, Fraction | float] = field(default_factory=dict)
     #: floating operations done, for the float64 error bound
     operations: int = 0
+    #: float64: the probability of the states dropped by ``prune``
+    dropped: float = 0.0
     #: this step's ended weights, over ``scale``, not yet divided
     pending: dict[tuple, int | float] = field(default_factory=dict)
+
+    def prune(self, states: dict) -> dict:
+        """float64 only: drop the states below ``PRUNE_BELOW``, counting their mass in the error
+        bound (it could belong to any outcome). Exact weights are never dropped."""
+        if self.exact:
+            return states
+        kept = {}
+        for state, weight in states.items():
+            if weight < PRUNE_BELOW:
+                self.dropped += weight
+            else:
+                kept[state] = weight
+        return kept
 
     def one(self) -> int | float:
         """Certainty's weight before the first step."""
@@ -84,11 +101,12 @@ class Tally:
     def error_bound(self) -> float:
         """A bound on each float64 probability's absolute error: every result is a sum of products
         of nonnegative numbers, so its relative error is at most gamma_N = N u / (1 - N u) with N
-        the operations on its longest path, at most all the operations done (Higham, ch. 3)."""
+        the operations on its longest path, at most all the operations done (Higham, ch. 3); plus
+        the mass of the states dropped as too unlikely to matter."""
         if self.exact:
             return 0.0
         n = self.operations + 4 * len(self.ended)  # and the final sums
-        return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
+        return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF) + self.dropped * (1 + 2 * UNIT_ROUNDOFF)
 
 
 def fraction_text(value: Fraction | float) -> str:

@@ -1,0 +1,332 @@
+"""Exact odds of a TSS fight (docs/tss.md, sections 2-6; RULINGS.md, TSS), by stepping the
+distribution of the fight's state one round at a time and, inside a round, one attack at a time.
+
+The state between rounds is the stun, wound and mortal points each character has lost (capped at
+its tracks; a character out of the fight is one state). At the start of a round every character
+still in rolls Resolve-physical (if it has it) and its action check; characters whose action
+check scores tie are ordered by their tie-break words, high first, then by index: for k tied
+characters and N = 2^32 faces, an order with d places where a higher index comes first has
+chance C(N + k - 1 - d, k) / N^k (weakly decreasing words, strictly where the index falls).
+These choices fix the round's schedule of attacks; the attacks then land one at a time, each at
+the lowest-index enemy still in, with the attacker's dazed penalty as it stands.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+from combatsim.dice import Dice
+from combatsim.fight_odds.chain import Tally, check_states, lcm_all
+from combatsim.tss.model import damage_dealt, shift_type
+from combatsim.tss.reference import (
+    R_ACTION_CHECK,
+    R_ACTIONS,
+    R_ARMOUR,
+    R_ARMOUR_QUALITY,
+    R_ATTACK_STEPS,
+    R_DAMAGE,
+    R_DEFENCE_STEPS,
+    R_HAS_RESOLVE,
+    R_MORTAL,
+    R_RESOLVE,
+    R_SIDE,
+    R_SKILL,
+    R_STUN,
+    R_WEAPON_CLASS,
+    R_WEAPON_QUALITY,
+    R_WOUND,
+    ROW_BASE,
+)
+
+#: Faces of a tie-break word (a raw 32-bit word).
+TIE_FACES = 2**32
+#: Phases: Amazing, Good, Ordinary, Marginal; a character out of the fight gets NEVER.
+PHASES = 4
+NEVER = PHASES
+#: The largest sum of steps (docs/tss.md, section 3): a larger sum counts as this.
+MAX_STEPS = 24
+#: The state of a character out of the fight.
+OUT = None
+
+
+def situation_law(steps: int) -> dict[int, Fraction]:
+    """The signed situation roll of the Difficulty Scale for ``steps``."""
+    steps = min(max(steps, -5), MAX_STEPS)
+    if steps > 7:
+        sign, count, sides = 1, steps - 4, 20
+    else:
+        sign, count, sides = {-5: (-1, 1, 20), -4: (-1, 1, 12), -3: (-1, 1, 8), -2: (-1, 1, 6), -1: (-1, 1, 4),
+                              0: (0, 0, 1), 1: (1, 1, 4), 2: (1, 1, 6), 3: (1, 1, 8), 4: (1, 1, 12),
+                              5: (1, 1, 20), 6: (1, 2, 20), 7: (1, 3, 20)}[steps]
+    if count == 0:
+        return {0: Fraction(1)}
+    return {sign * total: p for total, p in Dice(count, sides).distribution().items()}
+
+
+def degree(total: int, amazing: int, good: int, ordinary: int) -> int:
+    """0 Amazing, 1 Good, 2 Ordinary, 3 failure: success at or under a threshold."""
+    return 0 if total <= amazing else 1 if total <= good else 2 if total <= ordinary else 3
+
+
+def tier_law(steps: int, amazing: int, good: int, ordinary: int) -> dict[int, Fraction]:
+    """An attack's degree: d20 control die plus the situation roll; a control die of 20 is a
+    critical failure (4) whatever the total."""
+    law: dict[int, Fraction] = {}
+    for roll, p in situation_law(steps).items():
+        for control in range(1, 21):
+            tier = 4 if control == 20 else degree(control + roll, amazing, good, ordinary)
+            law[tier] = law.get(tier, 0) + p / 20
+    return law
+
+
+def ties_order_chance(order: tuple[int, ...]) -> Fraction:
+    """The chance that tie-break words sort ``order`` (indices) first to last: words high first,
+    equal words by index."""
+    k = len(order)
+    falls = sum(a > b for a, b in itertools.pairwise(order))
+    return Fraction(math.comb(TIE_FACES + k - 1 - falls, k), TIE_FACES**k)
+
+
+def _scaled(law: dict, denominator: int, exact: bool) -> list[tuple[object, int | float]]:
+    if exact:
+        return [(key, int(p * denominator)) for key, p in law.items() if p]
+    return [(key, float(p)) for key, p in law.items() if p]
+
+
+class TssChain:
+    """The fight's chain for one scenario spec (combatsim.tss.scenario.build)."""
+
+    step_unit = "rounds"
+    notes = ("attacks land one at a time, so there are no draws; unfinished: max_rounds came first "
+             "(combatsim fight counts it as a draw)",)
+
+    def __init__(self, spec: dict) -> None:
+        from combatsim.tss.api import fight_table
+
+        table, count, classes = fight_table(spec["sides"][0], spec["sides"][1])
+        width = ROW_BASE + 4 * classes
+        self.rows = [[int(v) for v in table[i * width:(i + 1) * width]] for i in range(count)]
+        self.count = count
+        self.max_rounds = spec["max_rounds"]
+        self.one_step = spec["one_step_shift"]
+        self.tracks = [(row[R_STUN], row[R_WOUND], row[R_MORTAL]) for row in self.rows]
+        self.side = [row[R_SIDE] for row in self.rows]
+        self.foes = [[j for j in range(count) if self.side[j] != self.side[i]] for i in range(count)]
+        scores = [row[R_ACTION_CHECK + 2] for row in self.rows]
+        self.tie_groups = [group for score in sorted(set(scores), reverse=True)
+                           if len(group := [i for i in range(count) if scores[i] == score]) > 1]
+        # the round's order: action check score high first; ties settled by tie_groups' orders
+        self.by_score = sorted(range(count), key=lambda i: (-scores[i], i))
+
+    def state_bound(self) -> int:
+        return math.prod((s + 1) * (w + 1) * (m + 1) for s, w, m in self.tracks)
+
+    def dazed(self, i: int, lost: tuple[int, int, int], negated: int) -> int:
+        stun, wound, _mortal = self.tracks[i]
+        penalty = int(2 * lost[0] >= stun) + int(2 * lost[1] >= wound) + lost[2]
+        return max(0, penalty - negated)
+
+    def _penalties(self, i: int) -> range:
+        return range(0, 2 + self.tracks[i][2])
+
+    def _laws(self, exact: bool) -> None:
+        """Every law a round uses, as integer weights over fixed denominators (exact)."""
+        self.start_laws: list[dict[int, list]] = []  # i -> penalty -> [((negated, phase), w)]
+        self.start_denominators = []
+        for i, row in enumerate(self.rows):
+            if row[R_HAS_RESOLVE]:
+                resolve: dict[int, Fraction] = {}
+                for roll in range(1, 21):
+                    tier = 4 if roll == 20 else degree(roll, *row[R_RESOLVE:R_RESOLVE + 3])
+                    negated = 3 - tier if tier <= 2 else 0
+                    resolve[negated] = resolve.get(negated, 0) + Fraction(1, 20)
+            else:
+                resolve = {0: Fraction(1)}
+            laws = {}
+            for penalty in self._penalties(i):
+                joint: dict[tuple[int, int], Fraction] = {}
+                for negated, q in resolve.items():
+                    for roll, p in situation_law(max(0, penalty - negated)).items():
+                        for die in range(1, 21):
+                            phase = min(3, degree(die + roll, *row[R_ACTION_CHECK:R_ACTION_CHECK + 3]))
+                            joint[negated, phase] = joint.get((negated, phase), 0) + q * p / 20
+                laws[penalty] = joint
+            denominator = lcm_all([p.denominator for law in laws.values() for p in law.values()])
+            self.start_denominators.append(denominator if exact else 1)
+            self.start_laws.append({k: _scaled(law, denominator, exact) for k, law in laws.items()})
+        self.attack_laws: dict[tuple[int, int, int], list] = {}  # (attacker, target, penalty)
+        self._outcome_cache: dict[tuple, tuple] = {}
+        raw = {}
+        for i, row in enumerate(self.rows):
+            for j in self.foes[i]:
+                damage = {tier: self._damage_law(i, j, tier) for tier in range(3)}
+                for penalty in self._penalties(i):  # dazed: 2 at most for stun and wound, mortal lost < track
+                    steps = row[R_ATTACK_STEPS] + self.rows[j][R_DEFENCE_STEPS] + penalty
+                    law: dict[tuple[int, int, int], Fraction] = {}
+                    for tier, p in tier_law(steps, *row[R_SKILL:R_SKILL + 3]).items():
+                        for dealt, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
+                            law[dealt] = law.get(dealt, 0) + p * q
+                    raw[i, j, penalty] = law
+        self.attack_denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == i
+                                             for p in law.values()]) if exact else 1 for i in range(self.count)]
+        for key, law in raw.items():
+            self.attack_laws[key] = _scaled(law, self.attack_denominators[key[0]], exact)
+
+    def _damage_law(self, i: int, j: int, tier: int) -> dict[tuple[int, int, int], Fraction]:
+        """(stun, wound, mortal) an attack of degree ``tier`` deals: the tier's dice, its type shifted
+        by quality when the target's armour has a die for the class, secondary damage from the
+        pre-armour amount, the armour roll off the primary (docs/tss.md, section 4)."""
+        row, target = self.rows[i], self.rows[j]
+        base = R_DAMAGE + 4 * tier
+        count, sides, modifier, damage_type = row[base:base + 4]
+        amounts = Dice(count, sides, modifier).distribution()
+        armour = R_ARMOUR + 4 * row[R_WEAPON_CLASS]
+        soaks = {0: Fraction(1)}
+        if target[armour]:
+            damage_type = shift_type(damage_type, row[R_WEAPON_QUALITY], target[R_ARMOUR_QUALITY], self.one_step)
+            soaks = Dice(target[armour + 1], target[armour + 2], target[armour + 3]).distribution()
+        law: dict[tuple[int, int, int], Fraction] = {}
+        for amount, p in amounts.items():
+            for soak, q in soaks.items():
+                dealt = damage_dealt(amount, damage_type, soak)
+                law[dealt] = law.get(dealt, 0) + p * q
+        return law
+
+    def run(self, tally: Tally, max_states: int) -> int:
+        check_states(self.state_bound(), max_states)
+        exact = tally.exact
+        self._laws(exact)
+        ties = [TIE_FACES ** len(group) if exact else 1 for group in self.tie_groups]
+        actions = [row[R_ACTIONS] for row in self.rows]
+        slot_budget = math.prod(d ** a for d, a in zip(self.attack_denominators, actions, strict=True))
+        round_factor = math.prod(self.start_denominators) * math.prod(ties) * slot_budget
+        distribution = {tuple((0, 0, 0) for _ in range(self.count)): tally.one()}
+        peak = 1
+        schedule_cache: dict[tuple, dict] = {}
+        for round_number in range(1, self.max_rounds + 1):
+            tally.next_step(round_factor)
+            # states that share a round's start (negations and order of attacks) play it together
+            by_schedule: dict[tuple, dict[tuple, int | float]] = {}
+            for lost, weight in distribution.items():
+                start = tuple(OUT if state is OUT else self.dazed(i, state, 0) for i, state in enumerate(lost))
+                if start not in schedule_cache:
+                    schedule_cache[start] = self._schedules(lost, ties)
+                for key, w in schedule_cache[start].items():
+                    states = by_schedule.setdefault(key, {})
+                    states[lost] = states.get(lost, 0) + weight * w
+            following: dict[tuple, int | float] = {}
+            for (negated, schedule), states in by_schedule.items():
+                self._play(states, negated, schedule, actions, tally, following)
+            if round_number == self.max_rounds:
+                for w in following.values():
+                    tally.add(("unfinished",), w)
+                following = {}
+            distribution = tally.prune(following)
+            peak = max(peak, len(distribution))
+            check_states(len(distribution), max_states)
+            if not distribution:
+                break
+        tally.flush()
+        return peak
+
+    def _schedules(self, lost: tuple, ties: list[int]) -> dict[tuple, int | float]:
+        """The round's start, from state ``lost``: (negations, order of attacks) -> weight."""
+        starts: dict[tuple, int | float] = {((), ()): 1}
+        for i in range(self.count):
+            if lost[i] is OUT:
+                starts = {((*n, 0), (*p, NEVER)): w * self.start_denominators[i] for (n, p), w in starts.items()}
+                continue
+            law = self.start_laws[i][self.dazed(i, lost[i], 0)]
+            starts = {((*n, negated), (*p, phase)): w * q for (n, p), w in starts.items()
+                      for (negated, phase), q in law}
+        orders: list[tuple[tuple[int, ...], int | float]] = [((), 1)]
+        for group, factor in zip(self.tie_groups, ties, strict=True):
+            active = [i for i in group if lost[i] is not OUT]
+            options = []
+            for order in itertools.permutations(active):
+                chance = ties_order_chance(order)
+                # exact: over TIE_FACES ** len(group), whoever of the group is still in
+                options.append((order, chance.numerator * (factor // chance.denominator) if factor != 1
+                                else float(chance)))
+            orders = [(o + order, w * q) for o, w in orders for order, q in options]
+        schedules: dict[tuple, int | float] = {}
+        for (negated, phases), w in starts.items():
+            for tied_order, q in orders:
+                order = self._order(tied_order, lost)
+                used = [0] * self.count
+                slots = []
+                for current in range(PHASES):
+                    for i in order:
+                        if phases[i] <= current and used[i] < self.rows[i][R_ACTIONS]:
+                            used[i] += 1
+                            slots.append(i)
+                key = (negated, tuple(slots))
+                schedules[key] = schedules.get(key, 0) + w * q
+        return schedules
+
+    def _order(self, tied_order: tuple[int, ...], lost: tuple) -> list[int]:
+        """The round's order of the characters still in: by action check score; each tie group in
+        ``tied_order``'s order."""
+        placed = iter(tied_order)
+        tied = {i for group in self.tie_groups for i in group}
+        return [next(placed) if i in tied else i for i in self.by_score if lost[i] is not OUT]
+
+    def _outcomes(self, attacker: int, target: int, penalty: int, lost: tuple) -> tuple:
+        """One attack on a target that has lost ``lost``: (the weight of taking it out, [(its lost
+        points after, weight)]), outcomes that lead to the same points merged."""
+        key = (attacker, target, penalty, lost)
+        cached = self._outcome_cache.get(key)
+        if cached is None:
+            track = self.tracks[target]
+            taken_out = 0
+            after: dict[tuple, int | float] = {}
+            for (s, w, m), p in self.attack_laws[attacker, target, penalty]:
+                points = (lost[0] + s, lost[1] + w, lost[2] + m)
+                if points[0] >= track[0] or points[1] >= track[1] or points[2] >= track[2]:
+                    taken_out += p
+                else:
+                    after[points] = after.get(points, 0) + p
+            cached = self._outcome_cache[key] = (taken_out, list(after.items()))
+        return cached
+
+    def _play(self, states: dict, negated: tuple, schedule: tuple, actions: list[int], tally: Tally,
+              following: dict) -> None:
+        """The attacks of ``schedule`` in turn from each of ``states``; ended fights to ``tally``, the rest to
+        ``following``. Every path's weight ends over the round's factor: an attack not made
+        (attacker out, or fewer slots than actions) counts its attacker's denominator."""
+        denominators = self.attack_denominators
+        unused = 1
+        if tally.exact:
+            for i in range(self.count):
+                unused *= denominators[i] ** (actions[i] - schedule.count(i))
+        remaining = [1] * (len(schedule) + 1)  # product of the denominators of slots k.. onward
+        if tally.exact:
+            for k in range(len(schedule) - 1, -1, -1):
+                remaining[k] = remaining[k + 1] * denominators[schedule[k]]
+        for k, attacker in enumerate(schedule):
+            after: dict[tuple, int | float] = {}
+            won = 0
+            for state, w in states.items():
+                if state[attacker] is OUT:
+                    after[state] = after.get(state, 0) + w * denominators[attacker]
+                    continue
+                target = next(j for j in self.foes[attacker] if state[j] is not OUT)
+                penalty = self.dazed(attacker, state[attacker], negated[attacker])
+                taken_out, outcomes = self._outcomes(attacker, target, penalty, state[target])
+                if taken_out:
+                    new = (*state[:target], OUT, *state[target + 1:])
+                    if all(new[j] is OUT for j in self.foes[attacker]):
+                        won += w * taken_out
+                    else:
+                        after[new] = after.get(new, 0) + w * taken_out
+                for lost, p in outcomes:
+                    new = state if lost == state[target] else (*state[:target], lost, *state[target + 1:])
+                    after[new] = after.get(new, 0) + w * p
+                tally.operations += 2 * len(outcomes) + 2
+            if won:
+                tally.add(("wins", self.side[attacker]), won * remaining[k + 1] * unused)
+            states = after
+        for state, w in states.items():
+            following[state] = following.get(state, 0) + w * unused
