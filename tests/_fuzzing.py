@@ -35,7 +35,7 @@ ADDRESS_SPACE_GUARD_MB = 8192
 
 #: Examples a fuzz test runs in CI (its reduced form), and in its full form (``pytest -m slow``),
 #: where COMBATSIM_FUZZ_EXAMPLES sets the number.
-REDUCED_EXAMPLES = 25
+REDUCED_EXAMPLES = 40
 FULL_EXAMPLES = int(os.environ.get("COMBATSIM_FUZZ_EXAMPLES", "1000"))
 
 
