@@ -94,10 +94,10 @@ class Work:
 
     ``least`` decides how a chunk is split over threads (never split work that may be too small
     to pay for it); ``most`` sizes the chunks (never a chunk that may run for minutes). When the
-    counts measure the work done (a fight's units or rounds, an attack's hits), ``counted`` names
-    that count and ``per_count`` the work each of its units takes beyond ``least``: after each
-    chunk both estimates become the work measured so far, so long fights get small chunks and
-    short fights large ones. The counts are the same whatever the threads, so are the chunks.
+    counts measure the work done (a fight's units, rounds or steps), ``counted`` names that count
+    and ``per_count`` the work each of its units takes beyond ``least``: after each chunk both
+    estimates become the work measured so far, so long fights get small chunks and short fights
+    large ones. The counts do not depend on the threads or the clock, so neither do the chunks.
     """
 
     least: float = 1.0
