@@ -48,6 +48,7 @@ class Client:
                  status: str = "cancelled", error: BaseException | None = None) -> None:
         self.compute, self.threads = compute, threads
         self.fail_from, self.failed_status, self.error = fail_from, status, error
+        self.status = "running"
         self.tasks: list[tuple[int, int]] = []
         self.gathered = 0
         self.most_in_flight = 0
@@ -59,7 +60,11 @@ class Client:
         return Future(self, len(self.tasks) - 1, (function, *args))
 
     def status_of(self, task: int) -> str:
-        return self.failed_status if self.fail_from is not None and task >= self.fail_from else "finished"
+        if self.fail_from is None or task < self.fail_from:
+            return "finished"
+        if self.failed_status == "pending":  # lost the scheduler: reconnecting, and this task never ends
+            self.status = "connecting"
+        return self.failed_status
 
     def nthreads(self) -> dict[str, int]:
         return {f"tcp://worker-{k}": 1 for k in range(self.threads)}
@@ -118,6 +123,13 @@ def test_a_lost_scheduler_keeps_the_finished_chunks_with_one_line(capsys):
     assert lost.hits == simulate_to_hit(5_000, **TO_HIT, backend="cython").hits
     assert capsys.readouterr().err == ("combatsim: lost the connection to the Dask scheduler: keeping the 5,000 "
                                        "items finished (partial)\n")
+
+
+def test_a_task_left_pending_by_a_lost_scheduler_does_not_hang_the_run(capsys):
+    with use_executor("dask", Client(fail_from=3, status="pending")):
+        lost = simulate_to_hit(10**6, **TO_HIT, backend="cython", chunk_size=1_000)
+    assert lost.partial and lost.attacks == 3_000
+    assert "lost the connection to the Dask scheduler" in capsys.readouterr().err
 
 
 def test_a_task_that_kills_every_worker_ends_the_run_as_partial(capsys):

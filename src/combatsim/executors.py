@@ -59,7 +59,7 @@ _ADDRESS = re.compile(r"(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*
 @dataclass(frozen=True)
 class ExecutorChoice:
     name: str = "local"
-    #: A Dask scheduler address, or an existing ``dask.distributed.Client``; None starts a LocalCluster.
+    #: A Dask scheduler address, an existing ``dask.distributed.Client`` or cluster; None starts a LocalCluster.
     scheduler: object = None
 
 
@@ -436,21 +436,27 @@ def run_dask(
             session.start(interrupted)
         except _Interrupted:
             return RunResult(totals, done, partial=True)
+        client = session.client
         in_flight: collections.deque = collections.deque()
         try:
             next_start = 0
             while done < n:
-                while next_start < n and len(in_flight) < TASKS_PER_THREAD * session.threads:
-                    stop = min(n, next_start + size.items)
-                    sliced = [p[next_start:stop] if flag else p for p, flag in zip(params, per_item, strict=True)]
-                    in_flight.append(session.client.submit(_run_chunk, kernel_name, backend, int(seed), next_start,
-                                                           stop, sliced, counts_size, output_kinds, pure=False))
-                    next_start = stop
-                head = in_flight[0]
-                while not head.done():
+                try:
+                    while next_start < n and len(in_flight) < TASKS_PER_THREAD * session.threads:
+                        stop = min(n, next_start + size.items)
+                        sliced = [p[next_start:stop] if flag else p for p, flag in zip(params, per_item, strict=True)]
+                        in_flight.append(client.submit(_run_chunk, kernel_name, backend, int(seed), next_start, stop,
+                                                       sliced, counts_size, output_kinds, pure=False))
+                        next_start = stop
+                except Exception:
+                    if client.status == "running":
+                        raise
+                # A client that loses its scheduler cancels its futures; one submitted meanwhile never ends.
+                head = in_flight[0] if in_flight else None
+                while head is not None and not head.done() and client.status == "running":
                     if interrupted.wait(POLL_SECONDS):
                         return RunResult(totals, done, partial=True)
-                failure = _task_failure(head)
+                failure = _task_failure(head) if head is not None and head.done() else _LOST_SCHEDULER
                 if failure is None:
                     try:
                         start, stop, counts, chunk_outputs = head.result()
