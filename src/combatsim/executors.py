@@ -262,7 +262,8 @@ class _Session:
             self.close(abandon_tasks=True)
 
     def _connect(self) -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        if hasattr(signal, "pthread_sigmask"):  # POSIX only
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             self.client, self.cluster = _connect(self.scheduler)
             self.threads = max(1, sum(self.client.nthreads().values()))
@@ -280,9 +281,9 @@ class _Session:
         if abandon_tasks and self.cluster is not None:
             for nanny in list(self.cluster.workers.values()):
                 with contextlib.suppress(Exception):
-                    nanny.close_gracefully(reason="combatsim run stopped")  # no restart of the killed worker
+                    nanny.close_gracefully()  # no restart of the killed worker
                     if nanny.pid:
-                        os.kill(nanny.pid, signal.SIGKILL)
+                        os.kill(nanny.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
         if self._own_client:
             with contextlib.suppress(Exception):
                 if self.client is not None:
