@@ -145,3 +145,21 @@ def test_an_error_inside_a_task_is_raised():
     with use_executor("dask", Client(fail_from=0, status="error", error=ZeroDivisionError("in a kernel"))), \
             pytest.raises(ZeroDivisionError, match="in a kernel"):
         simulate_to_hit(10**4, **TO_HIT, backend="cython", chunk_size=1_000)
+
+
+def test_tasks_are_resized_from_the_work_measured():
+    # Fights whose counts show one unit of work each, where the estimate allowed for 100: the tasks
+    # grow CHUNK_GROWTH-fold a task up to about TASK_SECONDS of the measured work.
+    from combatsim.executors import ExecutorChoice, run_dask
+    from combatsim.runner import CHUNK_GROWTH, Work
+
+    client = Client(compute=False)
+    work = Work(least=1.0, most=100.0, counted=0, per_count=1.0)
+    with observe(stop=lambda done, totals: len(client.tasks) >= 12):
+        run_dask(ExecutorChoice("dask", client), kernel_name="exp.fight", backend="numba", n=10**15, seed=1, params=(),
+                 per_item=(), counts_size=1, outputs=(), chunk_size=None, progress=None, work=work)
+    sizes = [stop - start for start, stop in client.tasks]
+    first, last = task_items("exp.fight", "numba", 100.0), task_items("exp.fight", "numba", 1.0)
+    assert sizes[:6] == [first] * 6  # submitted before any result
+    assert sizes[6:9] == [first * CHUNK_GROWTH, first * CHUNK_GROWTH**2, min(last, first * CHUNK_GROWTH**3)]
+    assert sizes[-1] == last
