@@ -25,13 +25,22 @@ ATTACK = ["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rati
 
 
 @pytest.mark.parametrize("address", ["http://127.0.0.1:8786", "127.0.0.1", "tcp://127.0.0.1:0", "tcp://host:99999",
-                                     "tcp://127.0.0.1:8786/path", "", "tls://127.0.0.1:8786"])
+                                     "tcp://127.0.0.1:8786/path", "", "tls://127.0.0.1:8786",
+                                     "tcp://a b:8786", "-x:8786"])
 def test_an_address_that_is_not_tcp_host_port_is_refused_at_once(address, capsys):
     with pytest.raises(ValueError, match=r"scheduler must be an address tcp://HOST:PORT or HOST:PORT"):
         use_executor("dask", address).__enter__()
     assert cli_main([*ATTACK, "--executor", "dask", "--scheduler", address]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "scheduler must be an address" in error
+
+
+@pytest.mark.parametrize(("address", "meant"), [("127.0.0.1:8786", "tcp://127.0.0.1:8786"),
+                                              ("dask_scheduler:08786", "tcp://dask_scheduler:8786"),
+                                              ("tcp://[::1]:65535", "tcp://[::1]:65535")])
+def test_host_port_is_a_tcp_address(address, meant):
+    with use_executor("dask", address) as choice:
+        assert choice.scheduler == meant
 
 
 def test_a_scheduler_of_the_wrong_type_or_for_a_local_run_is_refused():

@@ -53,7 +53,7 @@ LOCAL_WORKERS = 2
 #: The name distributed's nannies give the worker processes they start.
 _NANNY_WORKER_NAME = "Dask Worker process (from Nanny)"
 
-_ADDRESS = re.compile(r"(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):([0-9]{1,5})")
+_ADDRESS = re.compile(r"(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*):([0-9]{1,5})")
 
 
 @dataclass(frozen=True)
