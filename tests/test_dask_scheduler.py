@@ -26,7 +26,7 @@ ATTACK = ["attack", "exp", "--bonus", "110", "--max-roll", "760", "--armour-rati
 
 @pytest.mark.parametrize("address", ["http://127.0.0.1:8786", "127.0.0.1", "tcp://127.0.0.1:0", "tcp://host:99999",
                                      "tcp://127.0.0.1:8786/path", "", "tls://127.0.0.1:8786",
-                                     "tcp://a b:8786", "-x:8786"])
+                                     "tcp://a b:8786", "tcp://-x:8786"])
 def test_an_address_that_is_not_tcp_host_port_is_refused_at_once(address, capsys):
     with pytest.raises(ValueError, match=r"scheduler must be an address tcp://HOST:PORT or HOST:PORT"):
         use_executor("dask", address).__enter__()
