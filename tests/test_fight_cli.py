@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from pathlib import Path
 
@@ -80,6 +81,9 @@ def test_csv_and_plot_say_where_they_wrote_and_stack_by_outcome(capsys, tmp_path
     assert [int(row[2]) for row in rows if row[0] == "wins"] == [side["wins"] for side in record["sides"]]
     assert picture.read_bytes()[:4] == b"\x89PNG"
     assert sorted(tmp_path.iterdir()) == [table, picture]  # no temporary files left behind
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {path.stat().st_mode & 0o777 for path in (table, picture)} == {0o666 & ~umask}  # not mkstemp's 0600
     # the stacks: side 0's wins, side 1's wins, draws, adding up to the histogram length by length
     assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws"]
     histogram = record["length"]["histogram"]

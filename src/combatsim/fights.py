@@ -181,6 +181,10 @@ def write_whole(target: Path, write: Callable[[str], None]) -> None:
     os.close(handle)
     try:
         write(temporary)
+        # mkstemp makes the file private (0600); the result gets a new file's usual mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
