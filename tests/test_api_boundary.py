@@ -137,3 +137,24 @@ def test_threads_are_validated(no_kernel, threads, error):
 def test_chunk_sizes_are_validated(no_kernel, chunk_size):
     with pytest.raises((TypeError, ValueError), match="^chunk_size must"):
         exp.simulate_to_hit(10, **TO_HIT, chunk_size=chunk_size)
+
+
+def test_remembered_inputs_follow_a_mutated_list_inside_a_frozen_object():
+    # A TSS Armour is frozen but holds a dict of dice: it is never remembered by identity, so a
+    # caller who changes the dict gets the changed armour, as without the cache.
+    armour = tss.Armour.make({"En": "d6"}, "ordinary")
+    attack = dict(skill="12/6/3", damage="d4w/d4+2w/d4-1m", armour=armour, seed=3)
+    soaked = tss.simulate_attacks(20_000, **attack)
+    armour.dice["En"] = tss.Dice.parse("d20")
+    harder = tss.simulate_attacks(20_000, **attack)
+    assert harder.counts[5:].sum() < soaked.counts[5:].sum()
+
+
+def test_equal_but_different_inputs_are_not_confused():
+    # 1 and True hash alike; a remembered setup for one must not answer for the other.
+    d100.simulate_attacks(10, pool=60, specialty=1, lethality=30)
+    with pytest.raises(TypeError, match="^specialty must"):
+        d100.simulate_attacks(10, pool=60, specialty=True, lethality=30)
+    exp.simulate_attack(10, bonus=110, maximum_roll=760, armour_rating=580, damage="d8", adjustment=1)
+    with pytest.raises(TypeError, match="^adjustment must"):
+        exp.simulate_attack(10, bonus=110, maximum_roll=760, armour_rating=580, damage="d8", adjustment=True)

@@ -82,9 +82,10 @@ _SIMPLE_TYPES = frozenset((int, bool, str, type(None)))
 
 def simple_key(values: tuple, held: list) -> tuple | None:
     """``values`` with their exact types, when every one is an int, bool, str, None, a tuple of
-    those or a frozen dataclass (keyed by identity, and appended to ``held`` so that the identity
-    stays its own while the key is used); else None. Equal keys mean identical inputs (1, True
-    and 1.0 stay apart), so a validated result can be reused for them."""
+    those or an instance of an immutable class (see register_immutable: keyed by identity, and
+    appended to ``held`` so that the identity stays its own while the key is used); else None.
+    Equal keys mean identical inputs (1, True and 1.0 stay apart), so a validated result can be
+    reused for them."""
     kinds = tuple(map(type, values))
     if _SIMPLE_TYPES.issuperset(kinds):
         return kinds, values
@@ -97,7 +98,7 @@ def simple_key(values: tuple, held: list) -> tuple | None:
             if inner is None:
                 return None
             key.append((tuple, inner))
-        elif _is_frozen_dataclass(kind):
+        elif kind in _immutable:
             held.append(value)
             key.append((kind, id(value)))
         else:
@@ -105,15 +106,14 @@ def simple_key(values: tuple, held: list) -> tuple | None:
     return tuple(key)
 
 
-_frozen: dict[type, bool] = {}
+_immutable: set[type] = set()
 
 
-def _is_frozen_dataclass(kind: type) -> bool:
-    frozen = _frozen.get(kind)
-    if frozen is None:
-        params = getattr(kind, "__dataclass_params__", None)
-        frozen = _frozen[kind] = params is not None and params.frozen
-    return frozen
+def register_immutable(*classes: type) -> None:
+    """Classes whose instances never change once made and checked (frozen, every field immutable:
+    a Dice, a weapon), so a result checked for one instance stands for that instance. Not, for
+    instance, a frozen class holding a dict or a caller's list."""
+    _immutable.update(classes)
 
 
 def memoize_simple(function: Callable) -> Callable:

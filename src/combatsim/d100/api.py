@@ -34,7 +34,15 @@ from combatsim.d100.layout import (
     damage_column,
 )
 from combatsim.runner import Work, check_run, simulate
-from combatsim.validation import check_bool, check_choice, check_int, check_sequence, memoize_simple, simple_key
+from combatsim.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_sequence,
+    memoize_simple,
+    register_immutable,
+    simple_key,
+)
 
 MAX_SCORE = 1000
 MAX_RANK = 10
@@ -114,6 +122,10 @@ class Weapon:
         check_bool(f"{name}.long_range", self.long_range)
         check_choice(f"{name}.category", self.category, model.CATEGORIES)
         return self
+
+
+# Once its checks pass a Weapon holds only immutable values (ints, a Fraction or text, bools).
+register_immutable(Weapon)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,17 @@ from combatsim.exp.reference import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.runner import Work, check_run, simulate
-from combatsim.validation import check_bool, check_int, check_int_array, check_text, memoize_simple
+from combatsim.validation import (
+    check_bool,
+    check_int,
+    check_int_array,
+    check_text,
+    memoize_simple,
+    register_immutable,
+)
+
+# Checked when made, with immutable fields: a validated setup stands for the same instance.
+register_immutable(Dice, Weapon)
 
 #: Bounds that keep every sum in int64 and every to-hit roll in int32.
 MAX_BONUS = 1_000_000

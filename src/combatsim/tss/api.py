@@ -10,7 +10,7 @@ import numpy as np
 
 from combatsim.dice import Dice
 from combatsim.runner import Work, check_run, simulate
-from combatsim.validation import check_int, memoize_simple
+from combatsim.validation import check_int, memoize_simple, register_immutable
 
 from .model import (
     MAX_ARMOUR_DICE,
@@ -19,6 +19,7 @@ from .model import (
     TIER_NAMES,
     ActionCheck,
     Armour,
+    DamageTier,
     DamageTrack,
     Score,
     Weapon,
@@ -62,6 +63,9 @@ from .reference import (
     R_WOUND,
     ROW_BASE,
 )
+
+# Frozen and checked when made, with immutable fields (not Armour: it holds a dict of dice).
+register_immutable(Dice, Score, ActionCheck, DamageTier, DamageTrack, Weapon)
 
 MAX_CHARACTERS = 64
 MAX_ROUNDS = 100_000
