@@ -58,7 +58,7 @@ def test_fallback_warns_once(monkeypatch):
         resolve_backend("cython")
 
 
-@pytest.mark.parametrize("bad", ["fortran", "", "Numba", 3])
+@pytest.mark.parametrize("bad", ["fortran", "", "Numba", 3, ["cython"], ("cython",)])
 def test_unknown_backend(bad):
     with pytest.raises(ValueError, match="backend must be one of"):
         resolve_backend(bad)

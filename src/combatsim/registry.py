@@ -74,7 +74,7 @@ def resolve_backend(backend: str | None = "auto") -> str:
     global _warned_fallback
     if backend is None:
         backend = "auto"
-    if backend not in BACKEND_CHOICES:
+    if not isinstance(backend, str) or backend not in BACKEND_CHOICES:
         raise ValueError(f"backend must be one of {', '.join(BACKEND_CHOICES)}; got {backend!r}")
     if backend == "auto":
         forced = os.environ.get(BACKEND_ENVIRONMENT_VARIABLE, "").strip()
