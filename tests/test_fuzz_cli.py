@@ -203,34 +203,48 @@ HOSTILE_N = st.one_of(hostile, st.sampled_from(["0", "-1", str(2**62 + 1), "1e30
 
 
 @st.composite
-def command_lines(draw, hostile_share: float = 0.3) -> list[str]:
-    """One command's words, its required flags and some optional ones, each value valid or (with
-    probability about ``hostile_share``) hostile; -n stays small and --json is always given."""
-    name = draw(st.sampled_from(sorted(COMMANDS) if hostile_share else VALID_COMMANDS))
+def command_lines(draw, hostility: str = "some") -> list[str]:
+    """One command's words, its required flags and some optional ones; -n stays small and --json
+    is always given. Their values are all valid (``hostility="none"``), all valid but one
+    (``"one"``: a deep check meets the hostile value), or each hostile with probability 0.3
+    (``"some"``). A hostile-only flag's value is always hostile."""
+    name = draw(st.sampled_from(VALID_COMMANDS if hostility == "none" else sorted(COMMANDS)))
     words, flags, required = COMMANDS[name]
+    included = [(flag, valid, bad) for position, (flag, valid, bad) in enumerate(flags)
+                if not (valid is HOSTILE_ONLY and hostility == "none")
+                and (position < required or draw(st.integers(0, 5 if valid is HOSTILE_ONLY else 1)) == 0)]
+    hostile_only = [flag for flag, valid, _ in included if valid is HOSTILE_ONLY]
+    if hostility == "one" and hostile_only:  # that one flag is the hostile value
+        included = [entry for entry in included if entry[1] is not HOSTILE_ONLY or entry[0] == hostile_only[0]]
+    simulation = any(flag == "--seed" for flag, _, _ in flags)
+    candidates = [flag for flag, valid, _ in included if valid is not None] + (["-n"] if simulation else [])
+    target = None
+    if hostility == "one":
+        target = hostile_only[0] if hostile_only else draw(st.sampled_from(candidates))
+
+    def is_hostile(flag: str, valid) -> bool:
+        if valid is HOSTILE_ONLY or hostility == "one":
+            return valid is HOSTILE_ONLY or flag == target
+        return hostility == "some" and draw(st.floats(0, 1)) < 0.3
+
+    values = {}
     argv = list(words)
-    for position, (flag, valid, bad) in enumerate(flags):
-        if position >= required and not draw(st.booleans()):
-            continue
+    for flag, valid, bad in included:
         if valid is None:
             argv.append(flag)
-            continue
-        if valid is HOSTILE_ONLY and (not hostile_share or (position >= required and draw(st.booleans()))):
-            continue
-        use_hostile = valid is HOSTILE_ONLY or (hostile_share > 0 and draw(st.floats(0, 1)) < hostile_share)
-        value = draw(bad if use_hostile else valid)
+        else:
+            values[flag] = draw(bad if is_hostile(flag, valid) else valid)
+    if name == "curve exp" and hostility != "some" and target not in CURVE_SWEEPS:  # one parameter sweeps
+        flag = draw(st.sampled_from(sorted(CURVE_SWEEPS)))
+        values[flag] = draw(value_range(*CURVE_SWEEPS[flag]))
+    for flag, value in values.items():
         # argparse reads "--bonus -1:5:1" as a flag without its value; the shell user writes "--bonus=-1:5:1"
         argv += [f"{flag}={value}"] if value.startswith("-") else [flag, value]
-    if name == "curve exp" and not hostile_share:  # one parameter sweeps
-        flag = draw(st.sampled_from(sorted(CURVE_SWEEPS)))
-        position = next(i for i, word in enumerate(argv) if word.split("=")[0] == flag)
-        argv[position:position + (1 if "=" in argv[position] else 2)] = [f"{flag}={draw(value_range(*CURVE_SWEEPS[flag]))}"]
-    given = {word.split("=")[0] for word in argv}
     for flag, needed in NEEDS.get(words[-1], {}).items():
-        if flag in given and not {n for n, _ in needed} & given:
+        if flag in values.keys() | set(argv) and not {n for n, _ in needed} & (values.keys() | set(argv)):
             argv += list(needed[0])
-    if "--seed" in [f for f, _, _ in flags]:  # a simulation: keep it small
-        argv += ["-n", draw(HOSTILE_N if hostile_share and draw(st.booleans()) else SMALL_N)]
+    if simulation:  # keep it small
+        argv += ["-n", draw(HOSTILE_N if is_hostile("-n", SMALL_N) else SMALL_N)]
     return [*argv, "--json"]
 
 
@@ -246,27 +260,27 @@ def _check_valid(argv, tmp_path_factory):
 
 
 @settings(max_examples=REDUCED_EXAMPLES)
-@given(argv=command_lines())
+@given(argv=st.one_of(command_lines("one"), command_lines("some")))
 def test_hostile_command_lines_are_answered(tmp_path_factory, argv):
     _check_hostile(argv, tmp_path_factory)
 
 
 @settings(max_examples=REDUCED_EXAMPLES)
-@given(argv=command_lines(hostile_share=0.0))
+@given(argv=command_lines("none"))
 def test_valid_command_lines_run(tmp_path_factory, argv):
     _check_valid(argv, tmp_path_factory)
 
 
 @full_form
 @settings(max_examples=FULL_EXAMPLES)
-@given(argv=command_lines())
+@given(argv=st.one_of(command_lines("one"), command_lines("some")))
 def test_hostile_command_lines_are_answered_full(tmp_path_factory, argv):
     _check_hostile(argv, tmp_path_factory)
 
 
 @full_form
 @settings(max_examples=FULL_EXAMPLES)
-@given(argv=command_lines(hostile_share=0.0))
+@given(argv=command_lines("none"))
 def test_valid_command_lines_run_full(tmp_path_factory, argv):
     _check_valid(argv, tmp_path_factory)
 
