@@ -149,6 +149,7 @@ def test_raw_numbers_with_a_class_and_other_ignored_flags(capsys):
     refused(capsys, ["attack", "tss", *TSS, "--armour-quality", "good"], "--armour-quality needs --armour")
     refused(capsys, ["odds", "tss", *TSS, "--one-step-shift"], "--one-step-shift needs --armour")
     refused(capsys, ["attack", "exp", *EXP, "--scheduler", "tcp://127.0.0.1:1"], "--scheduler needs --executor dask")
+    refused(capsys, ["attack", "exp", *EXP, "--executor", "dask", "--threads", "2"], "--threads applies to local runs")
 
 
 @pytest.mark.parametrize("command", ["attack", "odds"])

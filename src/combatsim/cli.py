@@ -292,9 +292,14 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # --help, or a usage error already printed as one line
         return exit_.code if isinstance(exit_.code, int) else 2
+    except KeyboardInterrupt:  # while the command's modules import: nothing ran yet
+        print("combatsim: interrupted", file=sys.stderr)
+        return 130
     try:
         if getattr(args, "scheduler", None) is not None and args.executor != "dask":
             raise ValueError("--scheduler needs --executor dask")
+        if getattr(args, "executor", "local") == "dask" and getattr(args, "threads", None) is not None:
+            raise ValueError("--threads applies to local runs; with --executor dask each task runs on one worker thread")
         if getattr(args, "executor", "local") == "dask":
             from combatsim.executors import use_executor
 
