@@ -267,6 +267,26 @@ class Combatant:
     resolve: str | int | Score | None = None
 
 
+#: Scores, action checks and weapons parsed from text or ints, by (parser, type, value): parsing
+#: "16/8/4" again costs microseconds; the parsed objects are immutable.
+_parses: dict[tuple, object] = {}
+
+
+def _parsed(parse: Callable, value: object, *field: str) -> object:
+    """``parse(value, *field)``, remembered for text and ints (errors name the field each time)."""
+    kind = type(value)
+    if kind is not str and kind is not int:
+        return parse(value, *field)
+    key = (parse, kind, value)
+    found = _parses.get(key)
+    if found is None:
+        found = parse(value, *field)
+        if len(_parses) >= 4096:
+            _parses.clear()
+        _parses[key] = found
+    return found
+
+
 def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tuple[np.ndarray, int, int]:
     """(characters, n_characters, n_classes): the fight kernel's flat int64 rows (docs/tss.md)."""
     sides = [("side_a", side_a), ("side_b", side_b)]
@@ -285,7 +305,7 @@ def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tup
         weapon = member.weapon
         if isinstance(weapon, str):
             try:
-                weapon = Weapon.make(weapon)
+                weapon = _parsed(Weapon.make, weapon)
             except (ValueError, TypeError) as problem:
                 raise type(problem)(f"{label}.weapon: {problem}") from None
         if not isinstance(weapon, Weapon):
@@ -300,8 +320,8 @@ def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tup
     table = [0] * (len(everyone) * width)
     for i, ((side, label, member), weapon) in enumerate(zip(everyone, weapons, strict=True)):
         row = [0] * width
-        skill = Score.parse(member.skill, f"{label}.skill")
-        check = ActionCheck.parse(member.action_check, f"{label}.action_check").score
+        skill = _parsed(Score.parse, member.skill, f"{label}.skill")
+        check = _parsed(ActionCheck.parse, member.action_check, f"{label}.action_check").score
         row[R_SIDE] = side
         row[R_SKILL : R_SKILL + 3] = (skill.amazing, skill.good, skill.ordinary)
         row[R_ACTION_CHECK : R_ACTION_CHECK + 3] = (check.amazing, check.good, check.ordinary)
@@ -309,7 +329,7 @@ def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tup
         row[R_ATTACK_STEPS] = check_int(f"{label}.attack_steps", member.attack_steps, -1000, MAX_STEPS)
         row[R_DEFENCE_STEPS] = check_int(f"{label}.defence_steps", member.defence_steps, -1000, MAX_STEPS)
         if member.resolve is not None:
-            resolve = Score.parse(member.resolve, f"{label}.resolve")
+            resolve = _parsed(Score.parse, member.resolve, f"{label}.resolve")
             row[R_HAS_RESOLVE] = 1
             row[R_RESOLVE : R_RESOLVE + 3] = (resolve.amazing, resolve.good, resolve.ordinary)
         durability = member.durability
