@@ -294,7 +294,7 @@ def simulate_attacks(
     done = result.items_done
     return AttackResult(
         attacks=done,
-        counts={name: int(value) for name, value in zip(ATTACK_COUNT_NAMES, result.counts, strict=True)},
+        counts=dict(zip(ATTACK_COUNT_NAMES, result.counts.tolist(), strict=True)),
         full_skill=p.full_skill,
         lethality=p.lethality,
         serious_threshold=p.serious_threshold,
@@ -560,8 +560,8 @@ def simulate_fights(
     histogram = result.counts[FIGHT_COUNTS:]
     return FightResult(
         fights=done,
-        counts={name: int(value) for name, value in zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS], strict=True)},
-        rounds_histogram={r: int(c) for r, c in enumerate(histogram) if c},
+        counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
+        rounds_histogram={r: c for r, c in enumerate(histogram.tolist()) if c},
         seed=run.seed,
         backend=backend,
         threads=threads,

@@ -433,7 +433,7 @@ def simulate_fights(
     return FightResult(
         fights=done,
         counts=result.counts[:FIGHT_COUNTS],
-        rounds_histogram={r: int(c) for r, c in enumerate(result.counts[FIGHT_COUNTS:]) if c},
+        rounds_histogram={r: c for r, c in enumerate(result.counts[FIGHT_COUNTS:].tolist()) if c},
         seed=run.seed,
         backend=backend,
         threads=threads,
