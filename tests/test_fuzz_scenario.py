@@ -12,6 +12,7 @@ CI runs the reduced form (REDUCED_EXAMPLES examples a test). The full form:
 from __future__ import annotations
 
 import copy
+import importlib
 import math
 import tomllib
 from pathlib import Path
@@ -119,13 +120,61 @@ def _nested(depth: int, kind: str) -> Raw:
     return Raw("{a = " * depth + "1" + "}" * depth)
 
 
+def _declared_fields(ruleset: str) -> list[tuple[tuple, object]]:
+    """(where in a scenario, Field) for every field its ruleset declares (OPTIONS, MEMBER and their
+    tables): a member's path starts at side 0's first member."""
+    module = importlib.import_module(f"combatsim.{ruleset}.scenario")
+    found = []
+
+    def add(prefix, fields):
+        for field in fields:
+            found.append(((*prefix, field.name), field))
+            if field.kind == "table" and field.fields:
+                add((*prefix, field.name), field.fields)
+
+    add(("options",), module.OPTIONS)
+    add(("sides", 0, "members", 0), module.MEMBER)
+    return found
+
+
+FIELDS = {name: _declared_fields(example["ruleset"]) for name, example in EXAMPLES.items()}
+
+
+def edge_values(field) -> st.SearchStrategy:
+    """Values at and just past a declared field's limits, or beside its choices."""
+    if field.kind == "integer":
+        return st.sampled_from([field.low - 1, field.low, field.high, field.high + 1, float(field.low), str(field.low)])
+    if field.kind == "integers":
+        low, high = field.entries
+        return st.sampled_from([[field.low] * low, [field.high] * high, [field.low - 1] * low, [field.high + 1] * high,
+                                [field.low] * (high + 1), [], [field.low] * max(0, low - 1), [[field.low]] * low])
+    if field.kind == "choice":
+        return st.sampled_from([*field.choices[:1], field.choices[0].upper() if field.choices else "X", "", " ", 1])
+    if field.kind == "boolean":
+        return st.sampled_from([True, 0, 1, "true", "yes"])
+    return hostile_value
+
+
+def _put(scenario, path, value):
+    node = scenario
+    for part in path[:-1]:
+        if isinstance(part, str) and part not in node:
+            node[part] = {}
+        node = node[part]
+    node[path[-1]] = value
+
+
 @st.composite
 def scenarios(draw) -> tuple[str, str]:
-    """An example scenario with 1-3 mutations: a value replaced by a hostile one, a key added or
-    removed, a name with control characters, a value nested deep; as (example, TOML text)."""
+    """An example scenario with up to 3 mutations: a declared field set at or past its limits, a
+    value replaced by a hostile one, a key added or removed, a name with control characters, a
+    value nested deep; as (example, TOML text)."""
     name = draw(st.sampled_from(sorted(EXAMPLES)))
     scenario = copy.deepcopy(EXAMPLES[name])
-    for _ in range(draw(st.integers(1, 3))):
+    path, field = draw(st.sampled_from(FIELDS[name]))  # one declared field at or past its edges
+    if draw(st.booleans()):
+        _put(scenario, path, draw(edge_values(field)))
+    for _ in range(draw(st.integers(0, 2))):
         paths = [path for path, _ in _paths(scenario) if path]
         path = draw(st.sampled_from(paths))
         mutation = draw(st.sampled_from(["replace", "replace", "replace", "unknown key", "remove", "name", "nest"]))
