@@ -376,7 +376,7 @@ def simulate(
     if run.executor.name == "dask":
         result = run_dask(run.executor, kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
                           params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
-                          chunk_size=run.chunk_size, progress=run.progress, work_per_item=work.most)
+                          chunk_size=run.chunk_size, progress=run.progress, work=work)
         return result, run.backend, threads
     result = run_kernel(
         get_kernel(kernel_name, run.backend),
