@@ -28,6 +28,9 @@ from dataclasses import dataclass
 
 import pytest
 
+if not sys.platform.startswith("linux"):  # fork, /proc and wait4's maxrss in kilobytes
+    pytest.skip("the fuzz sandbox runs on Linux", allow_module_level=True)
+
 TIME_BOUND = 5.0
 MEMORY_BOUND_MB = 200
 #: The address-space cap in each child, far above the bound: only a guard for the machine.
@@ -52,7 +55,7 @@ def full_form(test):
 
 
 SERVER = r'''
-import io, json, os, resource, signal, sys, tempfile, time, traceback
+import json, os, resource, signal, sys, tempfile, time, traceback
 
 protocol = os.fdopen(os.dup(1), "w", buffering=1)
 devnull = os.open(os.devnull, os.O_WRONLY)
