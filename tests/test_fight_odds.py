@@ -18,6 +18,10 @@ from combatsim.fight_odds.exp import ExpChain
 from combatsim.scenario import ScenarioError, load, resolve, ruleset_module
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
+#: The million-fight agreement tests run only when ``-m slow`` selects them (minutes of CPU).
+million_fights = pytest.mark.skipif(
+    "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
+    reason="the million-fight form: pytest -m slow tests/test_fight_odds.py")
 
 
 def creature(name: str, hit_points: int, armour_rating: int, bonus: int, damage: str, *, weapon_type: str = "A",
@@ -125,14 +129,14 @@ def test_too_many_states_is_one_line_before_any_work():
 # --- agreement with the fight kernels -------------------------------------------------------------
 
 
-def agree(scenario, n: int, seed: int = 11) -> None:
+def agree(scenario, n: int, seed: int = 11, max_states: int = 10**8, backend: str = "auto") -> None:
     """Each side's wins, the draws (with unfinished fights, which the kernels count as draws) and
     the mean length agree with n simulated fights within 5 sigma."""
-    odds = fight_odds(scenario)
-    summary = ruleset_module(scenario.ruleset).run(scenario.spec, n=n, seed=seed, backend="auto", threads=None)
+    odds = fight_odds(scenario, max_states=max_states)
+    summary = ruleset_module(scenario.ruleset).run(scenario.spec, n=n, seed=seed, backend=backend, threads=None)
     assert summary.fights == n
     expected = [*odds.wins, odds.draws + odds.unfinished]
-    observed = [*summary.wins, summary.draws]
+    observed = [*summary.wins, summary.draws + getattr(summary, "unfinished", 0)]
     for p, count in zip(expected, observed, strict=True):
         p = float(p)
         assert abs(count / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12, (scenario.name, expected, observed)
@@ -164,6 +168,7 @@ def test_exp_odds_agree_with_the_kernels(tmp_path):
 
 
 @pytest.mark.slow
+@million_fights
 def test_exp_odds_agree_with_the_kernels_a_million_fights(tmp_path):
     for scenario in exp_cases(tmp_path):
         agree(scenario, n=1_000_000, seed=12)
@@ -329,6 +334,110 @@ def test_tss_odds_agree_with_the_kernels(tmp_path):
 
 
 @pytest.mark.slow
+@million_fights
 def test_tss_odds_agree_with_the_kernels_a_million_fights(tmp_path):
     for scenario in [example("tss"), *tss_cases(tmp_path, rounds=50)[1:]]:
         agree(scenario, n=1_000_000, seed=12)
+
+
+# --- d100 -----------------------------------------------------------------------------------------
+
+
+POLICY_NAMES = ("attack", "quick_attack", "defend", "flee", "press", "disengage", "charge", "take_cover")
+
+
+def d100_member(fighting=50, lethality=40, severity="1", category="melee", policy: str = "attack = 100",
+                extra: str = "") -> str:
+    weights = dict.fromkeys(POLICY_NAMES, 0)
+    for line in policy.splitlines():
+        name, _, value = line.partition("=")
+        weights[name.strip()] = int(value)
+    policy = "\n".join(f"{name} = {value}" for name, value in weights.items())
+    return f'''
+[[sides.members]]
+fighting = {fighting}
+parkour = 40
+perception = 40
+weapon = {{ lethality = {lethality}, severity = "{severity}", category = "{category}" }}
+{extra}
+[sides.members.policy]
+{policy}
+'''
+
+
+def d100_scenario(tmp_path: Path, sides: list[list[str]], passes=1, max_rounds=1, ambush_side=-1, name="d"):
+    text = (f'ruleset = "d100"\nname = "{name}"\n[options]\npasses = {passes}\nmax_rounds = {max_rounds}\n'
+            f'ambush_side = {ambush_side}\n')
+    for index, members in enumerate(sides):
+        text += f'[[sides]]\nname = "side {index}"\n' + "".join(members)
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return load(path)
+
+
+def test_d100_one_pass_by_hand(tmp_path):
+    """Both attack (RULINGS: standard attacks of a pass land together). A succeeds on 1..50 and is
+    lethal on a damage d100 of 1..40: 1/5; B on 1..25 and 1..20: 1/20; severity 1 makes no
+    serious wounds. A wins 1/5 x 19/20 = 19/100, B 1/20 x 4/5 = 1/25, both go out 1/100, and
+    76/100 is unfinished after the one pass."""
+    scenario = d100_scenario(tmp_path, [[d100_member(50, 40)], [d100_member(25, 20)]])
+    odds = fight_odds(scenario, method="exact")
+    assert odds.method == "exact"
+    assert odds.wins == [Fraction(19, 100), Fraction(1, 25)]
+    assert odds.draws == Fraction(1, 100) and odds.unfinished == Fraction(76, 100)
+    assert odds.escapes == 0 and odds.wins_by_flight == [0, 0]
+
+
+def test_d100_flight_by_hand(tmp_path):
+    """A always flees, B always shoots (a carbine: no engagement). B's declaration targets A, so A
+    must roll: its flee target is floor((50 + 40) / 2) = 45. Attacks come first: B succeeds on
+    1..50 and is lethal on 1..40 (1/5): A is out, a plain win. Otherwise A flees with 45/100: B
+    wins by flight; else the pass ends with both in."""
+    scenario = d100_scenario(tmp_path, [[d100_member(policy="flee = 100")], [d100_member(category="carbine")]])
+    odds = fight_odds(scenario, method="exact")
+    assert odds.wins_by_flight == [0, Fraction(4, 5) * Fraction(45, 100)]
+    assert odds.wins == [0, Fraction(1, 5) + Fraction(4, 5) * Fraction(45, 100)]
+    assert odds.escapes == Fraction(4, 5) * Fraction(45, 100)
+    assert odds.unfinished == Fraction(4, 5) * Fraction(55, 100)
+
+
+def test_d100_mirror_match_is_exactly_even(tmp_path):
+    member = d100_member(55, 30, "2", policy="attack = 40\nquick_attack = 10\ndefend = 10\nflee = 5\npress = 10\n"
+                                            "disengage = 5\ncharge = 10\ntake_cover = 10")
+    odds = fight_odds(d100_scenario(tmp_path, [[member], [member]], passes=2, max_rounds=2), method="exact")
+    assert odds.wins[0] == odds.wins[1] and odds.wins_by_flight[0] == odds.wins_by_flight[1]
+    assert sum(odds.wins) + odds.draws + odds.unfinished == 1
+
+
+def d100_cases(tmp_path, rounds: int) -> list:
+    default = ("attack = 40\nquick_attack = 10\ndefend = 10\nflee = 5\npress = 10\ndisengage = 5\ncharge = 10\n"
+               "take_cover = 10")
+    return [
+        example("d100", [f"options.max_rounds={rounds}"]),
+        # lopsided: the guard without armour and with a weak carbine
+        example("d100", [f"options.max_rounds={rounds}", "sides[1].members[0].torso=none",
+                         "sides[1].members[0].helmet=false", "sides[1].members[0].weapon.lethality=10"]),
+        # close: a melee fighter against a ranged one, both with the default policy
+        d100_scenario(tmp_path, [[d100_member(55, 30, "2", policy=default)],
+                                 [d100_member(52, 35, "1.5", "pistol", policy=default)]],
+                      passes=2, max_rounds=rounds, name="close"),
+        # teams: two against one, with an ambush
+        d100_scenario(tmp_path, [[d100_member(45, 20, "2", policy="attack = 60\nquick_attack = 20\ntake_cover = 20"),
+                                  d100_member(40, 25, "1.5", "thrown", policy="attack = 70\nflee = 30")],
+                                 [d100_member(60, 35, "2", policy="attack = 50\ncharge = 30\ndefend = 20")]],
+                      passes=1, max_rounds=rounds, ambush_side=1, name="teams"),
+    ]
+
+
+@pytest.mark.parametrize("backend", ["numba", "cython"])
+def test_d100_odds_agree_with_the_kernels(tmp_path, backend):
+    for scenario in d100_cases(tmp_path, rounds=1):
+        agree(scenario, n=40_000, backend=backend)
+
+
+@pytest.mark.slow
+@million_fights
+@pytest.mark.parametrize("backend", ["numba", "cython"])
+def test_d100_odds_agree_with_the_kernels_a_million_fights(tmp_path, backend):
+    for scenario in [example("d100"), *d100_cases(tmp_path, rounds=20)[1:]]:
+        agree(scenario, n=1_000_000, seed=12, backend=backend)

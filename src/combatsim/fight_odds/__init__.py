@@ -85,8 +85,9 @@ def _chain(scenario):
         from combatsim.fight_odds.tss import TssChain
 
         return TssChain(scenario.spec)
-    raise ValueError(f"ruleset: exact fight odds cover exp and tss so far, not {scenario.ruleset!r}; "
-                     f"simulate it with combatsim fight --target-error")
+    from combatsim.fight_odds.d100 import D100Chain
+
+    return D100Chain(scenario.spec)
 
 
 def check_method(method: str) -> None:

@@ -17,6 +17,8 @@ from fractions import Fraction
 UNIT_ROUNDOFF = 2.0**-53
 #: float64 chains drop states less likely than this (their mass joins the error bound).
 PRUNE_BELOW = 1e-13
+#: Tallied besides a fight's outcome (so not part of the length distribution).
+OVERLAPPING = {("escapes",)}
 #: Outcomes of a fight, in report order; ``wins`` and ``wins_by_flight`` are per side.
 OUTCOMES = ("wins", "wins_by_flight", "escapes", "draws", "unfinished")
 
@@ -94,8 +96,9 @@ class Tally:
     def lengths(self) -> dict[int, Fraction | float]:
         self.flush()
         out: dict[int, Fraction | float] = {}
-        for (_, length), p in self.ended.items():
-            out[length] = out.get(length, 0) + p
+        for (key, length), p in self.ended.items():
+            if key not in OVERLAPPING:
+                out[length] = out.get(length, 0) + p
         return dict(sorted(out.items()))
 
     def error_bound(self) -> float:

@@ -1,0 +1,434 @@
+"""Exact odds of a d100 fight (RULINGS.md, d100; docs/d100.md, section 8), by stepping the
+distribution of the fight's state one pass at a time.
+
+The state is what the rules track per combatant: in the fight, out or escaped; deadly flesh and
+serious wounds (a lethal wound takes it out); in cover; dual wield on; failed flee attempts
+(until the flee target reaches its cap); its engagement partner; and whether it has been
+targeted this round. A pass follows the rulings' order: every declaration (one policy d100
+each); all quick attacks (quick attack, charge) rolled against the state at the start of the
+pass, their wounds landing together; then the standard attacks (attack, a press not spent
+blocking) of everyone not yet out, against the state after the quick attacks, landing together;
+then engagement, cover, dual wield, disengage contests and flight, in table order. A combatant
+that flees leaves the fight: an escape. A side wins when it still has someone in the fight and
+no foe does, by flight when one of those foes escaped; nobody left on either side is a draw.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from combatsim.d100 import model
+from combatsim.d100.layout import (
+    ACTION_ATTACK,
+    ACTION_CHARGE,
+    ACTION_DEFEND,
+    ACTION_DISENGAGE,
+    ACTION_FLEE,
+    ACTION_NONE,
+    ACTION_PRESS,
+    ACTION_QUICK_ATTACK,
+    ACTION_TAKE_COVER,
+    ACTION_TOGGLE_DUAL_WIELD,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    CONTEST_FIELDS,
+    POLICY_ACTIONS,
+    damage_column,
+)
+from combatsim.fight_odds.chain import Tally, check_states
+
+D100 = 100
+IN, OUT, ESCAPED = 0, 1, 2
+#: Per combatant: status, deadly flesh, serious, in cover, dual wield on, failed flee attempts, partner.
+STATUS, FLESH, SERIOUS, COVER, DUAL, FAILED, PARTNER = range(7)
+GONE = (OUT, 0, 0, False, False, 0, -1)
+
+
+def contest_tier(roll: int, bars) -> int:
+    """Tier of a d100 ``roll`` against (critical, hard, success, critical-failure) bars."""
+    if roll <= bars[0]:
+        return model.CRITICAL_SUCCESS
+    if roll <= bars[1]:
+        return model.HARD_SUCCESS
+    if roll <= bars[2]:
+        return model.SUCCESS
+    return model.CRITICAL_FAILURE if roll > bars[3] else model.FAILURE
+
+
+def first_wins(bars, other_bars) -> Fraction:
+    """A quick contest: the better tier wins, then the larger margin (capped target - roll); a
+    full tie goes to the other side (the defender, or the blocker)."""
+    wins = 0
+    for roll in range(1, D100 + 1):
+        own = contest_tier(roll, bars)
+        for other in range(1, D100 + 1):
+            theirs = contest_tier(other, other_bars)
+            wins += own < theirs or (own == theirs and bars[4] - roll > other_bars[4] - other)
+    return Fraction(wins, D100 * D100)
+
+
+class D100Chain:
+    """The fight's chain for one scenario spec (combatsim.d100.scenario.build)."""
+
+    step_unit = "rounds"
+    notes = ("escapes: the chance that at least one combatant flees successfully (it overlaps the other "
+             "outcomes); draws: nobody left on either side; unfinished: max_rounds came first",)
+
+    def __init__(self, spec: dict) -> None:
+        from combatsim.d100.api import fight_table
+
+        self.table = [[int(v) for v in row] for row in fight_table(spec["combatants"], spec["taper"])]
+        self.count = len(self.table)
+        self.passes = spec["passes"]
+        self.max_rounds = spec["max_rounds"]
+        self.ambush_side = spec["ambush_side"]
+        self.side = [row[C_SIDE] for row in self.table]
+        self.foes = [[o for o in range(self.count) if self.side[o] != self.side[c]] for c in range(self.count)]
+        # failed flee attempts beyond this make no difference: the flee target is capped
+        self.flee_cap = [max(0, -(-(model.TARGET_CAP - row[C_FLEE_BASE]) // model.FLEE_STEP)) for row in self.table]
+
+    def state_bound(self) -> int:
+        """Out, escaped, or in with its wounds, cover, dual wield, failed flee attempts and partner;
+        times who has been targeted this round."""
+        per = [2 + 3 * 2 * 2 * (2 if row[C_DUAL_ALLOWED] else 1) * (self.flee_cap[c] + 1) * (len(self.foes[c]) + 1)
+               for c, row in enumerate(self.table)]
+        return math.prod(per) * 2**self.count
+
+    def run(self, tally: Tally, max_states: int) -> int:
+        check_states(self.state_bound(), max_states)
+        self.exact = tally.exact
+        self.one = Fraction(1) if tally.exact else 1.0
+        self._attack_laws: dict[tuple, list] = {}
+        self._contests: dict[tuple, object] = {}
+        self._passes: dict[tuple, list] = {}
+        start = tuple((IN, 0, 0, False, False, 0, -1) for _ in range(self.count))
+        distribution = {}
+        for surprised, w in self._ambush().items():
+            key = (start, (False,) * self.count, surprised)
+            distribution[key] = distribution.get(key, 0) + w
+        peak = len(distribution)
+        for round_number in range(1, self.max_rounds + 1):
+            for pass_number in range(1, self.passes + 1):
+                tally.next_step(1)
+                following: dict[tuple, object] = {}
+                for state, weight in distribution.items():
+                    people, targeted, surprised = state
+                    if pass_number == 1:
+                        targeted = (False,) * self.count
+                    for result, p in self._pass(people, targeted, surprised):
+                        if result[0] == "end":
+                            for key in result[1]:
+                                tally.add(key, weight * p, length=round_number)
+                        else:
+                            following[result] = following.get(result, 0) + weight * p
+                            tally.operations += 2
+                distribution = tally.prune(following)
+                peak = max(peak, len(distribution))
+                check_states(len(distribution), max_states)
+            if round_number == self.max_rounds:
+                for (people, _, _), weight in distribution.items():
+                    tally.add(("unfinished",), weight, length=round_number)
+                    if any(person[STATUS] == ESCAPED for person in people):
+                        tally.add(("escapes",), weight, length=round_number)
+                distribution = {}
+            if not distribution:
+                break
+        tally.flush()
+        return peak
+
+    def _probability(self, value: Fraction):
+        return value if self.exact else float(value)
+
+    def _ambush(self) -> dict[tuple, object]:
+        """Who is surprised: each member of the ambushed side, in table order, against one ambusher
+        (cycling) in a quick contest; ties go to the defender."""
+        out = {(False,) * self.count: self.one}
+        if self.ambush_side is None:
+            return out
+        ambushers = [c for c in range(self.count) if self.side[c] == self.ambush_side]
+        rank = 0
+        for d in range(self.count):
+            if self.side[d] == self.ambush_side:
+                continue
+            a = ambushers[rank % len(ambushers)]
+            rank += 1
+            p = self._probability(first_wins(self.table[a][C_AMBUSH_ATTACK:C_AMBUSH_ATTACK + CONTEST_FIELDS],
+                                             self.table[d][C_AMBUSH_DEFEND:C_AMBUSH_DEFEND + CONTEST_FIELDS]))
+            following = {}
+            for key, w in out.items():
+                for surprised, q in ((True, p), (False, 1 - p)):
+                    if q:
+                        new = (*key[:d], surprised, *key[d + 1:])
+                        following[new] = following.get(new, 0) + w * q
+            out = following
+        return out
+
+    # --- one pass ---------------------------------------------------------------------------------
+
+    def _pass(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
+        """The pass's results from a state: [(("end", keys) or the next state, probability)]."""
+        key = (people, targeted, surprised)
+        cached = self._passes.get(key)
+        if cached is None:
+            results: dict[tuple, object] = {}
+            first = any(surprised)
+            for declared, p in self._declarations(people, targeted, surprised):
+                for result, q in self._resolve(people, *declared):
+                    if result[0] != "end":
+                        result = (result[0], result[1], (False,) * self.count if first else surprised)
+                    results[result] = results.get(result, 0) + p * q
+            cached = self._passes[key] = list(results.items())
+        return cached
+
+    def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
+        """[((actions, targets, targeted), probability)]: one policy d100 per combatant in the fight."""
+        branches = [((), (), targeted, self.one)]
+        for c in range(self.count):
+            person = people[c]
+            if person[STATUS] != IN or surprised[c]:
+                branches = [((*a, ACTION_NONE), (*t, -1), marks, w) for a, t, marks, w in branches]
+                continue
+            row = self.table[c]
+            engaged = person[PARTNER] >= 0
+            target = person[PARTNER] if engaged else next(o for o in self.foes[c] if people[o][STATUS] == IN)
+            choices: dict[int, Fraction] = {}
+            low = 0
+            for index, action in enumerate(POLICY_ACTIONS):
+                high = row[C_POLICY + index]
+                if high > low:
+                    if row[C_DUAL_ALLOWED] and not person[DUAL]:
+                        action = ACTION_TOGGLE_DUAL_WIELD
+                    elif action == ACTION_FLEE and engaged:
+                        action = ACTION_DISENGAGE  # flee is blocked while engaged
+                    elif action == ACTION_DISENGAGE and not engaged:
+                        action = ACTION_ATTACK
+                    choices[action] = choices.get(action, 0) + Fraction(high - low, D100)
+                low = max(low, high)
+            following = []
+            for a, t, marks, w in branches:
+                for action, p in choices.items():
+                    new_marks = marks
+                    if action in (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_CHARGE, ACTION_PRESS):
+                        new_marks = (*marks[:target], True, *marks[target + 1:])
+                    following.append(((*a, action), (*t, target), new_marks, w * self._probability(p)))
+            branches = following
+        return [((a, t, marks), w) for a, t, marks, w in branches]
+
+    def _attack_law(self, c: int, t: int, steps: int, cover: bool, dual: bool) -> list:
+        """[(wounds dealt, in order, probability)]: one attack roll and, on a success, each weapon's
+        damage d100 (both weapons when dual wielding)."""
+        key = (c, t, steps, cover, dual)
+        law = self._attack_laws.get(key)
+        if law is None:
+            row = self.table[c]
+            bars = row[C_ATTACK + 4 * steps:C_ATTACK + 4 * steps + 4]
+            successes = sum(contest_tier(roll, bars) <= model.SUCCESS for roll in range(1, D100 + 1))
+            per_weapon = []
+            for w in range(2 if dual else 1):
+                column = damage_column(w, int(cover), self.table[t][C_ARMOUR], int(dual))
+                lethal = min(max(row[column], 0), D100)
+                serious = min(max(row[column + 1], lethal), D100)
+                wound_law = {model.LETHAL: Fraction(lethal, D100), model.SERIOUS: Fraction(serious - lethal, D100),
+                             model.FLESH: Fraction(D100 - serious, D100)}
+                per_weapon.append([((wound, bool(row[C_NONLETHAL + w])), p) for wound, p in wound_law.items() if p])
+            combined: dict[tuple, Fraction] = {(): Fraction(D100 - successes, D100)}
+            hits: dict[tuple, Fraction] = {(): Fraction(successes, D100)}
+            for weapon in per_weapon:
+                hits = {(*wounds, wound): p * q for wounds, p in hits.items() for wound, q in weapon}
+            for wounds, p in hits.items():
+                combined[wounds] = combined.get(wounds, 0) + p
+            law = self._attack_laws[key] = [(wounds, self._probability(p)) for wounds, p in combined.items() if p]
+        return law
+
+    def _contest(self, disengager: int, blocker: int):
+        key = (disengager, blocker)
+        if key not in self._contests:
+            self._contests[key] = self._probability(first_wins(
+                self.table[disengager][C_PRESS:C_PRESS + CONTEST_FIELDS],
+                self.table[blocker][C_PRESS:C_PRESS + CONTEST_FIELDS]))
+        return self._contests[key]
+
+    def _resolve(self, people: tuple, actions: tuple, targets: tuple, targeted: tuple) -> list:
+        """The attacks and moves of a pass after its declarations: [(result, probability)]."""
+        m = self.count
+        defending = [a == ACTION_DEFEND for a in actions]
+        worlds = [([list(person) for person in people], [0] * m, [-1] * m, self.one)]  # people, lethal, attacked
+
+        def batch(worlds: list, quick: bool) -> list:
+            out = []
+            for state, lethal, attacked, weight in worlds:
+                branches = [(state, lethal, attacked, weight)]
+                for c in range(m):
+                    if state[c][STATUS] != IN:
+                        continue
+                    action = actions[c]
+                    if quick:
+                        if action not in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
+                            continue
+                    elif not (action == ACTION_ATTACK or (action == ACTION_PRESS and not (
+                            actions[targets[c]] == ACTION_DISENGAGE and targets[targets[c]] == c))):
+                        continue
+                    following = []
+                    for s, lethal_now, attacked_now, w in branches:
+                        t = targets[c]
+                        if s[t][STATUS] != IN:  # out in the quick attacks: the first opponent still in
+                            t = next((o for o in self.foes[c] if s[o][STATUS] == IN), -1)
+                            if t < 0:
+                                following.append((s, lethal_now, attacked_now, w))
+                                continue
+                        ranged = bool(self.table[c][C_RANGED])
+                        cover = s[t][COVER] and ranged  # cover counts for ranged attacks only
+                        dual = s[c][DUAL]
+                        steps = int(quick) + int(dual) + int(cover) + int(defending[t])
+                        attacked_after = attacked_now.copy()
+                        attacked_after[c] = t
+                        for wounds, p in self._attack_law(c, t, steps, cover, dual):
+                            s2, lethal2 = s, lethal_now
+                            if wounds:
+                                s2 = [person.copy() for person in s]
+                                lethal2 = lethal_now.copy()
+                                for wound, nonlethal in wounds:
+                                    flesh, serious, dead, _, _ = model.record_wound(
+                                        s2[t][FLESH], s2[t][SERIOUS], lethal2[t], wound, nonlethal)
+                                    s2[t][FLESH], s2[t][SERIOUS], lethal2[t] = flesh, serious, dead
+                            following.append((s2, lethal2, attacked_after, w * p))
+                    branches = following
+                for s, lethal_now, attacked_now, w in branches:
+                    s = [person.copy() for person in s]
+                    for t in range(m):
+                        if lethal_now[t] and s[t][STATUS] == IN:
+                            self._take_out(s, t, OUT)
+                    out.append((s, lethal_now, attacked_now, w))
+            return out
+
+        worlds = batch(batch(worlds, quick=True), quick=False)
+        results: list = []
+        for state, _, attacked, weight in worlds:
+            ended = self._decided(state)
+            if ended:
+                results.append((("end", ended), weight))
+                continue
+            self._engage(state, actions, attacked)
+            for final, w in self._moves(state, actions, targets, targeted):
+                ended = self._decided(final)
+                if ended:
+                    results.append((("end", ended), weight * w))
+                else:
+                    people_after = tuple(GONE if p[STATUS] == OUT else tuple(p) if p[STATUS] == IN else
+                                         (ESCAPED, 0, 0, False, False, 0, -1) for p in final)
+                    results.append(((people_after, targeted), weight * w))
+        return results
+
+    def _take_out(self, state: list, c: int, status: int) -> None:
+        partner = state[c][PARTNER]
+        if partner >= 0 and state[partner][PARTNER] == c:
+            state[partner][PARTNER] = -1
+        state[c][STATUS] = status
+        state[c][PARTNER] = -1
+
+    def _release(self, state: list, c: int) -> None:
+        partner = state[c][PARTNER]
+        if partner >= 0 and state[partner][PARTNER] == c:
+            state[partner][PARTNER] = -1
+        state[c][PARTNER] = -1
+
+    def _engage(self, state: list, actions: tuple, attacked: list) -> None:
+        """An engaging attack (a charge with any weapon, or a melee attack) pairs attacker and target
+        when both are still in, unless either made or took another engaging attack this pass; a
+        charger leaves its cover."""
+        m = self.count
+
+        def engaging(c: int) -> int:
+            t = attacked[c]
+            return t if t >= 0 and (actions[c] == ACTION_CHARGE or not self.table[c][C_RANGED]) else -1
+
+        involved = [set() for _ in range(m)]
+        for c in range(m):
+            if attacked[c] >= 0 and actions[c] == ACTION_CHARGE:
+                state[c][COVER] = False
+            t = engaging(c)
+            if t >= 0:
+                involved[c].add(t)
+                involved[t].add(c)
+        for c in range(m):
+            t = engaging(c)
+            if (t >= 0 and state[c][STATUS] == IN and state[t][STATUS] == IN and involved[c] == {t}
+                    and involved[t] == {c} and state[c][PARTNER] != t):
+                self._release(state, c)
+                self._release(state, t)
+                state[c][PARTNER], state[t][PARTNER] = t, c
+
+    def _moves(self, state: list, actions: tuple, targets: tuple, targeted: tuple) -> list:
+        """Take cover, dual wield, disengage and flee, in table order: [(state, probability)]."""
+        branches = [(state, self.one)]
+        for c in range(self.count):
+            action = actions[c]
+            following = []
+            for s, w in branches:
+                if s[c][STATUS] != IN:
+                    following.append((s, w))
+                    continue
+                if action == ACTION_TAKE_COVER:
+                    s = [p.copy() for p in s]
+                    s[c][COVER] = True
+                    following.append((s, w))
+                elif action == ACTION_TOGGLE_DUAL_WIELD:
+                    s = [p.copy() for p in s]
+                    s[c][DUAL] = True
+                    following.append((s, w))
+                elif action == ACTION_DISENGAGE:
+                    partner = s[c][PARTNER]
+                    if partner < 0:
+                        following.append((s, w))
+                    elif actions[partner] == ACTION_PRESS and targets[partner] == c:
+                        p = self._contest(c, partner)
+                        released = [q.copy() for q in s]
+                        self._release(released, c)
+                        following.extend([(released, w * p), (s, w * (1 - p))])
+                    else:
+                        released = [q.copy() for q in s]
+                        self._release(released, c)
+                        following.append((released, w))
+                elif action == ACTION_FLEE:
+                    if s[c][PARTNER] >= 0:
+                        following.append((s, w))  # engaged by an attack this pass: blocked
+                        continue
+                    fled = [q.copy() for q in s]
+                    self._take_out(fled, c, ESCAPED)
+                    if not targeted[c]:
+                        following.append((fled, w))  # nobody targets it: it leaves without a roll
+                        continue
+                    flee_target = min(model.TARGET_CAP,
+                                      self.table[c][C_FLEE_BASE] + model.FLEE_STEP * s[c][FAILED])
+                    p = self._probability(Fraction(max(0, min(flee_target, D100)), D100))
+                    stayed = [q.copy() for q in s]
+                    stayed[c][FAILED] = min(stayed[c][FAILED] + 1, self.flee_cap[c])
+                    stayed[c][COVER] = True  # a failure leaves it in cover at its position
+                    following.extend([(fled, w * p), (stayed, w * (1 - p))])
+                else:
+                    following.append((s, w))
+            branches = [(s, w) for s, w in following if w]
+        return branches
+
+    def _decided(self, state: list) -> tuple:
+        """The outcome keys when a side has nobody left in the fight, else ()."""
+        standing = [any(state[c][STATUS] == IN and self.side[c] == side for c in range(self.count)) for side in (0, 1)]
+        if standing[0] and standing[1]:
+            return ()
+        escaped = [c for c in range(self.count) if state[c][STATUS] == ESCAPED]
+        keys: tuple = (("escapes",),) if escaped else ()
+        if not (standing[0] or standing[1]):
+            return (("draws",), *keys)
+        winner = 0 if standing[0] else 1
+        by_flight = any(self.side[c] != winner for c in escaped)
+        return (("wins_by_flight" if by_flight else "wins", winner), *keys)
