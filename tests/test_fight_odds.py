@@ -136,7 +136,7 @@ def agree(scenario, n: int, seed: int = 11, max_states: int = 10**8, backend: st
     summary = ruleset_module(scenario.ruleset).run(scenario.spec, n=n, seed=seed, backend=backend, threads=None)
     assert summary.fights == n
     expected = [*odds.wins, odds.draws + odds.unfinished]
-    observed = [*summary.wins, summary.draws + getattr(summary, "unfinished", 0)]
+    observed = [*summary.wins, summary.draws + (getattr(summary, "unfinished", None) or 0)]
     for p, count in zip(expected, observed, strict=True):
         p = float(p)
         assert abs(count / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12, (scenario.name, expected, observed)
