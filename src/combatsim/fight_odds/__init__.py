@@ -18,7 +18,8 @@ from combatsim.fight_odds.chain import Tally, TooManyStates, fraction_text
 __all__ = ["DEFAULT_MAX_STATES", "FightOdds", "TooManyStates", "fight_odds"]
 
 DEFAULT_MAX_STATES = 10_000_000
-#: Above this many states (its bound), "auto" computes in float64 rather than exact fractions.
+#: Above this many states (its bound), "auto" computes in float64 rather than exact fractions
+#: (a chain may set a lower ``exact_states`` where its exact arithmetic is dearer).
 EXACT_STATES = 100_000
 METHODS = ("auto", "exact", "float64")
 
@@ -109,7 +110,7 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     started = time.perf_counter()
     chain = _chain(scenario)
     bound = chain.state_bound()
-    exact = method == "exact" or (method == "auto" and bound <= EXACT_STATES)
+    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES))
     tally = Tally(exact)
     peak = chain.run(tally, max_states)
     probability = tally.probability

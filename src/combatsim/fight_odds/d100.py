@@ -81,6 +81,8 @@ class D100Chain:
     """The fight's chain for one scenario spec (combatsim.d100.scenario.build)."""
 
     step_unit = "rounds"
+    #: "auto" is exact up to this many states: the d100 chain's transitions are Fractions
+    exact_states = 1_000
     notes = ("escapes: the chance that at least one combatant flees successfully (it overlaps the other "
              "outcomes); draws: nobody left on either side; unfinished: max_rounds came first",)
 
@@ -422,7 +424,10 @@ class D100Chain:
 
     def _decided(self, state: list) -> tuple:
         """The outcome keys when a side has nobody left in the fight, else ()."""
-        standing = [any(state[c][STATUS] == IN and self.side[c] == side for c in range(self.count)) for side in (0, 1)]
+        standing = [False, False]
+        for c in range(self.count):
+            if state[c][STATUS] == IN:
+                standing[self.side[c]] = True
         if standing[0] and standing[1]:
             return ()
         escaped = [c for c in range(self.count) if state[c][STATUS] == ESCAPED]
