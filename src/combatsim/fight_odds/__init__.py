@@ -21,6 +21,9 @@ DEFAULT_MAX_STATES = 10_000_000
 #: Above this many states (its bound), "auto" computes in float64 rather than exact fractions
 #: (a chain may set a lower ``exact_states`` where its exact arithmetic is dearer).
 EXACT_STATES = 100_000
+#: ... and when the common denominator after the step limit has at most this many digits: exact
+#: integers grow with every step, so a limit of 10^5 rounds would make numbers of millions of digits.
+EXACT_DIGITS = 20_000
 METHODS = ("auto", "exact", "float64")
 
 
@@ -110,7 +113,8 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     started = time.perf_counter()
     chain = _chain(scenario)
     bound = chain.state_bound()
-    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES))
+    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
+                                  and chain.exact_digits() <= EXACT_DIGITS)
     tally = Tally(exact)
     peak = chain.run(tally, max_states)
     probability = tally.probability

@@ -99,6 +99,11 @@ class D100Chain:
         # failed flee attempts beyond this make no difference: the flee target is capped
         self.flee_cap = [max(0, -(-(model.TARGET_CAP - row[C_FLEE_BASE]) // model.FLEE_STEP)) for row in self.table]
 
+    def exact_digits(self) -> int:
+        """About the digits of the exact denominators after max_rounds: each pass rolls a few d100s
+        per combatant (policy, attack, two damage dice, flee or contest)."""
+        return self.max_rounds * self.passes * self.count * 10 + 1
+
     def state_bound(self) -> int:
         """Out, escaped, or in with its wounds, cover, dual wield, failed flee attempts and partner;
         times who has been targeted this round."""

@@ -93,6 +93,13 @@ class ExpChain:
         self.start = (tuple(c.hit_points for c in self.members),
                       tuple(c.weapon.shots(c.ammunition) for c in self.members))
 
+    def exact_digits(self) -> int:
+        """Digits of the common denominator after the unit limit (each unit multiplies it by every
+        attacker's denominator, at most 1000 ** rolls x (4 sides ** dice) ** rolls... bounded here
+        by the laws' own denominators)."""
+        _, denominators = self._laws(True)
+        return int(self.unit_limit * sum(math.log10(d) for d in denominators)) + 1
+
     def state_bound(self) -> int:
         """Hit points 0..HP of each combatant times the shots left of each limited weapon."""
         hit_points, shots = self.start
@@ -180,11 +187,21 @@ class ExpChain:
                         else:
                             fallen += w * p
                 tally.operations += 2 * len(law) * len(points)
-                points = following
-            elif tally.exact:
-                points = {h: w * denominator for h, w in points.items()}
+                points = tally.prune(following)
+            elif shots == 0:  # the foe's weapon is empty: nothing changes to the limit
+                standing = sum(points.values())
+                while len(survival) <= self.unit_limit:
+                    if tally.exact:
+                        standing *= denominator
+                    survival.append(standing)
+                    down.append(0)
+                break
             survival.append(sum(points.values()))
             down.append(fallen)
+            if not points:  # down for certain (float64: underflowed): nothing more happens
+                survival.extend([0] * (self.unit_limit + 1 - len(survival)))
+                down.extend([0] * (self.unit_limit + 1 - len(down)))
+                break
         return survival, down
 
     def _teams(self, tally: Tally, laws: dict, denominators: list[int], max_states: int) -> int:
@@ -240,7 +257,7 @@ class ExpChain:
                         tally.add(("wins", 0 if up[0] else 1), w)
                     else:
                         tally.add(("draws",), w)
-            distribution = following
+            distribution = tally.prune(following)
             peak = max(peak, len(distribution))
             check_states(len(distribution), max_states)
         tally.operations += operations

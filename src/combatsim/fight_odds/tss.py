@@ -120,6 +120,13 @@ class TssChain:
         # the round's order: action check score high first; ties settled by tie_groups' orders
         self.by_score = sorted(range(count), key=lambda i: (-scores[i], i))
 
+    def exact_digits(self) -> int:
+        """Digits of the common denominator after max_rounds rounds."""
+        self._laws(True)
+        per_round = (sum(math.log10(d) for d in self.start_denominators) + 32 * math.log10(2) * sum(map(len, self.tie_groups))
+                     + sum(math.log10(d) * row[R_ACTIONS] for d, row in zip(self.attack_denominators, self.rows, strict=True)))
+        return int(self.max_rounds * per_round) + 1
+
     def state_bound(self) -> int:
         return math.prod((s + 1) * (w + 1) * (m + 1) for s, w, m in self.tracks)
 
