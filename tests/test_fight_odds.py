@@ -441,3 +441,16 @@ def test_d100_odds_agree_with_the_kernels(tmp_path, backend):
 def test_d100_odds_agree_with_the_kernels_a_million_fights(tmp_path, backend):
     for scenario in [example("d100"), *d100_cases(tmp_path, rounds=20)[1:]]:
         agree(scenario, n=1_000_000, seed=12, backend=backend)
+
+
+def test_tss_duel_matrices_equal_the_exact_chain(tmp_path):
+    """One against one in float64, the chain runs as matrices (numpy); it agrees with the exact
+    chain over dict states within its stated bound, outcome by outcome and length by length."""
+    scenario = tss_cases(tmp_path, rounds=4)[2]
+    exact = fight_odds(scenario, method="exact")
+    rough = fight_odds(scenario, method="float64")
+    assert rough.method == "float64" and exact.method == "exact"
+    pairs = [*zip(exact.wins, rough.wins, strict=True), (exact.unfinished, rough.unfinished),
+             *((exact.length[k], rough.length.get(k, 0.0)) for k in exact.length)]
+    for a, b in pairs:
+        assert abs(float(a) - b) <= rough.error_bound + 1e-15

@@ -18,6 +18,7 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
+from combatsim.fight_odds.chain import PRUNE_BELOW as PRUNE
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
 from combatsim.tss.model import damage_dealt, shift_type
 from combatsim.tss.reference import (
@@ -207,6 +208,8 @@ class TssChain:
         self._laws(exact)
         ties = [TIE_FACES ** len(group) if exact else 1 for group in self.tie_groups]
         actions = [row[R_ACTIONS] for row in self.rows]
+        if not exact and self.count == 2:
+            return self._duel(tally, ties)
         slot_budget = math.prod(d ** a for d, a in zip(self.attack_denominators, actions, strict=True))
         round_factor = math.prod(self.start_denominators) * math.prod(ties) * slot_budget
         distribution = {tuple((0, 0, 0) for _ in range(self.count)): tally.one()}
@@ -337,3 +340,105 @@ class TssChain:
             states = after
         for state, w in states.items():
             following[state] = following.get(state, 0) + w * unused
+
+    # --- one against one in float64: the chain as matrices -----------------------------------------
+
+    def _reachable(self, target: int) -> list[tuple[int, int, int]]:
+        """The lost points ``target`` can reach while still in the fight."""
+        attacker = 1 - target
+        track = self.tracks[target]
+        laws = [law for (i, t, _), law in self.attack_laws.items() if i == attacker and t == target]
+        seen = {(0, 0, 0)}
+        frontier = [(0, 0, 0)]
+        while frontier:
+            lost = frontier.pop()
+            for law in laws:
+                for (s, w, m), _ in law:
+                    after = (lost[0] + s, lost[1] + w, lost[2] + m)
+                    if after not in seen and after[0] < track[0] and after[1] < track[1] and after[2] < track[2]:
+                        seen.add(after)
+                        frontier.append(after)
+        return sorted(seen)
+
+    def _duel(self, tally: Tally, ties: list) -> int:
+        """One against one, float64: the distribution is a matrix P[a, b] over the two characters'
+        reachable lost points. An attack by character 0 moves the columns: the rows of each dazed
+        penalty of character 0 times that penalty's transition matrix over character 1's points;
+        character 1's attacks move the rows likewise. The chance of taking the target out goes
+        to the attacker's wins."""
+        import numpy as np
+
+        states = [self._reachable(0), self._reachable(1)]
+        index = [{lost: k for k, lost in enumerate(points)} for points in states]
+        sizes = [len(points) for points in states]
+        # transitions[attacker][penalty] = (matrix over the target's points, chance of taking it out)
+        transitions: list[dict[int, tuple]] = [{}, {}]
+        for attacker in (0, 1):
+            target = 1 - attacker
+            for penalty in self._penalties(attacker):
+                matrix = np.zeros((sizes[target], sizes[target]))
+                out = np.zeros(sizes[target])
+                for k, lost in enumerate(states[target]):
+                    taken_out, outcomes = self._outcomes(attacker, target, penalty, lost)
+                    out[k] = taken_out
+                    for after, p in outcomes:
+                        matrix[k, index[target][after]] += p
+                transitions[attacker][penalty] = (matrix, out)
+        start_penalty = [np.array([self.dazed(c, lost, 0) for lost in states[c]]) for c in (0, 1)]
+        # the round's schedules for each pair of start penalties, from a representative state of each
+        representative = [{} for _ in (0, 1)]
+        for c in (0, 1):
+            for lost, penalty in zip(states[c], start_penalty[c], strict=True):
+                representative[c].setdefault(int(penalty), lost)
+        schedules: dict[tuple, np.ndarray] = {}
+        penalties = [sorted(representative[c]) for c in (0, 1)]
+        for i, pa in enumerate(penalties[0]):
+            for j, pb in enumerate(penalties[1]):
+                for key, w in self._schedules((representative[0][pa], representative[1][pb]), ties).items():
+                    table = schedules.setdefault(key, np.zeros((len(penalties[0]), len(penalties[1]))))
+                    table[i, j] += w
+        rows = np.searchsorted(penalties[0], start_penalty[0])
+        columns = np.searchsorted(penalties[1], start_penalty[1])
+        weights = {key: table[np.ix_(rows, columns)] for key, table in schedules.items()}
+        dazed = [np.array([[self.dazed(c, lost, n) for lost in states[c]] for n in range(4)]) for c in (0, 1)]
+        distribution = np.zeros((sizes[0], sizes[1]))
+        distribution[0, 0] = 1.0
+        operations = 0
+        peak = 1
+        for _ in range(self.max_rounds):
+            tally.next_step(1)
+            following = np.zeros_like(distribution)
+            won = [0.0, 0.0]
+            for (negated, schedule), weight in weights.items():
+                matrix = distribution * weight
+                for attacker in schedule:
+                    penalty = dazed[attacker][negated[attacker]]
+                    after = np.zeros_like(matrix)
+                    for value, (moves, out) in transitions[attacker].items():
+                        if attacker == 0:
+                            part = matrix[penalty == value, :]
+                            if part.size:
+                                won[0] += float((part @ out).sum())
+                                after[penalty == value, :] += part @ moves
+                        else:  # character 1 attacks character 0: the rows move, by column's penalty
+                            part = matrix[:, penalty == value]
+                            if part.size:
+                                won[1] += float((out @ part).sum())
+                                after[:, penalty == value] += moves.T @ part
+                    operations += 2 * matrix.size * (max(sizes) + 1)
+                    matrix = after
+                following += matrix
+            for side in (0, 1):
+                tally.add(("wins", side), won[side])
+            small = following < PRUNE
+            tally.dropped += float(following[small].sum())
+            following[small] = 0.0
+            distribution = following
+            peak = max(peak, int(np.count_nonzero(distribution)))
+            if not distribution.any():
+                break
+        else:
+            tally.add(("unfinished",), float(distribution.sum()))
+        tally.operations += operations
+        tally.flush()
+        return peak
