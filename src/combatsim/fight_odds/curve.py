@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
+import textwrap
 from decimal import Decimal, InvalidOperation
 
 from combatsim.fight_odds import DEFAULT_MAX_STATES, TooManyStates, fight_odds
@@ -148,7 +149,7 @@ def plot_fight_curve(curve: dict, path: str) -> None:
         axes.set_xticks(xs, [str(v) for v in values])
     methods = sorted({point["method"] for point in curve["points"]})
     axes.set_title(f"{curve['scenario']}: outcome probabilities ({', '.join(methods)})")
-    axes.set_xlabel(curve["axis"])
+    axes.set_xlabel(textwrap.fill(curve["axis"], 80))
     axes.set_ylabel("probability (0 to 1)")
     axes.set_ylim(-0.02, 1.02)
     axes.grid(alpha=0.3)
