@@ -124,6 +124,7 @@ class D100Chain:
             key = (start, (False,) * self.count, surprised)
             distribution[key] = distribution.get(key, 0) + w
         peak = len(distribution)
+        untargeted = (False,) * self.count
         for round_number in range(1, self.max_rounds + 1):
             for pass_number in range(1, self.passes + 1):
                 tally.next_step(1)
@@ -137,6 +138,8 @@ class D100Chain:
                             for key in result[1]:
                                 tally.add(key, weight * p, length=round_number)
                         else:
+                            if pass_number == self.passes:  # the next round starts untargeted
+                                result = (result[0], untargeted, result[2])
                             following[result] = following.get(result, 0) + weight * p
                             tally.operations += 2
                 distribution = tally.prune(following)
