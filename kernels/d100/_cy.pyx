@@ -632,12 +632,9 @@ cdef inline int64_t _outcome(Fight* f) noexcept nogil:
 
 
 cdef inline int64_t _engaging_attack(Fight* f, int64_t c) noexcept nogil:
-    # Whom c's attack this pass engages: a charge, or a melee attack, with attacker and target
-    # still in the fight; -1 for nobody.
+    # Whom c made an engaging attack on this pass (a charge, or a melee attack); -1 for nobody.
     cdef int64_t t = f.attacked[c]
-    if t < 0 or not (_has(f.active, c) & _has(f.active, t)):
-        return -1
-    return t if (f.action[c] == ACTION_CHARGE) | (1 - _row(f, c)[C_RANGED]) else -1
+    return t if (t >= 0) & ((f.action[c] == ACTION_CHARGE) | (1 - _row(f, c)[C_RANGED])) else -1
 
 
 cdef inline void _move(Fight* f, int64_t c) noexcept nogil:
@@ -736,9 +733,10 @@ cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noex
     outcome = _outcome(f)
     if outcome != UNFINISHED:
         return outcome
-    # Engagements: an engaging attack (a charge, or a melee attack; attacker and target still in the
-    # fight) pairs the two unless either is in another engaging attack of the pass (the reference's
-    # engage_after_attacks). involved: with whom each is in one. A charger leaves its cover.
+    # Engagements: an engaging attack (a charge, or a melee attack) pairs attacker and target when
+    # both are still in the fight, unless either is in another engaging attack of the pass (the
+    # reference's engage_after_attacks). involved: with whom each is in one. A charger leaves its
+    # cover.
     todo = declared
     while todo:
         f.involved[d100_lowest_bit(todo)] = 0
@@ -757,7 +755,8 @@ cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noex
         c = d100_lowest_bit(todo)
         todo &= todo - 1
         t = _engaging_attack(f, c)
-        if t >= 0 and f.involved[c] == _bit(t) and f.involved[t] == _bit(c) and f.engaged[c] != t:
+        if (t >= 0 and _has(f.active, c) & _has(f.active, t) and f.involved[c] == _bit(t) and f.involved[t] == _bit(c)
+                and f.engaged[c] != t):
             _release(f, c)
             _release(f, t)
             f.engaged[c] = <int32_t>t
@@ -1069,7 +1068,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         item[j] = -1
         round_of[j] = 0
         pass_of[j] = 0
-    if False and count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
+    if count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
                                                                          &lane_table):
         lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
         lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))

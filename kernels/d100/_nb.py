@@ -535,12 +535,9 @@ def _outcome(lane, sides):
 
 @njit(inline="always")
 def _engaging_attack(table, st, lane, c):
-    """Whom c's attack this pass engages: a charge, or a melee attack, with attacker and target
-    still in the fight; -1 for nobody."""
+    """Whom c made an engaging attack on this pass (a charge, or a melee attack); -1 for nobody."""
     t = st[c, S_ATTACKED]
-    if t < 0 or not (_has(lane[L_ACTIVE], c) & _has(lane[L_ACTIVE], t)):
-        return -1
-    return t if np.int64(st[c, S_ACTION] == ACTION_CHARGE) | (1 - table[c, C_RANGED]) else -1
+    return t if (t >= 0) & (np.int64(st[c, S_ACTION] == ACTION_CHARGE) | (1 - table[c, C_RANGED])) else -1
 
 
 @njit(inline="always")
@@ -666,9 +663,10 @@ def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, co
     outcome = _outcome(lane, sides)
     if outcome != UNFINISHED:
         return outcome
-    # Engagements: an engaging attack (a charge, or a melee attack; attacker and target still in the
-    # fight) pairs the two unless either is in another engaging attack of the pass (the reference's
-    # engage_after_attacks). S_INVOLVED: with whom each is in one. A charger leaves its cover.
+    # Engagements: an engaging attack (a charge, or a melee attack) pairs attacker and target when
+    # both are still in the fight, unless either is in another engaging attack of the pass (the
+    # reference's engage_after_attacks). S_INVOLVED: with whom each is in one. A charger leaves
+    # its cover.
     todo = declared
     while todo:
         c = lowest_set_bit(todo)
@@ -688,8 +686,8 @@ def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, co
         c = lowest_set_bit(todo)
         todo &= todo - 1
         t = _engaging_attack(table, st, lane, c)
-        if (t >= 0 and st[c, S_INVOLVED] == np.int64(1) << t and st[t, S_INVOLVED] == np.int64(1) << c
-                and st[c, S_ENGAGED] != t):
+        if (t >= 0 and _has(lane[L_ACTIVE], c) & _has(lane[L_ACTIVE], t) and st[c, S_INVOLVED] == np.int64(1) << t
+                and st[t, S_INVOLVED] == np.int64(1) << c and st[c, S_ENGAGED] != t):
             _release(st, c)
             _release(st, t)
             st[c, S_ENGAGED] = t
@@ -699,6 +697,12 @@ def _one_pass(table, policy, st, lane, rng, sides, round_number, pass_number, co
         _move(table, st, lane, rng, lowest_set_bit(todo), counts, d100_threshold)
         todo &= todo - 1
     return _outcome(lane, sides)
+
+
+@njit(inline="always")
+def _outcome_of_lane(winner):
+    """A lockstep lane's WINNER as an outcome: 2 (nobody left) is DRAW; -1 (none) UNFINISHED."""
+    return DRAW if winner == 2 else winner
 
 
 @njit(inline="always")
@@ -737,7 +741,7 @@ def _fight_kernel(seed, start, count, table, passes, max_rounds, ambush_side, co
     (LOCKSTEP_CPU), when there are enough of them and the table fits the lanes (at most
     LOCKSTEP_FIGHTERS combatants), else in the scalar lanes (_fight_scalar). Either gives the
     reference's fights."""
-    if False:
+    if LOCKSTEP_CPU and count >= LOCKSTEP_MIN_FIGHTS and fight_lanes_nb.fits(table, passes, max_rounds):
         fight_lanes_nb.fight_lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out,
                                       rounds_out)
     else:

@@ -2,12 +2,14 @@
 
 The scalar fight (kernels/d100/_nb.py ``_fight_lanes``) spends its time on branches that the dice
 decide (which action, hit or miss, which wound, who is out), which no predictor learns. Here each
-step of a pass (a declaration, a resolution) is a loop over the lanes in which every such branch
+step of a pass (a declaration, an attack, a move) is a loop over the lanes in which every such branch
 is a mask, so LLVM vectorises it (int32 lanes, eight to a vector: the int64 partner row sets the
 loops' width; int32 partner rows in 512-bit vectors ran slower, docs/d100.md).
-A pass is the reference's: every combatant declares (c = 0..m-1), then resolves in order; a lane
-whose fight ended in the pass does nothing more in it. Between passes, lanes whose fight ended
-record it and start the next fight index (scalar, about once in nine passes).
+A pass is the reference's play_pass: every combatant declares (c = 0..m-1), then the quick
+attacks, the standard attacks (each batch's take-outs land at its end), the engagements and the
+other actions, each a loop per combatant; a lane whose fight ended in the pass does nothing more
+in it. Between passes, lanes whose fight ended record it and start the next fight index (scalar,
+about once in nine passes).
 
 Each lane reads its own fight's item stream (fight k: stream ``start + k``) from a ring of words
 drawn ahead, at its own position: a die is a gather of the lane's next word. Lemire's rejection is
@@ -21,13 +23,13 @@ surprised, engaged, a serious wound), two bits each of one word (deadly flesh wo
 bits each of an int64 (the engaged partner), so what a step reads or changes of a combatant that
 differs by lane (the target, the partner) is a shift and a masked insert, not a gather or a
 scatter; what it needs of another combatant's declaration is in masks too (who presses, who
-disengages, who was in the fight and engaged when declaring: see _resolve).
+disengages, who was in the fight and engaged when declaring: see _attack and _move).
 
 Memory: the rows (per-lane values, the partners, per-combatant values, the words, the per-call
 constants) are five arrays on the stack (kernels/_numba.py ``on_stack``). Distinct
 stack arrays cannot alias, so LLVM vectorises a loop that gathers from one and stores to
-another; a loop that gathered from the array it stores to would stay scalar, which is why a
-resolution is a loop that picks the dice (and gathers the word) and a loop that computes.
+another; a loop that gathered from the array it stores to would stay scalar, which is why an
+attack or a move is a loop that picks the dice (and gathers the word) and a loop that computes.
 """
 
 from __future__ import annotations
@@ -62,7 +64,6 @@ from combatsim.d100.layout import (
     F_ATTACKS,
     F_ESCALATED_LETHAL,
     F_ESCALATED_SERIOUS,
-    F_ESCAPES as F_FLEE_SUCCESSES,
     F_FLESH,
     F_INSTANT_DEATH,
     F_LETHAL,
@@ -73,7 +74,7 @@ from combatsim.d100.layout import (
 from .._numba import lane_at, lowest_set_bit, njit, on_stack, shl32, shr32
 from ..rl.d100_lanes_nb import _bit, _pick, _roll
 from ..rng_nb import DOMAIN_RETRY, MASK32, SHIFT32, block, item_blocks, pick, seed_key
-from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins
+from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins, _outcome_of_lane
 
 LANES = LOCKSTEP_LANES
 LIMIT = LOCKSTEP_FIGHTERS
@@ -102,28 +103,35 @@ FLUSH_SWEEPS = 1 << 16
 # press and disengage this pass, and who was in the fight and engaged when declaring. Then the next
 # word's position and the words drawn; whether the lane plays on in this pass and whether it has a
 # fight; the winner (-1 while none); the round, pass, and first pass of round 1; the rows a
-# resolution's first loop hands its second; the per-lane counts.
+# step's first loop hands its second; the per-lane counts.
 (ACTIVE, COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS,
  DECLARED_ACTIVE, DECLARED_ENGAGED, POS, DRAWN, RUN, FIGHT, WINNER, ROUND, PASS, FIRST, W1, BAD, TGT, MODE, WINS,
- N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL, N_FLEE) = range(0, 34 * LANES, LANES)
-S_CELLS = 34 * LANES
-# MODE's bits: the resolution attacks, disengages against a press (contested), disengages,
-# flees, flees while targeted (rolls), or its word is rejected or contested (the scalar step).
+ ESCAPED, STRUCK, MADE, TOOK, TOOK2,
+ N_ATTACKS, N_LETHAL, N_SERIOUS, N_FLESH, N_INSTANT, N_ESC_SERIOUS, N_ESC_LETHAL) = range(0, 38 * LANES, LANES)
+S_CELLS = 38 * LANES
+# ESCAPED: who fled successfully; STRUCK: the attack batch's take-outs, landing at its end; MADE,
+# TOOK, TOOK2: this pass's engaging attacks (charges, melee attacks): who made one, who took one,
+# who took several. MODE's bits: the step rolls (attacks, or moves), disengages against a press
+# (contested), disengages, flees, flees while targeted (rolls), or its word is rejected or
+# contested (the scalar step).
 _ATK, _CON, _BAD = np.int32(1), np.int32(2), np.int32(32)
+#: WINNER of a fight with nobody left on either side (layout.DRAW at the finish).
+_NOBODY_LEFT = np.int32(2)
 COUNT_ROWS = ((N_ATTACKS, F_ATTACKS), (N_LETHAL, F_LETHAL), (N_SERIOUS, F_SERIOUS), (N_FLESH, F_FLESH),
-              (N_INSTANT, F_INSTANT_DEATH), (N_ESC_SERIOUS, F_ESCALATED_SERIOUS), (N_ESC_LETHAL, F_ESCALATED_LETHAL),
-              (N_FLEE, F_FLEE_SUCCESSES))
-# Per-lane row of ``n`` (int64): the engaged partners, four bits each (combatant c at bits
+              (N_INSTANT, F_INSTANT_DEATH), (N_ESC_SERIOUS, F_ESCALATED_SERIOUS), (N_ESC_LETHAL, F_ESCALATED_LETHAL))
+# Per-lane rows of ``n`` (int64): the engaged partners, four bits each (combatant c at bits
 # 4c..4c+3): a partner that differs by lane is a shift, not a gather, and an update a masked
 # insert, not a scatter. A partner counts only while the combatant's ENGAGED bit is set
-# (engagements are pairs, so releasing x clears x's bit and its partner's).
-PART = 0
-N_CELLS = LANES
+# (engagements are pairs, so releasing x clears x's bit and its partner's). Then, in the same
+# fields, the attacker of each combatant that took one engaging attack this pass (TOOK).
+PART, ATTACKERS = 0, LANES
+N_CELLS = 2 * LANES
 # Per-combatant rows of ``cs`` (int32; (field x LIMIT + c) x LANES): declared action and target,
-# failed flees; each only ever read for the combatant declaring or resolving (what a resolution
-# needs of another combatant's declaration is in the masks above: see _resolve).
-CS_ACTION, CS_TARGET, CS_FAILED = (f * LIMIT * LANES for f in range(3))
-CS_CELLS = 3 * LIMIT * LANES
+# failed flees, whom it attacked this pass (read while MADE); each only ever read for the
+# combatant declaring or acting (what an action needs of another combatant's declaration is in
+# the masks above: see _attack and _move).
+CS_ACTION, CS_TARGET, CS_FAILED, CS_HIT = (f * LIMIT * LANES for f in range(4))
+CS_CELLS = 4 * LIMIT * LANES
 # Per-combatant constants in ``k`` (int32; KW a combatant): side, ranged, dual wield allowed, flee
 # base, deadly (not nonlethal) per weapon, the opponents' and own side's masks, the damage bars by
 # (cover, target armour, dual wield), both weapons' in one word, the success and critical bars by
@@ -243,7 +251,7 @@ def _begin(ring, s, n, cs, table, i, index, m, all_in, ambush_side, ambushers, a
     lane_index[i] = index
     retries[i] = 0
     for row in (COVER, DUAL, DEFENDING, TARGETED, SURPRISED, ENGAGED, SERIOUS, FLESH, PRESSERS, DISENGAGERS, POS,
-                DRAWN):
+                DRAWN, ESCAPED, STRUCK):
         s[lane_at(row, i)] = 0
     s[lane_at(ACTIVE, i)] = all_in
     s[lane_at(RUN, i)] = 1
@@ -348,68 +356,49 @@ def _release(engaged, partners, x, on):
 
 
 @njit(inline="always")
-def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, armour2):
-    """Combatant c's declared action in every lane where it is still in the fight, every action's
-    effect under its mask (layout: the reference's _Fight.resolve and attack)."""
+def _attack(s, n, cs, ring, k, c, quick, lane_index, retries, k0, k1, armour1, armour2):
+    """Combatant c's attack of one batch (quick: its quick attack or charge; else its attack, or a
+    press not spent blocking) in every lane where it makes one (the reference's attack_batch, one
+    attacker): against the state before the batch, whose take-outs land at its end (STRUCK)."""
     kc = c * KW
     c32 = np.int32(c)
     bit_c = np.int32(1 << c)
     crow = c * LANES
     opponents = k[kc + K_OPPONENTS]
-    own = k[kc + K_OWN]
-    # Which dice: the word, and the lanes whose word is rejected or whose disengage is contested.
+    # Which lanes attack, whom, and their words (and the rare rejected ones).
     special = _ZERO
     for i in range(LANES):
         active = s[lane_at(ACTIVE, i)]
         run = np.int32(s[lane_at(RUN, i)] & _has(active, c32))
         action = cs[lane_at(CS_ACTION + crow, i)]
         declared = cs[lane_at(CS_TARGET + crow, i)]
-        engaged = _has(s[lane_at(ENGAGED, i)], c32)
-        partner = _nibble(n[lane_at(PART, i)], c32)
-        declared_engaged = s[lane_at(DECLARED_ENGAGED, i)]
-        # A press is spent blocking its target's disengage (rolled at the disengager's turn). A
-        # disengager targets its partner when declaring; c's press targets that partner only if
-        # c too was engaged when declaring (then to it), else the first opponent in the fight.
-        blocked = np.int32(_bit(action == _PRESS) & _has(s[lane_at(DISENGAGERS, i)], declared)
-                           & _has(declared_engaged, c32))
-        attack = np.int32(run & _has(_ATTACKING, action) & (blocked ^ _ONE))
-        target = _pick(_lowest(active & opponents), declared, _has(active, declared))
-        disengages = np.int32(run & _bit(action == _DISENGAGE) & engaged)
-        # The partner's press targets c when the partner was engaged to c when declaring (c's
-        # declared target, its partner then), or was not engaged and c was the first of c's side
-        # in the fight then.
-        on_c = _pick(_bit(_lowest(s[lane_at(DECLARED_ACTIVE, i)] & own) == c32), _bit(declared == partner),
-                     _has(declared_engaged, partner))
-        contested = np.int32(disengages & _has(active, partner) & _has(s[lane_at(PRESSERS, i)], partner) & on_c)
-        flees = np.int32(run & _bit(action == _FLEE) & (engaged ^ _ONE))
-        targeted = np.int32(flees & _has(s[lane_at(TARGETED, i)], c32))
+        if quick:
+            attack = np.int32(run & (_bit(action == _QUICK) | _bit(action == _CHARGE)))
+            target = declared
+        else:
+            # A press is spent blocking its target's disengage. A disengager targets its partner
+            # when declaring; c's press targets that partner only if c too was engaged when
+            # declaring (then to it), else the first opponent in the fight.
+            blocked = np.int32(_bit(action == _PRESS) & _has(s[lane_at(DISENGAGERS, i)], declared)
+                               & _has(s[lane_at(DECLARED_ENGAGED, i)], c32))
+            left = np.int32(active & opponents)
+            attack = np.int32(run & (_bit(action == _ATTACK) | (_bit(action == _PRESS) & (blocked ^ _ONE)))
+                              & _bit(left != 0))
+            target = _pick(_lowest(left), declared, _has(active, declared))
         word = ring[_slot(i, s[lane_at(POS, i)])]
-        bad = np.int32((attack & _attack_digits(word)[3]) | (targeted & _rejected_d100(word)) | contested)
+        bad = np.int32(attack & _attack_digits(word)[3])
         s[lane_at(W1, i)] = word
         s[lane_at(TGT, i)] = target
-        # The step's flags as bits of one row (one store and one load, not six).
-        s[lane_at(MODE, i)] = np.int32(attack | (contested << _ONE) | (disengages << _TWO) | (flees << _THREE)
-                                   | (targeted << _FOUR) | (bad << _FIVE))
+        s[lane_at(MODE, i)] = np.int32(attack | (bad << _FIVE))
         special |= bad
     if special:
-        # Rare (scalar): rejected words take their retry words; a contested disengage rolls the
-        # press contest (two d100s; ties favour the blocker).
         for i in range(LANES):
-            mode = s[i + MODE]
-            if mode & _BAD:
-                word = _accepted(s[i + W1], (mode & _ATK) != 0, lane_index, retries, i, k0, k1)
-                s[i + W1] = word
-                if mode & _CON:
-                    press_word = _accepted(_word(ring, s, i, 1), False, lane_index, retries, i, k0, k1)
-                    partner = _nibble(n[i + PART], c32)
-                    s[i + WINS] = _first_wins(np.int64(_roll(word)), table, c, C_PRESS, np.int64(_roll(press_word)),
-                                              partner, C_PRESS)
-    side = k[kc + K_SIDE]
+            if s[i + MODE] & _BAD:
+                s[i + W1] = _accepted(s[i + W1], True, lane_index, retries, i, k0, k1)
     ranged = k[kc + K_RANGED]
     melee = ranged ^ _ONE
     deadly0 = k[kc + K_DEADLY0]
     deadly1 = k[kc + K_DEADLY1]
-    flee_base = k[kc + K_FLEE]
     s0, s1, s2, s3, s4 = (k[kc + K_SUCCESS], k[kc + K_SUCCESS + 1], k[kc + K_SUCCESS + 2], k[kc + K_SUCCESS + 3],
                           k[kc + K_SUCCESS + 4])
     damage = kc + K_DAMAGE  # word (cover x 3 + armour) x 2 + dual
@@ -417,25 +406,17 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
                                           k[damage + 5])
     d100, d101, d110, d111, d120, d121 = (k[damage + 6], k[damage + 7], k[damage + 8], k[damage + 9], k[damage + 10],
                                           k[damage + 11])
+    quick32 = np.int32(quick)
     for i in range(LANES):
-        active = s[lane_at(ACTIVE, i)]
-        run = np.int32(s[lane_at(RUN, i)] & _has(active, c32))
         action = cs[lane_at(CS_ACTION + crow, i)]
         partners = n[lane_at(PART, i)]
         engaged = s[lane_at(ENGAGED, i)]
-        mode = s[lane_at(MODE, i)]
-        attack = np.int32(mode & _ONE)
-        contested = np.int32((mode >> _ONE) & _ONE)
+        attack = np.int32(s[lane_at(MODE, i)] & _ONE)
         target = s[lane_at(TGT, i)]
         word = s[lane_at(W1, i)]
-        cover = s[lane_at(COVER, i)]
         dual = _has(s[lane_at(DUAL, i)], c32)
-        # Attack, quick attack, charge or press; a charge leaves the charger's cover.
-        charge = np.int32(attack & _bit(action == _CHARGE))
-        cover &= ~np.int32(-charge & bit_c)
-        quick = np.int32(_bit(action == _QUICK) | charge)
-        target_cover = np.int32(_has(cover, target) & ranged)
-        steps = np.int32(quick + dual + target_cover + _has(s[lane_at(DEFENDING, i)], target))
+        target_cover = np.int32(_has(s[lane_at(COVER, i)], target) & ranged)
+        steps = np.int32(quick32 + dual + target_cover + _has(s[lane_at(DEFENDING, i)], target))
         roll, damage, damage2, _ = _attack_digits(word)
         bars = _steps(steps, s0, s1, s2, s3, s4)
         hit = np.int32(attack & _bit(roll < (bars & _BYTE)))
@@ -457,7 +438,7 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         serious2 = np.int32(second & (lethal2 ^ _ONE) & _bit(damage2 < shr32(bars, _TWENTY_FOUR)))
         flesh2 = np.int32(second & (lethal2 ^ _ONE) & (serious2 ^ _ONE))
         # Escalation, weapon by weapon: three deadly flesh -> serious, two serious -> lethal (so a
-        # combatant in the fight holds at most two deadly flesh wounds and one serious).
+        # combatant holds at most two deadly flesh wounds and one serious between wounds).
         fleshes = s[lane_at(FLESH, i)]
         shift2 = np.int32((target & _INDEX) * _TWO)
         # Counts 0..3 and 0..3 here, so "three" and "two" are constant shifts, not compares (whose
@@ -486,11 +467,132 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         s[lane_at(N_FLESH, i)] += np.int32(flesh1 + flesh2)
         s[lane_at(N_ESC_SERIOUS, i)] += np.int32(to_serious1 + to_serious2)
         s[lane_at(N_ESC_LETHAL, i)] += np.int32(to_lethal1 + to_lethal2)
-        active &= ~np.int32(-out & target_bit)
-        # Engagements are pairwise: a pair already engaged stays as it is.
-        engage = np.int32(attack & (out ^ _ONE) & (charge | melee)
-                          & ((_has(engaged, c32) & _bit(_nibble(partners, c32) == target)) ^ _ONE))
-        ended_attack = np.int32(out & _bit((active & opponents) == 0))
+        # Out at the batch's end; its pair released now (no attack reads the pairs).
+        s[lane_at(STRUCK, i)] |= np.int32(-out & target_bit)
+        s[lane_at(ENGAGED, i)] = np.int32(engaged & ~_release(engaged, partners, target, out))
+        # An engaging attack (a charge, or a melee attack), for the engagements after the attacks.
+        engaging = np.int32(attack & (_bit(action == _CHARGE) | melee))
+        taken = np.int32(-engaging & target_bit)
+        took = s[lane_at(TOOK, i)]
+        s[lane_at(TOOK2, i)] |= np.int32(took & taken)
+        s[lane_at(TOOK, i)] = np.int32(took | taken)
+        s[lane_at(MADE, i)] |= np.int32(-engaging & bit_c)
+        attackers = n[lane_at(ATTACKERS, i)]
+        n[lane_at(ATTACKERS, i)] = attackers ^ ((attackers ^ _with_nibble(attackers, target, c32)) & -np.int64(engaging))
+        cs[lane_at(CS_HIT + crow, i)] = _pick(cs[lane_at(CS_HIT + crow, i)], target, attack)
+        s[lane_at(POS, i)] += attack
+
+
+@njit(inline="always")
+def _land(s, side0, side1, decide):
+    """An attack batch's take-outs land in every lane; after the last batch (``decide``), a fight
+    with nobody left on a side ends: WINNER the side left, or NOBODY_LEFT (the reference's
+    decided)."""
+    for i in range(LANES):
+        active = np.int32(s[lane_at(ACTIVE, i)] & ~s[lane_at(STRUCK, i)])
+        s[lane_at(ACTIVE, i)] = active
+        s[lane_at(STRUCK, i)] = 0
+        if decide:
+            _decide(s, i, active, side0, side1)
+
+
+@njit(inline="always")
+def _decide(s, i, active, side0, side1):
+    in0 = _bit((active & side0) != 0)
+    in1 = _bit((active & side1) != 0)
+    over = np.int32(s[lane_at(RUN, i)] & ((in0 & in1) ^ _ONE))
+    s[lane_at(WINNER, i)] = _pick(s[lane_at(WINNER, i)], _pick(_pick(_NOBODY_LEFT, _ONE, in1), _ZERO, in0), over)
+    s[lane_at(RUN, i)] &= ~over
+
+
+@njit(inline="always")
+def _engage(s, n, cs, c):
+    """Combatant c's engagement in every lane whose fight goes on: its engaging attack pairs it with
+    its target when both are still in and neither made or took another engaging attack this pass
+    (the reference's engage_after_attacks: the target's only attacker is c, and c's only
+    attacker, if any, is its target, whose own attack is on c). A charger leaves its cover."""
+    c32 = np.int32(c)
+    bit_c = np.int32(1 << c)
+    crow = c * LANES
+    for i in range(LANES):
+        run = s[lane_at(RUN, i)]
+        active = s[lane_at(ACTIVE, i)]
+        engaged = s[lane_at(ENGAGED, i)]
+        made = s[lane_at(MADE, i)]
+        took = s[lane_at(TOOK, i)]
+        several = s[lane_at(TOOK2, i)]
+        partners = n[lane_at(PART, i)]
+        t = cs[lane_at(CS_HIT + crow, i)]
+        only_t_on_c = _pick(_has(took, c32) ^ _ONE,
+                            _has(took, c32) & (_has(several, c32) ^ _ONE)
+                            & _bit(_nibble(n[lane_at(ATTACKERS, i)], c32) == t), _has(made, t))
+        paired = np.int32(_has(engaged, c32) & _bit(_nibble(partners, c32) == t))
+        ok = np.int32(run & _has(made, c32) & _has(active, c32) & _has(active, t) & (_has(several, t) ^ _ONE)
+                      & only_t_on_c & (paired ^ _ONE))
+        engaged &= ~np.int32(_release(engaged, partners, c32, ok) | _release(engaged, partners, t, ok))
+        s[lane_at(ENGAGED, i)] = np.int32(engaged | (-ok & (bit_c | shl32(_ONE, t))))
+        paired_now = _with_nibble(_with_nibble(partners, c32, t), t, c32)
+        n[lane_at(PART, i)] = partners ^ ((partners ^ paired_now) & -np.int64(ok))
+        charged = np.int32(run & _bit(cs[lane_at(CS_ACTION + crow, i)] == _CHARGE))
+        s[lane_at(COVER, i)] &= ~np.int32(-charged & bit_c)
+
+
+@njit(inline="always")
+def _move(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1):
+    """Combatant c's action after the attacks in every lane where it is still in a fight that goes
+    on (the reference's move): take cover, toggle dual wield, disengage or flee."""
+    kc = c * KW
+    c32 = np.int32(c)
+    bit_c = np.int32(1 << c)
+    crow = c * LANES
+    own = k[kc + K_OWN]
+    special = _ZERO
+    for i in range(LANES):
+        active = s[lane_at(ACTIVE, i)]
+        run = np.int32(s[lane_at(RUN, i)] & _has(active, c32))
+        action = cs[lane_at(CS_ACTION + crow, i)]
+        declared = cs[lane_at(CS_TARGET + crow, i)]
+        engaged = _has(s[lane_at(ENGAGED, i)], c32)
+        partner = _nibble(n[lane_at(PART, i)], c32)
+        declared_engaged = s[lane_at(DECLARED_ENGAGED, i)]
+        disengages = np.int32(run & _bit(action == _DISENGAGE) & engaged)
+        # The partner's press targets c when the partner was engaged to c when declaring (c's
+        # declared target, its partner then), or was not engaged and c was the first of c's side
+        # in the fight then.
+        on_c = _pick(_bit(_lowest(s[lane_at(DECLARED_ACTIVE, i)] & own) == c32), _bit(declared == partner),
+                     _has(declared_engaged, partner))
+        contested = np.int32(disengages & _has(active, partner) & _has(s[lane_at(PRESSERS, i)], partner) & on_c)
+        flees = np.int32(run & _bit(action == _FLEE) & (engaged ^ _ONE))
+        targeted = np.int32(flees & _has(s[lane_at(TARGETED, i)], c32))
+        word = ring[_slot(i, s[lane_at(POS, i)])]
+        bad = np.int32((targeted & _rejected_d100(word)) | contested)
+        s[lane_at(W1, i)] = word
+        # The step's flags as bits of one row (one store and one load, not six).
+        s[lane_at(MODE, i)] = np.int32(run | (contested << _ONE) | (disengages << _TWO) | (flees << _THREE)
+                                       | (targeted << _FOUR) | (bad << _FIVE))
+        special |= bad
+    if special:
+        # Rare (scalar): rejected words take their retry words; a contested disengage rolls the
+        # press contest (two d100s; ties favour the blocker).
+        for i in range(LANES):
+            mode = s[i + MODE]
+            if mode & _BAD:
+                word = _accepted(s[i + W1], False, lane_index, retries, i, k0, k1)
+                s[i + W1] = word
+                if mode & _CON:
+                    press_word = _accepted(_word(ring, s, i, 1), False, lane_index, retries, i, k0, k1)
+                    partner = _nibble(n[i + PART], c32)
+                    s[i + WINS] = _first_wins(np.int64(_roll(word)), table, c, C_PRESS, np.int64(_roll(press_word)),
+                                              partner, C_PRESS)
+    flee_base = k[kc + K_FLEE]
+    for i in range(LANES):
+        mode = s[lane_at(MODE, i)]
+        run = np.int32(mode & _ONE)
+        contested = np.int32((mode >> _ONE) & _ONE)
+        action = cs[lane_at(CS_ACTION + crow, i)]
+        partners = n[lane_at(PART, i)]
+        engaged = s[lane_at(ENGAGED, i)]
+        cover = s[lane_at(COVER, i)]
         # Disengage: released unless a press on it won the contest.
         released = np.int32((mode >> _TWO) & ((contested ^ _ONE) | s[lane_at(WINS, i)]))
         # Flee: a targeted combatant rolls against its escalating target; failing, it takes cover.
@@ -498,25 +600,16 @@ def _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1, 
         targeted = np.int32((mode >> _FOUR) & _ONE)
         failed = cs[lane_at(CS_FAILED + crow, i)]
         flee_target = np.int32(min(np.int32(flee_base + np.int32(20) * failed), np.int32(95)))
-        fails = np.int32(targeted & _bit(_roll(word) > flee_target))
+        fails = np.int32(targeted & _bit(_roll(s[lane_at(W1, i)]) > flee_target))
         cs[lane_at(CS_FAILED + crow, i)] = np.int32(failed + fails)
         fled = np.int32(flees & (fails ^ _ONE))
-        active &= ~np.int32(-fled & bit_c)
-        ended_flee = np.int32(fled & _bit((active & own) == 0))
-        s[lane_at(N_FLEE, i)] += fled
+        s[lane_at(ACTIVE, i)] &= ~np.int32(-fled & bit_c)
+        s[lane_at(ESCAPED, i)] |= np.int32(-fled & bit_c)
         cover |= np.int32(-(fails | (run & _bit(action == _TAKE_COVER))) & bit_c)
         s[lane_at(DUAL, i)] |= np.int32(-(run & _bit(action == _TOGGLE)) & bit_c)
         s[lane_at(COVER, i)] = cover
-        s[lane_at(ACTIVE, i)] = active
-        s[lane_at(POS, i)] += np.int32(attack + contested * _TWO + targeted)
-        s[lane_at(WINNER, i)] = _pick(_pick(s[lane_at(WINNER, i)], np.int32(1 - side), ended_flee), side, ended_attack)
-        s[lane_at(RUN, i)] &= ~np.int32(ended_attack | ended_flee)
-        # Releases (c disengaged, fled or engages; the target is out or engages), then the new pair.
-        engaged &= ~np.int32(_release(engaged, partners, c32, np.int32(released | fled | engage))
-                             | _release(engaged, partners, target, np.int32(out | engage)))
-        s[lane_at(ENGAGED, i)] = np.int32(engaged | (-engage & (bit_c | target_bit)))
-        paired = _with_nibble(_with_nibble(partners, c32, target), target, c32)
-        n[lane_at(PART, i)] = partners ^ ((partners ^ paired) & -np.int64(engage))
+        s[lane_at(POS, i)] += np.int32(contested * _TWO + targeted)
+        s[lane_at(ENGAGED, i)] = np.int32(engaged & ~_release(engaged, partners, c32, released))
 
 
 @njit(inline="always")
@@ -603,13 +696,14 @@ def fight_lockstep(seed, start, count, table, passes, max_rounds, ambush_side, c
     lane_fight = np.zeros(LANES, dtype=np.int64)
     retries = np.zeros(LANES, dtype=np.int64)
     ambushers = np.zeros(table.shape[0], dtype=np.int64)
+    sides = np.zeros(2, dtype=np.int64)
     _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out,
-              lane_index, lane_fight, retries, ambushers)
+              lane_index, lane_fight, retries, ambushers, sides)
 
 
 @njit(_nrt=False)
 def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out,
-              lane_index, lane_fight, retries, ambushers):
+              lane_index, lane_fight, retries, ambushers, sides):
     k0, k1 = seed_key(seed)
     m = table.shape[0]
     s = on_stack(1, S_CELLS, np.int32)[0]
@@ -662,6 +756,10 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         for j in range(8):
             k[kc + K_BOUND + j] = row[C_POLICY + j]
     all_in = np.int32(side0 | side1)
+    side0_32 = np.int32(side0)
+    side1_32 = np.int32(side1)
+    sides[0] = side0
+    sides[1] = side1
     need = np.int32(3 * m + 1)
     armour1_32 = np.int32(armour1)
     armour2_32 = np.int32(armour2)
@@ -681,6 +779,9 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
         for i in range(LANES):
             s[lane_at(DECLARED_ACTIVE, i)] = s[lane_at(ACTIVE, i)]
             s[lane_at(DECLARED_ENGAGED, i)] = s[lane_at(ENGAGED, i)]
+            s[lane_at(MADE, i)] = 0
+            s[lane_at(TOOK, i)] = 0
+            s[lane_at(TOOK2, i)] = 0
             short |= np.uint64(s[lane_at(RUN, i)] & _bit(s[lane_at(DRAWN, i)] - s[lane_at(POS, i)] < need)) << np.uint64(i)
         while short:
             i = lowest_set_bit(short)
@@ -688,13 +789,26 @@ def _lockstep(seed, start, count, table, passes, max_rounds, ambush_side, counts
             _ensure(ring, s, i, lane_index[i], k0, k1, need)
         for c in range(m):
             _declare(s, n, cs, ring, k, c, lane_index, retries, k0, k1, k[c * KW + K_OPPONENTS])
+        # The quick attacks, the standard attacks, engagements, the other actions (the reference's
+        # play_pass).
         for c in range(m):
-            _resolve(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1, armour1_32, armour2_32)
+            _attack(s, n, cs, ring, k, c, True, lane_index, retries, k0, k1, armour1_32, armour2_32)
+        _land(s, side0_32, side1_32, False)
+        for c in range(m):
+            _attack(s, n, cs, ring, k, c, False, lane_index, retries, k0, k1, armour1_32, armour2_32)
+        _land(s, side0_32, side1_32, True)
+        for c in range(m):
+            _engage(s, n, cs, c)
+        for c in range(m):
+            _move(s, n, cs, ring, k, table, c, lane_index, retries, k0, k1)
+        for i in range(LANES):
+            _decide(s, i, s[lane_at(ACTIVE, i)], side0_32, side1_32)
         done = _next_pass(s, passes, max_rounds)
         while done:
             i = lowest_set_bit(done)
             done &= done - np.uint64(1)
-            _finish(lane_fight[i], s[lane_at(WINNER, i)], s[lane_at(ROUND, i)], counts, winner_out, rounds_out)
+            _finish(lane_fight[i], _outcome_of_lane(s[lane_at(WINNER, i)]), s[lane_at(ROUND, i)],
+                    np.int64(s[lane_at(ESCAPED, i)]), sides, counts, winner_out, rounds_out)
             if next_fight < count:
                 lane_fight[i] = next_fight
                 _begin(ring, s, n, cs, table, i, start + next_fight, m, all_in, ambush_side, ambushers,

@@ -19,6 +19,7 @@
 #define D100F_W_FIELDS 4 /* 4-bit partner fields a row */
 #define D100F_W_FIELD_ROW 2
 #define D100F_W_PER_ROW 1 /* counts a row */
+#define D100F_COUNT_ROWS D100F_COUNTS
 #define D100F_W_DAMAGE_ROWS 2
 /* failed flees kept up to: from there the flee target is capped at 95 for the flee bases the
  * narrow lanes take (d100f_narrow_fits). */
@@ -29,6 +30,7 @@
 #define D100F_W_FIELDS 8
 #define D100F_W_FIELD_ROW 3
 #define D100F_W_PER_ROW 2
+#define D100F_COUNT_ROWS ((D100F_COUNTS + 1) / 2)
 #define D100F_W_DAMAGE_ROWS 1
 #define D100F_W_FLEE_CAP (1 << 16)
 #endif
@@ -36,28 +38,35 @@
 typedef struct {
     D100F_UL active[D100F_LANES], cover[D100F_LANES], dual[D100F_LANES], defending[D100F_LANES];
     D100F_UL targeted[D100F_LANES], surprised[D100F_LANES], escaped[D100F_LANES];
+    /* This batch's take-outs, landing when it ends; this pass's engaging attacks (charges, melee
+     * attacks): who made one, who took one and who took several, and the attacker of each who
+     * took one in 4-bit fields (as partners); each attacker's target. */
+    D100F_UL struck[D100F_LANES], made[D100F_LANES], took[D100F_LANES], took_several[D100F_LANES];
+    D100F_UL attackers[2][D100F_LANES];
     D100F_UL flesh[D100F_LANES], serious[D100F_LANES]; /* two bits a combatant, and one: above */
     /* Engagements are pairs: bit c of `engaged` says c has a partner, and the partner is c's four
      * bits in partners[c / D100F_W_FIELDS]: a shift for a per-lane combatant, not a select over
      * all of them, and releasing x clears two bits. */
     D100F_UL engaged[D100F_LANES], partners[2][D100F_LANES];
-    /* This pass's declarations that other combatants' resolutions ask about (who pressed, who
+    /* This pass's declarations that other combatants' actions ask about (who pressed, who
      * disengaged), and who was in the fight and engaged while they declared. */
     D100F_UL pressers[D100F_LANES], disengagers[D100F_LANES], declared_engaged[D100F_LANES];
     D100F_L first_of_side[2][D100F_LANES]; /* the first of each side in the fight then */
     D100F_L declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
-    /* running: a fight in the lane; winner: set when it ended this pass; ended: after the pass,
-     * the fight is over (winner or draw) and ``round`` is its rounds. */
+    D100F_L attack_target[D100F_MAX][D100F_LANES];
+    /* running: a fight in the lane; winner: set when it ended this pass (the side, or D100F_NOBODY_LEFT);
+     * ended: after the pass, the fight is over (decided or unfinished) and ``round`` is its
+     * rounds. */
     D100F_L running[D100F_LANES], winner[D100F_LANES], ended[D100F_LANES], round[D100F_LANES], pass[D100F_LANES];
     /* ended as bits (lane i: bit i % 64 of word i / 64), for the caller to visit only those lanes. */
     uint64_t ended_bits[D100F_LANE_WORDS];
     D100F_L first[D100F_LANES];
     D100F_L pos[D100F_LANES], end[D100F_LANES];
     /* Int32 lanes: count 2 j in the low 16 bits of row j, count 2 j + 1 in the high, half the
-     * rows to add to at each resolution; int16 lanes: a count a row. A resolution adds at most 2
-     * to a count, a pass at most 2 D100F_MAX, so the caller takes them (take_counts) at least
-     * every D100F_COUNT_PASSES passes. */
-    D100F_UL counts[D100F_COUNTS / D100F_W_PER_ROW][D100F_LANES];
+     * rows to add to at each attack; int16 lanes: a count a row. An attack adds at most 2 to a
+     * count, a pass at most 2 D100F_MAX, so the caller takes them (take_counts) at least every
+     * D100F_COUNT_PASSES passes. */
+    D100F_UL counts[D100F_COUNT_ROWS][D100F_LANES];
     uint64_t index[D100F_LANES], retries[D100F_LANES];
     uint32_t next_block[D100F_LANES];
     uint32_t words[D100F_LANES][D100F_CAP];
@@ -159,49 +168,23 @@ static inline D100F_L D100F_F(declares)(const D100F_S *s, int32_t c, int i) {
     return s->running[i] & D100F_F(bit)(s->active[i], c) & ((s->first[i] & D100F_F(bit)(s->surprised[i], c)) ^ 1);
 }
 
-/* x's partner (meaningful while x is engaged). Both rows are loaded and one picked by a mask: a
- * select between their addresses left GCC unsure what the lane loops' stores overlap. */
-static inline D100F_L D100F_F(partner)(const D100F_S *s, int i, D100F_L x) {
-    D100F_UL low = s->partners[0][i], high = s->partners[1][i];
+/* x's 4-bit field of the rows low, high (partners, attackers). Both rows are loaded and one
+ * picked by a mask: a select between their addresses left GCC unsure what the lane loops' stores
+ * overlap. */
+static inline D100F_L D100F_F(field)(D100F_UL low, D100F_UL high, D100F_L x) {
     D100F_UL row = (D100F_UL)(low ^ ((low ^ high) & -((D100F_UL)(x >> D100F_W_FIELD_ROW) & 1)));
     return (D100F_L)((row >> ((x & (D100F_W_FIELDS - 1)) * 4)) & 15);
+}
+
+/* x's partner (meaningful while x is engaged). */
+static inline D100F_L D100F_F(partner)(const D100F_S *s, int i, D100F_L x) {
+    return D100F_F(field)(s->partners[0][i], s->partners[1][i], x);
 }
 
 /* The engaged bits that releasing x clears: its own, and its partner's while it has one. */
 static inline D100F_UL D100F_F(released)(D100F_UL engaged, D100F_L x, D100F_L partner) {
     return (D100F_UL)((1u << (x & D100F_W_AT)) |
                       ((D100F_UL)-D100F_F(bit)(engaged, x) & (1u << (partner & D100F_W_AT))));
-}
-
-/* What c's resolution in lane i rolls (the reference's resolve): an attack (one attack die), a
- * flee roll (one d100) or a contested disengage (two d100s). Who declared what is read from the
- * pass's masks:
- * - c's press is spent when its target t declared a disengage from c: t disengaging was engaged,
- *   and targets its partner then, which is c exactly when c too was engaged then (pairs);
- * - c's disengage is contested when its partner p pressed against c: p engaged when declaring
- *   targeted its partner then, c exactly when c's declared target (its partner then) is p;
- *   p not engaged targeted the first of c's side in the fight. */
-typedef struct {
-    D100F_L attack, flee_roll, contested;
-} D100F_F(plan_t);
-
-static inline D100F_F(plan_t) D100F_F(plan)(const D100F_S *s, int32_t c, int i, int32_t side) {
-    D100F_F(plan_t) plan;
-    D100F_UL active = s->active[i], declared_engaged = s->declared_engaged[i];
-    D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
-    D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
-    D100F_L engaged = D100F_F(bit)(s->engaged[i], c), partner = D100F_F(partner)(s, i, c);
-    D100F_L blocked = (act == D100F_PRESS) & D100F_F(bit)(s->disengagers[i], declared_target) &
-                      D100F_F(bit)(declared_engaged, c);
-    /* Both sides' rows loaded, one picked (as partner). */
-    D100F_L first0 = s->first_of_side[0][i], first1 = s->first_of_side[1][i];
-    D100F_L first_of_side = (D100F_L)(first0 ^ ((first0 ^ first1) & -side));
-    D100F_L pressed_on_c = D100F_F(bit)(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
-    plan.attack = on & ((D100F_ATTACKING >> act) & 1) & (blocked ^ 1);
-    plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & D100F_F(bit)(s->targeted[i], c);
-    plan.contested = on & (act == D100F_DISENGAGE) & engaged & D100F_F(bit)(active, partner) &
-                     D100F_F(bit)(s->pressers[i], partner) & pressed_on_c;
-    return plan;
 }
 
 /* Lane i's word at q as a die of `sides`: itself, or when Lemire's method rejects it the item's
@@ -215,6 +198,22 @@ static uint32_t D100F_F(accept)(D100F_S *s, const D100FightTable *k, int i, int3
     return *word;
 }
 
+/* The words of the lanes that `want` (0 or 1) at their positions, as dice of `sides` (a rejected
+ * word replaced by its retry word: d100f_accept), into out; 0 for the others. For a step in which
+ * few lanes roll (a quick attack, a flee), loads lane by lane beat a gather of every lane's word. */
+static inline __attribute__((always_inline)) void D100F_F(fetch)(D100F_S *s, const D100FightTable *k,
+                                                                 const D100F_L *want, uint32_t sides,
+                                                                 uint32_t *out) {
+    uint64_t bits[D100F_LANE_WORDS];
+    D100F_F(lane_bits)(want, bits);
+    memset(out, 0, D100F_LANES * sizeof *out);
+    for (int w = 0; w < D100F_LANE_WORDS; w++)
+        for (uint64_t b = bits[w]; b; b &= b - 1) {
+            int i = 64 * w + __builtin_ctzll(b);
+            out[i] = D100F_F(accept)(s, k, i, s->pos[i], sides);
+        }
+}
+
 /* Lane i takes a fight that _begin started: item `index`, its stream's words from `words` on
  * (n of them, the next block `next_block`), `retries` retry words used, `surprised` combatants. */
 static void D100F_F(lane_load)(D100F_S *s, const D100FightTable *k, int i, uint64_t index, uint64_t retries,
@@ -223,6 +222,7 @@ static void D100F_F(lane_load)(D100F_S *s, const D100FightTable *k, int i, uint6
     s->cover[i] = s->dual[i] = s->defending[i] = s->targeted[i] = 0;
     s->flesh[i] = s->serious[i] = 0;
     s->surprised[i] = (D100F_UL)surprised;
+    s->escaped[i] = s->struck[i] = 0;
     s->engaged[i] = s->partners[0][i] = s->partners[1][i] = 0;
     for (int c = 0; c < k->m; c++)
         s->failed_flee[c][i] = 0;
@@ -354,38 +354,74 @@ static inline D100F_L D100F_F(wound)(D100F_L hit, D100F_L damage, D100F_L lethal
     return lethal | to_lethal;
 }
 
-/* Combatant x's partner field set to v where `on`. */
-static inline void D100F_F(pair)(D100F_S *s, int i, D100F_L x, D100F_L v, D100F_L on) {
-    D100F_UL shift = (D100F_UL)((x & (D100F_W_FIELDS - 1)) * 4), high = (D100F_UL)((x >> D100F_W_FIELD_ROW) & 1);
-    D100F_UL in_high = (D100F_UL)-(D100F_UL)(on & high), in_low = (D100F_UL)-(D100F_UL)(on & (high ^ 1));
+/* x's 4-bit field of the rows *low, *high set to v where `on`. */
+static inline void D100F_F(set_field)(D100F_UL *low, D100F_UL *high, D100F_L x, D100F_L v, D100F_L on) {
+    D100F_UL shift = (D100F_UL)((x & (D100F_W_FIELDS - 1)) * 4), up = (D100F_UL)((x >> D100F_W_FIELD_ROW) & 1);
+    D100F_UL in_high = (D100F_UL)-(D100F_UL)(on & up), in_low = (D100F_UL)-(D100F_UL)(on & (up ^ 1));
     D100F_UL field = (D100F_UL)(15u << shift), value = (D100F_UL)((v & 15) << shift);
-    s->partners[0][i] = (D100F_UL)((s->partners[0][i] & ~(field & in_low)) | (value & in_low));
-    s->partners[1][i] = (D100F_UL)((s->partners[1][i] & ~(field & in_high)) | (value & in_high));
+    *low = (D100F_UL)((*low & ~(field & in_low)) | (value & in_low));
+    *high = (D100F_UL)((*high & ~(field & in_high)) | (value & in_high));
 }
 
-/* Combatant c resolves in every lane where it is still in a running fight (the reference's
- * resolve). */
-static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *restrict s,
-                                                                   const D100FightTable *restrict k, int32_t c,
-                                                                   int few) {
+/* Combatant x's partner field set to v where `on`. */
+static inline void D100F_F(pair)(D100F_S *s, int i, D100F_L x, D100F_L v, D100F_L on) {
+    D100F_UL low = s->partners[0][i], high = s->partners[1][i];
+    D100F_F(set_field)(&low, &high, x, v, on);
+    s->partners[0][i] = low;
+    s->partners[1][i] = high;
+}
+
+/* Whether c attacks in lane i in this batch, and whom: in the quick batch its declared quick
+ * attack or charge, on its declared target (in the fight at the start of the pass); in the
+ * standard batch, if still in, its attack, or its press unless spent blocking a disengage, on its
+ * declared target, or if that one went out the first opponent still in (none: no attack). A press
+ * is spent when its target t declared a disengage from c: t disengaging was engaged, and targets
+ * its partner then, which is c exactly when c too was engaged then (pairs). */
+typedef struct {
+    D100F_L attack, target;
+} D100F_F(aim_t);
+
+static inline D100F_F(aim_t) D100F_F(aim)(const D100F_S *s, int32_t c, int i, int quick, D100F_UL opponents,
+                                          int few) {
+    D100F_F(aim_t) aim;
+    D100F_UL active = s->active[i];
+    D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
+    D100F_L on = s->running[i] & D100F_F(bit)(active, c);
+    if (quick) {
+        aim.attack = on & ((act == D100F_QUICK_ATTACK) | (act == D100F_CHARGE));
+        aim.target = declared_target;
+    } else {
+        D100F_L blocked = (act == D100F_PRESS) & D100F_F(bit)(s->disengagers[i], declared_target) &
+                          D100F_F(bit)(s->declared_engaged[i], c);
+        D100F_UL left = (D100F_UL)(active & opponents);
+        aim.attack = on & ((act == D100F_ATTACK) | ((act == D100F_PRESS) & (blocked ^ 1))) & (left != 0);
+        aim.target = D100F_F(pick)(D100F_F(lowest)(left, few), declared_target, D100F_F(bit)(active, declared_target));
+    }
+    return aim;
+}
+
+/* Combatant c's attack of one batch (quick or standard) in every lane where it makes one (the
+ * reference's attack_batch, one attacker): rolled against the state before the batch, since what
+ * the batch changes of it lands at the batch's end (struck) or is not read by an attack (the
+ * wounds: escalation depends only on their totals; the pairs). */
+static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restrict s,
+                                                                  const D100FightTable *restrict k, int32_t c,
+                                                                  int few, int quick) {
     uint32_t word[D100F_LANES];
-    D100F_L contested[D100F_LANES], any_contested = 0;
     const D100F_UL opponents = (D100F_UL)k->opponents[c];
-    const int32_t side = k->side[c];
-    /* A contest's two d100s are settled where it is rolled, after the loop. */
-    if (D100F_F(gather)(s, 0, word))
-        for (int i = 0; i < D100F_LANES; i++) {
-            if (!d100f_marked(word[i]))
-                continue;
-            D100F_F(plan_t) plan = D100F_F(plan)(s, c, i, side);
-            if (plan.attack | plan.flee_roll)
-                word[i] = D100F_F(accept)(s, k, i, s->pos[i], plan.attack ? D100F_ATTACK_SIDES : 100u);
-        }
-    const D100F_UL side0 = (D100F_UL)k->sides[0], side1 = (D100F_UL)k->sides[1];
+    if (quick) {
+        /* A fifth of the lanes: their words one by one. */
+        D100F_L want[D100F_LANES];
+        for (int i = 0; i < D100F_LANES; i++)
+            want[i] = D100F_F(aim)(s, c, i, quick, opponents, few).attack;
+        D100F_F(fetch)(s, k, want, D100F_ATTACK_SIDES, word);
+    } else if (D100F_F(gather)(s, 0, word))
+        for (int i = 0; i < D100F_LANES; i++)
+            if (d100f_marked(word[i]) && D100F_F(aim)(s, c, i, quick, opponents, few).attack)
+                word[i] = D100F_F(accept)(s, k, i, s->pos[i], D100F_ATTACK_SIDES);
     const D100F_UL armour1 = (D100F_UL)k->armour1, armour2 = (D100F_UL)k->armour2;
     const D100F_L ranged = (D100F_L)k->ranged[c];
     const D100F_L deadly0 = (D100F_L)k->deadly[0][c], deadly1 = (D100F_L)k->deadly[1][c];
-    const D100F_L flee_base = (D100F_L)k->flee_base[c];
     /* Local copies of the tables the lanes read by a per-lane index: loads through k that GCC
      * cannot tell apart from the stores into s would need run-time alias checks. Each damage
      * entry is four bars (bytes); int16 lanes split it in two rows of two. */
@@ -397,21 +433,14 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
             damage_bars[r][j] = (D100F_L)((uint32_t)k->damage[c][j] >> (16 * r));
     const uint32_t hundred = d100f_hundred();
     for (int i = 0; i < D100F_LANES; i++) {
-        D100F_F(plan_t) plan = D100F_F(plan)(s, c, i, side);
-        D100F_UL active = s->active[i], cover = s->cover[i], dual = s->dual[i], engaged = s->engaged[i];
-        D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
-        D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
-        D100F_L partner = D100F_F(partner)(s, i, c), engaged_c = D100F_F(bit)(engaged, c);
-        D100F_L target = D100F_F(pick)(D100F_F(lowest)(active & opponents, few), declared_target,
-                                       D100F_F(bit)(active, declared_target));
+        D100F_F(aim_t) aim = D100F_F(aim)(s, c, i, quick, opponents, few);
+        D100F_L attack = aim.attack, target = aim.target;
+        D100F_UL engaged = s->engaged[i];
+        D100F_L act = s->declared[c][i] >> D100F_SHIFT;
         D100F_L partner_t = D100F_F(partner)(s, i, target);
-        D100F_L counts[D100F_COUNTS] = {0};
+        D100F_L counts[D100F_COUNT_ROWS * D100F_W_PER_ROW] = {0};
 
-        /* Attack, quick attack, charge or press. */
-        D100F_L attack = plan.attack, charge = act == D100F_CHARGE;
-        cover &= (D100F_UL) ~((D100F_UL)(attack & charge) << c); /* a charge leaves cover */
-        D100F_L quick = (act == D100F_QUICK_ATTACK) | charge;
-        D100F_L in_cover = D100F_F(bit)(cover, target) & ranged, dual_on = D100F_F(bit)(dual, c);
+        D100F_L in_cover = D100F_F(bit)(s->cover[i], target) & ranged, dual_on = D100F_F(bit)(s->dual[i], c);
         D100F_L steps = quick + dual_on + in_cover + D100F_F(bit)(s->defending[i], target);
         /* The bars at `steps`, by masks: selects became a five-way branch that GCC did not
          * if-convert. */
@@ -454,18 +483,121 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
         D100F_UL keep = (D100F_UL) ~(1u << (target & D100F_W_AT));
         s->flesh[i] = (D100F_UL)((s->flesh[i] & ~(3u << flesh_at)) | ((D100F_UL)flesh << flesh_at));
         s->serious[i] = (D100F_UL)((s->serious[i] & keep) | ((D100F_UL)serious << (target & D100F_W_AT)));
-        active &= (D100F_UL) ~((D100F_UL)out << (target & D100F_W_AT));
-        /* Melee attacks and charges engage (pairwise: a pair already engaged stays). */
-        D100F_L engage = attack & (out ^ 1) & (charge | (ranged ^ 1)) & ((engaged_c & (partner == target)) ^ 1);
+        /* Out at the batch's end; its pair released now (no attack reads the pairs). */
+        s->struck[i] |= (D100F_UL)((D100F_UL)out << (target & D100F_W_AT));
+        s->engaged[i] = (D100F_UL)(engaged & ~(-(D100F_UL)out & D100F_F(released)(engaged, target, partner_t)));
+        /* An engaging attack (a charge, or a melee attack), for the engagements after the attacks. */
+        D100F_L engaging = attack & ((act == D100F_CHARGE) | (ranged ^ 1));
+        D100F_UL taken = (D100F_UL)((D100F_UL)engaging << (target & D100F_W_AT));
+        s->took_several[i] |= (D100F_UL)(s->took[i] & taken);
+        s->took[i] |= taken;
+        s->made[i] |= (D100F_UL)((D100F_UL)engaging << c);
+        D100F_UL low = s->attackers[0][i], high = s->attackers[1][i];
+        D100F_F(set_field)(&low, &high, target, (D100F_L)c, engaging);
+        s->attackers[0][i] = low;
+        s->attackers[1][i] = high;
+        s->attack_target[c][i] = D100F_F(pick)(s->attack_target[c][i], target, attack);
+        s->pos[i] += attack;
+#pragma GCC unroll 8
+        for (int j = 0; j < D100F_COUNT_ROWS; j++)
+            s->counts[j][i] += (D100F_UL)((uint32_t)counts[D100F_W_PER_ROW * j] |
+                                          (D100F_W_PER_ROW == 2 ? (uint32_t)counts[(2 * j + 1) % (2 * D100F_COUNT_ROWS)] << 16
+                                                                : 0u));
+    }
+}
+
+/* Where the fight ended after a batch of changes: side 0 or 1 won, D100F_NOBODY_LEFT (nobody left on
+ * either side), or -1 (it goes on; the reference's decided). */
+static inline D100F_L D100F_F(outcome)(D100F_UL active, D100F_UL side0, D100F_UL side1) {
+    D100F_L in0 = (active & side0) != 0, in1 = (active & side1) != 0;
+    /* As sums of masks: -1 with both in, else 0, 1 or 2 (neither). */
+    return (D100F_L)(-(in0 & in1) + ((in0 ^ 1) & in1) + (-((in0 | in1) ^ 1) & D100F_NOBODY_LEFT));
+}
+
+/* Combatant c's engagement in every lane where its fight goes on: its engaging attack pairs it
+ * with its target when both are still in and neither made or took another engaging attack this
+ * pass (the reference's engage_after_attacks: its target's only attacker is c, and c's only
+ * attacker, if any, is its target, whose own attack is on c). A charger leaves its cover. */
+static inline __attribute__((always_inline)) void D100F_F(engage)(D100F_S *restrict s, int32_t c) {
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_UL active = s->active[i], engaged = s->engaged[i], made = s->made[i], took = s->took[i];
+        D100F_UL several = s->took_several[i];
+        D100F_L on = s->running[i] & (s->winner[i] < 0);
+        D100F_L t = s->attack_target[c][i];
+        D100F_L partner = D100F_F(partner)(s, i, c), partner_t = D100F_F(partner)(s, i, t);
+        D100F_L attacker_of_c = D100F_F(field)(s->attackers[0][i], s->attackers[1][i], (D100F_L)c);
+        D100F_L mutual = D100F_F(bit)(made, t);
+        D100F_L only_t_on_c = mutual ? (D100F_F(bit)(took, c) & (D100F_F(bit)(several, c) ^ 1) & (attacker_of_c == t))
+                                     : (D100F_F(bit)(took, c) ^ 1);
+        D100F_L paired = D100F_F(bit)(engaged, c) & (partner == t);
+        D100F_L ok = on & D100F_F(bit)(made, c) & D100F_F(bit)(active, c) & D100F_F(bit)(active, t) &
+                     (D100F_F(bit)(several, t) ^ 1) & only_t_on_c & (paired ^ 1);
+        D100F_UL clear = (D100F_UL)(-(D100F_UL)ok & (D100F_F(released)(engaged, t, partner_t) |
+                                                      D100F_F(released)(engaged, (D100F_L)c, partner)));
+        s->engaged[i] = (D100F_UL)((engaged & ~clear) | (-(D100F_UL)ok & ((1u << c) | (1u << (t & D100F_W_AT)))));
+        D100F_F(pair)(s, i, (D100F_L)c, t, ok);
+        D100F_F(pair)(s, i, t, (D100F_L)c, ok);
+        D100F_L charged = on & ((s->declared[c][i] >> D100F_SHIFT) == D100F_CHARGE);
+        s->cover[i] &= (D100F_UL) ~((D100F_UL)charged << c);
+    }
+}
+
+/* What c's move in lane i rolls: a flee under fire (one d100) or a contested disengage (two).
+ * c's disengage is contested when its partner p pressed against c: p engaged when declaring
+ * targeted its partner then, c exactly when c's declared target (its partner then) is p; p not
+ * engaged targeted the first of c's side in the fight then. */
+typedef struct {
+    D100F_L flee_roll, contested;
+} D100F_F(plan_t);
+
+static inline D100F_F(plan_t) D100F_F(plan)(const D100F_S *s, int32_t c, int i, int32_t side) {
+    D100F_F(plan_t) plan;
+    D100F_UL active = s->active[i], declared_engaged = s->declared_engaged[i];
+    D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
+    D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
+    D100F_L engaged = D100F_F(bit)(s->engaged[i], c), partner = D100F_F(partner)(s, i, c);
+    /* Both sides' rows loaded, one picked (as partner). */
+    D100F_L first0 = s->first_of_side[0][i], first1 = s->first_of_side[1][i];
+    D100F_L first_of_side = (D100F_L)(first0 ^ ((first0 ^ first1) & -side));
+    D100F_L pressed_on_c = D100F_F(bit)(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
+    plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & D100F_F(bit)(s->targeted[i], c);
+    plan.contested = on & (act == D100F_DISENGAGE) & engaged & D100F_F(bit)(active, partner) &
+                     D100F_F(bit)(s->pressers[i], partner) & pressed_on_c;
+    return plan;
+}
+
+/* Combatant c's action after the attacks in every lane where it is still in a fight that goes on
+ * (the reference's move): take cover, toggle dual wield, disengage or flee. */
+static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restrict s,
+                                                                const D100FightTable *restrict k, int32_t c) {
+    uint32_t word[D100F_LANES];
+    D100F_L contested[D100F_LANES], any_contested = 0;
+    const int32_t side = k->side[c];
+    /* Only flees under fire read a word here, one by one (few lanes); a contest's two d100s are
+     * settled where it is rolled, after the loop. */
+    D100F_L want[D100F_LANES];
+    for (int i = 0; i < D100F_LANES; i++)
+        want[i] = D100F_F(plan)(s, c, i, side).flee_roll;
+    D100F_F(fetch)(s, k, want, 100u, word);
+    const D100F_L flee_base = (D100F_L)k->flee_base[c];
+    const uint32_t hundred = d100f_hundred();
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_F(plan_t) plan = D100F_F(plan)(s, c, i, side);
+        D100F_UL active = s->active[i], cover = s->cover[i], engaged = s->engaged[i];
+        D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
+        D100F_L act = s->declared[c][i] >> D100F_SHIFT;
+        D100F_L partner = D100F_F(partner)(s, i, c), engaged_c = D100F_F(bit)(engaged, c);
+        D100F_L roll = (D100F_L)d100f_digit(word[i], hundred);
 
         cover |= (D100F_UL)((on & (act == D100F_TAKE_COVER)) << c);
-        dual |= (D100F_UL)((on & (act == D100F_TOGGLE_DUAL_WIELD)) << c);
+        s->dual[i] |= (D100F_UL)((on & (act == D100F_TOGGLE_DUAL_WIELD)) << c);
 
         /* Disengage: released at once unless the partner pressed against it; a contest (rare) is
          * settled after the loop. */
         D100F_L release = on & (act == D100F_DISENGAGE) & engaged_c & (plan.contested ^ 1);
         contested[i] = plan.contested;
         any_contested |= plan.contested;
+        s->engaged[i] = (D100F_UL)(engaged & ~(-(D100F_UL)release & D100F_F(released)(engaged, (D100F_L)c, partner)));
 
         /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover.
          * One that flees is not engaged: nothing to release. */
@@ -474,30 +606,10 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
         D100F_L fled = on & (act == D100F_FLEE) & (engaged_c ^ 1) & (fail ^ 1);
         s->failed_flee[c][i] = (D100F_L)d100f_min(failed + fail, D100F_W_FLEE_CAP); /* past 5 the target is capped */
         cover |= (D100F_UL)(fail << c);
-        active &= (D100F_UL) ~((D100F_UL)fled << c);
-        counts[D100F_FLEE_SUCCESSES] += fled;
-
-        /* Engagements: a take-out releases the target, an engagement both (then pairs them), a
-         * disengage c. */
-        D100F_UL clear = (D100F_UL)((-(D100F_UL)(engage | out) & D100F_F(released)(engaged, target, partner_t)) |
-                                    (-(D100F_UL)(engage | release) & D100F_F(released)(engaged, c, partner)));
-        s->engaged[i] = (D100F_UL)((engaged & ~clear) |
-                                   (-(D100F_UL)engage & ((1u << c) | (1u << (target & D100F_W_AT)))));
-        D100F_F(pair)(s, i, c, target, engage);
-        D100F_F(pair)(s, i, target, c, engage);
-
-        /* One resolution takes out at most one combatant, so at most one side runs out. */
-        D100F_L winner = (active & side0) == 0 ? 1 : ((active & side1) == 0 ? 0 : -1);
-        s->winner[i] = on ? winner : s->winner[i];
-        s->active[i] = active;
+        s->active[i] = (D100F_UL)(active & ~((D100F_UL)fled << c));
+        s->escaped[i] |= (D100F_UL)((D100F_UL)fled << c);
         s->cover[i] = cover;
-        s->dual[i] = dual;
-        s->pos[i] += attack + plan.flee_roll + 2 * plan.contested;
-#pragma GCC unroll 8
-        for (int j = 0; j < D100F_COUNTS / D100F_W_PER_ROW; j++)
-            s->counts[j][i] += (D100F_UL)((uint32_t)counts[D100F_W_PER_ROW * j] |
-                                          (D100F_W_PER_ROW == 2 ? (uint32_t)counts[(2 * j + 1) % D100F_COUNTS] << 16
-                                                                : 0u));
+        s->pos[i] += plan.flee_roll + 2 * plan.contested;
     }
     /* A contested disengage changed nothing else in its lane (its two d100s are the words just
      * before the new position): a win releases the pair now. */
@@ -513,12 +625,28 @@ static inline __attribute__((always_inline)) void D100F_F(resolve)(D100F_S *rest
         }
 }
 
-/* One pass of every running lane for m combatants: declarations, then resolutions; then each
- * lane's next pass or round, or ``ended``. Returns the lanes that ended. */
+/* The end of an attack batch in every lane: its take-outs land; after the last batch
+ * (``decide``), each running lane's outcome (winner) where its fight is decided now. */
+static inline __attribute__((always_inline)) void D100F_F(land)(D100F_S *restrict s, const D100FightTable *restrict k,
+                                                                int decide) {
+    const D100F_UL side0 = (D100F_UL)k->sides[0], side1 = (D100F_UL)k->sides[1];
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_UL active = (D100F_UL)(s->active[i] & ~s->struck[i]);
+        s->active[i] = active;
+        s->struck[i] = 0;
+        if (decide)
+            s->winner[i] = D100F_F(pick)(s->winner[i], D100F_F(outcome)(active, side0, side1),
+                                         s->running[i] & (s->winner[i] < 0));
+    }
+}
+
+/* One pass of every running lane for m combatants (the reference's play_pass): declarations, the
+ * quick attacks, the standard attacks, engagements, the other actions; then each lane's next pass
+ * or round, or ``ended``. Returns the lanes that ended. */
 static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *restrict s,
                                                                      const D100FightTable *restrict k, int32_t m,
                                                                      int few) {
-    const D100F_L need = (D100F_L)(3 * m); /* at most one d100 a declaration and two a resolution */
+    const D100F_L need = (D100F_L)(3 * m); /* at most one d100 a declaration and two a move or one attack */
     const D100F_UL sides0 = (D100F_UL)k->sides[0], sides1 = (D100F_UL)k->sides[1];
     const D100F_L passes = (D100F_L)k->passes, max_rounds = (D100F_L)k->max_rounds;
     D100F_L refill = 0, refills[D100F_LANES];
@@ -527,6 +655,7 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
         s->first[i] = pass_one & (s->round[i] == 1);
         s->targeted[i] &= pass_one ? 0u : (D100F_UL)~0u;
         s->defending[i] = s->pressers[i] = s->disengagers[i] = 0;
+        s->made[i] = s->took[i] = s->took_several[i] = 0;
         s->first_of_side[0][i] = D100F_F(lowest)(s->active[i] & sides0, few);
         s->first_of_side[1][i] = D100F_F(lowest)(s->active[i] & sides1, few);
         s->declared_engaged[i] = s->engaged[i];
@@ -545,7 +674,19 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
         D100F_F(declare)(s, k, c, few);
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
-        D100F_F(resolve)(s, k, c, few);
+        D100F_F(attack)(s, k, c, few, 1);
+    D100F_F(land)(s, k, 0);
+#pragma GCC unroll 4
+    for (int32_t c = 0; c < m; c++)
+        D100F_F(attack)(s, k, c, few, 0);
+    D100F_F(land)(s, k, 1);
+#pragma GCC unroll 4
+    for (int32_t c = 0; c < m; c++)
+        D100F_F(engage)(s, c);
+#pragma GCC unroll 4
+    for (int32_t c = 0; c < m; c++)
+        D100F_F(move)(s, k, c);
+    D100F_F(land)(s, k, 1);
     int32_t ended = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         D100F_L last_pass = s->pass[i] >= passes, last = last_pass & (s->round[i] >= max_rounds);
@@ -577,9 +718,9 @@ COMBATSIM_CLONES static int32_t D100F_F(lanes_pass)(D100F_S *restrict s, const D
 
 /* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
 static void D100F_F(take_counts)(D100F_S *s, int64_t *counts) {
-    for (int j = 0; j < D100F_COUNTS / D100F_W_PER_ROW; j++)
+    for (int j = 0; j < D100F_COUNT_ROWS; j++)
         for (int i = 0; i < D100F_LANES; i++) {
-            for (int h = 0; h < D100F_W_PER_ROW; h++)
+            for (int h = 0; h < D100F_W_PER_ROW && D100F_W_PER_ROW * j + h < D100F_COUNTS; h++)
                 counts[D100F_W_PER_ROW * j + h] += ((uint32_t)s->counts[j][i] >> (16 * h)) & 0xFFFFu;
             s->counts[j][i] = 0;
         }
@@ -590,5 +731,6 @@ static void D100F_F(take_counts)(D100F_S *s, int64_t *counts) {
 #undef D100F_W_FIELDS
 #undef D100F_W_FIELD_ROW
 #undef D100F_W_PER_ROW
+#undef D100F_COUNT_ROWS
 #undef D100F_W_DAMAGE_ROWS
 #undef D100F_W_FLEE_CAP

@@ -301,17 +301,16 @@ class _Fight:
             self.take_out(t)
 
     def engaging_attack(self, c: int) -> int:
-        """The combatant ``c``'s attack this pass engages: a charge (with any weapon) or a melee
-        attack, attacker and target both still in the fight; -1 for none."""
+        """The combatant ``c`` made an engaging attack on this pass (a charge, with any weapon, or a
+        melee attack); -1 for none."""
         t = self.attacked[c]
-        if t < 0 or not (self.active[c] and self.active[t]):
-            return -1
-        return t if self.action[c] == ACTION_CHARGE or not self.table[c][C_RANGED] else -1
+        return t if t >= 0 and (self.action[c] == ACTION_CHARGE or not self.table[c][C_RANGED]) else -1
 
     def engage_after_attacks(self) -> None:
-        """After the attacks, an engaging attack pairs attacker and target (releasing any earlier
-        pair of either) unless either of them is in another engaging attack of this pass, given or
-        taken: then neither pairs anew, whatever the table order. A charger leaves its cover."""
+        """After the attacks, an engaging attack pairs attacker and target when both are still in
+        the fight (releasing any earlier pair of either), unless either of them made or took
+        another engaging attack of this pass: then neither pairs anew, whatever the table order.
+        A charger leaves its cover."""
         involved = [set() for _ in range(self.m)]
         for c in range(self.m):
             if self.attacked[c] >= 0 and self.action[c] == ACTION_CHARGE:
@@ -322,7 +321,8 @@ class _Fight:
                 involved[t].add(c)
         for c in range(self.m):
             t = self.engaging_attack(c)
-            if t >= 0 and involved[c] == {t} and involved[t] == {c} and self.engaged_with[c] != t:
+            if (t >= 0 and self.active[c] and self.active[t] and involved[c] == {t} and involved[t] == {c}
+                    and self.engaged_with[c] != t):
                 self.engage(c, t)
 
     def move(self, c: int) -> None:
