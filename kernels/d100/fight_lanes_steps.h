@@ -52,6 +52,7 @@ typedef struct {
      * disengaged), and who was in the fight and engaged while they declared. */
     D100F_UL pressers[D100F_LANES], disengagers[D100F_LANES], declared_engaged[D100F_LANES];
     D100F_L first_of_side[2][D100F_LANES]; /* the first of each side in the fight then */
+    D100F_L first_left[2][D100F_LANES];    /* and after the quick attacks */
     D100F_L declared[D100F_MAX][D100F_LANES], failed_flee[D100F_MAX][D100F_LANES];
     D100F_L attack_target[D100F_MAX][D100F_LANES];
     /* running: a fight in the lane; winner: set when it ended this pass (the side, or D100F_NOBODY_LEFT);
@@ -382,7 +383,7 @@ typedef struct {
 } D100F_F(aim_t);
 
 static inline D100F_F(aim_t) D100F_F(aim)(const D100F_S *s, int32_t c, int i, int quick, D100F_UL opponents,
-                                          int few) {
+                                          int32_t side, int few) {
     D100F_F(aim_t) aim;
     D100F_UL active = s->active[i];
     D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
@@ -393,9 +394,12 @@ static inline D100F_F(aim_t) D100F_F(aim)(const D100F_S *s, int32_t c, int i, in
     } else {
         D100F_L blocked = (act == D100F_PRESS) & D100F_F(bit)(s->disengagers[i], declared_target) &
                           D100F_F(bit)(s->declared_engaged[i], c);
-        D100F_UL left = (D100F_UL)(active & opponents);
-        aim.attack = on & ((act == D100F_ATTACK) | ((act == D100F_PRESS) & (blocked ^ 1))) & (left != 0);
-        aim.target = D100F_F(pick)(D100F_F(lowest)(left, few), declared_target, D100F_F(bit)(active, declared_target));
+        /* The first opponent still in: the first of the other side after the quick attacks. */
+        D100F_L first0 = s->first_left[0][i], first1 = s->first_left[1][i];
+        D100F_L first_opponent = (D100F_L)(first1 ^ ((first1 ^ first0) & -side));
+        (void)few;
+        aim.attack = on & ((act == D100F_ATTACK) | ((act == D100F_PRESS) & (blocked ^ 1))) & ((active & opponents) != 0);
+        aim.target = D100F_F(pick)(first_opponent, declared_target, D100F_F(bit)(active, declared_target));
     }
     return aim;
 }
@@ -409,15 +413,16 @@ static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restr
                                                                   int few, int quick) {
     uint32_t word[D100F_LANES];
     const D100F_UL opponents = (D100F_UL)k->opponents[c];
+    const int32_t side = k->side[c];
     if (quick) {
         /* A fifth of the lanes: their words one by one. */
         D100F_L want[D100F_LANES];
         for (int i = 0; i < D100F_LANES; i++)
-            want[i] = D100F_F(aim)(s, c, i, quick, opponents, few).attack;
+            want[i] = D100F_F(aim)(s, c, i, quick, opponents, side, few).attack;
         D100F_F(fetch)(s, k, want, D100F_ATTACK_SIDES, word);
     } else if (D100F_F(gather)(s, 0, word))
         for (int i = 0; i < D100F_LANES; i++)
-            if (d100f_marked(word[i]) && D100F_F(aim)(s, c, i, quick, opponents, few).attack)
+            if (d100f_marked(word[i]) && D100F_F(aim)(s, c, i, quick, opponents, side, few).attack)
                 word[i] = D100F_F(accept)(s, k, i, s->pos[i], D100F_ATTACK_SIDES);
     const D100F_UL armour1 = (D100F_UL)k->armour1, armour2 = (D100F_UL)k->armour2;
     const D100F_L ranged = (D100F_L)k->ranged[c];
@@ -433,7 +438,7 @@ static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restr
             damage_bars[r][j] = (D100F_L)((uint32_t)k->damage[c][j] >> (16 * r));
     const uint32_t hundred = d100f_hundred();
     for (int i = 0; i < D100F_LANES; i++) {
-        D100F_F(aim_t) aim = D100F_F(aim)(s, c, i, quick, opponents, few);
+        D100F_F(aim_t) aim = D100F_F(aim)(s, c, i, quick, opponents, side, few);
         D100F_L attack = aim.attack, target = aim.target;
         D100F_UL engaged = s->engaged[i];
         D100F_L act = s->declared[c][i] >> D100F_SHIFT;
@@ -486,16 +491,10 @@ static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restr
         /* Out at the batch's end; its pair released now (no attack reads the pairs). */
         s->struck[i] |= (D100F_UL)((D100F_UL)out << (target & D100F_W_AT));
         s->engaged[i] = (D100F_UL)(engaged & ~(-(D100F_UL)out & D100F_F(released)(engaged, target, partner_t)));
-        /* An engaging attack (a charge, or a melee attack), for the engagements after the attacks. */
+        /* An engaging attack (a charge, or a melee attack), for the engagements after the attacks
+         * (D100F_F(engagers)). */
         D100F_L engaging = attack & ((act == D100F_CHARGE) | (ranged ^ 1));
-        D100F_UL taken = (D100F_UL)((D100F_UL)engaging << (target & D100F_W_AT));
-        s->took_several[i] |= (D100F_UL)(s->took[i] & taken);
-        s->took[i] |= taken;
         s->made[i] |= (D100F_UL)((D100F_UL)engaging << c);
-        D100F_UL low = s->attackers[0][i], high = s->attackers[1][i];
-        D100F_F(set_field)(&low, &high, target, (D100F_L)c, engaging);
-        s->attackers[0][i] = low;
-        s->attackers[1][i] = high;
         s->attack_target[c][i] = D100F_F(pick)(s->attack_target[c][i], target, attack);
         s->pos[i] += attack;
 #pragma GCC unroll 8
@@ -512,6 +511,21 @@ static inline D100F_L D100F_F(outcome)(D100F_UL active, D100F_UL side0, D100F_UL
     D100F_L in0 = (active & side0) != 0, in1 = (active & side1) != 0;
     /* As sums of masks: -1 with both in, else 0, 1 or 2 (neither). */
     return (D100F_L)(-(in0 & in1) + ((in0 ^ 1) & in1) + (-((in0 | in1) ^ 1) & D100F_NOBODY_LEFT));
+}
+
+/* Combatant c's engaging attack, if it made one, among those its target took this pass: who took
+ * one (and from whom) and who took several. */
+static inline __attribute__((always_inline)) void D100F_F(engagers)(D100F_S *restrict s, int32_t c) {
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_L engaging = D100F_F(bit)(s->made[i], c), target = s->attack_target[c][i];
+        D100F_UL taken = (D100F_UL)((D100F_UL)engaging << (target & D100F_W_AT));
+        s->took_several[i] |= (D100F_UL)(s->took[i] & taken);
+        s->took[i] |= taken;
+        D100F_UL low = s->attackers[0][i], high = s->attackers[1][i];
+        D100F_F(set_field)(&low, &high, target, (D100F_L)c, engaging);
+        s->attackers[0][i] = low;
+        s->attackers[1][i] = high;
+    }
 }
 
 /* Combatant c's engagement in every lane where its fight goes on: its engaging attack pairs it
@@ -628,7 +642,7 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
 /* The end of an attack batch in every lane: its take-outs land; after the last batch
  * (``decide``), each running lane's outcome (winner) where its fight is decided now. */
 static inline __attribute__((always_inline)) void D100F_F(land)(D100F_S *restrict s, const D100FightTable *restrict k,
-                                                                int decide) {
+                                                                int decide, int few) {
     const D100F_UL side0 = (D100F_UL)k->sides[0], side1 = (D100F_UL)k->sides[1];
     for (int i = 0; i < D100F_LANES; i++) {
         D100F_UL active = (D100F_UL)(s->active[i] & ~s->struck[i]);
@@ -637,6 +651,10 @@ static inline __attribute__((always_inline)) void D100F_F(land)(D100F_S *restric
         if (decide)
             s->winner[i] = D100F_F(pick)(s->winner[i], D100F_F(outcome)(active, side0, side1),
                                          s->running[i] & (s->winner[i] < 0));
+        else {
+            s->first_left[0][i] = D100F_F(lowest)(active & side0, few);
+            s->first_left[1][i] = D100F_F(lowest)(active & side1, few);
+        }
     }
 }
 
@@ -675,18 +693,21 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         D100F_F(attack)(s, k, c, few, 1);
-    D100F_F(land)(s, k, 0);
+    D100F_F(land)(s, k, 0, few);
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         D100F_F(attack)(s, k, c, few, 0);
-    D100F_F(land)(s, k, 1);
+    D100F_F(land)(s, k, 1, few);
+#pragma GCC unroll 4
+    for (int32_t c = 0; c < m; c++)
+        D100F_F(engagers)(s, c);
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         D100F_F(engage)(s, c);
 #pragma GCC unroll 4
     for (int32_t c = 0; c < m; c++)
         D100F_F(move)(s, k, c);
-    D100F_F(land)(s, k, 1);
+    D100F_F(land)(s, k, 1, few);
     int32_t ended = 0;
     for (int i = 0; i < D100F_LANES; i++) {
         D100F_L last_pass = s->pass[i] >= passes, last = last_pass & (s->round[i] >= max_rounds);
