@@ -412,17 +412,19 @@ static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restr
                                                                   const D100FightTable *restrict k, int32_t c,
                                                                   int few, int quick) {
     uint32_t word[D100F_LANES];
+    D100F_L attacks[D100F_LANES], targets[D100F_LANES];
     const D100F_UL opponents = (D100F_UL)k->opponents[c];
     const int32_t side = k->side[c];
-    if (quick) {
-        /* A fifth of the lanes: their words one by one. */
-        D100F_L want[D100F_LANES];
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_F(aim_t) aim = D100F_F(aim)(s, c, i, quick, opponents, side, few);
+        attacks[i] = aim.attack;
+        targets[i] = aim.target;
+    }
+    if (quick) /* a fifth of the lanes: their words one by one */
+        D100F_F(fetch)(s, k, attacks, D100F_ATTACK_SIDES, word);
+    else if (D100F_F(gather)(s, 0, word))
         for (int i = 0; i < D100F_LANES; i++)
-            want[i] = D100F_F(aim)(s, c, i, quick, opponents, side, few).attack;
-        D100F_F(fetch)(s, k, want, D100F_ATTACK_SIDES, word);
-    } else if (D100F_F(gather)(s, 0, word))
-        for (int i = 0; i < D100F_LANES; i++)
-            if (d100f_marked(word[i]) && D100F_F(aim)(s, c, i, quick, opponents, side, few).attack)
+            if (d100f_marked(word[i]) && attacks[i])
                 word[i] = D100F_F(accept)(s, k, i, s->pos[i], D100F_ATTACK_SIDES);
     const D100F_UL armour1 = (D100F_UL)k->armour1, armour2 = (D100F_UL)k->armour2;
     const D100F_L ranged = (D100F_L)k->ranged[c];
@@ -438,8 +440,7 @@ static inline __attribute__((always_inline)) void D100F_F(attack)(D100F_S *restr
             damage_bars[r][j] = (D100F_L)((uint32_t)k->damage[c][j] >> (16 * r));
     const uint32_t hundred = d100f_hundred();
     for (int i = 0; i < D100F_LANES; i++) {
-        D100F_F(aim_t) aim = D100F_F(aim)(s, c, i, quick, opponents, side, few);
-        D100F_L attack = aim.attack, target = aim.target;
+        D100F_L attack = attacks[i], target = targets[i];
         D100F_UL engaged = s->engaged[i];
         D100F_L act = s->declared[c][i] >> D100F_SHIFT;
         D100F_L partner_t = D100F_F(partner)(s, i, target);
@@ -589,14 +590,17 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
     const int32_t side = k->side[c];
     /* Only flees under fire read a word here, one by one (few lanes); a contest's two d100s are
      * settled where it is rolled, after the loop. */
-    D100F_L want[D100F_LANES];
-    for (int i = 0; i < D100F_LANES; i++)
-        want[i] = D100F_F(plan)(s, c, i, side).flee_roll;
-    D100F_F(fetch)(s, k, want, 100u, word);
+    D100F_L flee_rolls[D100F_LANES];
+    for (int i = 0; i < D100F_LANES; i++) {
+        D100F_F(plan_t) plan = D100F_F(plan)(s, c, i, side);
+        flee_rolls[i] = plan.flee_roll;
+        contested[i] = plan.contested;
+    }
+    D100F_F(fetch)(s, k, flee_rolls, 100u, word);
     const D100F_L flee_base = (D100F_L)k->flee_base[c];
     const uint32_t hundred = d100f_hundred();
     for (int i = 0; i < D100F_LANES; i++) {
-        D100F_F(plan_t) plan = D100F_F(plan)(s, c, i, side);
+        D100F_L flee_roll = flee_rolls[i], is_contested = contested[i];
         D100F_UL active = s->active[i], cover = s->cover[i], engaged = s->engaged[i];
         D100F_L on = s->running[i] & (s->winner[i] < 0) & D100F_F(bit)(active, c);
         D100F_L act = s->declared[c][i] >> D100F_SHIFT;
@@ -608,22 +612,21 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
 
         /* Disengage: released at once unless the partner pressed against it; a contest (rare) is
          * settled after the loop. */
-        D100F_L release = on & (act == D100F_DISENGAGE) & engaged_c & (plan.contested ^ 1);
-        contested[i] = plan.contested;
-        any_contested |= plan.contested;
+        D100F_L release = on & (act == D100F_DISENGAGE) & engaged_c & (is_contested ^ 1);
+        any_contested |= is_contested;
         s->engaged[i] = (D100F_UL)(engaged & ~(-(D100F_UL)release & D100F_F(released)(engaged, (D100F_L)c, partner)));
 
         /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover.
          * One that flees is not engaged: nothing to release. */
         D100F_L failed = s->failed_flee[c][i];
-        D100F_L fail = plan.flee_roll & (roll + 1 > d100f_min(95, flee_base + 20 * failed));
+        D100F_L fail = flee_roll & (roll + 1 > d100f_min(95, flee_base + 20 * failed));
         D100F_L fled = on & (act == D100F_FLEE) & (engaged_c ^ 1) & (fail ^ 1);
         s->failed_flee[c][i] = (D100F_L)d100f_min(failed + fail, D100F_W_FLEE_CAP); /* past 5 the target is capped */
         cover |= (D100F_UL)(fail << c);
         s->active[i] = (D100F_UL)(active & ~((D100F_UL)fled << c));
         s->escaped[i] |= (D100F_UL)((D100F_UL)fled << c);
         s->cover[i] = cover;
-        s->pos[i] += plan.flee_roll + 2 * plan.contested;
+        s->pos[i] += flee_roll + 2 * is_contested;
     }
     /* A contested disengage changed nothing else in its lane (its two d100s are the words just
      * before the new position): a win releases the pair now. */
