@@ -321,7 +321,7 @@ def human_report(record: dict) -> str:
                      f"  (95% interval {lo:.3%} .. {hi:.3%})")
     lines.append(f"  {'draws':<{width}}        {record['draws']:>13,}  {record['draw_rate']:8.3%}")
     if "unfinished" in record:
-        lines.append(f"  {'unfinished':<{width}}        {record['unfinished']:>13,}  {record['unfinished_rate']:8.3%}")
+        lines.append(f"  {'unfinished':<{width + 8}}{record['unfinished']:>13,}  {record['unfinished_rate']:8.3%}")
     lines.append(f"  length: mean {length['mean']:,.3f} {length['unit']}")
     groups = [(side["name"], {k: v for k, v in side.items() if k not in ("name", "wins", "win_rate", "win_rate_ci95")})
               for side in record["sides"]]
