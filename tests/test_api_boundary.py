@@ -51,6 +51,16 @@ def test_combatant_names_with_control_characters_are_refused(name):
     _one_line(error)
 
 
+@pytest.mark.parametrize("text", ["Gu\x1b[31mard", "a\r\nFAKE LINE", "rtl\u202eevil"])
+def test_weapon_names_and_damage_classes_with_control_characters_are_refused(text):
+    with pytest.raises(ValueError, match="^weapon name must not contain control") as error:
+        exp.Weapon(text, "B", "1d8")
+    _one_line(error)
+    with pytest.raises(ValueError, match="^damage_class must not contain control") as error:
+        tss.Weapon.make("d4w/d4+2w/d4-1m", damage_class=text)
+    _one_line(error)
+
+
 def test_plain_unicode_names_are_accepted():
     assert exp.Combatant("Zoë Ørsted-Ōno", 10, 500, SWORD, 100, 700).name == "Zoë Ørsted-Ōno"
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
-from combatsim.validation import check_choice, check_int
+from combatsim.validation import check_choice, check_int, check_text
 
 #: Persona classes (Table 9.4, Table 9.7).
 CLASSES = ("biologist", "knite", "mechanic", "mercenary", "nomad", "nothing", "spie", "veterinarian", "alien", "robot")
@@ -112,6 +112,7 @@ class Weapon:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"weapon name must be a non-empty string, got {self.name!r}")
+        check_text("weapon name", self.name)
         check_choice("weapon_type", self.weapon_type, WEAPON_TYPES)
         object.__setattr__(self, "damage", Dice.parse(self.damage, "damage"))
         if self.ammunition is not None:

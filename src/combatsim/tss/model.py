@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
-from combatsim.validation import check_int
+from combatsim.validation import check_int, check_text
 
 #: The largest score (skill, action check, Resolve-physical) accepted.
 MAX_SCORE = 1000
@@ -330,6 +330,7 @@ class Weapon:
     def make(cls, damage: str | DamageTrack, damage_class: str = "En", quality: str | int = "ordinary") -> Weapon:
         if not isinstance(damage_class, str) or not damage_class.strip():
             raise ValueError(f"damage_class must be a non-empty name such as 'En', got {damage_class!r}")
+        check_text("damage_class", damage_class)
         return cls(DamageTrack.parse(damage), damage_class.strip(), quality_grade(quality, "weapon_quality"))
 
     @classmethod
