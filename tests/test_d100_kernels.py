@@ -495,6 +495,19 @@ def test_flee_is_blocked_while_engaged(backend):
     assert result.counts["wins_side_0"] > 90
 
 
+def test_engaging_attacks_that_meet_on_one_combatant_engage_nobody(backend):
+    # Two melee attackers (always missing) on one fleeing target: each engaging attack meets the
+    # other on the target, so neither engages it, whatever the table order, and its flee is not
+    # blocked (flee target floor((90 + 90) / 2) = 90, then 95): nearly every fight ends in its
+    # escape, a win by flight.
+    attackers = [Combatant(0, 0, Weapon(30, 2), policy=ALWAYS_ATTACK) for _ in range(2)]
+    target = Combatant(1, 90, Weapon(30, 2), parkour=90, policy=ALWAYS_FLEE)
+    for fighters in ([*attackers, target], [target, *attackers]):
+        result = simulate_fights(100, fighters, passes=2, max_rounds=4, seed=2, backend=backend, threads=1)
+        assert result.counts["escapes_side_1"] == result.counts["wins_by_flight_side_0"] == \
+            result.counts["wins_side_0"] > 95
+
+
 MIXED = (20, 10, 10, 15, 15, 10, 10, 10)
 #: Every action, dual wield (melee and pistols), nonlethal weapons, armour, cover and an ambush.
 SKIRMISH = [
