@@ -65,6 +65,13 @@ class Tally:
                 kept[state] = weight
         return kept
 
+    def prune_array(self, weights):
+        """``prune`` for a numpy vector of weights: the dropped ones become 0."""
+        dropped = (weights > 0) & (weights < PRUNE_BELOW)
+        self.dropped += float(weights[dropped].sum())
+        weights[dropped] = 0.0
+        return weights
+
     def one(self) -> int | float:
         """Certainty's weight before the first step."""
         return 1 if self.exact else 1.0

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+
 from combatsim.d100 import model
 from combatsim.d100.layout import (
     ACTION_ATTACK,
@@ -52,6 +54,8 @@ IN, OUT, ESCAPED = 0, 1, 2
 #: Per combatant: status, deadly flesh, serious, in cover, dual wield on, failed flee attempts, partner.
 STATUS, FLESH, SERIOUS, COVER, DUAL, FAILED, PARTNER = range(7)
 GONE = (OUT, 0, 0, False, False, 0, -1)
+#: What a declaration makes of a combatant in the attacks of a pass.
+QUICK, STANDARD, DEFENDS, NO_ATTACK = range(4)
 
 
 def contest_tier(roll: int, bars) -> int:
@@ -118,31 +122,45 @@ class D100Chain:
         self._attack_laws: dict[tuple, list] = {}
         self._contests: dict[tuple, object] = {}
         self._passes: dict[tuple, list] = {}
+        self._attack_results: dict[tuple, list] = {}
+        self._wound_laws: dict[tuple, list] = {}
+        self._after: dict[tuple, list] = {}
         start = tuple((IN, 0, 0, False, False, 0, -1) for _ in range(self.count))
         distribution = {}
         for surprised, w in self._ambush().items():
             key = (start, (False,) * self.count, surprised)
             distribution[key] = distribution.get(key, 0) + w
+        if tally.exact:
+            return self._run_exact(tally, max_states, distribution)
+        return self._run_float64(tally, max_states, distribution)
+
+    def _step(self, state: tuple, pass_number: int) -> list:
+        """A pass's results from ``state``: [(("end", keys) or the next state, probability)]."""
+        people, targeted, surprised = state
+        if pass_number == 1:
+            targeted = (False,) * self.count
+        results = self._pass(people, targeted, surprised)
+        if pass_number == self.passes:  # the next round starts untargeted
+            untargeted = (False,) * self.count
+            results = [(result if result[0] == "end" else (result[0], untargeted, result[2]), p)
+                       for result, p in results]
+        return results
+
+    def _run_exact(self, tally: Tally, max_states: int, distribution: dict) -> int:
+        """Over a dictionary of states, with exact weights."""
         peak = len(distribution)
-        untargeted = (False,) * self.count
         for round_number in range(1, self.max_rounds + 1):
             for pass_number in range(1, self.passes + 1):
                 tally.next_step(1)
                 following: dict[tuple, object] = {}
                 for state, weight in distribution.items():
-                    people, targeted, surprised = state
-                    if pass_number == 1:
-                        targeted = (False,) * self.count
-                    for result, p in self._pass(people, targeted, surprised):
+                    for result, p in self._step(state, pass_number):
                         if result[0] == "end":
                             for key in result[1]:
                                 tally.add(key, weight * p, length=round_number)
                         else:
-                            if pass_number == self.passes:  # the next round starts untargeted
-                                result = (result[0], untargeted, result[2])
                             following[result] = following.get(result, 0) + weight * p
-                            tally.operations += 2
-                distribution = tally.prune(following)
+                distribution = following
                 peak = max(peak, len(distribution))
                 check_states(len(distribution), max_states)
             if round_number == self.max_rounds:
@@ -152,6 +170,71 @@ class D100Chain:
                         tally.add(("escapes",), weight, length=round_number)
                 distribution = {}
             if not distribution:
+                break
+        tally.flush()
+        return peak
+
+    def _run_float64(self, tally: Tally, max_states: int, distribution: dict) -> int:
+        """Over numbered states: each pass's transitions from a state are enumerated once (the
+        first time the state is live at that pass), kept as sparse (from, to, probability)
+        arrays, and a pass multiplies the weight vector by them."""
+        states = list(distribution)
+        number = {state: i for i, state in enumerate(states)}
+        weights = np.array([float(w) for w in distribution.values()])
+        keys: list[tuple] = []  # ended fights' outcome keys, numbered
+        key_number: dict[tuple, int] = {}
+        # per pass number: the states enumerated, and their moves and endings as arrays
+        enumerated = {p: set() for p in range(1, self.passes + 1)}
+        moves = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
+        endings = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
+        peak = len(states)
+        for round_number in range(1, self.max_rounds + 1):
+            for pass_number in range(1, self.passes + 1):
+                tally.next_step(1)
+                live = np.flatnonzero(weights)
+                new_moves: list[list] = [[], [], []]
+                new_endings: list[list] = [[], [], []]
+                done = enumerated[pass_number]
+                for i in live.tolist():
+                    if i in done:
+                        continue
+                    done.add(i)
+                    for result, p in self._step(states[i], pass_number):
+                        if result[0] == "end":
+                            for key in result[1]:
+                                if key not in key_number:
+                                    key_number[key] = len(keys)
+                                    keys.append(key)
+                                for column, value in zip(new_endings, (i, key_number[key], p), strict=True):
+                                    column.append(value)
+                        else:
+                            j = number.get(result)
+                            if j is None:
+                                j = number[result] = len(states)
+                                states.append(result)
+                            for column, value in zip(new_moves, (i, j, p), strict=True):
+                                column.append(value)
+                for table, new in ((moves, new_moves), (endings, new_endings)):
+                    if new[0]:
+                        table[pass_number] = [np.concatenate((old, np.array(column, dtype=old.dtype)))
+                                              for old, column in zip(table[pass_number], new, strict=True)]
+                source, target, p = moves[pass_number]
+                flow = weights[source] * p
+                tally.operations += 2 * int(np.count_nonzero(flow))
+                source, key, p = endings[pass_number]
+                for k, weight in enumerate(np.bincount(key, weights=weights[source] * p, minlength=len(keys))):
+                    tally.add(keys[k], float(weight), length=round_number)
+                weights = tally.prune_array(np.bincount(target, weights=flow, minlength=len(states)))
+                live_count = int(np.count_nonzero(weights))
+                peak = max(peak, live_count)
+                check_states(live_count, max_states)
+            if round_number == self.max_rounds:
+                for i in np.flatnonzero(weights).tolist():
+                    tally.add(("unfinished",), float(weights[i]), length=round_number)
+                    if any(person[STATUS] == ESCAPED for person in states[i][0]):
+                        tally.add(("escapes",), float(weights[i]), length=round_number)
+                weights[:] = 0.0
+            if not weights.any():
                 break
         tally.flush()
         return peak
@@ -270,74 +353,126 @@ class D100Chain:
 
     def _resolve(self, people: tuple, actions: tuple, targets: tuple, targeted: tuple) -> list:
         """The attacks and moves of a pass after its declarations: [(result, probability)]."""
-        m = self.count
-        defending = [a == ACTION_DEFEND for a in actions]
-        worlds = [([list(person) for person in people], [0] * m, [-1] * m, self.one)]  # people, lethal, attacked
-
-        def batch(worlds: list, quick: bool) -> list:
-            out = []
-            for state, lethal, attacked, weight in worlds:
-                branches = [(state, lethal, attacked, weight)]
-                for c in range(m):
-                    if state[c][STATUS] != IN:
-                        continue
-                    action = actions[c]
-                    if quick:
-                        if action not in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
-                            continue
-                    elif not (action == ACTION_ATTACK or (action == ACTION_PRESS and not (
-                            actions[targets[c]] == ACTION_DISENGAGE and targets[targets[c]] == c))):
-                        continue
-                    following = []
-                    for s, lethal_now, attacked_now, w in branches:
-                        t = targets[c]
-                        if s[t][STATUS] != IN:  # out in the quick attacks: the first opponent still in
-                            t = next((o for o in self.foes[c] if s[o][STATUS] == IN), -1)
-                            if t < 0:
-                                following.append((s, lethal_now, attacked_now, w))
-                                continue
-                        ranged = bool(self.table[c][C_RANGED])
-                        cover = s[t][COVER] and ranged  # cover counts for ranged attacks only
-                        dual = s[c][DUAL]
-                        steps = int(quick) + int(dual) + int(cover) + int(defending[t])
-                        attacked_after = attacked_now.copy()
-                        attacked_after[c] = t
-                        for wounds, p in self._attack_law(c, t, steps, cover, dual):
-                            s2, lethal2 = s, lethal_now
-                            if wounds:
-                                s2 = [person.copy() for person in s]
-                                lethal2 = lethal_now.copy()
-                                for wound, nonlethal in wounds:
-                                    flesh, serious, dead, _, _ = model.record_wound(
-                                        s2[t][FLESH], s2[t][SERIOUS], lethal2[t], wound, nonlethal)
-                                    s2[t][FLESH], s2[t][SERIOUS], lethal2[t] = flesh, serious, dead
-                            following.append((s2, lethal2, attacked_after, w * p))
-                    branches = following
-                for s, lethal_now, attacked_now, w in branches:
-                    s = [person.copy() for person in s]
-                    for t in range(m):
-                        if lethal_now[t] and s[t][STATUS] == IN:
-                            self._take_out(s, t, OUT)
-                    out.append((s, lethal_now, attacked_now, w))
-            return out
-
-        worlds = batch(batch(worlds, quick=True), quick=False)
         results: list = []
-        for state, _, attacked, weight in worlds:
-            ended = self._decided(state)
-            if ended:
-                results.append((("end", ended), weight))
-                continue
-            self._engage(state, actions, attacked)
-            for final, w in self._moves(state, actions, targets, targeted):
-                ended = self._decided(final)
-                if ended:
-                    results.append((("end", ended), weight * w))
-                else:
-                    people_after = tuple(GONE if p[STATUS] == OUT else tuple(p) if p[STATUS] == IN else
-                                         (ESCAPED, 0, 0, False, False, 0, -1) for p in final)
-                    results.append(((people_after, targeted), weight * w))
+        for state, attacked, weight in self._attacks(people, actions, targets):
+            for result, w in self._after_attacks(state, actions, targets, attacked, targeted):
+                results.append((result, weight * w))
         return results
+
+    def _after_attacks(self, state: tuple, actions: tuple, targets: tuple, attacked: tuple, targeted: tuple) -> list:
+        """Engagement and the moves after the attacks: [(result, probability)]."""
+        key = (state, actions, targets, attacked, targeted)
+        cached = self._after.get(key)
+        if cached is None:
+            cached = self._after[key] = self._engage_and_move(state, actions, targets, attacked, targeted)
+        return cached
+
+    def _engage_and_move(self, state: tuple, actions: tuple, targets: tuple, attacked: tuple, targeted: tuple) -> list:
+        ended = self._decided(state)
+        if ended:
+            return [(("end", ended), self.one)]
+        state = [list(person) for person in state]
+        self._engage(state, actions, attacked)
+        results: list = []
+        for final, w in self._moves(state, actions, targets, targeted):
+            ended = self._decided(final)
+            if ended:
+                results.append((("end", ended), w))
+            else:
+                people_after = tuple(GONE if p[STATUS] == OUT else tuple(p) if p[STATUS] == IN else
+                                     (ESCAPED, 0, 0, False, False, 0, -1) for p in final)
+                results.append(((people_after, targeted), w))
+        return results
+
+    def _attacks(self, people: tuple, actions: tuple, targets: tuple) -> list:
+        """The quick attacks, then the standard attacks: [(state, attacker -> target, probability)],
+        equal states merged. The attacks depend on the declarations only through who makes a quick
+        or a standard attack at whom and who defends, so declarations alike in that share them."""
+        kinds = []
+        for c, action in enumerate(actions):
+            if action in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
+                kinds.append((QUICK, targets[c]))
+            elif action == ACTION_ATTACK or (action == ACTION_PRESS and not (
+                    actions[targets[c]] == ACTION_DISENGAGE and targets[targets[c]] == c)):
+                kinds.append((STANDARD, targets[c]))  # a press spent blocking a disengage is no attack
+            else:
+                kinds.append((DEFENDS if action == ACTION_DEFEND else NO_ATTACK, -1))
+        kinds = tuple(kinds)
+        key = (people, kinds)
+        cached = self._attack_results.get(key)
+        if cached is None:
+            worlds = {(people, (-1,) * self.count): self.one}
+            for kind in (QUICK, STANDARD):
+                following: dict[tuple, object] = {}
+                for (state, attacked), weight in worlds.items():
+                    for result, p in self._batch(state, attacked, kinds, kind):
+                        following[result] = following.get(result, 0) + weight * p
+                worlds = following
+            cached = self._attack_results[key] = [(state, attacked, w) for (state, attacked), w in worlds.items()]
+        return cached
+
+    def _batch(self, state: tuple, attacked: tuple, kinds: tuple, kind: int) -> list:
+        """One batch of attacks, rolled against ``state`` and landing together: [((state, attacked),
+        probability)]. Each target's wounds depend only on the attacks at it, so the batch is the
+        product of the targets' wound laws; a lethal wound takes the target out after the batch."""
+        m = self.count
+        attacked = list(attacked)
+        at: dict[int, list] = {}  # target -> the attack laws' keys, in attacker order
+        for c in range(m):
+            if state[c][STATUS] != IN:
+                continue
+            own, t = kinds[c]
+            if own != kind:
+                continue
+            if state[t][STATUS] != IN:  # out in the quick attacks: the first opponent still in
+                t = next((o for o in self.foes[c] if state[o][STATUS] == IN), -1)
+                if t < 0:
+                    continue
+            cover = state[t][COVER] and bool(self.table[c][C_RANGED])  # cover counts for ranged attacks only
+            dual = state[c][DUAL]
+            steps = int(kind == QUICK) + int(dual) + int(cover) + int(kinds[t][0] == DEFENDS)
+            attacked[c] = t
+            at.setdefault(t, []).append((c, t, steps, cover, dual))
+        attacked = tuple(attacked)
+        outcomes = [([list(person) for person in state], self.one)]
+        for t, laws in at.items():
+            following = []
+            for s, w in outcomes:
+                for (flesh, serious, dead), p in self._wounds(state[t][FLESH], state[t][SERIOUS], tuple(laws)):
+                    s2 = [person.copy() for person in s]
+                    s2[t][FLESH], s2[t][SERIOUS] = flesh, serious
+                    if dead:
+                        s2[t][STATUS] = -1  # out once the whole batch has landed
+                    following.append((s2, w * p))
+            outcomes = following
+        results = []
+        for s, w in outcomes:
+            for t in range(m):
+                if s[t][STATUS] == -1:
+                    s[t][STATUS] = IN
+                    self._take_out(s, t, OUT)
+            results.append(((tuple(GONE if p[STATUS] == OUT else tuple(p) for p in s), attacked), w))
+        return results
+
+    def _wounds(self, flesh: int, serious: int, laws: tuple) -> list:
+        """[((deadly flesh, serious, dead), probability)] after the attacks ``laws`` at one target
+        in order, escalating after each wound; every dead outcome is one."""
+        key = (flesh, serious, laws)
+        cached = self._wound_laws.get(key)
+        if cached is None:
+            outcomes = {(flesh, serious, False): self.one}
+            for law in laws:
+                following: dict[tuple, object] = {}
+                for (f, s, dead), w in outcomes.items():
+                    for wounds, p in self._attack_law(*law):
+                        f2, s2, lethal = f, s, int(dead)
+                        for wound, nonlethal in wounds:
+                            f2, s2, lethal, _, _ = model.record_wound(f2, s2, lethal, wound, nonlethal)
+                        after = (0, 0, True) if lethal else (f2, s2, False)
+                        following[after] = following.get(after, 0) + w * p
+                outcomes = following
+            cached = self._wound_laws[key] = list(outcomes.items())
+        return cached
 
     def _take_out(self, state: list, c: int, status: int) -> None:
         partner = state[c][PARTNER]
