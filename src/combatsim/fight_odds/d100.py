@@ -125,6 +125,9 @@ class D100Chain:
         self._attack_results: dict[tuple, list] = {}
         self._wound_laws: dict[tuple, list] = {}
         self._after: dict[tuple, list] = {}
+        self._declared: dict[tuple, list] = {}
+        self._numbers: dict[tuple, int] = {}
+        self._numbered: list[tuple] = []
         start = tuple((IN, 0, 0, False, False, 0, -1) for _ in range(self.count))
         distribution = {}
         for surprised, w in self._ambush().items():
@@ -269,18 +272,72 @@ class D100Chain:
     # --- one pass ---------------------------------------------------------------------------------
 
     def _pass(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """The pass's results from a state: [(("end", keys) or the next state, probability)]."""
+        """The pass's results from a state: [(("end", keys) or the next state, probability)]. Worlds
+        after the attacks, declarations and results are numbered, so the memo keys stay small."""
         key = (people, targeted, surprised)
         cached = self._passes.get(key)
         if cached is None:
-            results: dict[tuple, object] = {}
-            first = any(surprised)
-            for declared, p in self._declarations(people, targeted, surprised):
-                for result, q in self._resolve(people, *declared):
-                    if result[0] != "end":
-                        result = (result[0], result[1], (False,) * self.count if first else surprised)
-                    results[result] = results.get(result, 0) + p * q
-            cached = self._passes[key] = list(results.items())
+            results: dict[int, object] = {}
+            for p, kinds, declaration, actions, targets, marks in self._plans(people, targeted, surprised):
+                for world, state, attacked, w in self._attacks(people, kinds):
+                    after = self._after.get((world, declaration))
+                    if after is None:
+                        after = self._after[world, declaration] = [
+                            (self._number(result), q)
+                            for result, q in self._engage_and_move(state, actions, targets, attacked, marks)]
+                    pw = p * w
+                    for result, q in after:
+                        results[result] = results.get(result, 0) + pw * q
+            surprised_after = (False,) * self.count if any(surprised) else surprised
+            cached = self._passes[key] = [
+                (result if result[0] == "end" else (*result, surprised_after), w)
+                for result, w in ((self._numbered[number], w) for number, w in results.items())]
+        return cached
+
+    def _number(self, value: tuple) -> int:
+        number = self._numbers.get(value)
+        if number is None:
+            number = self._numbers[value] = len(self._numbered)
+            self._numbered.append(value)
+        return number
+
+    def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
+        """The declarations as the rest of the pass sees them: [(probability, attack kinds, number
+        of the moves' view, actions, targets, targeted)], alike ones merged. The attacks see who
+        makes a quick or a standard attack at whom and who defends; engagement and the moves see
+        charges, moves, presses (and their targets) and who is targeted. The declarations depend
+        on the people only through who is in and undeclared, their targets and dual wield."""
+        seen = []
+        for c, person in enumerate(people):
+            if person[STATUS] != IN or surprised[c]:
+                seen.append(None)
+            else:
+                engaged = person[PARTNER] >= 0
+                target = person[PARTNER] if engaged else next(o for o in self.foes[c] if people[o][STATUS] == IN)
+                seen.append((target, engaged, person[DUAL]))
+        key = (tuple(seen), targeted)
+        cached = self._declared.get(key)
+        if cached is None:
+            merged: dict[tuple, list] = {}
+            for (actions, targets, marks), p in self._declarations(people, targeted, surprised):
+                kinds = []
+                for c, action in enumerate(actions):
+                    if action in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
+                        kinds.append((QUICK, targets[c]))
+                    elif action == ACTION_ATTACK or (action == ACTION_PRESS and not (
+                            actions[targets[c]] == ACTION_DISENGAGE and targets[targets[c]] == c)):
+                        kinds.append((STANDARD, targets[c]))  # a press spent blocking a disengage is no attack
+                    else:
+                        kinds.append((DEFENDS if action == ACTION_DEFEND else NO_ATTACK, -1))
+                moving = tuple(ACTION_NONE if a in (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND) else a
+                               for a in actions)
+                pressing = tuple(t if a == ACTION_PRESS else -1 for a, t in zip(actions, targets, strict=True))
+                view = (tuple(kinds), self._number((moving, pressing, marks)))
+                if view in merged:
+                    merged[view][0] += p
+                else:
+                    merged[view] = [p, *view, moving, pressing, marks]
+            cached = self._declared[key] = [tuple(plan) for plan in merged.values()]
         return cached
 
     def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
@@ -351,23 +408,8 @@ class D100Chain:
                 self.table[blocker][C_PRESS:C_PRESS + CONTEST_FIELDS]))
         return self._contests[key]
 
-    def _resolve(self, people: tuple, actions: tuple, targets: tuple, targeted: tuple) -> list:
-        """The attacks and moves of a pass after its declarations: [(result, probability)]."""
-        results: list = []
-        for state, attacked, weight in self._attacks(people, actions, targets):
-            for result, w in self._after_attacks(state, actions, targets, attacked, targeted):
-                results.append((result, weight * w))
-        return results
-
-    def _after_attacks(self, state: tuple, actions: tuple, targets: tuple, attacked: tuple, targeted: tuple) -> list:
-        """Engagement and the moves after the attacks: [(result, probability)]."""
-        key = (state, actions, targets, attacked, targeted)
-        cached = self._after.get(key)
-        if cached is None:
-            cached = self._after[key] = self._engage_and_move(state, actions, targets, attacked, targeted)
-        return cached
-
     def _engage_and_move(self, state: tuple, actions: tuple, targets: tuple, attacked: tuple, targeted: tuple) -> list:
+        """Engagement and the moves after the attacks: [(("end", keys) or (people, targeted), probability)]."""
         ended = self._decided(state)
         if ended:
             return [(("end", ended), self.one)]
@@ -384,20 +426,10 @@ class D100Chain:
                 results.append(((people_after, targeted), w))
         return results
 
-    def _attacks(self, people: tuple, actions: tuple, targets: tuple) -> list:
-        """The quick attacks, then the standard attacks: [(state, attacker -> target, probability)],
-        equal states merged. The attacks depend on the declarations only through who makes a quick
-        or a standard attack at whom and who defends, so declarations alike in that share them."""
-        kinds = []
-        for c, action in enumerate(actions):
-            if action in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
-                kinds.append((QUICK, targets[c]))
-            elif action == ACTION_ATTACK or (action == ACTION_PRESS and not (
-                    actions[targets[c]] == ACTION_DISENGAGE and targets[targets[c]] == c)):
-                kinds.append((STANDARD, targets[c]))  # a press spent blocking a disengage is no attack
-            else:
-                kinds.append((DEFENDS if action == ACTION_DEFEND else NO_ATTACK, -1))
-        kinds = tuple(kinds)
+    def _attacks(self, people: tuple, kinds: tuple) -> list:
+        """The quick attacks, then the standard attacks: [(number, state, attacker -> target,
+        probability)], equal states merged; ``kinds`` says who makes which attack at whom (see
+        ``_plans``)."""
         key = (people, kinds)
         cached = self._attack_results.get(key)
         if cached is None:
@@ -408,7 +440,7 @@ class D100Chain:
                     for result, p in self._batch(state, attacked, kinds, kind):
                         following[result] = following.get(result, 0) + weight * p
                 worlds = following
-            cached = self._attack_results[key] = [(state, attacked, w) for (state, attacked), w in worlds.items()]
+            cached = self._attack_results[key] = [(self._number(world), *world, w) for world, w in worlds.items()]
         return cached
 
     def _batch(self, state: tuple, attacked: tuple, kinds: tuple, kind: int) -> list:
