@@ -16,6 +16,7 @@ no foe does, by flight when one of those foes escaped; nobody left on either sid
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from fractions import Fraction
 
 import numpy as np
@@ -124,7 +125,8 @@ class D100Chain:
         self._passes: dict[tuple, list] = {}
         self._attack_results: dict[tuple, list] = {}
         self._wound_laws: dict[tuple, list] = {}
-        self._after: dict[tuple, list] = {}
+        #: moves' view's number -> world's number -> results
+        self._after: dict[int, dict] = defaultdict(dict)
         self._declared: dict[tuple, list] = {}
         self._numbers: dict[tuple, int] = {}
         self._numbered: list[tuple] = []
@@ -147,6 +149,13 @@ class D100Chain:
             untargeted = (False,) * self.count
             results = [(result if result[0] == "end" else (result[0], untargeted, result[2]), p)
                        for result, p in results]
+        elif pass_number == self.passes - 1:
+            # before the round's last pass, being targeted matters only to whoever can declare a
+            # flight in it: in the fight and not engaged; the others' marks are dropped, which
+            # makes fewer states
+            results = [(result if result[0] == "end" else (result[0], tuple(
+                mark and person[STATUS] == IN and person[PARTNER] < 0 for person, mark in zip(
+                    result[0], result[1], strict=True)), result[2]), p) for result, p in results]
         return results
 
     def _run_exact(self, tally: Tally, max_states: int, distribution: dict) -> int:
@@ -278,16 +287,19 @@ class D100Chain:
         cached = self._passes.get(key)
         if cached is None:
             results: dict[int, object] = {}
-            for p, kinds, declaration, actions, targets, marks in self._plans(people, targeted, surprised):
-                for world, state, attacked, w in self._attacks(people, kinds):
-                    after = self._after.get((world, declaration))
-                    if after is None:
-                        after = self._after[world, declaration] = [
-                            (self._number(result), q)
-                            for result, q in self._engage_and_move(state, actions, targets, attacked, marks)]
-                    pw = p * w
-                    for result, q in after:
-                        results[result] = results.get(result, 0) + pw * q
+            for kinds, plans in self._plans(people, targeted, surprised):
+                worlds = self._attacks(people, kinds)
+                for p, declaration, actions, targets, marks in plans:
+                    afters = self._after[declaration]
+                    for world, state, attacked, w in worlds:
+                        after = afters.get(world)
+                        if after is None:
+                            after = afters[world] = [
+                                (self._number(result), q)
+                                for result, q in self._engage_and_move(state, actions, targets, attacked, marks)]
+                        pw = p * w
+                        for result, q in after:
+                            results[result] = results.get(result, 0) + pw * q
             surprised_after = (False,) * self.count if any(surprised) else surprised
             cached = self._passes[key] = [
                 (result if result[0] == "end" else (*result, surprised_after), w)
@@ -302,8 +314,8 @@ class D100Chain:
         return number
 
     def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """The declarations as the rest of the pass sees them: [(probability, attack kinds, number
-        of the moves' view, actions, targets, targeted)], alike ones merged. The attacks see who
+        """The declarations as the rest of the pass sees them: [(attack kinds, [(probability, number
+        of the moves' view, actions, targets, targeted)])], alike ones merged. The attacks see who
         makes a quick or a standard attack at whom and who defends; engagement and the moves see
         charges, moves, presses (and their targets) and who is targeted. The declarations depend
         on the people only through who is in and undeclared, their targets and dual wield."""
@@ -337,7 +349,10 @@ class D100Chain:
                     merged[view][0] += p
                 else:
                     merged[view] = [p, *view, moving, pressing, marks]
-            cached = self._declared[key] = [tuple(plan) for plan in merged.values()]
+            grouped: dict[tuple, list] = {}
+            for p, kinds, declaration, *view in merged.values():
+                grouped.setdefault(kinds, []).append((p, declaration, *view))
+            cached = self._declared[key] = list(grouped.items())
         return cached
 
     def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
