@@ -101,6 +101,8 @@ class D100Chain:
         self.ambush_side = spec["ambush_side"]
         self.side = [row[C_SIDE] for row in self.table]
         self.foes = [[o for o in range(self.count) if self.side[o] != self.side[c]] for c in range(self.count)]
+        # cover counts for ranged attacks only: without a ranged foe, being in cover is no state
+        self.cover_counts = [any(self.table[o][C_RANGED] for o in self.foes[c]) for c in range(self.count)]
         # failed flee attempts beyond this make no difference: the flee target is capped
         self.flee_cap = [max(0, -(-(model.TARGET_CAP - row[C_FLEE_BASE]) // model.FLEE_STEP)) for row in self.table]
 
@@ -436,8 +438,9 @@ class D100Chain:
             if ended:
                 results.append((("end", ended), w))
             else:
-                people_after = tuple(GONE if p[STATUS] == OUT else tuple(p) if p[STATUS] == IN else
-                                     (ESCAPED, 0, 0, False, False, 0, -1) for p in final)
+                people_after = tuple(GONE if p[STATUS] == OUT else (*p[:COVER], p[COVER] and self.cover_counts[c], *p[DUAL:])
+                                     if p[STATUS] == IN else (ESCAPED, 0, 0, False, False, 0, -1)
+                                     for c, p in enumerate(final))
                 results.append(((people_after, targeted), w))
         return results
 
