@@ -127,6 +127,7 @@ class D100Chain:
         self._passes: dict[tuple, list] = {}
         self._attack_results: dict[tuple, list] = {}
         self._wound_laws: dict[tuple, list] = {}
+        self._attack_changes: dict[tuple, list] = {}
         #: moves' view's number -> world's number -> results
         self._after: dict[int, dict] = defaultdict(dict)
         self._declared: dict[tuple, list] = {}
@@ -451,6 +452,25 @@ class D100Chain:
         key = (people, kinds)
         cached = self._attack_results.get(key)
         if cached is None:
+            cached = self._attack_results[key] = []
+            for wounded, attacked, w in self._attack_outcomes(people, kinds):
+                state = tuple(GONE if status == OUT else (
+                    status, flesh, serious, *person[COVER:PARTNER],
+                    -1 if person[PARTNER] >= 0 and wounded[person[PARTNER]][0] == OUT
+                    and people[person[PARTNER]][PARTNER] == c else person[PARTNER])
+                    for c, (person, (status, flesh, serious)) in enumerate(zip(people, wounded, strict=True)))
+                cached.append((self._number((state, attacked)), state, attacked, w))
+        return cached
+
+    def _attack_outcomes(self, people: tuple, kinds: tuple) -> list:
+        """[((status, deadly flesh, serious) per combatant, attacker -> target, probability)] after
+        the attacks. They read only each combatant's status, wounds, cover and dual wield, so
+        states alike in those share them (taking someone out also ends its engagement: the
+        caller does that)."""
+        seen = tuple(person[:DUAL + 1] for person in people)
+        key = (seen, kinds)
+        cached = self._attack_changes.get(key)
+        if cached is None:
             worlds = {(people, (-1,) * self.count): self.one}
             for kind in (QUICK, STANDARD):
                 following: dict[tuple, object] = {}
@@ -458,7 +478,8 @@ class D100Chain:
                     for result, p in self._batch(state, attacked, kinds, kind):
                         following[result] = following.get(result, 0) + weight * p
                 worlds = following
-            cached = self._attack_results[key] = [(self._number(world), *world, w) for world, w in worlds.items()]
+            cached = self._attack_changes[key] = [
+                (tuple(person[:SERIOUS + 1] for person in state), attacked, w) for (state, attacked), w in worlds.items()]
         return cached
 
     def _batch(self, state: tuple, attacked: tuple, kinds: tuple, kind: int) -> list:
