@@ -124,6 +124,7 @@ REFUSED_CALLS = {
     "severity 1e-99999999": (call_source("d100.simulate_attacks", severity="'1e-99999999'"), "severity"),
     "exp damage ''": (call_source("exp.simulate_attack", damage="''"), "damage"),
     "seed 9007199254740993.0": (call_source("exp.simulate_to_hit", seed="9007199254740993.0"), "seed"),
+    "tss armour '-3'": (call_source("tss.simulate_attacks", armour="'-3'"), "armour"),
 }
 
 

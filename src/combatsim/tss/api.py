@@ -84,7 +84,7 @@ def _armour_die(armour: str | Dice | Armour | None, damage_class: str) -> tuple[
         return None, None
     if isinstance(armour, Armour):
         return armour.die_for(damage_class), armour.quality
-    die = Dice.parse(armour, "armour")
+    die = Dice.parse(armour, "armour", constant=False)
     _check_dice("armour", die, MAX_ARMOUR_DICE)
     return die, None
 

@@ -362,7 +362,7 @@ class Armour:
             raise TypeError(f"armour must be a die such as 'd6' or a mapping class -> die, got {type(dice).__name__}")
         parsed = {}
         for name, die in dice.items():
-            parsed[str(name).strip()] = value = Dice.parse(die, f"armour {name}")
+            parsed[str(name).strip()] = value = Dice.parse(die, f"armour {name}", constant=False)
             _check_dice(f"armour {name}", value, MAX_ARMOUR_DICE)
         return cls(parsed, quality_grade(quality, "armour_quality"))
 
