@@ -34,8 +34,8 @@ small_sides = st.sampled_from([1, 2, 3, 4, 6, 8, 10, 12, 20])
 
 
 @st.composite
-def small_dice(draw, max_count: int) -> str:
-    count = draw(st.integers(0, max_count))
+def small_dice(draw, max_count: int, min_count: int = 0) -> str:
+    count = draw(st.integers(min_count, max_count))
     modifier = draw(st.integers(-3, 3))
     return f"{count}d{draw(small_sides)}{modifier:+d}" if count else str(modifier)
 
@@ -48,7 +48,7 @@ def joint_attack_configs(draw) -> np.ndarray:
         steps=draw(st.integers(-6, 6)),
         damage="/".join(draw(small_dice(3)) + draw(st.sampled_from("swm")) for _ in range(3)),
         weapon_quality=draw(qualities),
-        armour=draw(st.none() | small_dice(2)),
+        armour=draw(st.none() | small_dice(2, min_count=1)),  # armour rolls a die
         armour_quality=draw(qualities),
         one_step_shift=draw(st.booleans()),
     )

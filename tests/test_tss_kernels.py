@@ -22,8 +22,8 @@ sides = st.sampled_from([1, 2, 3, 4, 6, 8, 10, 12, 20, 100, 1000])
 
 
 @st.composite
-def dice_text(draw, max_count: int = 3) -> str:
-    count = draw(st.integers(0, max_count))
+def dice_text(draw, max_count: int = 3, min_count: int = 0) -> str:
+    count = draw(st.integers(min_count, max_count))
     modifier = draw(st.integers(-3, 3))
     if count == 0:
         return str(modifier)
@@ -51,7 +51,7 @@ def attack_configs(draw) -> np.ndarray:
         steps=draw(st.integers(-7, 10)),
         damage=draw(tracks()),
         weapon_quality=draw(qualities),
-        armour=draw(st.none() | dice_text(2)),
+        armour=draw(st.none() | dice_text(2, min_count=1)),  # armour rolls a die
         armour_quality=draw(qualities),
         one_step_shift=draw(st.booleans()),
         joint_layout=draw(st.booleans()),
@@ -130,7 +130,7 @@ def combatants(draw) -> Combatant:
     classes = ["En", "LI", "HI"]
     armour = None
     if draw(st.booleans()):
-        dice = {name: draw(dice_text(2)) for name in classes if draw(st.booleans())}
+        dice = {name: draw(dice_text(2, min_count=1)) for name in classes if draw(st.booleans())}
         armour = Armour.make(dice, draw(qualities))
     return Combatant(
         skill=draw(scores()),
