@@ -455,3 +455,19 @@ def test_tss_duel_matrices_equal_the_exact_chain(tmp_path):
              *((exact.length[k], rough.length.get(k, 0.0)) for k in exact.length)]
     for a, b in pairs:
         assert abs(float(a) - b) <= rough.error_bound + 1e-15
+
+
+def test_d100_float64_chain_is_within_its_bound_of_the_exact_chain(tmp_path):
+    """In float64 the d100 chain steps a weight vector through sparse per-pass transitions; with
+    escapes, engagement and two passes it agrees with the exact chain over dictionaries within its
+    stated bound, outcome by outcome and length by length."""
+    scenario = d100_cases(tmp_path, rounds=2)[2]
+    exact = fight_odds(scenario, method="exact")
+    rough = fight_odds(scenario, method="float64")
+    assert rough.method == "float64" and exact.method == "exact" and 0 < rough.error_bound < 1e-9
+    assert exact.escapes > 0 and exact.length.keys() == rough.length.keys()
+    pairs = [*zip(exact.wins, rough.wins, strict=True), *zip(exact.wins_by_flight, rough.wins_by_flight, strict=True),
+             (exact.escapes, rough.escapes), (exact.draws, rough.draws), (exact.unfinished, rough.unfinished),
+             *((exact.length[k], rough.length[k]) for k in exact.length)]
+    for a, b in pairs:
+        assert abs(float(a) - b) <= rough.error_bound + 1e-15
