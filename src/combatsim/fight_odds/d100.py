@@ -290,6 +290,7 @@ class D100Chain:
         cached = self._passes.get(key)
         if cached is None:
             results: dict[int, object] = {}
+            tallied = results.get
             for kinds, plans in self._plans(people, targeted, surprised):
                 worlds = self._attacks(people, kinds)
                 for p, declaration, actions, targets, marks in plans:
@@ -302,7 +303,7 @@ class D100Chain:
                                 for result, q in self._engage_and_move(state, actions, targets, attacked, marks)]
                         pw = p * w
                         for result, q in after:
-                            results[result] = results.get(result, 0) + pw * q
+                            results[result] = tallied(result, 0) + pw * q
             surprised_after = (False,) * self.count if any(surprised) else surprised
             cached = self._passes[key] = [
                 (result if result[0] == "end" else (*result, surprised_after), w)
