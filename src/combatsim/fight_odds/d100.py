@@ -11,6 +11,11 @@ blocking) of everyone not yet out, against the state after the quick attacks, la
 then engagement, cover, dual wield, disengage contests and flight, in table order. A combatant
 that flees leaves the fight: an escape. A side wins when it still has someone in the fight and
 no foe does, by flight when one of those foes escaped; nobody left on either side is a draw.
+
+Cover is kept only against a ranged foe, and being targeted, before a round's last pass, only
+for whoever can still declare a flight. A pass's transitions from a state are enumerated once,
+through memo tables; exact weights step over a dictionary of states, float64 ones as a vector
+through the sparse transitions.
 """
 
 from __future__ import annotations
