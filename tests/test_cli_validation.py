@@ -127,6 +127,11 @@ def test_curve_checks_every_value_of_a_sweep(capsys, max_roll, bonus, needle):
     refused(capsys, ["curve", "exp", "--bonus", bonus, "--max-roll", max_roll, "--armour-rating", "580"], needle)
 
 
+def test_curve_range_may_start_below_zero(capsys):
+    assert main(["curve", "exp", "--bonus", "-1:5:2", "--max-roll", "760", "--armour-rating", "580", "--json"]) == 0
+    assert [point["bonus"] for point in json.loads(capsys.readouterr().out)["points"]] == [-1, 1, 3, 5]
+
+
 # A flag the chosen mode would ignore is an error.
 @pytest.mark.parametrize(
     ("extra", "flag"),

@@ -26,7 +26,9 @@ MAX_THREADS = 1024
 MAX_BENCH_SECONDS = 3600
 #: Integers are written as 12, -3, 1_000_000, 1e9 or 2.5e3; read exactly, never through a float.
 _INTEGER = re.compile(r"[+-]?(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?")
-_NEGATIVE_NUMBER = re.compile(r"^-(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER = r"(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
+#: A negative number, or a curve range that starts with one (-1:5:1).
+_NEGATIVE_NUMBER = re.compile(rf"^-{_NUMBER}(:-?{_NUMBER}){{0,2}}$")
 #: An integer with more digits than this is outside every flag's range (seeds have 20).
 _MAX_DIGITS = 40
 
@@ -61,7 +63,7 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
         self._build = build
-        # A value such as -1e3 or -1_000 is a negative number (argparse knows only -12 and -1.5).
+        # A value such as -1e3, -1_000 or -1:5:1 is a value (argparse knows only -12 and -1.5).
         self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def parse_known_args(self, args=None, namespace=None):
