@@ -79,7 +79,8 @@ def test_fight_run_stops_on_ctrl_c_with_a_partial_result():
                               "--chunk-size", "200000"], 5.0)
     assert 0 < record["fights"] < 10**11
     assert record["fights"] % 200_000 == 0
-    assert sum(side["wins"] for side in record["sides"]) + record["draws"] == record["fights"]
+    # every fight ends in a win, a draw, or is still unfinished at max_rounds (rare: a few in 1e8)
+    assert sum(side["wins"] for side in record["sides"]) + record["draws"] + record["unfinished"] == record["fights"]
 
 
 def test_chunk_costs_name_registered_kernels_and_chunks_grow_with_compilation():
