@@ -1,0 +1,193 @@
+"""The combat engine's shared contract: one state machine per ruleset, stepped one step at a time.
+
+Each ruleset writes its rules once, in ``combatsim.<ruleset>.engine``: plain module-level
+functions over int64 arrays and ints, no Python objects, no allocation per step. That module runs
+as it is as the pure-Python reference (the executable specification), and
+``combatsim.kernels.engine_nb.compile_engine`` compiles the very same functions with Numba. A fight
+(``combatsim fight``), a Gymnasium or PettingZoo episode and a policy's fight are all the same
+calls: ``reset`` then ``step`` until the fight ends, each member's action coming from its scripted
+policy (``SCRIPTED``) or from outside.
+
+Every ruleset engine module provides the same kernels, with the same signatures:
+
+``reset(table, config, seeds, indices, which, state, counts, obs, mask)``
+    For each env ``e`` with ``which[e] != 0``: start fight ``indices[e]`` of seed ``seeds[e]``
+    (its dice come from item stream ``indices[e]``, in order), zero ``counts[e]``, play what the
+    rules do before the first step (an ambush's contests), then write every member's observation
+    and action mask.
+``step(table, config, seeds, state, actions, counts, obs, mask)``
+    For each env whose fight is still running: one step (an EXP unit, a d100 pass, a TSS phase)
+    with ``actions[e, c]`` for member ``c`` (``SCRIPTED``: its scripted policy chooses, drawing the
+    same dice a fight does). An action that is in range but masked does nothing (counted in the
+    counts' ``masked`` field). Then every member's observation and mask are written again, and
+    ``state[e, S_OUTCOME]`` says whether the fight ended in this step. Envs already ended are
+    left as they are.
+
+Arrays: ``table`` int64 (members, columns) and ``config`` int64 (fields), from the ruleset's
+``game(spec)``; ``seeds`` uint64 (n); ``indices`` int64 (n); ``which`` uint8 (n); ``state`` int64
+(n, state size); ``actions`` int64 (n, members); ``counts`` int64 (n, count fields); ``obs``
+float32 (n, members, observation size); ``mask`` int8 (n, members, actions).
+
+The first ``S_RULESET`` state columns are the same in every ruleset (below); a scripted policy's
+random choices and every die are drawn from the fight's own item stream, whose position (words
+and retry words used) is kept in the state between steps, so an outcome depends only on (seed,
+fight index, scenario, actions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from types import ModuleType
+
+import numpy as np
+
+from combatsim.rng import DOMAIN_ITEM, DOMAIN_RETRY, ItemStream, block
+from combatsim.rng import rejection_threshold as _rejection_threshold
+
+#: An action value: the member's scripted policy chooses.
+SCRIPTED = -1
+#: ``state[e, S_OUTCOME]`` while the fight runs; at its end: 0 or 1 (that side won), DRAW or UNFINISHED.
+RUNNING, DRAW, UNFINISHED = -1, 2, 3
+OUTCOME_NAMES = {0: "side 0 wins", 1: "side 1 wins", DRAW: "draw", UNFINISHED: "unfinished"}
+
+# State columns shared by every ruleset: the fight's item index, the stream position (words and
+# retry words used), steps played, the outcome, the fight's length in the ruleset's unit (rounds,
+# or EXP units). The ruleset's own columns start at S_RULESET.
+S_INDEX, S_WORDS, S_RETRIES, S_STEPS, S_OUTCOME, S_LENGTH = 0, 1, 2, 3, 4, 5
+S_RULESET = 6
+
+
+# ---- the item stream, pure-Python side (Numba twin: combatsim.kernels.engine_nb) ----
+class StreamHolder:
+    """The one item stream an engine call reads at a time."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self) -> None:
+        self.stream = ItemStream(0, 0)
+
+
+def new_stream() -> StreamHolder:
+    return StreamHolder()
+
+
+def stream_resume(rng: StreamHolder, seed, index, words_used, retries_used) -> None:
+    """Item ``index`` of ``seed`` with ``words_used`` words and ``retries_used`` retry words spent."""
+    seed, index, words_used, retries_used = int(seed), int(index), int(words_used), int(retries_used)
+    stream = ItemStream(seed, index)
+    stream.words_used = words_used
+    stream.retries_used = retries_used
+    if words_used & 3:
+        stream._block = block(seed, index, words_used // 4, DOMAIN_ITEM)
+    if retries_used & 3:
+        stream._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY)
+    rng.stream = stream
+
+
+def stream_words_used(rng: StreamHolder) -> int:
+    return rng.stream.words_used
+
+
+def stream_retries_used(rng: StreamHolder) -> int:
+    return rng.stream.retries_used
+
+
+def rejection_threshold(sides) -> int:
+    return _rejection_threshold(int(sides))
+
+
+def stream_word(rng: StreamHolder) -> int:
+    return rng.stream.word()
+
+
+def stream_bounded(rng: StreamHolder, word, sides, threshold) -> int:
+    """Uniform 0..sides-1 from ``word`` (``threshold``: rejection_threshold(sides), used by the twins)."""
+    return rng.stream.bounded(int(word), int(sides))
+
+
+def stream_die(rng: StreamHolder, sides, threshold) -> int:
+    return rng.stream.die(int(sides))
+
+
+def stream_roll(rng: StreamHolder, count, sides, threshold, modifier) -> int:
+    """``count`` dice of ``sides`` plus ``modifier``, consuming words left to right."""
+    total = int(modifier)
+    for _ in range(int(count)):
+        total += rng.stream.die(int(sides))
+    return total
+
+
+#: The names above that a compiled engine takes from its backend instead.
+STREAM_FUNCTIONS = ("new_stream", "stream_resume", "stream_words_used", "stream_retries_used",
+                    "rejection_threshold", "stream_word", "stream_bounded", "stream_die", "stream_roll")
+
+
+@dataclass(frozen=True)
+class Game:
+    """A scenario made ready for the engine: its arrays and the names of everything in them.
+
+    Built by ``combatsim.<ruleset>.game.game(spec)`` from a validated scenario spec. Member ``c``
+    is row ``c`` of ``table``; its side is ``member_sides[c]``.
+    """
+
+    ruleset: str
+    table: np.ndarray
+    config: np.ndarray
+    member_names: tuple[str, ...]
+    member_sides: tuple[int, ...]
+    side_names: tuple[str, str]
+    #: Discrete actions of every member (action k is ``action_names[k]``)
+    action_names: tuple[str, ...]
+    #: One member's observation, field by field (float32, each documented in docs/rl.md)
+    observation_names: tuple[str, ...]
+    #: per-env count fields the engine adds up over an episode (``masked`` among them)
+    count_names: tuple[str, ...]
+    state_size: int
+    #: what one step is ("unit", "pass", "phase") and the unit a fight's length is measured in
+    step_name: str
+    length_unit: str
+    #: the ruleset's engine module (its functions run as the reference and compile with Numba)
+    engine_module: str = field(default="")
+
+    @property
+    def members(self) -> int:
+        return len(self.member_names)
+
+    def engine(self, backend: str = "python") -> ModuleType | object:
+        """The engine's kernels (``reset``, ``step`` and the module's constants) in ``backend``."""
+        return engine_kernels(self.engine_module or f"combatsim.{self.ruleset}.engine", backend)
+
+    def buffers(self, n: int) -> dict[str, np.ndarray]:
+        """Zeroed state and output arrays for ``n`` envs, dtypes as the kernels take them."""
+        m, actions = self.members, len(self.action_names)
+        return {
+            "seeds": np.zeros(n, dtype=np.uint64),
+            "indices": np.zeros(n, dtype=np.int64),
+            "which": np.ones(n, dtype=np.uint8),
+            "state": np.zeros((n, self.state_size), dtype=np.int64),
+            "actions": np.full((n, m), SCRIPTED, dtype=np.int64),
+            "counts": np.zeros((n, len(self.count_names)), dtype=np.int64),
+            "obs": np.zeros((n, m, len(self.observation_names)), dtype=np.float32),
+            "mask": np.zeros((n, m, actions), dtype=np.int8),
+        }
+
+
+_ENGINES: dict[tuple[str, str], object] = {}
+
+
+def engine_kernels(module_name: str, backend: str) -> object:
+    """The engine module itself (``python``) or its Numba compilation (``numba``), made once."""
+    found = _ENGINES.get((module_name, backend))
+    if found is None:
+        module = import_module(module_name)
+        if backend == "python":
+            found = module
+        elif backend == "numba":
+            from combatsim.kernels.engine_nb import compile_engine
+
+            found = compile_engine(module)
+        else:
+            raise ValueError(f"engine backend must be python or numba; got {backend!r}")
+        _ENGINES[(module_name, backend)] = found
+    return found
