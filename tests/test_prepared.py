@@ -266,3 +266,16 @@ def test_bench_times_resolve_and_odds_one_call_at_a_time():
     last = d100_case.run("cython", 5, 1)  # items 0..4 of seed 1: returns the last
     assert last == d100.Attack(pool=60, specialty=(2,), lethality=30, severity=2, armour="light").resolve(1, 4)
     assert found["tss.odds_one"].run("python", 3, 1)["amazing"] > 0
+
+
+@pytest.mark.parametrize(("name", "case"), ALL_CASES)
+def test_a_prepared_attack_pickles_as_its_inputs(name, case):
+    import pickle
+
+    make, cases, _ = RULESETS[name]
+    attack = make(**cases[case])
+    copy = pickle.loads(pickle.dumps(attack))
+    assert type(copy) is type(attack) and copy.backend == attack.backend
+    assert [copy.resolve(7, index) for index in range(50)] == [attack.resolve(7, index) for index in range(50)]
+    if "1000000" not in str(cases[case]):  # too many totals for exact odds
+        assert copy.odds() == attack.odds()

@@ -53,6 +53,16 @@ class PreparedAttack:
     dtypes: tuple[type, ...]
     counts_size: int
 
+    def __new__(cls, *args: object, **arguments: object) -> PreparedAttack:
+        # Kept so a prepared attack pickles as its inputs (worker processes, SubprocVecEnv) and is
+        # validated again where it is unpickled, never trusted as raw kernel parameters.
+        prepared = super().__new__(cls)
+        prepared._arguments = arguments
+        return prepared
+
+    def __reduce__(self) -> tuple:
+        return _rebuild, (type(self), {**self._arguments, "backend": self.backend})
+
     def _prepare(self, params: tuple, backend: str, scalars: tuple) -> None:
         """``params``: the kernel's parameters; ``scalars``: the one-attack paths' (Cython's
         ``OneAttack(*scalars)``, Numba's ``one_attack(seed, index, *scalars)``)."""
@@ -99,6 +109,10 @@ class PreparedAttack:
 
     def _exact_odds(self) -> dict:
         raise NotImplementedError
+
+
+def _rebuild(cls: type, arguments: dict) -> PreparedAttack:
+    return cls(**arguments)
 
 
 def bench_cases(ruleset: str, make: Callable[[str], PreparedAttack]) -> list:
