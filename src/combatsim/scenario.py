@@ -301,6 +301,9 @@ def call(reader: Reader, factory: Callable, *args, **kwargs):
 
 
 RULESET = Field("ruleset", "choice", "the rules the fight follows", choices=RULESETS)
+#: A member's optional name: environments and ``--policy`` name members by it (combatsim.game).
+MEMBER_NAME = Field("name", "string", "the member's name in environments and --policy", default=None,
+                    note="absent: its side's name if it is alone on its side, else \"SIDE NAME k\" (k from 1)")
 
 
 def schema(ruleset: str) -> tuple[Field, ...]:
@@ -376,6 +379,8 @@ def validate(document: dict, file: str, default_name: str) -> Scenario:
     side_names = [side.read(side_fields[0]) if side.has(side_fields[0]) else f"side {index}"
                   for index, side in enumerate(sides)]
     members = [side.read(side_fields[1]) for side in sides]
+    for member in (member for side in members for member in side):
+        member.read(MEMBER_NAME)  # every ruleset's members may be named; checked here, used by combatsim.game
     module = ruleset_module(ruleset)
     spec = module.build(options, members)
     options.finish(module.OPTIONS)

@@ -28,7 +28,7 @@ from combatsim.d100.api import (
 )
 from combatsim.d100.layout import POLICY_NAMES, UNFINISHED
 from combatsim.fights import FightSummary
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call
 
 MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
 
@@ -79,6 +79,7 @@ MEMBER = (
     Field("policy", "table", "weights of the actions it picks each pass", default={}, note="the weights sum to 100",
           fields=tuple(Field(action, "integer", f"weight of {action.replace('_', ' ')}", default=weight, low=0, high=100)
                        for action, weight in zip(POLICY_NAMES, DEFAULT_POLICY, strict=True))),
+    MEMBER_NAME,
 )
 _FIELD = {f.name: f for f in MEMBER}
 

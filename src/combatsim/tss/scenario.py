@@ -7,7 +7,7 @@ prints them and ``combatsim scenario new tss`` prints ``TEMPLATE``.
 from __future__ import annotations
 
 from combatsim.fights import FightSummary
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, Field, Reader, call
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call
 from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table, simulate_fights
 from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
 
@@ -46,6 +46,7 @@ MEMBER = (
           parse=Score.parse),
     Field("weapon", "table", "the weapon", fields=WEAPON),
     Field("armour", "table", "armour", default=None, fields=ARMOUR),
+    MEMBER_NAME,
 )
 _FIELD = {f.name: f for f in MEMBER}
 

@@ -1,0 +1,203 @@
+"""Outside policies: members of a scenario played by a Python callable instead of their scripted policy.
+
+A policy is batched: ``policy(obs, masks) -> actions`` with ``obs`` float32 (N, observation size)
+and ``masks`` int8 (N, actions) in, the very observations and masks the environments give
+(combatsim.rl.fight_env), and an integer array (N,) of actions 0..actions-1 out. Every returned
+array is checked (shape, integer dtype, range): a wrong action is an error, never played as
+another. ``play_fights`` plays fights 0..n-1 of a seed through the engine's ``reset``/``step`` in
+lockstep chunks, members without a policy on their scripted policy, so fight ``i`` here is fight
+``i`` of ``combatsim fight --seed`` and episode ``i`` of an environment seeded alike.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
+from combatsim.game import member_index
+from combatsim.validation import check_int, check_seed
+
+Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+#: Fights stepped together: the buffers, observations and masks of a chunk stay a few MB.
+DEFAULT_CHUNK = 4096
+MAX_CHUNK = 1 << 20
+
+
+def load_callable(target: str, flag: str = "--policy") -> Policy:
+    """The callable that ``package.module:callable`` names (a dotted attribute path is allowed)."""
+    module_name, colon, attribute = target.partition(":")
+    if not colon or not module_name.strip() or not attribute.strip():
+        raise ValueError(f"{flag}: expected NAME=package.module:callable, got the target {target!r}")
+    try:
+        found = importlib.import_module(module_name.strip())
+    except Exception as problem:  # any import-time failure of the user's module is this one error
+        raise ValueError(f"{flag}: module {module_name.strip()!r} does not import "
+                         f"({type(problem).__name__}: {str(problem).splitlines()[0] if str(problem) else ''})") from None
+    for part in attribute.strip().split("."):
+        if not hasattr(found, part):
+            raise ValueError(f"{flag}: module {module_name.strip()!r} has no attribute {attribute.strip()!r}")
+        found = getattr(found, part)
+    if not callable(found):
+        raise ValueError(f"{flag}: {target!r} is a {type(found).__name__}, not callable; "
+                         f"a policy is policy(obs, masks) -> actions")
+    return found
+
+
+def parse_policy(text: str, flag: str = "--policy") -> tuple[str, Policy]:
+    """``"NAME=package.module:callable"`` -> (member name, the callable)."""
+    name, equals, target = text.rpartition("=")
+    if not equals or not name.strip() or not target.strip():
+        raise ValueError(f"{flag}: expected NAME=package.module:callable (NAME: a member's name), got {text!r}")
+    return name.strip(), load_callable(target.strip(), flag)
+
+
+def parse_policies(texts: Sequence[str], flag: str = "--policy") -> dict[str, Policy]:
+    policies: dict[str, Policy] = {}
+    for text in texts:
+        name, policy = parse_policy(text, flag)
+        if name in policies:
+            raise ValueError(f"{flag}: member {name!r} is given two policies; give each member one")
+        policies[name] = policy
+    return policies
+
+
+def member_policies(game: Game, policies: Mapping[str, Policy] | None, flag: str = "policies") -> dict[int, Policy]:
+    """``{member name: policy}`` -> ``{member row: policy}``, each name and callable checked."""
+    if policies is None:
+        return {}
+    if not isinstance(policies, Mapping):
+        raise TypeError(f"{flag} must be a mapping of member name -> policy(obs, masks) -> actions, "
+                        f"got {type(policies).__name__}")
+    rows = {}
+    for name, policy in policies.items():
+        row = member_index(game, name, field=flag)
+        if not callable(policy):
+            raise TypeError(f"{flag}[{name!r}] must be callable as policy(obs, masks) -> actions, "
+                            f"got {type(policy).__name__}")
+        rows[row] = policy
+    return rows
+
+
+def policy_label(policy: Policy) -> str:
+    module = getattr(policy, "__module__", None)
+    name = getattr(policy, "__qualname__", None) or type(policy).__name__
+    return f"{module}:{name}" if module else name
+
+
+def checked_actions(policy: Policy, member: str, result: object, rows: int, actions: int) -> np.ndarray:
+    """``result`` as int64 actions, or a one-line error naming the policy and what is allowed."""
+    allowed = f"an integer array of shape ({rows},) with actions in 0..{actions - 1}"
+    who = f"policy {policy_label(policy)} of {member!r}"
+    array = result if isinstance(result, np.ndarray) else None
+    if array is None:
+        raise TypeError(f"{who} returned a {type(result).__name__}; allowed: {allowed} (a numpy array)")
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{who} returned dtype {array.dtype}; allowed: {allowed}")
+    if array.shape != (rows,):
+        raise ValueError(f"{who} returned shape {array.shape}; allowed: {allowed}")
+    if rows and (int(array.min()) < 0 or int(array.max()) >= actions):
+        bad = int(array[(array < 0) | (array >= actions)][0])
+        raise ValueError(f"{who} returned action {bad}; allowed: {allowed}")
+    return array.astype(np.int64, copy=False)
+
+
+@dataclass
+class FightResults:
+    """What ``play_fights`` counted: per side, the fights' ends, lengths and the engine's counts."""
+
+    fights: int
+    side_names: tuple[str, str]
+    wins: list[int]
+    #: wins in which the foes left in the fight fled
+    wins_by_flight: list[int]
+    #: members of each side who fled successfully
+    escapes: list[int]
+    draws: int
+    unfinished: int
+    #: fight length (in ``length_unit``) -> fights
+    length_histogram: dict[int, int]
+    length_unit: str
+    #: the engine's counts summed over every fight, by name (``masked``: masked actions played)
+    totals: dict[str, int]
+    seed: int
+    backend: str
+    #: per fight (outcomes=True): the outcome code (0, 1, DRAW, UNFINISHED) and the length
+    outcome: np.ndarray | None = field(default=None, repr=False)
+    length: np.ndarray | None = field(default=None, repr=False)
+
+
+def _side_count(totals: dict[str, int], name: str, side: int) -> int:
+    return int(totals.get(f"{name}_side_{side}", 0))
+
+
+def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | None = None, *,
+                backend: str = "numba", chunk: int = DEFAULT_CHUNK, start: int = 0,
+                outcomes: bool = False) -> FightResults:
+    """Fights ``start .. start+n-1`` of ``seed``, the named members played by their policies.
+
+    Fights run ``chunk`` at a time, all of a chunk in lockstep: each step asks every policy once
+    for the actions of its member in every fight of the chunk still running, then calls the
+    engine's ``step`` once.
+    """
+    n = check_int("n", n, 0, 1 << 40)
+    seed = check_seed(seed)
+    chunk = check_int("chunk", chunk, 1, MAX_CHUNK)
+    start = check_int("start", start, 0, (1 << 62) - (1 << 40))
+    if outcomes:
+        check_int("n", n, 0, 100_000_000)
+    rows = member_policies(game, policies)
+    engine = game.engine(backend)
+    actions_count = len(game.action_names)
+    outcome_all = np.empty(n if outcomes else 0, dtype=np.int64)
+    length_all = np.empty(n if outcomes else 0, dtype=np.int64)
+    totals = np.zeros(len(game.count_names), dtype=np.int64)
+    ends = np.zeros(4, dtype=np.int64)  # side 0, side 1, DRAW, UNFINISHED
+    histogram: dict[int, int] = {}
+    b = game.buffers(min(chunk, max(n, 1)))
+    for first in range(0, n, chunk):
+        size = min(chunk, n - first)
+        view = {key: value[:size] for key, value in b.items()}
+        view["seeds"][:] = seed
+        view["indices"][:] = np.arange(start + first, start + first + size, dtype=np.int64)
+        view["which"][:] = 1
+        view["actions"][:] = SCRIPTED
+        engine.reset(game.table, game.config, view["seeds"], view["indices"], view["which"], view["state"],
+                     view["counts"], view["obs"], view["mask"])
+        state = view["state"]
+        running = state[:, S_OUTCOME] == RUNNING
+        while running.any():
+            every = bool(running.all())
+            for row, policy in rows.items():
+                obs = view["obs"][:, row] if every else view["obs"][running, row]
+                mask = view["mask"][:, row] if every else view["mask"][running, row]
+                chosen = checked_actions(policy, game.member_names[row], policy(obs, mask), len(obs), actions_count)
+                if every:
+                    view["actions"][:, row] = chosen
+                else:
+                    view["actions"][running, row] = chosen
+            engine.step(game.table, game.config, view["seeds"], state, view["actions"], view["counts"],
+                        view["obs"], view["mask"])
+            running = state[:, S_OUTCOME] == RUNNING
+        outcome = state[:, S_OUTCOME]
+        ends += np.bincount(outcome, minlength=4)[:4]
+        totals += view["counts"].sum(axis=0)
+        lengths, tally = np.unique(state[:, S_LENGTH], return_counts=True)
+        for length, count in zip(lengths.tolist(), tally.tolist(), strict=True):
+            histogram[length] = histogram.get(length, 0) + count
+        if outcomes:
+            outcome_all[first:first + size] = outcome
+            length_all[first:first + size] = state[:, S_LENGTH]
+    named = {name: int(value) for name, value in zip(game.count_names, totals.tolist(), strict=True)}
+    return FightResults(
+        fights=n, side_names=game.side_names, wins=[int(ends[0]), int(ends[1])],
+        wins_by_flight=[_side_count(named, "wins_by_flight", side) for side in (0, 1)],
+        escapes=[_side_count(named, "escapes", side) for side in (0, 1)],
+        draws=int(ends[DRAW]), unfinished=int(ends[UNFINISHED]),
+        length_histogram=dict(sorted(histogram.items())), length_unit=game.length_unit, totals=named,
+        seed=seed, backend=getattr(engine, "backend", backend),
+        outcome=outcome_all if outcomes else None, length=length_all if outcomes else None,
+    )

@@ -1,0 +1,184 @@
+"""Outside policies: parsing, checking what they return, and fights played by them (combatsim.policies)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED
+from combatsim.game import member_index, member_names, scenario_game
+from combatsim.policies import checked_actions, load_callable, parse_policies, parse_policy, play_fights
+from combatsim.scenario import ScenarioError, example_path, load
+from tests import fake_engine
+
+
+def always(action: int):
+    def policy(obs, masks):
+        return np.full(len(obs), action, dtype=np.int64)
+
+    policy.__qualname__ = f"always_{action}"
+    return policy
+
+
+always_attack = always(1)
+not_callable = 3
+
+
+def float_policy(obs, masks):
+    return np.zeros(len(obs), dtype=np.float64)
+
+
+FAKE = fake_engine.game((0, 1), ("A", "B"), ("A", "B"))
+TEAMS = fake_engine.game((0, 0, 1, 1), ("A 1", "A 2", "B 1", "B 2"), ("A", "B"))
+
+
+def episodes(game, seed, first, count, actions_of, backend="python"):
+    """The oracle: each fight alone (n = 1), stepped by hand, members in ``actions_of`` constant."""
+    engine = game.engine(backend)
+    out = []
+    for index in range(first, first + count):
+        b = game.buffers(1)
+        b["seeds"][0] = seed
+        b["indices"][0] = index
+        engine.reset(game.table, game.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"],
+                     b["obs"], b["mask"])
+        while b["state"][0, S_OUTCOME] == RUNNING:
+            b["actions"][0, :] = SCRIPTED
+            for row, action in actions_of.items():
+                b["actions"][0, row] = action
+            engine.step(game.table, game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
+                        b["mask"])
+        out.append((int(b["state"][0, S_OUTCOME]), int(b["state"][0, S_LENGTH]), b["counts"][0].copy()))
+    return out
+
+
+@pytest.mark.parametrize("game", [FAKE, TEAMS], ids=["duel", "teams"])
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_play_fights_equals_each_fight_alone(game, chunk):
+    results = play_fights(game, 40, 11, {game.member_names[0]: always(2)}, backend="python", chunk=chunk,
+                          start=5, outcomes=True)
+    oracle = episodes(game, 11, 5, 40, {0: 2})
+    assert results.outcome.tolist() == [o for o, _, _ in oracle]
+    assert results.length.tolist() == [length for _, length, _ in oracle]
+    summed = np.sum([c for _, _, c in oracle], axis=0)
+    assert results.totals == dict(zip(game.count_names, summed.tolist(), strict=True))
+    assert results.wins == [sum(o == 0 for o, _, _ in oracle), sum(o == 1 for o, _, _ in oracle)]
+    assert results.escapes == [results.totals["escapes_side_0"], results.totals["escapes_side_1"]]
+    assert sum(results.length_histogram.values()) == 40
+    assert results.totals["masked"] > 0  # flee is masked in the first step
+
+
+def test_play_fights_python_and_numba_agree():
+    a = play_fights(TEAMS, 300, 3, {"B 2": always(0)}, backend="python", chunk=64, outcomes=True)
+    b = play_fights(TEAMS, 300, 3, {"B 2": always(0)}, backend="numba", chunk=100, outcomes=True)
+    assert a.outcome.tolist() == b.outcome.tolist() and a.length.tolist() == b.length.tolist()
+    assert a.totals == b.totals
+
+
+def test_no_policy_is_the_scripted_fight():
+    scripted = play_fights(FAKE, 50, 9, backend="python", outcomes=True)
+    oracle = episodes(FAKE, 9, 0, 50, {})
+    assert scripted.outcome.tolist() == [o for o, _, _ in oracle]
+
+
+def test_a_policy_gets_the_running_fights_only():
+    shapes = []
+
+    def recording(obs, masks):
+        assert obs.dtype == np.float32 and masks.dtype == np.int8
+        assert obs.shape[1] == len(FAKE.observation_names) and masks.shape[1] == len(FAKE.action_names)
+        shapes.append(len(obs))
+        return np.ones(len(obs), dtype=np.int32)
+
+    play_fights(FAKE, 100, 1, {"A": recording}, backend="python")
+    assert shapes[0] == 100 and shapes == sorted(shapes, reverse=True) and shapes[-1] < 100
+
+
+@pytest.mark.parametrize(("result", "message"), [
+    (lambda n: np.zeros(n, dtype=np.float32), "returned dtype float32; allowed: an integer array of shape"),
+    (lambda n: np.zeros(n + 1, dtype=np.int64), r"returned shape \(\d+,\); allowed"),
+    (lambda n: np.zeros((n, 1), dtype=np.int64), r"returned shape \(\d+, 1\); allowed"),
+    (lambda n: np.full(n, 3, dtype=np.int64), r"returned action 3; allowed: .* actions in 0\.\.2"),
+    (lambda n: np.full(n, -1, dtype=np.int8), r"returned action -1; allowed"),
+    (lambda n: [1] * n, "returned a list; allowed"),
+    (lambda n: np.zeros(n, dtype=bool), "returned dtype bool"),
+])
+def test_a_wrong_policy_result_is_a_one_line_error(result, message):
+    def policy(obs, masks):
+        return result(len(obs))
+
+    with pytest.raises((ValueError, TypeError), match=message) as problem:
+        play_fights(FAKE, 10, 1, {"A": policy}, backend="python")
+    assert "\n" not in str(problem.value) and "policy " in str(problem.value) and "'A'" in str(problem.value)
+
+
+def test_checked_actions_accepts_every_integer_dtype():
+    for dtype in (np.int8, np.uint8, np.int32, np.uint64):
+        assert checked_actions(always_attack, "A", np.array([0, 2], dtype=dtype), 2, 3).tolist() == [0, 2]
+
+
+def test_policy_strings():
+    name, policy = parse_policy("Guard=tests.test_policies:always_attack")
+    assert name == "Guard" and policy is always_attack
+    assert parse_policies(["a b=tests.test_policies:always_attack"]) == {"a b": always_attack}
+    assert load_callable("numpy:zeros") is np.zeros
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("Guard", "expected NAME=package.module:callable"),
+    ("=tests.test_policies:always_attack", "expected NAME=package.module:callable"),
+    ("Guard=tests.test_policies", "expected NAME=package.module:callable, got the target"),
+    ("Guard=no_such_module_here:policy", "module 'no_such_module_here' does not import"),
+    ("Guard=tests.test_policies:missing", "module 'tests.test_policies' has no attribute 'missing'"),
+    ("Guard=tests.test_policies:not_callable", "is a int, not callable"),
+])
+def test_bad_policy_strings_are_one_line_errors(text, message):
+    with pytest.raises(ValueError, match=message) as problem:
+        parse_policy(text)
+    assert "\n" not in str(problem.value) and str(problem.value).startswith("--policy: ")
+
+
+def test_two_policies_for_one_member():
+    with pytest.raises(ValueError, match="member 'A' is given two policies"):
+        parse_policies(["A=tests.test_policies:always_attack", "A=tests.test_policies:float_policy"])
+
+
+def test_unknown_member_and_uncallable_policy():
+    with pytest.raises(ValueError, match=r"policies: no member is named 'C'; the scenario's members: 'A', 'B'"):
+        play_fights(FAKE, 1, 1, {"C": always_attack}, backend="python")
+    with pytest.raises(TypeError, match=r"policies\['A'\] must be callable"):
+        play_fights(FAKE, 1, 1, {"A": 3}, backend="python")
+    with pytest.raises(ValueError, match="agent: no member is named 'Z'"):
+        member_index(FAKE, "Z")
+
+
+# --- member names ---------------------------------------------------------------------------------
+
+def team_document(names=(None, None, None)) -> dict:
+    def member(name):
+        body = {"fighting": 50, "weapon": {"lethality": 20}}
+        return body if name is None else {**body, "name": name}
+
+    return {"ruleset": "d100", "sides": [
+        {"name": "Red", "members": [member(names[0]), member(names[1])]},
+        {"members": [member(names[2])]},
+    ]}
+
+
+def test_member_names_from_fields_and_sides():
+    from combatsim.game import as_scenario
+
+    assert member_names(as_scenario(team_document())) == ("Red 1", "Red 2", "side 1")
+    assert member_names(as_scenario(team_document(("Ann", None, "Bo")))) == ("Ann", "Red 2", "Bo")
+    assert member_names(load(example_path("d100_duel"))) == ("Veteran", "Guard")
+
+
+def test_duplicate_and_bad_member_names():
+    from combatsim.game import as_scenario
+
+    with pytest.raises(ScenarioError, match="two members are named 'Red 2'; give each member a unique name"):
+        member_names(as_scenario(team_document(("Red 2", None, None))))
+    with pytest.raises(ScenarioError, match=r"sides\[0\]\.members\[1\]\.name: must be a non-empty string"):
+        as_scenario(team_document((None, 5, None)))
+    with pytest.raises(TypeError, match="scenario must be a path"):
+        scenario_game(5)
