@@ -25,8 +25,15 @@ for _ruleset, _id in ENV_IDS.items():
             vector_entry_point=f"combatsim.rl.vector:{_CLASSES[_ruleset]}VectorEnv",
         )
 
+#: Any scenario, one member the agent (combatsim.rl.fight_env); see docs/rl.md, "Scenario environments".
+FIGHT_ENV_ID = "combatsim/Fight-v0"
+if FIGHT_ENV_ID not in gym.registry:
+    gym.register(id=FIGHT_ENV_ID, entry_point="combatsim.rl.fight_env:FightEnv",
+                 vector_entry_point="combatsim.rl.fight_vector:FightVectorEnv")
+
 __all__ = [
     "ENV_IDS",
+    "FIGHT_ENV_ID",
     "D100DuelEnv",
     "D100DuelVectorEnv",
     "DuelEnv",

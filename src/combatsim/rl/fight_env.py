@@ -1,0 +1,219 @@
+"""``combatsim/Fight-v0``: a Gymnasium environment on any scenario, one member the agent.
+
+The named member is the agent; every other member plays its scripted policy. An episode is one
+fight of the ruleset's engine (combatsim.engine), the very calls ``combatsim fight`` makes:
+episode ``k`` of an environment seeded ``s`` is fight ``k`` of ``combatsim fight --seed s``.
+Spaces, names, rewards and the outcome info are described in docs/rl.md ("Scenario environments").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
+from combatsim.game import member_index, scenario_game
+from combatsim.scenario import Scenario
+from combatsim.validation import check_choice, check_seed
+
+BACKENDS = ("numba", "python")
+#: Members whose in/out pattern is looked up in a table of 2**members tuples (else built one by one).
+MAX_TABLED_MEMBERS = 12
+
+
+def as_game(scenario: Scenario | str | Path | Mapping | Game) -> Game:
+    """A Game as it is, or the Game of a scenario (Scenario, path, example name or document)."""
+    return scenario if isinstance(scenario, Game) else scenario_game(scenario)
+
+
+def check_backend(backend: object) -> str:
+    return check_choice("backend", backend, BACKENDS)
+
+
+def check_action(action: object, actions: int) -> int:
+    """An integer action 0..actions-1 (Python or NumPy integer, or a 0-d integer array)."""
+    value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+        raise TypeError(f"action must be an integer in 0..{actions - 1}, got {type(action).__name__} {action!r}")
+    if not 0 <= value < actions:
+        raise ValueError(f"action must be in 0..{actions - 1}, got {int(value)}")
+    return int(value)
+
+
+class Outcomes:
+    """What the end of a fight says (``info["outcome"]``), worked out for many envs at once.
+
+    ``columns`` gives each field as an array over the envs asked for, so the vector env's
+    ``final_info`` costs a few array operations per step, and the single env takes row 0.
+    """
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        names = game.observation_names
+        self.in_fight = names.index("self.in_fight") if "self.in_fight" in names else None
+        self.escaped = names.index("self.escaped") if "self.escaped" in names else None
+        counts = game.count_names
+        self.count_index = {name: k for k, name in enumerate(counts)}
+        self.winner_names = np.array([*game.side_names, None, None], dtype=object)
+        self.flight = [self.count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
+        self.escapes = [self.count_index.get(f"escapes_side_{side}") for side in (0, 1)]
+        words = {DRAW: "draw", UNFINISHED: f"unfinished at the limit ({game.length_unit})"}
+        # text by (outcome code, by flight)
+        self.texts = np.array([
+            [f"{game.side_names[side]} wins", f"{game.side_names[side]} wins by flight"] for side in (0, 1)
+        ] + [[words[DRAW]] * 2, [words[UNFINISHED]] * 2], dtype=object)
+        members = game.members
+        self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
+        if self.bits is not None:
+            self.name_sets = np.empty(1 << members, dtype=object)
+            for pattern in range(1 << members):
+                self.name_sets[pattern] = tuple(n for c, n in enumerate(game.member_names) if pattern >> c & 1)
+
+    def _names(self, flags: np.ndarray) -> np.ndarray:
+        """Per env, the tuple of member names whose flag (n, members) is set."""
+        out = np.empty(len(flags), dtype=object)
+        if self.bits is not None:
+            out[:] = self.name_sets[(flags > 0.5).astype(np.int64) @ self.bits]
+        else:
+            for row, line in enumerate(flags > 0.5):
+                out[row] = tuple(n for n, flag in zip(self.game.member_names, line, strict=True) if flag)
+        return out
+
+    def _count(self, counts: np.ndarray, index: int | None) -> np.ndarray:
+        return counts[:, index] if index is not None else np.zeros(len(counts), dtype=np.int64)
+
+    def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
+        """The outcome fields of envs whose fights ended: state (n, S), counts (n, K), obs (n, members, d)."""
+        outcome = state[:, S_OUTCOME]
+        by_flight = (((outcome == 0) & (self._count(counts, self.flight[0]) > 0))
+                     | ((outcome == 1) & (self._count(counts, self.flight[1]) > 0)))
+        escapes = np.empty(len(state), dtype=object)
+        escapes[:] = list(zip(self._count(counts, self.escapes[0]).tolist(),
+                              self._count(counts, self.escapes[1]).tolist(), strict=True))
+        n = len(state)
+        empty = np.empty(n, dtype=object)
+        empty[:] = [()] * n
+        return {
+            "text": self.texts[outcome, by_flight.astype(np.int64)],
+            "winner": self.winner_names[outcome],
+            "draw": outcome == DRAW,
+            "unfinished": outcome == UNFINISHED,
+            "by_flight": by_flight,
+            "escapes": escapes,
+            "escaped": self._names(obs[:, :, self.escaped]) if self.escaped is not None else empty,
+            "standing": self._names(obs[:, :, self.in_fight]) if self.in_fight is not None else empty,
+            "length": state[:, S_LENGTH].astype(np.int64),
+            "steps": state[:, S_STEPS].astype(np.int64),
+            "counts": {name: counts[:, k].astype(np.int64) for name, k in self.count_index.items()},
+        }
+
+    def single(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
+        """One env's outcome as plain Python values (state (S,), counts (K,), obs (members, d))."""
+        columns = self.columns(state[None], counts[None], obs[None])
+        return {key: ({k: int(v[0]) for k, v in value.items()} if isinstance(value, dict) else value[0].item()
+                      if isinstance(value[0], np.generic) else value[0]) for key, value in columns.items()}
+
+
+class FightEnv(gym.Env):
+    """One scenario's fight with one member, ``agent``, played from outside (docs/rl.md)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agent: str, *, backend: str = "numba",
+                 render_mode: str | None = None) -> None:
+        self.game = game = as_game(scenario)
+        self.agent = agent
+        self.agent_index = member_index(game, agent)
+        self.backend = check_backend(backend)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.observation_names = game.observation_names
+        self.action_names = game.action_names
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(len(game.observation_names),),
+                                                dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(len(game.action_names))
+        self._engine = game.engine(self.backend)
+        self._b = game.buffers(1)
+        self._masked = game.count_names.index("masked")
+        self._outcomes = Outcomes(game)
+        self._side = game.member_sides[self.agent_index]
+        self._started = False
+        self._last_action: int | None = None
+
+    def _info(self) -> dict[str, Any]:
+        b = self._b
+        return {"action_mask": b["mask"][0, self.agent_index].copy(),
+                "masked_actions": int(b["counts"][0, self._masked])}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = check_seed(seed)
+        super().reset(seed=seed)
+        b = self._b
+        if seed is not None:
+            b["seeds"][0] = seed
+            b["indices"][0] = 0
+        elif not self._started:
+            b["seeds"][0] = int(self.np_random.integers(0, 2**63))
+            b["indices"][0] = 0
+        else:
+            b["indices"][0] += 1  # the next fight of the same seed
+        self._started = True
+        self._last_action = None
+        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
+                           b["counts"], b["obs"], b["mask"])
+        return b["obs"][0, self.agent_index].copy(), self._info()
+
+    def step(self, action):
+        b = self._b
+        if not self._started or b["state"][0, S_OUTCOME] != RUNNING:
+            raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
+        b["actions"][0, :] = SCRIPTED
+        b["actions"][0, self.agent_index] = self._last_action = check_action(action, len(self.action_names))
+        self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
+                          b["obs"], b["mask"])
+        outcome = int(b["state"][0, S_OUTCOME])
+        reward = 1.0 if outcome == self._side else -1.0 if outcome == 1 - self._side else 0.0
+        info = self._info()
+        if outcome != RUNNING:
+            info["outcome"] = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
+        return (b["obs"][0, self.agent_index].copy(), reward, outcome in (0, 1, DRAW), outcome == UNFINISHED,
+                info)
+
+    def action_masks(self) -> np.ndarray:
+        """The agent's legal actions now (sb3-contrib's MaskablePPO calls this)."""
+        return self._b["mask"][0, self.agent_index].astype(bool)
+
+    def render(self):
+        if self.render_mode != "ansi":
+            return None
+        return render_text(self.game, self._b["state"][0], self._b["obs"][0],
+                           {self.agent_index: self._last_action})
+
+
+def render_text(game: Game, state: np.ndarray, obs: np.ndarray, last_actions: Mapping[int, int | None]) -> str:
+    """One line a member: name, side, in or out, its own observed condition, its last action."""
+    own = [(k, name.removeprefix("self.")) for k, name in enumerate(game.observation_names)
+           if name.startswith("self.") and name not in ("self.in_fight",)]
+    in_fight = game.observation_names.index("self.in_fight") if "self.in_fight" in game.observation_names else None
+    outcome = int(state[S_OUTCOME])
+    head = (f"{game.ruleset}: {game.step_name} {int(state[S_STEPS])}, "
+            f"{'running' if outcome == RUNNING else Outcomes(game).texts[outcome, 0]}")
+    lines = [head]
+    width = max(len(name) for name in game.member_names)
+    for c, name in enumerate(game.member_names):
+        status = "" if in_fight is None else ("in " if obs[c, in_fight] > 0.5 else "out ")
+        condition = " ".join(f"{field}={obs[c, k]:.3g}" for k, field in own)
+        if c in last_actions:
+            action = last_actions[c]
+            last = "-" if action is None else game.action_names[action]
+        else:
+            last = "scripted"
+        lines.append(f"  {name:<{width}}  {game.side_names[game.member_sides[c]]}  {status}{condition}  "
+                     f"last action: {last}")
+    return "\n".join(lines)

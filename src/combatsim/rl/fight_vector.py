@@ -1,0 +1,164 @@
+"""``combatsim/Fight-v0``'s vector entry point: N fights of one scenario, stepped by one engine call.
+
+Env ``e`` of a vector env seeded ``s`` is a :class:`~combatsim.rl.fight_env.FightEnv` seeded
+``s + e``, step by step: the same observations, rewards, ends and infos. Autoreset is Gymnasium's
+SAME_STEP mode: a step that ends an env's episode also starts its next one (fight index + 1)
+and returns that episode's first observation; the last observation and info of the episode that
+ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with ``_final_obs`` and
+``_final_info`` saying which envs ended), as Gymnasium's own vector envs put them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from combatsim.engine import DRAW, S_OUTCOME, UNFINISHED, Game
+from combatsim.game import member_index
+from combatsim.rl.fight_env import Outcomes, as_game, check_backend
+from combatsim.scenario import Scenario
+from combatsim.validation import check_int, check_seed
+
+MAX_ENVS = 1 << 24
+
+
+def _masked(columns: dict[str, Any], rows: np.ndarray, n: int) -> dict[str, Any]:
+    """``columns`` (values of the envs in ``rows``) spread over ``n`` envs, each key with its ``_key``
+    mask, as Gymnasium's VectorEnv._add_info batches per-env infos."""
+    present = np.zeros(n, dtype=np.bool_)
+    present[rows] = True
+    out: dict[str, Any] = {}
+    for key, value in columns.items():
+        if isinstance(value, dict):
+            out[key] = _masked(value, rows, n)
+        else:
+            array = (np.full(n, None, dtype=object) if value.dtype == object
+                     else np.zeros((n, *value.shape[1:]), dtype=value.dtype))
+            array[rows] = value
+            out[key] = array
+        out[f"_{key}"] = present.copy()
+    return out
+
+
+class FightVectorEnv(gym.vector.VectorEnv):
+    """``num_envs`` fights of one scenario, member ``agent`` played from outside (docs/rl.md)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game, agent: str,
+                 backend: str = "numba", render_mode: str | None = None) -> None:
+        self.game = game = as_game(scenario)
+        self.num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
+        self.agent = agent
+        self.agent_index = member_index(game, agent)
+        self.backend = check_backend(backend)
+        if render_mode is not None:
+            raise ValueError(f"render_mode must be None for the vector env, got {render_mode!r}")
+        self.render_mode = None
+        self.observation_names = game.observation_names
+        self.action_names = game.action_names
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(len(game.observation_names),),
+                                                       dtype=np.float32)
+        self.single_action_space = gym.spaces.Discrete(len(game.action_names))
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._engine = game.engine(self.backend)
+        self._b = game.buffers(self.num_envs)
+        self._masked = game.count_names.index("masked")
+        self._outcomes = Outcomes(game)
+        self._side = game.member_sides[self.agent_index]
+        # reward by outcome code: side 0 wins, side 1 wins, draw, unfinished
+        self._rewards = np.zeros(4, dtype=np.float64)
+        self._rewards[self._side], self._rewards[1 - self._side] = 1.0, -1.0
+        self._all = np.ones(self.num_envs, dtype=np.bool_)
+        self._started = False
+
+    def _infos(self) -> dict[str, Any]:
+        b = self._b
+        return {"action_mask": b["mask"][:, self.agent_index].copy(), "_action_mask": self._all.copy(),
+                "masked_actions": b["counts"][:, self._masked].copy(), "_masked_actions": self._all.copy()}
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        first = seed[0] if isinstance(seed, list | tuple | np.ndarray) and len(seed) else seed
+        super().reset(seed=None if first is None else check_seed(first))
+        b = self._b
+        if seed is not None:
+            if isinstance(seed, list | tuple | np.ndarray):
+                if len(seed) != self.num_envs:
+                    raise ValueError(f"seed must be an integer or a list of {self.num_envs} integers, "
+                                     f"got {len(seed)}")
+                seeds = [check_seed(s) for s in seed]
+            else:
+                seeds = [(seed + e) % 2**64 for e in range(self.num_envs)]
+            b["seeds"][:] = np.array(seeds, dtype=np.uint64)
+            b["indices"][:] = 0
+        elif not self._started:
+            b["seeds"][:] = self.np_random.integers(0, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
+            b["indices"][:] = 0
+        else:
+            b["indices"][:] += 1  # every env's next fight
+        self._started = True
+        b["which"][:] = 1
+        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
+                           b["counts"], b["obs"], b["mask"])
+        return b["obs"][:, self.agent_index].copy(), self._infos()
+
+    def step(self, actions):
+        b = self._b
+        if not self._started:
+            raise RuntimeError("step() before reset(): call reset() first")
+        b["actions"][:, self.agent_index] = self._check_actions(actions)
+        self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
+                          b["obs"], b["mask"])
+        outcome = b["state"][:, S_OUTCOME]
+        ended = np.flatnonzero(outcome >= 0)
+        if len(ended) == 0:
+            no = np.zeros(self.num_envs, dtype=np.bool_)
+            return b["obs"][:, self.agent_index].copy(), np.zeros(self.num_envs), no, no.copy(), self._infos()
+        ends = outcome[ended]
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        rewards[ended] = self._rewards[ends]
+        terminated = np.zeros(self.num_envs, dtype=np.bool_)
+        truncated = np.zeros(self.num_envs, dtype=np.bool_)
+        terminated[ended] = ends <= DRAW
+        truncated[ended] = ends == UNFINISHED
+        final_info = {"action_mask": b["mask"][ended, self.agent_index],
+                      "masked_actions": b["counts"][ended, self._masked],
+                      "outcome": self._outcomes.columns(b["state"][ended], b["counts"][ended], b["obs"][ended])}
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        final_obs[ended] = list(b["obs"][ended, self.agent_index])
+        # SAME_STEP: the envs that ended start their next fight now
+        b["which"][:] = 0
+        b["which"][ended] = 1
+        b["indices"][ended] += 1
+        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
+                           b["counts"], b["obs"], b["mask"])
+        infos = self._infos()
+        infos["final_obs"] = final_obs
+        infos["_final_obs"] = terminated | truncated
+        infos["final_info"] = _masked(final_info, ended, self.num_envs)
+        infos["_final_info"] = terminated | truncated
+        return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, infos
+
+    def _check_actions(self, actions) -> np.ndarray:
+        array = np.asarray(actions)
+        count = len(self.action_names)
+        if array.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers in 0..{count - 1}, got dtype {array.dtype}")
+        if array.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {array.shape}")
+        if array.size and (int(array.min()) < 0 or int(array.max()) >= count):
+            bad = int(array[(array < 0) | (array >= count)][0])
+            raise ValueError(f"actions must be in 0..{count - 1}, got {bad}")
+        return array
+
+    def action_masks(self) -> np.ndarray:
+        """Every env's legal actions now, (num_envs, actions) bool."""
+        return self._b["mask"][:, self.agent_index].astype(bool)
+
