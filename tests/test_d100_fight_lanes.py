@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from combatsim.d100 import api, bench, layout, model, reference
+from combatsim.d100 import api, bench, layout, model
 from combatsim.d100.api import Combatant, Weapon
 from combatsim.kernels.d100 import _cy, _nb
 from combatsim.rng import ItemStream
@@ -127,7 +127,7 @@ def test_lockstep_lanes_take_rejected_dice_from_the_retry_words(backend_name, mo
     attack die is rejected about once in 4,400), and the lanes must give the same fights."""
     table = api.fight_table(bench.FIGHTERS, model.TAPERS[0])
     monkeypatch.setattr(_CountingStream, "retries", 0)
-    monkeypatch.setattr(reference, "ItemStream", _CountingStream)
+    monkeypatch.setattr("combatsim.engine.ItemStream", _CountingStream)  # the engine's item streams
     assert_same_fights(backend_name, 17, 0, 1500, table, 2, 20, -1)
     assert _CountingStream.retries >= 3
 

@@ -1,0 +1,696 @@
+"""The d100 engine: a fight as a state machine stepped one pass at a time (docs/d100.md, "The engine").
+
+The one source of the d100 fight rules in the kernels' path: run as it is, this module is the
+pure-Python reference (``reference.fight`` is :func:`fight`); ``combatsim.kernels.engine_nb``
+compiles the same functions with Numba. The contract (kernel signatures, shared state columns,
+outcome codes) is :mod:`combatsim.engine`'s.
+
+One step is one pass (docs/d100.md, "Rounds, passes and the scripted policy"): declarations, the
+quick attacks, the standard attacks, engagements, the other actions. A member's action is its
+scripted policy's (``SCRIPTED``) or one of :data:`ACTION_NAMES`, given from outside; its target
+follows the scripted rule either way: its engaged partner, else the first foe still in the fight
+in table order. An external action draws the policy d100 a scripted choice would draw and ignores
+it, so every die after it is the die a scripted fight reads there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.d100.layout import (
+    ACTION_ATTACK,
+    ACTION_CHARGE,
+    ACTION_DEFEND,
+    ACTION_DISENGAGE,
+    ACTION_FLEE,
+    ACTION_NONE,
+    ACTION_PRESS,
+    ACTION_QUICK_ATTACK,
+    ACTION_TAKE_COVER,
+    ACTION_TOGGLE_DUAL_WIELD,
+    ATTACK_SIDES,
+    C_AMBUSH_ATTACK,
+    C_AMBUSH_DEFEND,
+    C_ARMOUR,
+    C_ATTACK,
+    C_DAMAGE,
+    C_DUAL_ALLOWED,
+    C_FLEE_BASE,
+    C_NONLETHAL,
+    C_POLICY,
+    C_PRESS,
+    C_RANGED,
+    C_SIDE,
+    D100,
+    F_ATTACKS,
+    F_DRAWS,
+    F_ESCALATED_LETHAL,
+    F_ESCALATED_SERIOUS,
+    F_ESCAPES,
+    F_FLESH,
+    F_INSTANT_DEATH,
+    F_LETHAL,
+    F_ROUNDS,
+    F_SERIOUS,
+    F_SURPRISED,
+    F_UNFINISHED,
+    F_WINS,
+    F_WINS_BY_FLIGHT,
+    FIGHT_COUNT_NAMES,
+    FIGHT_COUNTS,
+    POLICY_ACTIONS,
+)
+from combatsim.d100.layout import DRAW as WINNER_DRAW
+from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
+from combatsim.d100.model import (
+    CRITICAL_FAILURE,
+    CRITICAL_SUCCESS,
+    FAILURE,
+    FLEE_STEP,
+    FLESH_PER_SERIOUS,
+    HARD_SUCCESS,
+    SERIOUS_PER_LETHAL,
+    SUCCESS,
+    TARGET_CAP,
+)
+from combatsim.engine import (
+    DRAW,
+    RUNNING,
+    S_INDEX,
+    S_LENGTH,
+    S_OUTCOME,
+    S_RETRIES,
+    S_RULESET,
+    S_STEPS,
+    S_WORDS,
+    SCRIPTED,
+    UNFINISHED,
+    new_stream,
+    stream_die,
+    stream_resume,
+    stream_retries_used,
+    stream_words_used,
+)
+from combatsim.rng import rejection_threshold as _threshold
+
+D100_THRESHOLD = _threshold(D100)
+ATTACK_THRESHOLD = _threshold(ATTACK_SIDES)
+
+#: The actions, numbered as layout.ACTION_*: "none" does nothing this pass.
+ACTION_NAMES = ("none", "attack", "quick_attack", "defend", "flee", "press", "disengage", "charge",
+                "take_cover", "toggle_dual_wield")
+ACTIONS = len(ACTION_NAMES)
+#: The declarations that mark their target as targeted for the round.
+TARGETING_ACTIONS = (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_CHARGE, ACTION_PRESS)
+
+# ---- config: int64 fields -----------------------------------------------------------------------
+G_PASSES, G_MAX_ROUNDS, G_AMBUSH_SIDE, G_ALLY_SLOTS, G_FOE_SLOTS = 0, 1, 2, 3, 4
+CONFIG_SIZE = 5
+
+# ---- counts: the fight kernel's fixed counts, then the masked actions ---------------------------
+C_MASKED = FIGHT_COUNTS
+COUNT_NAMES = (*FIGHT_COUNT_NAMES, "masked")
+ENGINE_COUNTS = len(COUNT_NAMES)
+
+# ---- state: the shared columns, the passes played in the current round, then per-member fields --
+# S_LENGTH holds the rounds begun (the fight's rounds once it has ended).
+S_PASS = S_RULESET
+S_MEMBERS = S_RULESET + 1
+# Member field f of member c is column S_MEMBERS + f * members + c.
+(M_ACTIVE, M_ESCAPED, M_FLESH, M_SERIOUS, M_LETHAL, M_COVER, M_DEFENDING, M_DUAL, M_FAILED_FLEE, M_PARTNER,
+ M_SURPRISED, M_TARGETED, M_ACTION, M_TARGET, M_ATTACKED, M_STRUCK, M_INVOLVED, M_INVOLVED_MANY) = range(18)
+MEMBER_FIELDS = 18
+# M_FLESH counts deadly flesh wounds not yet escalated, M_PARTNER is the engaged partner (-1: none),
+# M_ATTACKED the member attacked in this pass (-1: none); M_STRUCK, M_INVOLVED and M_INVOLVED_MANY
+# are a pass's scratch (struck lethally in a batch; the one member met by engaging attacks, or
+# several).
+
+# ---- observations: float32, for each member from its own perspective ----------------------------
+#: Global fields: passes played in this round / passes, rounds begun / max_rounds.
+GLOBAL_NAMES = ("pass", "round")
+#: Each member's block, for itself, then its allies, then its foes (docs/d100.md, "The engine").
+MEMBER_NAMES = ("in_fight", "escaped", "flesh", "serious", "in_cover", "defending", "dual_wield",
+                "dual_allowed", "engaged", "engaged_with_self", "targeted", "surprised", "flee_target",
+                "ranged", "armour", "attack_target", "attacked_self", "target_of_self")
+(B_IN_FIGHT, B_ESCAPED, B_FLESH, B_SERIOUS, B_IN_COVER, B_DEFENDING, B_DUAL_WIELD, B_DUAL_ALLOWED, B_ENGAGED,
+ B_ENGAGED_WITH_SELF, B_TARGETED, B_SURPRISED, B_FLEE_TARGET, B_RANGED, B_ARMOUR, B_ATTACK_TARGET,
+ B_ATTACKED_SELF, B_TARGET_OF_SELF) = range(18)
+GLOBAL_FIELDS = len(GLOBAL_NAMES)
+BLOCK_FIELDS = len(MEMBER_NAMES)
+
+NUMBA_INLINE = ("_at", "_side", "_damage_column", "_tier")
+
+
+def state_size(members):
+    return S_MEMBERS + MEMBER_FIELDS * members
+
+
+def observation_size(ally_slots, foe_slots):
+    return GLOBAL_FIELDS + BLOCK_FIELDS * (1 + ally_slots + foe_slots)
+
+
+def make_config(table, passes, max_rounds, ambush_side):
+    """The config array; every member's observation has room for the largest side's members."""
+    members = table.shape[0]
+    side1 = 0
+    for c in range(members):
+        side1 += table[c, C_SIDE]
+    largest = max(side1, members - side1)
+    config = np.zeros(CONFIG_SIZE, dtype=np.int64)
+    config[G_PASSES] = passes
+    config[G_MAX_ROUNDS] = max_rounds
+    config[G_AMBUSH_SIDE] = ambush_side
+    config[G_ALLY_SLOTS] = largest - 1
+    config[G_FOE_SLOTS] = largest
+    return config
+
+
+# ---- small helpers -------------------------------------------------------------------------------
+def _at(field, c, m):
+    """The state column of member ``c``'s ``field`` (``m`` members)."""
+    return S_MEMBERS + field * m + c
+
+
+def _side(table, c):
+    return table[c, C_SIDE]
+
+
+def _damage_column(weapon, cover, armour, dual_wield):
+    """layout.damage_column, here so the compiled engine has it (a test holds the two equal)."""
+    return C_DAMAGE + 2 * (((weapon * 2 + cover) * 3 + armour) * 2 + dual_wield)
+
+
+def _tier(roll, critical_bar, hard_bar, success_bar, critical_failure_bar):
+    """The result tier of ``roll`` against a target given by its bars (model.tier_bars)."""
+    if roll <= critical_bar:
+        return CRITICAL_SUCCESS
+    if roll <= hard_bar:
+        return HARD_SUCCESS
+    if roll <= success_bar:
+        return SUCCESS
+    if roll > critical_failure_bar:
+        return CRITICAL_FAILURE
+    return FAILURE
+
+
+def _first_wins(table, first, first_column, roll, other, other_column, other_roll):
+    """Quick contest (RULINGS): tier first, then margin (capped target - roll); ties to the other.
+
+    A contest target is 5 columns: model.tier_bars, then the capped target."""
+    own = _tier(roll, table[first, first_column], table[first, first_column + 1], table[first, first_column + 2],
+                table[first, first_column + 3])
+    opposing = _tier(other_roll, table[other, other_column], table[other, other_column + 1],
+                     table[other, other_column + 2], table[other, other_column + 3])
+    if own != opposing:
+        return own < opposing
+    return table[first, first_column + 4] - roll > table[other, other_column + 4] - other_roll
+
+
+def _first_foe_in(table, s, m, c):
+    """The first member of the other side still in the fight, in table order; -1 for none."""
+    side = _side(table, c)
+    for o in range(m):
+        if s[_at(M_ACTIVE, o, m)] != 0 and _side(table, o) != side:
+            return o
+    return -1
+
+
+def _target_of(table, s, m, c):
+    """Whom ``c``'s attacks aim at: its engaged partner, else the first foe still in the fight."""
+    partner = s[_at(M_PARTNER, c, m)]
+    if partner >= 0:
+        return partner
+    return _first_foe_in(table, s, m, c)
+
+
+def _release(s, m, c):
+    """``c`` leaves its engagement (engagements are always mutual)."""
+    partner = s[_at(M_PARTNER, c, m)]
+    if partner >= 0:
+        s[_at(M_PARTNER, partner, m)] = -1
+    s[_at(M_PARTNER, c, m)] = -1
+
+
+def _take_out(s, m, c):
+    s[_at(M_ACTIVE, c, m)] = 0
+    _release(s, m, c)
+
+
+def _outcome_now(table, s, m):
+    """RUNNING while both sides have someone in the fight; else the side still in, or DRAW."""
+    in0 = 0
+    in1 = 0
+    for o in range(m):
+        if s[_at(M_ACTIVE, o, m)] != 0:
+            if _side(table, o) == 0:
+                in0 = 1
+            else:
+                in1 = 1
+    if in0 != 0 and in1 != 0:
+        return RUNNING
+    if in0 == 0 and in1 == 0:
+        return DRAW
+    return 0 if in0 != 0 else 1
+
+
+# ---- declarations --------------------------------------------------------------------------------
+def legal(table, s, m, c, action, first_pass):
+    """1 when member ``c`` may take ``action`` now (``first_pass``: the next pass is round 1's first)."""
+    if action == ACTION_NONE:
+        return 1
+    if s[_at(M_ACTIVE, c, m)] == 0 or (first_pass and s[_at(M_SURPRISED, c, m)] != 0):
+        return 0
+    engaged = s[_at(M_PARTNER, c, m)] >= 0
+    if action == ACTION_FLEE:
+        return 0 if engaged else 1
+    if action == ACTION_DISENGAGE:
+        return 1 if engaged else 0
+    if action == ACTION_TOGGLE_DUAL_WIELD:
+        return 1 if table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0 else 0
+    return 1
+
+
+def _declare(table, s, m, c, external, first_pass, rng, counts):
+    """Member ``c`` (in the fight) declares: its scripted policy (``external`` SCRIPTED) or
+    ``external`` if legal, else nothing (counted as masked). Draws the policy d100 either way,
+    except for a surprised member in pass 1 of round 1, who draws nothing and does nothing."""
+    if first_pass and s[_at(M_SURPRISED, c, m)] != 0:
+        s[_at(M_ACTION, c, m)] = ACTION_NONE
+        if external > ACTION_NONE:
+            counts[C_MASKED] += 1
+        return
+    policy_roll = stream_die(rng, D100, D100_THRESHOLD)
+    engaged = s[_at(M_PARTNER, c, m)] >= 0
+    if external == SCRIPTED:
+        choice = 0
+        while policy_roll > table[c, C_POLICY + choice]:
+            choice += 1
+        action = POLICY_ACTIONS[choice]
+        if table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0:
+            action = ACTION_TOGGLE_DUAL_WIELD
+        elif action == ACTION_FLEE and engaged:
+            action = ACTION_DISENGAGE  # flee is blocked while engaged
+        elif action == ACTION_DISENGAGE and not engaged:
+            action = ACTION_ATTACK
+    elif legal(table, s, m, c, external, first_pass) != 0:
+        action = external
+    else:
+        action = ACTION_NONE
+        counts[C_MASKED] += 1
+    target = _target_of(table, s, m, c)
+    s[_at(M_ACTION, c, m)] = action
+    s[_at(M_TARGET, c, m)] = target
+    if action in TARGETING_ACTIONS:
+        s[_at(M_TARGETED, target, m)] = 1
+    elif action == ACTION_DEFEND:
+        s[_at(M_DEFENDING, c, m)] = 1
+
+
+# ---- attacks -------------------------------------------------------------------------------------
+def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
+    """Weapon ``w`` of ``c`` wounds ``t``: severity from the damage bars, then escalation
+    (RULINGS: three deadly flesh wounds make a serious one, two serious a lethal one)."""
+    dual = s[_at(M_DUAL, c, m)]
+    column = _damage_column(w, cover, table[t, C_ARMOUR], dual)
+    nonlethal = table[c, C_NONLETHAL + w] != 0
+    if damage_roll <= table[c, column]:
+        counts[F_LETHAL] += 1
+        if critical:
+            counts[F_INSTANT_DEATH] += 1
+        s[_at(M_LETHAL, t, m)] += 1
+    elif damage_roll <= table[c, column + 1]:
+        counts[F_SERIOUS] += 1
+        s[_at(M_SERIOUS, t, m)] += 1
+    else:
+        counts[F_FLESH] += 1
+        if not nonlethal:
+            s[_at(M_FLESH, t, m)] += 1
+    while s[_at(M_FLESH, t, m)] >= FLESH_PER_SERIOUS:
+        s[_at(M_FLESH, t, m)] -= FLESH_PER_SERIOUS
+        s[_at(M_SERIOUS, t, m)] += 1
+        counts[F_ESCALATED_SERIOUS] += 1
+    while s[_at(M_SERIOUS, t, m)] >= SERIOUS_PER_LETHAL:
+        s[_at(M_SERIOUS, t, m)] -= SERIOUS_PER_LETHAL
+        s[_at(M_LETHAL, t, m)] += 1
+        counts[F_ESCALATED_LETHAL] += 1
+
+
+def _attack(table, s, m, c, t, quick, rng, counts):
+    """One attack roll by ``c`` on ``t``; 1 when ``t`` now has a lethal wound (it goes out when
+    its batch's wounds have all landed). One value 1..1000000 is the attack, damage and second
+    damage d100s (model.split_attack_value)."""
+    ranged = table[c, C_RANGED] != 0
+    cover = 1 if ranged and s[_at(M_COVER, t, m)] != 0 else 0  # cover counts for ranged attacks only
+    dual = s[_at(M_DUAL, c, m)]
+    steps = quick + dual + cover + s[_at(M_DEFENDING, t, m)]  # each -20
+    value = stream_die(rng, ATTACK_SIDES, ATTACK_THRESHOLD) - 1
+    roll = value // 10000 + 1
+    counts[F_ATTACKS] += 1
+    s[_at(M_ATTACKED, c, m)] = t
+    bars = C_ATTACK + 4 * steps
+    tier = _tier(roll, table[c, bars], table[c, bars + 1], table[c, bars + 2], table[c, bars + 3])
+    if tier > SUCCESS:
+        return 0
+    critical = tier == CRITICAL_SUCCESS
+    _wound(table, s, m, c, t, 0, value // 100 % 100 + 1, cover, critical, counts)
+    if dual != 0:
+        _wound(table, s, m, c, t, 1, value % 100 + 1, cover, critical, counts)
+    return 1 if s[_at(M_LETHAL, t, m)] > 0 else 0
+
+
+def _press_spent(s, m, c):
+    """A press whose target declared a disengage from the presser blocks it instead of attacking."""
+    target = s[_at(M_TARGET, c, m)]
+    return s[_at(M_ACTION, target, m)] == ACTION_DISENGAGE and s[_at(M_TARGET, target, m)] == c
+
+
+def _attack_batch(table, s, m, quick, rng, counts):
+    """The quick attacks (quick attack, charge) or the standard ones (attack, a press not spent
+    blocking) of every member in the fight, in table order, all against the state before the
+    batch; the batch's lethal wounds take their members out together at its end."""
+    for c in range(m):
+        s[_at(M_STRUCK, c, m)] = 0
+    for c in range(m):
+        if s[_at(M_ACTIVE, c, m)] == 0:
+            continue
+        action = s[_at(M_ACTION, c, m)]
+        if quick != 0:
+            if action != ACTION_QUICK_ATTACK and action != ACTION_CHARGE:
+                continue
+        elif not (action == ACTION_ATTACK or (action == ACTION_PRESS and not _press_spent(s, m, c))):
+            continue
+        target = s[_at(M_TARGET, c, m)]
+        if s[_at(M_ACTIVE, target, m)] == 0:  # out in the quick attacks: the first foe still in
+            target = _first_foe_in(table, s, m, c)
+            if target < 0:
+                continue
+        if _attack(table, s, m, c, target, quick, rng, counts) != 0:
+            s[_at(M_STRUCK, target, m)] = 1
+    for t in range(m):
+        if s[_at(M_STRUCK, t, m)] != 0:
+            _take_out(s, m, t)
+
+
+# ---- engagements and the other actions ----------------------------------------------------------
+def _engaging_attack(table, s, m, c):
+    """The member ``c`` made an engaging attack on in this pass (a charge, or a melee attack); -1."""
+    t = s[_at(M_ATTACKED, c, m)]
+    if t >= 0 and (s[_at(M_ACTION, c, m)] == ACTION_CHARGE or table[c, C_RANGED] == 0):
+        return t
+    return -1
+
+
+def _involve(s, m, c, t):
+    """Records that ``c`` met ``t`` in an engaging attack (M_INVOLVED_MANY: it met several)."""
+    first = s[_at(M_INVOLVED, c, m)]
+    if first < 0:
+        s[_at(M_INVOLVED, c, m)] = t
+    elif first != t:
+        s[_at(M_INVOLVED_MANY, c, m)] = 1
+
+
+def _only_met(s, m, c, t):
+    return s[_at(M_INVOLVED, c, m)] == t and s[_at(M_INVOLVED_MANY, c, m)] == 0
+
+
+def _engage_after_attacks(table, s, m):
+    """An engaging attack pairs attacker and target when both are still in the fight, unless
+    either made or took another engaging attack in this pass. A charger leaves its cover."""
+    for c in range(m):
+        s[_at(M_INVOLVED, c, m)] = -1
+        s[_at(M_INVOLVED_MANY, c, m)] = 0
+    for c in range(m):
+        if s[_at(M_ATTACKED, c, m)] >= 0 and s[_at(M_ACTION, c, m)] == ACTION_CHARGE:
+            s[_at(M_COVER, c, m)] = 0
+        t = _engaging_attack(table, s, m, c)
+        if t >= 0:
+            _involve(s, m, c, t)
+            _involve(s, m, t, c)
+    for c in range(m):
+        t = _engaging_attack(table, s, m, c)
+        if (t >= 0 and s[_at(M_ACTIVE, c, m)] != 0 and s[_at(M_ACTIVE, t, m)] != 0 and _only_met(s, m, c, t)
+                and _only_met(s, m, t, c) and s[_at(M_PARTNER, c, m)] != t):
+            _release(s, m, c)
+            _release(s, m, t)
+            s[_at(M_PARTNER, c, m)] = t
+            s[_at(M_PARTNER, t, m)] = c
+
+
+def _move(table, s, m, c, rng, counts):
+    """``c``'s action after the attacks: take cover, toggle dual wield, disengage or flee."""
+    action = s[_at(M_ACTION, c, m)]
+    if action == ACTION_TAKE_COVER:
+        s[_at(M_COVER, c, m)] = 1
+    elif action == ACTION_TOGGLE_DUAL_WIELD:
+        s[_at(M_DUAL, c, m)] = 1
+    elif action == ACTION_DISENGAGE:
+        partner = s[_at(M_PARTNER, c, m)]
+        if partner < 0:
+            return  # no longer engaged
+        if s[_at(M_ACTION, partner, m)] == ACTION_PRESS and s[_at(M_TARGET, partner, m)] == c:
+            # Press versus Disengage: full attack targets, no action modifiers; ties to the blocker.
+            disengage_roll = stream_die(rng, D100, D100_THRESHOLD)
+            press_roll = stream_die(rng, D100, D100_THRESHOLD)
+            if _first_wins(table, c, C_PRESS, disengage_roll, partner, C_PRESS, press_roll):
+                _release(s, m, c)
+        else:
+            _release(s, m, c)
+    elif action == ACTION_FLEE:
+        if s[_at(M_PARTNER, c, m)] >= 0:
+            return  # engaged by an attack this pass: blocked
+        if s[_at(M_TARGETED, c, m)] != 0:
+            failed = s[_at(M_FAILED_FLEE, c, m)]
+            flee_target = min(TARGET_CAP, table[c, C_FLEE_BASE] + FLEE_STEP * failed)
+            if stream_die(rng, D100, D100_THRESHOLD) > flee_target:
+                s[_at(M_FAILED_FLEE, c, m)] = failed + 1
+                s[_at(M_COVER, c, m)] = 1  # failure: in cover at the current position
+                return
+        counts[F_ESCAPES + _side(table, c)] += 1
+        s[_at(M_ESCAPED, c, m)] = 1
+        _take_out(s, m, c)
+
+
+def _play_pass(table, s, m, actions, first_pass, rng, counts):
+    """One pass (docs/d100.md, "Order inside a pass"); the outcome (RUNNING while it goes on)."""
+    for c in range(m):
+        s[_at(M_DEFENDING, c, m)] = 0  # Defend lasts one pass
+        s[_at(M_ACTION, c, m)] = ACTION_NONE
+        s[_at(M_ATTACKED, c, m)] = -1
+    for c in range(m):
+        if s[_at(M_ACTIVE, c, m)] != 0:
+            _declare(table, s, m, c, actions[c], first_pass, rng, counts)
+        elif actions[c] > ACTION_NONE:
+            counts[C_MASKED] += 1  # out of the fight: only "none"
+    _attack_batch(table, s, m, 1, rng, counts)
+    _attack_batch(table, s, m, 0, rng, counts)
+    outcome = _outcome_now(table, s, m)
+    if outcome != RUNNING:
+        return outcome
+    _engage_after_attacks(table, s, m)
+    for c in range(m):
+        if s[_at(M_ACTIVE, c, m)] != 0:
+            _move(table, s, m, c, rng, counts)
+    return _outcome_now(table, s, m)
+
+
+def _finish(table, s, m, outcome, counts):
+    """The fight ended: its outcome and rounds go into the state and the counts."""
+    s[S_OUTCOME] = outcome
+    counts[F_ROUNDS] += s[S_LENGTH]
+    if outcome == 0 or outcome == 1:
+        counts[F_WINS + outcome] += 1
+        fled = 0
+        for o in range(m):
+            if _side(table, o) != outcome and s[_at(M_ESCAPED, o, m)] != 0:
+                fled = 1
+        counts[F_WINS_BY_FLIGHT + outcome] += fled
+    elif outcome == DRAW:
+        counts[F_DRAWS] += 1
+    else:
+        counts[F_UNFINISHED] += 1
+
+
+# ---- observations and masks ----------------------------------------------------------------------
+def _observe_member(table, s, m, c, o, target, out, base):
+    """Member ``o`` as ``c`` sees it, into ``out[base:base + BLOCK_FIELDS]``."""
+    out[base + B_IN_FIGHT] = s[_at(M_ACTIVE, o, m)]
+    out[base + B_ESCAPED] = s[_at(M_ESCAPED, o, m)]
+    out[base + B_FLESH] = s[_at(M_FLESH, o, m)] / FLESH_PER_SERIOUS
+    out[base + B_SERIOUS] = s[_at(M_SERIOUS, o, m)] / SERIOUS_PER_LETHAL
+    out[base + B_IN_COVER] = s[_at(M_COVER, o, m)]
+    out[base + B_DEFENDING] = s[_at(M_DEFENDING, o, m)]
+    out[base + B_DUAL_WIELD] = s[_at(M_DUAL, o, m)]
+    out[base + B_DUAL_ALLOWED] = table[o, C_DUAL_ALLOWED]
+    partner = s[_at(M_PARTNER, o, m)]
+    out[base + B_ENGAGED] = 1 if partner >= 0 else 0
+    out[base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
+    out[base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
+    out[base + B_SURPRISED] = 1 if s[S_LENGTH] == 0 and s[_at(M_SURPRISED, o, m)] != 0 else 0
+    failed = s[_at(M_FAILED_FLEE, o, m)]
+    out[base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
+    out[base + B_RANGED] = table[o, C_RANGED]
+    out[base + B_ARMOUR] = table[o, C_ARMOUR] / 2
+    out[base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers
+    out[base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
+    out[base + B_TARGET_OF_SELF] = 1 if o == target else 0
+
+
+def _clear(out, base, size):
+    for j in range(size):
+        out[base + j] = 0
+
+
+def _observe(table, config, s, m, obs, mask):
+    """Every member's observation and action mask (skipped when their last axis is empty)."""
+    if mask.shape[1] > 0:
+        first_pass = s[S_LENGTH] == 0
+        for c in range(m):
+            for action in range(ACTIONS):
+                mask[c, action] = legal(table, s, m, c, action, first_pass)
+    if obs.shape[1] == 0:
+        return
+    ally_slots = config[G_ALLY_SLOTS]
+    foe_slots = config[G_FOE_SLOTS]
+    for c in range(m):
+        out = obs[c]
+        out[0] = s[S_PASS] / config[G_PASSES]
+        out[1] = s[S_LENGTH] / config[G_MAX_ROUNDS]
+        target = _target_of(table, s, m, c) if s[_at(M_ACTIVE, c, m)] != 0 else -1
+        _observe_member(table, s, m, c, c, target, out, GLOBAL_FIELDS)
+        side = _side(table, c)
+        allies = 0
+        foes = 0
+        foe_base = GLOBAL_FIELDS + BLOCK_FIELDS * (1 + ally_slots)
+        for o in range(m):
+            if o == c:
+                continue
+            if _side(table, o) == side:
+                _observe_member(table, s, m, c, o, target, out, GLOBAL_FIELDS + BLOCK_FIELDS * (1 + allies))
+                allies += 1
+            else:
+                _observe_member(table, s, m, c, o, target, out, foe_base + BLOCK_FIELDS * foes)
+                foes += 1
+        _clear(out, GLOBAL_FIELDS + BLOCK_FIELDS * (1 + allies), BLOCK_FIELDS * (ally_slots - allies))
+        _clear(out, foe_base + BLOCK_FIELDS * foes, BLOCK_FIELDS * (foe_slots - foes))
+
+
+# ---- the kernels ---------------------------------------------------------------------------------
+def reset(table, config, seeds, indices, which, state, counts, obs, mask):
+    """Starts fight ``indices[e]`` of ``seeds[e]`` for each env with ``which[e]``: the ambush's
+    contests (docs/d100.md, "Ambush"), then every member's observation and mask."""
+    m = table.shape[0]
+    rng = new_stream()
+    ambush_side = config[G_AMBUSH_SIDE]
+    for e in range(state.shape[0]):
+        if which[e] == 0:
+            continue
+        s = state[e]
+        for j in range(s.shape[0]):
+            s[j] = 0
+        for j in range(counts.shape[1]):
+            counts[e, j] = 0
+        s[S_INDEX] = indices[e]
+        s[S_OUTCOME] = RUNNING
+        for c in range(m):
+            s[_at(M_ACTIVE, c, m)] = 1
+            s[_at(M_PARTNER, c, m)] = -1
+            s[_at(M_TARGET, c, m)] = -1
+            s[_at(M_ATTACKED, c, m)] = -1
+            s[_at(M_INVOLVED, c, m)] = -1
+        stream_resume(rng, seeds[e], indices[e], 0, 0)
+        if ambush_side >= 0:
+            # Each member of the ambushed side, in table order, against the next ambusher (cycling).
+            ambushers = 0
+            for a in range(m):
+                if _side(table, a) == ambush_side:
+                    ambushers += 1
+            rank = 0
+            for d in range(m):
+                if _side(table, d) == ambush_side:
+                    continue
+                wanted = rank % ambushers
+                rank += 1
+                a = 0
+                while True:
+                    if _side(table, a) == ambush_side:
+                        if wanted == 0:
+                            break
+                        wanted -= 1
+                    a += 1
+                attacker_roll = stream_die(rng, D100, D100_THRESHOLD)
+                defender_roll = stream_die(rng, D100, D100_THRESHOLD)
+                if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
+                    s[_at(M_SURPRISED, d, m)] = 1
+                    counts[e, F_SURPRISED] += 1
+        s[S_WORDS] = stream_words_used(rng)
+        s[S_RETRIES] = stream_retries_used(rng)
+        _observe(table, config, s, m, obs[e], mask[e])
+
+
+def step(table, config, seeds, state, actions, counts, obs, mask):
+    """One pass of each fight still running, with ``actions[e, c]`` for member ``c``."""
+    m = table.shape[0]
+    rng = new_stream()
+    for e in range(state.shape[0]):
+        s = state[e]
+        if s[S_OUTCOME] != RUNNING:
+            continue
+        stream_resume(rng, seeds[e], s[S_INDEX], s[S_WORDS], s[S_RETRIES])
+        first_pass = s[S_LENGTH] == 0
+        if s[S_PASS] == 0:  # a new round
+            s[S_LENGTH] += 1
+            for c in range(m):
+                s[_at(M_TARGETED, c, m)] = 0
+        outcome = _play_pass(table, s, m, actions[e], first_pass, rng, counts[e])
+        s[S_STEPS] += 1
+        s[S_PASS] += 1
+        if outcome == RUNNING and s[S_PASS] == config[G_PASSES]:
+            s[S_PASS] = 0
+            if s[S_LENGTH] == config[G_MAX_ROUNDS]:
+                outcome = UNFINISHED
+        if outcome != RUNNING:
+            _finish(table, s, m, outcome, counts[e])
+        s[S_WORDS] = stream_words_used(rng)
+        s[S_RETRIES] = stream_retries_used(rng)
+        _observe(table, config, s, m, obs[e], mask[e])
+
+
+def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
+    """Fights between side 0 and side 1 (docs/d100.md, "A fight"): reset, then step with every
+    member SCRIPTED until the end, fight by fight (the "d100.fight" kernel's signature).
+
+    Fight ``start + k`` uses item stream ``start + k``. ``counts`` gains the layout's F_* fields,
+    then the rounds histogram; ``winner_out[k]`` gets 0 or 1 (the winning side), layout.DRAW or
+    layout.UNFINISHED, ``rounds_out[k]`` the rounds (empty outputs: not wanted).
+    """
+    m = table.shape[0]
+    config = make_config(table, passes, max_rounds, ambush_side)
+    seeds = np.zeros(1, dtype=np.uint64)
+    seeds[0] = seed
+    indices = np.zeros(1, dtype=np.int64)
+    which = np.ones(1, dtype=np.uint8)
+    state = np.zeros((1, state_size(m)), dtype=np.int64)
+    actions = np.full((1, m), SCRIPTED, dtype=np.int64)
+    own = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
+    # No observations or masks wanted: a fight's members are all scripted.
+    obs = np.zeros((1, m, 0), dtype=np.float32)
+    mask = np.zeros((1, m, 0), dtype=np.int8)
+    for k in range(count):
+        indices[0] = start + k
+        reset(table, config, seeds, indices, which, state, own, obs, mask)
+        while state[0, S_OUTCOME] == RUNNING:
+            step(table, config, seeds, state, actions, own, obs, mask)
+        for j in range(FIGHT_COUNTS):
+            counts[j] += own[0, j]
+        rounds = state[0, S_LENGTH]
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+        outcome = state[0, S_OUTCOME]
+        if len(winner_out):
+            if outcome == DRAW:
+                winner_out[k] = WINNER_DRAW
+            elif outcome == UNFINISHED:
+                winner_out[k] = WINNER_UNFINISHED
+            else:
+                winner_out[k] = outcome
+        if len(rounds_out):
+            rounds_out[k] = rounds
