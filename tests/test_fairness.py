@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import copy
 import math
+import types
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from combatsim.exp import engine as exp_engine
 from combatsim.exp import reference as exp_reference
 from combatsim.exp.api import combatant_table
 from combatsim.fight_odds import fight_odds
 from combatsim.rng import ItemStream
 from combatsim.scenario import example_path, load, ruleset_module, validate
+from combatsim.tss import engine as tss_engine
 from combatsim.tss import reference as tss_reference
 from combatsim.tss.api import fight_table
 from combatsim.tss.reference import R_HAS_RESOLVE
@@ -199,12 +202,23 @@ def replayed_fight(monkeypatch, module, kernel, draws):
     return outcome
 
 
+#: Where the EXP kernel below gets a fight's stream: patched to record or replay the draws.
+EXP_DICE = types.SimpleNamespace(ItemStream=ItemStream)
+
+
 def exp_kernel(table, spec):
+    """The reference fight (the EXP engine), its dice drawn from ``EXP_DICE.ItemStream(seed, index)``."""
     def fight(seed, index):
+        stream = EXP_DICE.ItemStream(seed, index)
         counts = np.zeros(exp_reference.FIGHT_COUNTS + spec["unit_limit"], dtype=np.int64)
         winner, units = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
-        exp_reference.fight(seed, index, 1, table, spec["unit_limit"], spec["hit_on_equal"], spec["critical"],
-                            counts, winner, units)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(exp_engine, "stream_resume", lambda rng, *position: None)
+            patch.setattr(exp_engine, "stream_die", lambda rng, sides, threshold: stream.die(int(sides)))
+            patch.setattr(exp_engine, "stream_roll", lambda rng, count, sides, threshold, modifier:
+                          stream.roll(int(count), int(sides), int(modifier)))
+            exp_reference.fight(seed, index, 1, table, spec["unit_limit"], spec["hit_on_equal"], spec["critical"],
+                                counts, winner, units)
         return int(winner[0]), int(units[0]), counts
     return fight
 
@@ -251,11 +265,11 @@ def test_exp_fight_replayed_with_the_sides_exchanged_is_the_mirrored_fight(monke
     other = swapped(fight)
     table = combatant_table(*fight.spec["sides"])
     swapped_table = combatant_table(*other.spec["sides"])
-    recorded = recorded_fights(monkeypatch, exp_reference, exp_kernel(table, fight.spec), seed=7, fights=1000)
+    recorded = recorded_fights(monkeypatch, EXP_DICE, exp_kernel(table, fight.spec), seed=7, fights=1000)
     winners = set()
     for draws, winner, units, counts in recorded:
         exchanged = [draw for unit in exp_turns(table, draws) for _, turn in reversed(unit) for draw in turn]
-        mirrored_winner, mirrored_units, mirrored = replayed_fight(monkeypatch, exp_reference,
+        mirrored_winner, mirrored_units, mirrored = replayed_fight(monkeypatch, EXP_DICE,
                                                                   exp_kernel(swapped_table, other.spec), exchanged)
         assert (mirrored_winner, mirrored_units) == (1 - winner if winner >= 0 else winner, units)
         for side0, side1 in ((exp_reference.FIGHT_WINS_SIDE0, exp_reference.FIGHT_WINS_SIDE1),
@@ -270,15 +284,27 @@ def test_exp_fight_replayed_with_the_sides_exchanged_is_the_mirrored_fight(monke
     assert {0, 1} <= winners  # both sides win some of the fights replayed
 
 
+#: Where the TSS kernel below gets a fight's stream: patched to record or replay the draws.
+TSS_DICE = types.SimpleNamespace(ItemStream=ItemStream)
+
+
 def tss_kernel(spec):
+    """The reference fight (the TSS engine), its dice drawn from ``TSS_DICE.ItemStream(seed, index)``."""
     table, count, classes = fight_table(*spec["sides"])
     max_rounds = spec["max_rounds"]
 
     def fight(seed, index):
+        stream = TSS_DICE.ItemStream(seed, index)
         counts = np.zeros(tss_reference.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
         winner, rounds = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
-        tss_reference.fight(seed, index, 1, table, count, classes, max_rounds, spec["one_step_shift"], counts,
-                            winner, rounds)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(tss_engine, "stream_resume", lambda rng, *position: None)
+            patch.setattr(tss_engine, "stream_die", lambda rng, sides, threshold: stream.die(int(sides)))
+            patch.setattr(tss_engine, "stream_roll", lambda rng, count, sides, threshold, modifier:
+                          stream.roll(int(count), int(sides), int(modifier)))
+            patch.setattr(tss_engine, "stream_word", lambda rng: stream.word())
+            tss_reference.fight(seed, index, 1, table, count, classes, max_rounds, spec["one_step_shift"], counts,
+                                winner, rounds)
         return int(winner[0]), int(rounds[0]), counts
     return fight, table, count
 
@@ -324,12 +350,12 @@ def test_tss_fight_replayed_with_the_sides_exchanged_is_the_mirrored_fight(monke
     kernel, table, count = tss_kernel(fight.spec)
     swapped_kernel = tss_kernel(other.spec)[0]
     assert count == 2
-    recorded = recorded_fights(monkeypatch, tss_reference, kernel, seed=5, fights=1000)
+    recorded = recorded_fights(monkeypatch, TSS_DICE, kernel, seed=5, fights=1000)
     winners = set()
     for draws, winner, rounds, counts in recorded:
         exchanged, tie = tss_exchanged(table, count, draws)
         assert not tie
-        mirrored_winner, mirrored_rounds, mirrored = replayed_fight(monkeypatch, tss_reference, swapped_kernel,
+        mirrored_winner, mirrored_rounds, mirrored = replayed_fight(monkeypatch, TSS_DICE, swapped_kernel,
                                                                     exchanged)
         assert (mirrored_winner, mirrored_rounds) == (1 - winner if winner >= 0 else winner, rounds)
         assert list(mirrored[:2]) == [counts[1], counts[0]]

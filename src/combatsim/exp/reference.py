@@ -7,9 +7,47 @@ Kernel signature (shared by the Numba and Cython twins):
 
 from __future__ import annotations
 
-from combatsim.rng import ItemStream, dense_die
-
-KILODIE = 1000
+from combatsim.engine import new_stream, stream_resume
+from combatsim.exp.engine import (  # noqa: F401  (the fight's layout and rules, re-exported)
+    C_ADJUSTMENT,
+    C_ARMOUR_RATING,
+    C_AUTOMATIC,
+    C_BONUS,
+    C_DAMAGE_ADJUSTMENT,
+    C_DICE_COUNT,
+    C_DICE_MODIFIER,
+    C_DICE_SIDES,
+    C_HIT_POINTS,
+    C_MAXIMUM_ROLL,
+    C_ROLLS,
+    C_SHOTS,
+    C_SIDE,
+    COMBATANT_FIELDS,
+    DRAW_WINNER,
+    FIGHT_AMMUNITION_SIDE0,
+    FIGHT_AMMUNITION_SIDE1,
+    FIGHT_COUNTS,
+    FIGHT_DAMAGE_SIDE0,
+    FIGHT_DAMAGE_SIDE1,
+    FIGHT_DRAWS,
+    FIGHT_HITS_SIDE0,
+    FIGHT_HITS_SIDE1,
+    FIGHT_MUTUAL,
+    FIGHT_ROLLS_SIDE0,
+    FIGHT_ROLLS_SIDE1,
+    FIGHT_UNITS,
+    FIGHT_WINS_SIDE0,
+    FIGHT_WINS_SIDE1,
+    KILODIE,
+    NO_CAP,
+    ROUNDS_PER_BURST,
+    damage,
+    fight,
+    fire_unit,
+    is_hit,
+    to_hit_roll,
+)
+from combatsim.rng import dense_die
 
 
 def _at(values, k: int) -> int:
@@ -33,115 +71,15 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
 
 
 # ---------------------------------------------------------------------------------------------
-# The tactical combat system: attacks with damage, and whole fights (docs/exp.md).
+# The tactical combat system: attacks with damage, and whole fights (docs/exp.md). The fight and
+# the rules of a unit of fire live in combatsim.exp.engine (the one source the fight kernels and
+# the RL environments are tested against); the attack kernel fires the engine's unit of fire.
 # ---------------------------------------------------------------------------------------------
-#: Rounds a fully automatic burst that hits can land: 0..3, one d4 word (RULINGS.md).
-ROUNDS_PER_BURST = 3
-#: Above any to-hit a kernel can produce: the cap a critical natural 1000 uses instead of MR.
-NO_CAP = 1 << 60
-
 #: counts layout of "exp.attack".
 ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROUNDS_HIT = range(5)
 ATTACK_COUNTS = 5
-
-#: Columns of the "exp.fight" combatant table (one row per combatant, int64).
-(
-    C_SIDE,
-    C_HIT_POINTS,
-    C_ARMOUR_RATING,
-    C_BONUS,
-    C_MAXIMUM_ROLL,
-    C_ADJUSTMENT,
-    C_DICE_COUNT,
-    C_DICE_SIDES,
-    C_DICE_MODIFIER,
-    C_DAMAGE_ADJUSTMENT,
-    C_ROLLS,
-    C_AUTOMATIC,
-    C_SHOTS,
-) = range(13)
-COMBATANT_FIELDS = 13
-
-#: counts layout of "exp.fight"; a histogram of units to the end follows (index units - 1).
-(
-    FIGHT_WINS_SIDE0,
-    FIGHT_WINS_SIDE1,
-    FIGHT_DRAWS,
-    FIGHT_MUTUAL,
-    FIGHT_UNITS,
-    FIGHT_DAMAGE_SIDE0,
-    FIGHT_DAMAGE_SIDE1,
-    FIGHT_AMMUNITION_SIDE0,
-    FIGHT_AMMUNITION_SIDE1,
-    FIGHT_ROLLS_SIDE0,
-    FIGHT_ROLLS_SIDE1,
-    FIGHT_HITS_SIDE0,
-    FIGHT_HITS_SIDE1,
-) = range(13)
-FIGHT_COUNTS = 13
 #: winner_out value of a draw (unit limit reached, or both sides out in the same unit).
-DRAW = -1
-
-
-def to_hit_roll(kilodie: int, bonus: int, maximum_roll: int, adjustment: int = 0, critical: bool = False) -> int:
-    """The to-hit roll (Chapter 27; RULINGS.md): min(kilodie + bonus, MR).
-
-    A situational penalty (negative ``adjustment``) applies before the MR cap, a bonus after it.
-    With the ``critical`` option a natural 1000 ignores the MR cap.
-    """
-    cap = NO_CAP if (critical and kilodie == KILODIE) else maximum_roll
-    return min(kilodie + bonus + min(adjustment, 0), cap) + max(adjustment, 0)
-
-
-def is_hit(to_hit: int, armour_rating: int, hit_on_equal: bool = False) -> bool:
-    """A hit needs a to-hit greater than the armour rating (option: equal suffices)."""
-    return to_hit > armour_rating or (hit_on_equal and to_hit == armour_rating)
-
-
-def damage(dice_total: int, modifier: int, damage_adjustment: int) -> int:
-    """Damage = weapon dice + the DA of the weapon's row, never below 0 (RULINGS.md)."""
-    return max(dice_total + modifier + damage_adjustment, 0)
-
-
-def fire_unit(
-    stream: ItemStream,
-    bonus: int,
-    maximum_roll: int,
-    armour_rating: int,
-    adjustment: int,
-    dice_count: int,
-    dice_sides: int,
-    dice_modifier: int,
-    damage_adjustment: int,
-    rolls: int,
-    automatic: bool,
-    hit_on_equal: bool,
-    critical: bool,
-) -> tuple[int, int, int]:
-    """One unit of fire: ``rolls`` to-hit rolls (bursts if ``automatic``) -> (hits, damage, rounds hit).
-
-    Fixed word layout per roll, consumed whether or not the roll hits (docs/exp.md):
-    kilodie, then (automatic only) a d4 for rounds landed (d4 - 1 = 0..3), then the damage dice:
-    ``dice_count`` dice for a single weapon, 3 × ``dice_count`` (round 1, 2, 3) for a burst.
-    """
-    hits = total = rounds_hit = 0
-    for _ in range(rolls):
-        kilodie = stream.die(KILODIE)
-        hit = is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
-        if automatic:
-            landed = stream.die(ROUNDS_PER_BURST + 1) - 1
-            for round_number in range(ROUNDS_PER_BURST):
-                dice_total = stream.roll(dice_count, dice_sides)
-                if hit and round_number < landed:
-                    total += damage(dice_total, dice_modifier, damage_adjustment)
-            rounds_hit += landed if hit else 0
-        else:
-            dice_total = stream.roll(dice_count, dice_sides)
-            if hit:
-                total += damage(dice_total, dice_modifier, damage_adjustment)
-                rounds_hit += 1
-        hits += hit
-    return hits, total, rounds_hit
+DRAW = DRAW_WINNER
 
 
 #: The most faces a joint word may have (1000 x sides ** dice): products of a word and the faces
@@ -227,23 +165,23 @@ def attack(
     for k in range(count):
         n_rolls = _at(rolls, k)
         auto = bool(_at(automatic, k))
-        weapon = (
-            _at(bonus, k),
-            _at(maximum_roll, k),
-            _at(armour_rating, k),
-            _at(adjustment, k),
-            _at(dice_count, k),
-            _at(dice_sides, k),
-            _at(dice_modifier, k),
-            _at(damage_adjustment, k),
-        )
-        faces = joint_faces(n_rolls, auto, _at(dice_count, k), _at(dice_sides, k))
+        unit_bonus, unit_maximum_roll, unit_armour_rating, unit_adjustment = (
+            _at(bonus, k), _at(maximum_roll, k), _at(armour_rating, k), _at(adjustment, k))
+        unit_dice_count, unit_dice_sides, unit_dice_modifier, unit_damage_adjustment = (
+            _at(dice_count, k), _at(dice_sides, k), _at(dice_modifier, k), _at(damage_adjustment, k))
+        faces = joint_faces(n_rolls, auto, unit_dice_count, unit_dice_sides)
         if faces:
             value = dense_die(seed, start + k, faces) - 1
-            hits, total, rounds_hit = fire_joint(value, *weapon, bool(hit_on_equal), bool(critical))
+            hits, total, rounds_hit = fire_joint(
+                value, unit_bonus, unit_maximum_roll, unit_armour_rating, unit_adjustment, unit_dice_count,
+                unit_dice_sides, unit_dice_modifier, unit_damage_adjustment, bool(hit_on_equal), bool(critical))
         else:
-            stream = ItemStream(seed, start + k)
-            hits, total, rounds_hit = fire_unit(stream, *weapon, n_rolls, auto, bool(hit_on_equal), bool(critical))
+            rng = new_stream()
+            stream_resume(rng, seed, start + k, 0, 0)
+            hits, total, rounds_hit = fire_unit(
+                rng, unit_bonus, unit_maximum_roll, unit_armour_rating, unit_adjustment, unit_dice_count,
+                unit_dice_sides, 0, unit_dice_modifier, unit_damage_adjustment, n_rolls, auto, bool(hit_on_equal),
+                bool(critical))
         counts[ATTACK_TO_HIT_ROLLS] += n_rolls
         counts[ATTACK_HITS] += hits
         counts[ATTACK_DAMAGE] += total
@@ -255,75 +193,3 @@ def attack(
             rounds_hit_out[k] = rounds_hit
         if len(damage_out):
             damage_out[k] = total
-
-
-def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out) -> None:
-    """EXP fights (docs/exp.md): fight ``i`` uses item stream ``i`` for all its dice.
-
-    ``combatants`` is an int64 table, one row per combatant, columns ``C_*``. Each unit every
-    combatant standing at its start (hit points > 0) that has shots left picks a uniformly random
-    standing enemy (one die of the number of standing enemies: the k-th in table order), then fires
-    one unit (``fire_unit``, rolls limited by its shots). Attacks are simultaneous: damage lands at
-    the end of the unit. The fight ends when a side has no one standing (both at once: a draw) or
-    after ``unit_limit`` units (a draw). counts: ``FIGHT_*`` then the histogram of units.
-    """
-    table = [[int(v) for v in row] for row in combatants]
-    members = len(table)
-    for k in range(count):
-        stream = ItemStream(seed, start + k)
-        hit_points = [row[C_HIT_POINTS] for row in table]
-        shots = [row[C_SHOTS] for row in table]
-        units = 0
-        while True:
-            taken = [0] * members
-            for a, row in enumerate(table):
-                if hit_points[a] <= 0 or shots[a] == 0:
-                    continue
-                side = row[C_SIDE]
-                enemies = [t for t in range(members) if table[t][C_SIDE] != side and hit_points[t] > 0]
-                target = enemies[stream.die(len(enemies)) - 1]
-                n_rolls = row[C_ROLLS] if shots[a] < 0 else min(row[C_ROLLS], shots[a])
-                if shots[a] > 0:
-                    shots[a] -= n_rolls
-                hits, total, _ = fire_unit(
-                    stream,
-                    row[C_BONUS],
-                    row[C_MAXIMUM_ROLL],
-                    table[target][C_ARMOUR_RATING],
-                    row[C_ADJUSTMENT],
-                    row[C_DICE_COUNT],
-                    row[C_DICE_SIDES],
-                    row[C_DICE_MODIFIER],
-                    row[C_DAMAGE_ADJUSTMENT],
-                    n_rolls,
-                    bool(row[C_AUTOMATIC]),
-                    bool(hit_on_equal),
-                    bool(critical),
-                )
-                taken[target] += total
-                counts[FIGHT_DAMAGE_SIDE0 + side] += total
-                counts[FIGHT_AMMUNITION_SIDE0 + side] += n_rolls * (ROUNDS_PER_BURST if row[C_AUTOMATIC] else 1)
-                counts[FIGHT_ROLLS_SIDE0 + side] += n_rolls
-                counts[FIGHT_HITS_SIDE0 + side] += hits
-            for t in range(members):
-                hit_points[t] -= taken[t]
-            units += 1
-            standing = [0, 0]
-            for t, row in enumerate(table):
-                standing[row[C_SIDE]] += hit_points[t] > 0
-            if standing[0] == 0 or standing[1] == 0 or units >= unit_limit:
-                break
-        if standing[0] and not standing[1]:
-            winner = 0
-        elif standing[1] and not standing[0]:
-            winner = 1
-        else:
-            winner = DRAW
-            counts[FIGHT_MUTUAL] += not (standing[0] or standing[1])
-        counts[FIGHT_WINS_SIDE0 if winner == 0 else FIGHT_WINS_SIDE1 if winner == 1 else FIGHT_DRAWS] += 1
-        counts[FIGHT_UNITS] += units
-        counts[FIGHT_COUNTS + units - 1] += 1
-        if len(winner_out):
-            winner_out[k] = winner
-        if len(units_out):
-            units_out[k] = units

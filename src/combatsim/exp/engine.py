@@ -1,0 +1,424 @@
+"""The EXP fight as a state machine (combatsim.engine's contract): one step is one unit of combat time.
+
+This module is the one source of the fight's rules: it runs as it is as the pure-Python reference,
+and ``combatsim.kernels.engine_nb.compile_engine`` compiles the same functions with Numba.
+
+A unit (docs/exp.md, "Fights"): every combatant standing at the unit's start (hit points above 0)
+with shots left draws its target die, one die of the number of standing enemies, then fires one
+unit of fire (``fire_unit``: its to-hit rolls, as many as its weapon makes in a unit and its shots
+allow). Damage lands at the end of the unit, so attacks are simultaneous. The fight ends when a
+side has no one standing (both at once: a draw) or when ``unit_limit`` units have been played
+(unfinished; ``fight`` counts it as a draw, as the fight kernels do).
+
+Actions of each member: ``HOLD`` (0, do not fire this unit: no shots spent), then ``FIRE_AT_FOE``
++ j (fire at foe j, the j-th member of the other side in table order). ``SCRIPTED`` fires at the
+standing enemy its target die picks. Every member that could fire draws the same dice whatever its
+action: the target die (an external choice ignores it), then the unit of fire it would fire (held:
+drawn and thrown away). So the dice a member draws never depend on another member's action.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.engine import (
+    DRAW,
+    RUNNING,
+    S_INDEX,
+    S_LENGTH,
+    S_OUTCOME,
+    S_RETRIES,
+    S_RULESET,
+    S_STEPS,
+    S_WORDS,
+    SCRIPTED,
+    UNFINISHED,
+    new_stream,
+    rejection_threshold,
+    stream_die,
+    stream_resume,
+    stream_retries_used,
+    stream_roll,
+    stream_words_used,
+)
+
+KILODIE = 1000
+#: rejection_threshold(KILODIE), as a constant so a step never divides for it.
+KILODIE_THRESHOLD = (2**32 - KILODIE) % KILODIE
+#: Rounds a fully automatic burst that hits can land: 0..3, one d4 word (RULINGS.md).
+ROUNDS_PER_BURST = 3
+#: Above any to-hit a kernel can produce: the cap a critical natural 1000 uses instead of MR.
+NO_CAP = 1 << 60
+
+#: Columns of the combatant table (one int64 row per combatant; exp.api.combatant_table).
+(
+    C_SIDE,
+    C_HIT_POINTS,
+    C_ARMOUR_RATING,
+    C_BONUS,
+    C_MAXIMUM_ROLL,
+    C_ADJUSTMENT,
+    C_DICE_COUNT,
+    C_DICE_SIDES,
+    C_DICE_MODIFIER,
+    C_DAMAGE_ADJUSTMENT,
+    C_ROLLS,
+    C_AUTOMATIC,
+    C_SHOTS,
+) = range(13)
+COMBATANT_FIELDS = 13
+
+#: config fields: the scenario's options, and the observation's member slots.
+CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS = range(5)
+CONFIG_FIELDS = 5
+
+#: State columns after the shared ones: per member hit points, shots left (-1: never runs out)
+#: and the damage it takes in the unit being played (landing at the unit's end).
+ST_HIT_POINTS = S_RULESET
+STATE_PER_MEMBER = 3
+
+#: counts layout of "exp.fight" (an episode's counts are the same, then UNFINISHED and MASKED).
+(
+    FIGHT_WINS_SIDE0,
+    FIGHT_WINS_SIDE1,
+    FIGHT_DRAWS,
+    FIGHT_MUTUAL,
+    FIGHT_UNITS,
+    FIGHT_DAMAGE_SIDE0,
+    FIGHT_DAMAGE_SIDE1,
+    FIGHT_AMMUNITION_SIDE0,
+    FIGHT_AMMUNITION_SIDE1,
+    FIGHT_ROLLS_SIDE0,
+    FIGHT_ROLLS_SIDE1,
+    FIGHT_HITS_SIDE0,
+    FIGHT_HITS_SIDE1,
+) = range(13)
+FIGHT_COUNTS = 13
+#: An episode's counts: the FIGHT_* fields (draws include the unfinished), then these two.
+COUNT_UNFINISHED, COUNT_MASKED = 13, 14
+ENGINE_COUNTS = 15
+#: winner_out value of a draw (unit limit reached, or both sides out in the same unit).
+DRAW_WINNER = -1
+
+#: Actions: hold, then fire at foe 0, 1, ...
+HOLD = 0
+FIRE_AT_FOE = 1
+
+#: Observation: the global fields, then per member slot (self, allies, foes) these fields.
+OBS_UNITS = 0
+GLOBAL_FIELDS = 1
+F_IN_FIGHT, F_HEALTH, F_HIT_POINTS, F_AMMUNITION, F_ARMOUR_RATING = range(5)
+MEMBER_FIELDS = 5
+#: Scales that keep the observation's numbers small: hit points in hundreds, armour in thousands.
+HIT_POINTS_SCALE = 100.0
+ARMOUR_RATING_SCALE = 1000.0
+
+NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "foe_row", "able_to_fire", "write_member")
+
+
+# ---- the rules of one unit of fire --------------------------------------------------------------
+def to_hit_roll(kilodie, bonus, maximum_roll, adjustment=0, critical=False):
+    """The to-hit roll (Chapter 27; RULINGS.md): min(kilodie + bonus, MR).
+
+    A situational penalty (negative ``adjustment``) applies before the MR cap, a bonus after it.
+    With the ``critical`` option a natural 1000 ignores the MR cap.
+    """
+    cap = NO_CAP if (critical != 0 and kilodie == KILODIE) else maximum_roll
+    return min(kilodie + bonus + min(adjustment, 0), cap) + max(adjustment, 0)
+
+
+def is_hit(to_hit, armour_rating, hit_on_equal=False):
+    """A hit needs a to-hit greater than the armour rating (option: equal suffices)."""
+    return to_hit > armour_rating or (hit_on_equal != 0 and to_hit == armour_rating)
+
+
+def damage(dice_total, modifier, damage_adjustment):
+    """Damage = weapon dice + the DA of the weapon's row, never below 0 (RULINGS.md)."""
+    return max(dice_total + modifier + damage_adjustment, 0)
+
+
+def fire_unit(rng, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+              dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical):
+    """One unit of fire: ``rolls`` to-hit rolls (bursts if ``automatic``) -> (hits, damage, rounds hit).
+
+    Fixed word layout per roll, consumed whether or not the roll hits (docs/exp.md): kilodie,
+    then (automatic only) a d4 for rounds landed (d4 - 1 = 0..3), then the damage dice:
+    ``dice_count`` dice for a single weapon, 3 x ``dice_count`` (round 1, 2, 3) for a burst.
+    ``dice_sides`` is a uint64 and ``dice_threshold`` its rejection_threshold.
+    """
+    hits = 0
+    total = 0
+    rounds_hit = 0
+    for _ in range(rolls):
+        kilodie = stream_die(rng, np.uint64(KILODIE), np.uint64(KILODIE_THRESHOLD))
+        hit = is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
+        if automatic != 0:
+            landed = stream_die(rng, np.uint64(ROUNDS_PER_BURST + 1), np.uint64(0)) - 1
+            for round_number in range(ROUNDS_PER_BURST):
+                dice_total = stream_roll(rng, dice_count, dice_sides, dice_threshold, 0)
+                if hit and round_number < landed:
+                    total += damage(dice_total, dice_modifier, damage_adjustment)
+            if hit:
+                rounds_hit += landed
+        else:
+            dice_total = stream_roll(rng, dice_count, dice_sides, dice_threshold, 0)
+            if hit:
+                total += damage(dice_total, dice_modifier, damage_adjustment)
+                rounds_hit += 1
+        if hit:
+            hits += 1
+    return hits, total, rounds_hit
+
+
+# ---- the scenario's arrays ------------------------------------------------------------------------
+def make_config(table, unit_limit, hit_on_equal, critical):
+    """The config array of a combatant table: options, then the observation's ally and foe slots
+    (the largest side: its size less one allies, its size foes)."""
+    largest = 0
+    for side in range(2):
+        size = 0
+        for c in range(table.shape[0]):
+            if table[c, C_SIDE] == side:
+                size += 1
+        largest = max(largest, size)
+    config = np.zeros(CONFIG_FIELDS, dtype=np.int64)
+    config[CF_UNIT_LIMIT] = unit_limit
+    config[CF_HIT_ON_EQUAL] = 1 if hit_on_equal else 0
+    config[CF_CRITICAL] = 1 if critical else 0
+    config[CF_ALLY_SLOTS] = largest - 1
+    config[CF_FOE_SLOTS] = largest
+    return config
+
+
+def state_size(members):
+    return S_RULESET + STATE_PER_MEMBER * members
+
+
+def observation_size(config):
+    return GLOBAL_FIELDS + MEMBER_FIELDS * (1 + config[CF_ALLY_SLOTS] + config[CF_FOE_SLOTS])
+
+
+def action_count(config):
+    return FIRE_AT_FOE + config[CF_FOE_SLOTS]
+
+
+# ---- the state machine ------------------------------------------------------------------------------
+def foe_row(table, member, foe):
+    """The table row of ``member``'s foe ``foe`` (the foe-th member of the other side), or -1."""
+    side = table[member, C_SIDE]
+    for t in range(table.shape[0]):
+        if table[t, C_SIDE] != side:
+            if foe == 0:
+                return t
+            foe -= 1
+    return -1
+
+
+def able_to_fire(state, e, members, c):
+    """Standing, with shots left (negative shots never run out)."""
+    return state[e, ST_HIT_POINTS + c] > 0 and state[e, ST_HIT_POINTS + members + c] != 0
+
+
+def reset(table, config, seeds, indices, which, state, counts, obs, mask):
+    """Start fight ``indices[e]`` of every env with ``which[e]``: full hit points and shots."""
+    members = table.shape[0]
+    for e in range(state.shape[0]):
+        if which[e] == 0:
+            continue
+        state[e, S_INDEX] = indices[e]
+        state[e, S_WORDS] = 0
+        state[e, S_RETRIES] = 0
+        state[e, S_STEPS] = 0
+        state[e, S_OUTCOME] = RUNNING
+        state[e, S_LENGTH] = 0
+        for c in range(members):
+            state[e, ST_HIT_POINTS + c] = table[c, C_HIT_POINTS]
+            state[e, ST_HIT_POINTS + members + c] = table[c, C_SHOTS]
+            state[e, ST_HIT_POINTS + 2 * members + c] = 0
+        for f in range(counts.shape[1]):
+            counts[e, f] = 0
+        write_views(table, config, state, e, obs, mask)
+
+
+def step(table, config, seeds, state, actions, counts, obs, mask):
+    """One unit of every running env (the module docstring): fire, land the damage, end or go on."""
+    members = table.shape[0]
+    hit_on_equal = config[CF_HIT_ON_EQUAL]
+    critical = config[CF_CRITICAL]
+    foe_slots = config[CF_FOE_SLOTS]
+    taken = ST_HIT_POINTS + 2 * members
+    rng = new_stream()
+    # Thresholds once per call: a die of n sides for the target die, each member's damage die.
+    target_threshold = np.zeros(members + 1, dtype=np.uint64)
+    for sides in range(1, members + 1):
+        target_threshold[sides] = rejection_threshold(np.uint64(sides))
+    dice_threshold = np.zeros(members, dtype=np.uint64)
+    for c in range(members):
+        dice_threshold[c] = rejection_threshold(np.uint64(table[c, C_DICE_SIDES]))
+    for e in range(state.shape[0]):
+        if state[e, S_OUTCOME] != RUNNING:
+            continue
+        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        standing0 = 0
+        standing1 = 0
+        for c in range(members):
+            if state[e, ST_HIT_POINTS + c] > 0:
+                if table[c, C_SIDE] == 0:
+                    standing0 += 1
+                else:
+                    standing1 += 1
+        for a in range(members):
+            action = actions[e, a]
+            able = able_to_fire(state, e, members, a)
+            target = -1
+            if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
+                target = foe_row(table, a, action - FIRE_AT_FOE)
+                if target >= 0 and state[e, ST_HIT_POINTS + target] <= 0:
+                    target = -1
+            if action != SCRIPTED and action != HOLD and target < 0:
+                counts[e, COUNT_MASKED] += 1  # masked: held
+                action = HOLD
+            if not able:
+                continue
+            side = table[a, C_SIDE]
+            enemies = standing1 if side == 0 else standing0
+            pick = stream_die(rng, np.uint64(enemies), target_threshold[enemies]) - 1
+            if action == SCRIPTED:  # the pick-th standing enemy in table order
+                for t in range(members):
+                    if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
+                        if pick == 0:
+                            target = t
+                            break
+                        pick -= 1
+            shots = state[e, ST_HIT_POINTS + members + a]
+            rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
+            armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
+            hits, dealt, _ = fire_unit(
+                rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
+                table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), dice_threshold[a],
+                table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
+                hit_on_equal, critical,
+            )
+            if target < 0:  # held: the unit's dice are drawn and thrown away
+                continue
+            if shots > 0:
+                state[e, ST_HIT_POINTS + members + a] = shots - rolls
+            state[e, taken + target] += dealt
+            counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
+            counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
+            counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
+            counts[e, FIGHT_HITS_SIDE0 + side] += hits
+        state[e, S_WORDS] = stream_words_used(rng)
+        state[e, S_RETRIES] = stream_retries_used(rng)
+        standing0 = 0
+        standing1 = 0
+        for c in range(members):
+            hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken + c]
+            state[e, ST_HIT_POINTS + c] = hit_points
+            state[e, taken + c] = 0
+            if hit_points > 0:
+                if table[c, C_SIDE] == 0:
+                    standing0 += 1
+                else:
+                    standing1 += 1
+        state[e, S_STEPS] += 1
+        state[e, S_LENGTH] += 1
+        counts[e, FIGHT_UNITS] += 1
+        if standing0 == 0 or standing1 == 0 or state[e, S_LENGTH] >= config[CF_UNIT_LIMIT]:
+            end_fight(state, counts, e, standing0, standing1)
+        write_views(table, config, state, e, obs, mask)
+
+
+def end_fight(state, counts, e, standing0, standing1):
+    """The outcome and its counts; the unit limit with both sides standing is unfinished (a draw)."""
+    if standing0 > 0 and standing1 == 0:
+        state[e, S_OUTCOME] = 0
+        counts[e, FIGHT_WINS_SIDE0] += 1
+    elif standing1 > 0 and standing0 == 0:
+        state[e, S_OUTCOME] = 1
+        counts[e, FIGHT_WINS_SIDE1] += 1
+    else:
+        counts[e, FIGHT_DRAWS] += 1
+        if standing0 == 0:
+            state[e, S_OUTCOME] = DRAW
+            counts[e, FIGHT_MUTUAL] += 1
+        else:
+            state[e, S_OUTCOME] = UNFINISHED
+            counts[e, COUNT_UNFINISHED] += 1
+
+
+def write_member(table, state, e, members, t, obs, c, at):
+    """Member ``t``'s fields into obs[e, c, at:at + MEMBER_FIELDS]."""
+    hit_points = state[e, ST_HIT_POINTS + t]
+    shots = state[e, ST_HIT_POINTS + members + t]
+    start_shots = table[t, C_SHOTS]
+    obs[e, c, at + F_IN_FIGHT] = 1.0 if hit_points > 0 else 0.0
+    obs[e, c, at + F_HEALTH] = max(hit_points, 0) / table[t, C_HIT_POINTS]
+    obs[e, c, at + F_HIT_POINTS] = max(hit_points, 0) / HIT_POINTS_SCALE
+    obs[e, c, at + F_AMMUNITION] = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
+    obs[e, c, at + F_ARMOUR_RATING] = table[t, C_ARMOUR_RATING] / ARMOUR_RATING_SCALE
+
+
+def write_views(table, config, state, e, obs, mask):
+    """Every member's observation (global, self, allies, foes; empty slots all 0) and action mask."""
+    members = table.shape[0]
+    allies_at = GLOBAL_FIELDS + MEMBER_FIELDS
+    foes_at = allies_at + MEMBER_FIELDS * config[CF_ALLY_SLOTS]
+    for c in range(members):
+        side = table[c, C_SIDE]
+        able = able_to_fire(state, e, members, c)
+        for f in range(obs.shape[2]):
+            obs[e, c, f] = 0.0
+        obs[e, c, OBS_UNITS] = state[e, S_LENGTH] / config[CF_UNIT_LIMIT]
+        write_member(table, state, e, members, c, obs, c, GLOBAL_FIELDS)
+        ally = 0
+        foe = 0
+        for action in range(mask.shape[2]):
+            mask[e, c, action] = 0
+        mask[e, c, HOLD] = 1
+        for t in range(members):
+            if table[t, C_SIDE] != side:
+                write_member(table, state, e, members, t, obs, c, foes_at + MEMBER_FIELDS * foe)
+                if able and state[e, ST_HIT_POINTS + t] > 0:
+                    mask[e, c, FIRE_AT_FOE + foe] = 1
+                foe += 1
+            elif t != c:
+                write_member(table, state, e, members, t, obs, c, allies_at + MEMBER_FIELDS * ally)
+                ally += 1
+
+
+# ---- the whole fight --------------------------------------------------------------------------------
+def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
+    """EXP fights (docs/exp.md): fight ``i`` is reset + scripted steps to the end, on item stream ``i``.
+
+    The "exp.fight" kernel signature: ``combatants`` is the int64 combatant table (``C_*``);
+    counts: ``FIGHT_*`` then the histogram of units (index units - 1); winner_out gets 0, 1 or
+    DRAW_WINNER (both sides out, or the unit limit), units_out the units played.
+    """
+    members = combatants.shape[0]
+    config = make_config(combatants, unit_limit, hit_on_equal, critical)
+    seeds = np.zeros(1, dtype=np.uint64)
+    seeds[0] = seed
+    indices = np.zeros(1, dtype=np.int64)
+    which = np.ones(1, dtype=np.uint8)
+    state = np.zeros((1, state_size(members)), dtype=np.int64)
+    actions = np.zeros((1, members), dtype=np.int64)
+    for c in range(members):
+        actions[0, c] = SCRIPTED
+    fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
+    obs = np.zeros((1, members, observation_size(config)), dtype=np.float32)
+    mask = np.zeros((1, members, action_count(config)), dtype=np.int8)
+    for k in range(count):
+        indices[0] = start + k
+        reset(combatants, config, seeds, indices, which, state, fight_counts, obs, mask)
+        while state[0, S_OUTCOME] == RUNNING:
+            step(combatants, config, seeds, state, actions, fight_counts, obs, mask)
+        for f in range(FIGHT_COUNTS):
+            counts[f] += fight_counts[0, f]
+        units = state[0, S_LENGTH]
+        counts[FIGHT_COUNTS + units - 1] += 1
+        outcome = state[0, S_OUTCOME]
+        if len(winner_out):
+            winner_out[k] = outcome if outcome == 0 or outcome == 1 else DRAW_WINNER
+        if len(units_out):
+            units_out[k] = units
