@@ -456,6 +456,23 @@ def test_tss_duel_matrices_equal_the_exact_chain(tmp_path):
         assert abs(float(a) - b) <= rough.error_bound + 1e-15
 
 
+def test_d100_passes_equal_the_direct_enumeration(tmp_path):
+    """A pass's transitions are built from the attacks' outcomes grouped by skeleton (wounds
+    zeroed) and the moves mixed over each group of declarations once per skeleton; in every state
+    each fight meets, they equal the direct enumeration (every declaration with every outcome of
+    the attacks), fraction by fraction."""
+    from combatsim.fight_odds.d100 import D100Chain
+
+    for scenario in d100_cases(tmp_path, rounds=2):
+        chain = D100Chain(scenario.spec)
+        chain.run(Tally(exact=True), max_states=10**9)
+        assert len(chain._passes) > 20
+        for (people, targeted, surprised), results in chain._passes.items():
+            direct = dict(chain._pass_by_pairs(people, targeted, surprised))
+            assert all(isinstance(p, Fraction) for p in direct.values())
+            assert {chain._result(number): p for number, p in results} == direct
+
+
 def test_d100_float64_chain_is_within_its_bound_of_the_exact_chain(tmp_path):
     """In float64 the d100 chain steps a weight vector through sparse per-pass transitions; with
     escapes, engagement and two passes it agrees with the exact chain over dictionaries within its

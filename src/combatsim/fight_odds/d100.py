@@ -14,14 +14,16 @@ no foe does, by flight when one of those foes escaped; nobody left on either sid
 
 Cover is kept only against a ranged foe, and being targeted, before a round's last pass, only
 for whoever can still declare a flight. A pass's transitions from a state are enumerated once,
-through memo tables; exact weights step over a dictionary of states, float64 ones as a vector
-through the sparse transitions.
+through memo tables. The moves after the attacks read no wounds and leave them as they are, so
+they are mixed over the declarations once per skeleton of the attacks' outcomes (the state with
+its wounds zeroed, and who attacked whom), and the outcomes' wounds are put back into the mixed
+results. States and results are numbered; exact weights step over a dictionary of states,
+float64 ones as a vector through the sparse transitions.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from fractions import Fraction
 
 import numpy as np
@@ -87,6 +89,21 @@ def first_wins(bars, other_bars) -> Fraction:
     return Fraction(wins, D100 * D100)
 
 
+class Numbering:
+    """Values numbered in the order they are first met, so memo keys stay small."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple, int] = {}
+        self.values: list[tuple] = []
+
+    def number(self, value: tuple) -> int:
+        number = self.numbers.get(value)
+        if number is None:
+            number = self.numbers[value] = len(self.values)
+            self.values.append(value)
+        return number
+
+
 class D100Chain:
     """The fight's chain for one scenario spec (combatsim.d100.scenario.build)."""
 
@@ -130,41 +147,63 @@ class D100Chain:
         self._attack_laws: dict[tuple, list] = {}
         self._contests: dict[tuple, object] = {}
         self._passes: dict[tuple, list] = {}
-        self._attack_results: dict[tuple, list] = {}
         self._wound_laws: dict[tuple, list] = {}
         self._attack_changes: dict[tuple, list] = {}
-        #: moves' view's number -> world's number -> results
-        self._after: dict[int, dict] = defaultdict(dict)
         self._declared: dict[tuple, list] = {}
-        self._numbers: dict[tuple, int] = {}
-        self._numbered: list[tuple] = []
+        #: (people's number, attack kinds' number) -> the attacks' outcomes by skeleton
+        self._skeleton_worlds: dict[tuple, list] = {}
+        self._attack_grouped: dict[tuple, list] = {}
+        self._skeleton_numbers: dict[tuple, int] = {}
+        self._wounded_numbers: dict[tuple, int] = {}
+        self._numbers = Numbering()  # declarations' views, and (people, targeted) after a pass
+        self._skeletons = Numbering()  # (people without their wounds, attacker -> target) after the attacks
+        self._people = Numbering()
+        self._kinds = Numbering()
+        self._wound_vectors = Numbering()  # (deadly flesh, serious) per combatant
+        self._ends = Numbering()  # an ended fight's outcome keys
+        self._states = Numbering()  # (people, targeted, surprised) at the start of a pass
+        self._steps: dict[tuple, list] = {}
+        self._next_states: dict[int, int] = {}  # 3 x result + marking -> state
         start = tuple((IN, 0, 0, False, False, 0, -1) for _ in range(self.count))
-        distribution = {}
+        distribution: dict[int, object] = {}
         for surprised, w in self._ambush().items():
-            key = (start, (False,) * self.count, surprised)
+            key = self._states.number((start, (False,) * self.count, surprised))
             distribution[key] = distribution.get(key, 0) + w
         if tally.exact:
             return self._run_exact(tally, max_states, distribution)
         return self._run_float64(tally, max_states, distribution)
 
-    def _step(self, state: tuple, pass_number: int) -> list:
-        """A pass's results from ``state``: [(("end", keys) or the next state, probability)]."""
-        people, targeted, surprised = state
-        if pass_number == 1:
-            targeted = (False,) * self.count
-        results = self._pass(people, targeted, surprised)
-        if pass_number == self.passes:  # the next round starts untargeted
-            untargeted = (False,) * self.count
-            results = [(result if result[0] == "end" else (result[0], untargeted, result[2]), p)
-                       for result, p in results]
-        elif pass_number == self.passes - 1:
-            # before the round's last pass, being targeted matters only to whoever can declare a
-            # flight in it: in the fight and not engaged; the others' marks are dropped, which
-            # makes fewer states
-            results = [(result if result[0] == "end" else (result[0], tuple(
-                mark and person[STATUS] == IN and person[PARTNER] < 0 for person, mark in zip(
-                    result[0], result[1], strict=True)), result[2]), p) for result, p in results]
-        return results
+    def _step(self, state: int, pass_number: int) -> list:
+        """A pass's results from the numbered ``state``: [(the next state's number, or -1 - the
+        number of the ended fight's outcome keys, probability)]."""
+        key = (state, pass_number)
+        cached = self._steps.get(key)
+        if cached is None:
+            people, targeted, surprised = self._states.values[state]
+            if pass_number == 1:
+                targeted = (False,) * self.count
+            # whom the next pass sees targeted: nobody after the round's last pass; before it, only
+            # whoever can declare a flight in it (in the fight, not engaged), which makes fewer states
+            marking = 2 if pass_number == self.passes else int(pass_number == self.passes - 1)
+            following = self._next_states
+            cached = self._steps[key] = []
+            for result, p in self._pass(people, targeted, surprised):
+                if result >= 0:
+                    result = following.get(3 * result + marking) or self._next_state(result, marking)
+                cached.append((result, p))
+        return cached
+
+    def _next_state(self, result: int, marking: int) -> int:
+        """The number of the state after a pass's ``result`` (the number of (people, targeted)); a
+        surprised combatant sits out one pass only."""
+        people, marks = self._numbers.values[result]
+        if marking == 2:
+            marks = (False,) * self.count
+        elif marking == 1:
+            marks = tuple(mark and person[STATUS] == IN and person[PARTNER] < 0
+                          for person, mark in zip(people, marks, strict=True))
+        number = self._next_states[3 * result + marking] = self._states.number((people, marks, (False,) * self.count))
+        return number
 
     def _run_exact(self, tally: Tally, max_states: int, distribution: dict) -> int:
         """Over a dictionary of states, with exact weights."""
@@ -172,21 +211,21 @@ class D100Chain:
         for round_number in range(1, self.max_rounds + 1):
             for pass_number in range(1, self.passes + 1):
                 tally.next_step(1)
-                following: dict[tuple, object] = {}
+                following: dict[int, object] = {}
                 for state, weight in distribution.items():
                     for result, p in self._step(state, pass_number):
-                        if result[0] == "end":
-                            for key in result[1]:
-                                tally.add(key, weight * p, length=round_number)
-                        else:
+                        if result >= 0:
                             following[result] = following.get(result, 0) + weight * p
+                        else:
+                            for key in self._ends.values[-1 - result]:
+                                tally.add(key, weight * p, length=round_number)
                 distribution = following
                 peak = max(peak, len(distribution))
                 check_states(len(distribution), max_states)
             if round_number == self.max_rounds:
-                for (people, _, _), weight in distribution.items():
+                for state, weight in distribution.items():
                     tally.add(("unfinished",), weight, length=round_number)
-                    if any(person[STATUS] == ESCAPED for person in people):
+                    if any(person[STATUS] == ESCAPED for person in self._states.values[state][0]):
                         tally.add(("escapes",), weight, length=round_number)
                 distribution = {}
             if not distribution:
@@ -198,42 +237,30 @@ class D100Chain:
         """Over numbered states: each pass's transitions from a state are enumerated once (the
         first time the state is live at that pass), kept as sparse (from, to, probability)
         arrays, and a pass multiplies the weight vector by them."""
-        states = list(distribution)
-        number = {state: i for i, state in enumerate(states)}
-        weights = np.array([float(w) for w in distribution.values()])
-        keys: list[tuple] = []  # ended fights' outcome keys, numbered
-        key_number: dict[tuple, int] = {}
-        # per pass number: the states enumerated, and their moves and endings as arrays
+        weights = np.zeros(len(self._states.values))
+        for state, w in distribution.items():
+            weights[state] = float(w)
+        # per pass number: the states enumerated, and their moves and endings (to the number of
+        # the outcome keys) as arrays
         enumerated = {p: set() for p in range(1, self.passes + 1)}
         moves = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
         endings = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
-        peak = len(states)
+        peak = len(distribution)
         for round_number in range(1, self.max_rounds + 1):
             for pass_number in range(1, self.passes + 1):
                 tally.next_step(1)
-                live = np.flatnonzero(weights)
                 new_moves: list[list] = [[], [], []]
                 new_endings: list[list] = [[], [], []]
                 done = enumerated[pass_number]
-                for i in live.tolist():
+                for i in np.flatnonzero(weights).tolist():
                     if i in done:
                         continue
                     done.add(i)
-                    for result, p in self._step(states[i], pass_number):
-                        if result[0] == "end":
-                            for key in result[1]:
-                                if key not in key_number:
-                                    key_number[key] = len(keys)
-                                    keys.append(key)
-                                for column, value in zip(new_endings, (i, key_number[key], p), strict=True):
-                                    column.append(value)
-                        else:
-                            j = number.get(result)
-                            if j is None:
-                                j = number[result] = len(states)
-                                states.append(result)
-                            for column, value in zip(new_moves, (i, j, p), strict=True):
-                                column.append(value)
+                    for result, p in self._step(i, pass_number):
+                        source, target, probability = new_moves if result >= 0 else new_endings
+                        source.append(i)
+                        target.append(result if result >= 0 else -1 - result)
+                        probability.append(p)
                 for table, new in ((moves, new_moves), (endings, new_endings)):
                     if new[0]:
                         table[pass_number] = [np.concatenate((old, np.array(column, dtype=old.dtype)))
@@ -241,17 +268,19 @@ class D100Chain:
                 source, target, p = moves[pass_number]
                 flow = weights[source] * p
                 tally.operations += 2 * int(np.count_nonzero(flow))
-                source, key, p = endings[pass_number]
-                for k, weight in enumerate(np.bincount(key, weights=weights[source] * p, minlength=len(keys))):
-                    tally.add(keys[k], float(weight), length=round_number)
-                weights = tally.prune_array(np.bincount(target, weights=flow, minlength=len(states)))
+                source, ends, p = endings[pass_number]
+                ended = np.bincount(ends, weights=weights[source] * p, minlength=len(self._ends.values))
+                for end in np.flatnonzero(ended).tolist():
+                    for key in self._ends.values[end]:
+                        tally.add(key, float(ended[end]), length=round_number)
+                weights = tally.prune_array(np.bincount(target, weights=flow, minlength=len(self._states.values)))
                 live_count = int(np.count_nonzero(weights))
                 peak = max(peak, live_count)
                 check_states(live_count, max_states)
             if round_number == self.max_rounds:
                 for i in np.flatnonzero(weights).tolist():
                     tally.add(("unfinished",), float(weights[i]), length=round_number)
-                    if any(person[STATUS] == ESCAPED for person in states[i][0]):
+                    if any(person[STATUS] == ESCAPED for person in self._states.values[i][0]):
                         tally.add(("escapes",), float(weights[i]), length=round_number)
                 weights[:] = 0.0
             if not weights.any():
@@ -289,42 +318,112 @@ class D100Chain:
     # --- one pass ---------------------------------------------------------------------------------
 
     def _pass(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """The pass's results from a state: [(("end", keys) or the next state, probability)]. Worlds
-        after the attacks, declarations and results are numbered, so the memo keys stay small."""
+        """The pass's results from a state: [(the number of (people, targeted) after it, or -1 -
+        the number of the ended fight's outcome keys, probability)].
+
+        The moves after the attacks read no wounds, and carry them over unchanged: so the attacks'
+        outcomes are grouped by their skeleton (the world with its wounds zeroed), the moves are
+        mixed over a group of declarations once per skeleton (``_mix``), and each outcome's wounds
+        are put back into the mixed results (``_wounded``)."""
         key = (people, targeted, surprised)
         cached = self._passes.get(key)
         if cached is None:
             results: dict[int, object] = {}
             tallied = results.get
-            for kinds, plans in self._plans(people, targeted, surprised):
-                worlds = self._attacks(people, kinds)
-                for p, declaration, actions, targets, marks in plans:
-                    afters = self._after[declaration]
-                    for world, state, attacked, w in worlds:
-                        after = afters.get(world)
-                        if after is None:
-                            after = afters[world] = [
-                                (self._number(result), q)
-                                for result, q in self._engage_and_move(state, actions, targets, attacked, marks)]
-                        pw = p * w
-                        for result, q in after:
-                            results[result] = tallied(result, 0) + pw * q
-            surprised_after = (False,) * self.count if any(surprised) else surprised
-            cached = self._passes[key] = [
-                (result if result[0] == "end" else (*result, surprised_after), w)
-                for result, w in ((self._numbered[number], w) for number, w in results.items())]
+            people_number = self._people.number(people)
+            for kinds, kinds_number, mixes, plans in self._plans(people, targeted, surprised):
+                worlds = (self._skeleton_worlds.get((people_number, kinds_number))
+                          or self._worlds(people, people_number, kinds, kinds_number))
+                for skeleton, outcomes, total in worlds:
+                    ends, moves, wounded = mixes.get(skeleton) or self._mix(mixes, skeleton, plans)
+                    for result, q in ends:
+                        results[result] = tallied(result, 0) + total * q
+                    if moves:
+                        for wounds, w in outcomes:
+                            for result, q in wounded.get(wounds) or self._wounded(wounded, moves, wounds):
+                                results[result] = tallied(result, 0) + w * q
+            cached = self._passes[key] = list(results.items())
         return cached
 
-    def _number(self, value: tuple) -> int:
-        number = self._numbers.get(value)
-        if number is None:
-            number = self._numbers[value] = len(self._numbered)
-            self._numbered.append(value)
-        return number
+    def _pass_by_pairs(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
+        """``_pass`` the direct way, every declaration with every outcome of the attacks, its results
+        unnumbered (("end", keys) or (people, targeted)): the reference the tests hold ``_pass`` to."""
+        results: dict[tuple, object] = {}
+        for kinds, _, _, plans in self._plans(people, targeted, surprised):
+            for state, attacked, w in self._attacks(people, kinds):
+                for p, _, actions, targets, marks in plans:
+                    for result, q in self._engage_and_move(state, actions, targets, attacked, marks):
+                        results[result] = results.get(result, 0) + p * w * q
+        return list(results.items())
+
+    def _result(self, number: int) -> tuple:
+        """A numbered result of ``_pass``: ("end", keys) or (people, targeted)."""
+        return self._numbers.values[number] if number >= 0 else ("end", self._ends.values[-1 - number])
+
+    def _worlds(self, people: tuple, people_number: int, kinds: tuple, kinds_number: int) -> list:
+        """The attacks' outcomes by skeleton: [(skeleton's number, [(wounds' number, probability)],
+        their total probability)], with wounds the (deadly flesh, serious) per combatant."""
+        rest = tuple(person[COVER:] for person in people)
+        cached = self._skeleton_worlds[people_number, kinds_number] = []
+        for statuses, attacked, outcomes, total in self._attack_groups(people, kinds):
+            skeleton_key = (rest, statuses, attacked)
+            skeleton = self._skeleton_numbers.get(skeleton_key)
+            if skeleton is None:
+                bare = tuple((status, 0, 0) for status in statuses)
+                skeleton = self._skeleton_numbers[skeleton_key] = self._skeletons.number(
+                    (self._after_attacks(people, bare), attacked))
+            cached.append((skeleton, outcomes, total))
+        return cached
+
+    def _attack_groups(self, people: tuple, kinds: tuple) -> list:
+        """The attacks' outcomes by who is out and who attacked whom: [(status per combatant,
+        attacker -> target, [(wounds' number, probability)], their total probability)]."""
+        key = (tuple(person[:DUAL + 1] for person in people), kinds)
+        cached = self._attack_grouped.get(key)
+        if cached is None:
+            grouped: dict[tuple, list] = {}
+            for wounded, attacked, w in self._attack_outcomes(people, kinds):
+                statuses = tuple(wound[STATUS] for wound in wounded)
+                wounds = self._wound_vectors.number(tuple(wound[FLESH:] for wound in wounded))
+                grouped.setdefault((statuses, attacked), []).append((wounds, w))
+            cached = self._attack_grouped[key] = [(*group, outcomes, sum(w for _, w in outcomes))
+                                                  for group, outcomes in grouped.items()]
+        return cached
+
+    def _mix(self, mixes: dict, skeleton: int, plans: list) -> list:
+        """The moves from a skeleton world, mixed over a group of declarations (``plans``; ``mixes``
+        holds the group's mixes): [ends [(-1 - the outcome keys' number, probability)], moves [(the
+        number of (people, targeted) without wounds, probability)], moves by wounds (``_wounded``)]."""
+        state, attacked = self._skeletons.values[skeleton]
+        mixed: dict[int, object] = {}
+        for p, _, actions, targets, marks in plans:
+            for result, q in self._engage_and_move(state, actions, targets, attacked, marks):
+                number = -1 - self._ends.number(result[1]) if result[0] == "end" else self._numbers.number(result)
+                mixed[number] = mixed.get(number, 0) + p * q
+        cached = mixes[skeleton] = [[(result, w) for result, w in mixed.items() if result < 0],
+                                    [(result, w) for result, w in mixed.items() if result >= 0], {}]
+        return cached
+
+    def _wounded(self, wounded: dict, moves: list, wounds: int) -> list:
+        """A mix's ``moves`` with the numbered ``wounds`` put back on whoever is still in the fight:
+        [(the number of (people, targeted), probability)], kept in ``wounded``."""
+        cached = wounded[wounds] = []
+        wound_values = self._wound_vectors.values[wounds]
+        for result, q in moves:
+            key = (result, wounds)
+            number = self._wounded_numbers.get(key)
+            if number is None:
+                people, marks = self._numbers.values[result]
+                people = tuple((IN, *wound, *person[COVER:]) if person[STATUS] == IN else person
+                               for person, wound in zip(people, wound_values, strict=True))
+                number = self._wounded_numbers[key] = self._numbers.number((people, marks))
+            cached.append((number, q))
+        return cached
 
     def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """The declarations as the rest of the pass sees them: [(attack kinds, [(probability, number
-        of the moves' view, actions, targets, targeted)])], alike ones merged. The attacks see who
+        """The declarations as the rest of the pass sees them: [(attack kinds, their number, the
+        group's mixes (``_mix``), [(probability, number of the moves' view, actions, targets,
+        targeted)])], alike ones merged. The attacks see who
         makes a quick or a standard attack at whom and who defends; engagement and the moves see
         charges, moves, presses (and their targets) and who is targeted. The declarations depend
         on the people only through who is in and undeclared, their targets and dual wield."""
@@ -353,7 +452,7 @@ class D100Chain:
                 moving = tuple(ACTION_NONE if a in (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND) else a
                                for a in actions)
                 pressing = tuple(t if a == ACTION_PRESS else -1 for a, t in zip(actions, targets, strict=True))
-                view = (tuple(kinds), self._number((moving, pressing, marks)))
+                view = (tuple(kinds), self._numbers.number((moving, pressing, marks)))
                 if view in merged:
                     merged[view][0] += p
                 else:
@@ -361,7 +460,8 @@ class D100Chain:
             grouped: dict[tuple, list] = {}
             for p, kinds, declaration, *view in merged.values():
                 grouped.setdefault(kinds, []).append((p, declaration, *view))
-            cached = self._declared[key] = list(grouped.items())
+            cached = self._declared[key] = [(kinds, self._kinds.number(kinds), {}, plans)
+                                            for kinds, plans in grouped.items()]
         return cached
 
     def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
@@ -452,21 +552,19 @@ class D100Chain:
         return results
 
     def _attacks(self, people: tuple, kinds: tuple) -> list:
-        """The quick attacks, then the standard attacks: [(number, state, attacker -> target,
-        probability)], equal states merged; ``kinds`` says who makes which attack at whom (see
-        ``_plans``)."""
-        key = (people, kinds)
-        cached = self._attack_results.get(key)
-        if cached is None:
-            cached = self._attack_results[key] = []
-            for wounded, attacked, w in self._attack_outcomes(people, kinds):
-                state = tuple(GONE if status == OUT else (
-                    status, flesh, serious, *person[COVER:PARTNER],
-                    -1 if person[PARTNER] >= 0 and wounded[person[PARTNER]][0] == OUT
-                    and people[person[PARTNER]][PARTNER] == c else person[PARTNER])
-                    for c, (person, (status, flesh, serious)) in enumerate(zip(people, wounded, strict=True)))
-                cached.append((self._number((state, attacked)), state, attacked, w))
-        return cached
+        """The quick attacks, then the standard attacks: [(state, attacker -> target, probability)],
+        equal states merged; ``kinds`` says who makes which attack at whom (see ``_plans``)."""
+        return [(self._after_attacks(people, wounded), attacked, w)
+                for wounded, attacked, w in self._attack_outcomes(people, kinds)]
+
+    def _after_attacks(self, people: tuple, wounded: tuple) -> tuple:
+        """The people with their (status, deadly flesh, serious) after the attacks: whoever is out is
+        gone, and its partner no longer engaged."""
+        return tuple(GONE if status == OUT else (
+            status, flesh, serious, *person[COVER:PARTNER],
+            -1 if person[PARTNER] >= 0 and wounded[person[PARTNER]][0] == OUT
+            and people[person[PARTNER]][PARTNER] == c else person[PARTNER])
+            for c, (person, (status, flesh, serious)) in enumerate(zip(people, wounded, strict=True)))
 
     def _attack_outcomes(self, people: tuple, kinds: tuple) -> list:
         """[((status, deadly flesh, serious) per combatant, attacker -> target, probability)] after
