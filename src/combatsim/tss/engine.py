@@ -1,0 +1,522 @@
+"""The TSS combat engine: a fight stepped one phase at a time (tss-combat.txt, docs/tss.md "The engine").
+
+The contract (kernel signatures, shared state columns, outcome codes) is ``combatsim.engine``. This
+module is the one source of the fight's rules: it runs as it is as the pure-Python reference, and
+``combatsim.kernels.engine_nb.compile_engine`` compiles the same functions with Numba. So: plain
+functions over int64 arrays and ints, dice only through the stream functions, nothing allocated
+per step.
+
+A step is one phase of a round (Amazing, Good, Ordinary, Marginal). A round's opening draws (each
+character's Resolve-physical d20, action check and tie-break word) are made as the round begins: in
+``reset`` for round 1, and at the end of the step that plays the previous round's Marginal phase,
+so the observations and masks of a round's Amazing phase already show them. The draws are the
+same, in the same order, as a fight played round by round.
+
+Actions (the same list for every member): 0 ``hold`` (do nothing now: no action is spent, the
+character may still act in a later phase of the round), ``1 + j`` ``attack_foe_j`` (foe j is the
+j-th member of the other side in table order). The scripted policy attacks the lowest-index foe
+still in the fight. TSS draws no policy die: an attack draws its own dice whoever chose it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from combatsim.engine import (
+    RUNNING,
+    S_INDEX,
+    S_LENGTH,
+    S_OUTCOME,
+    S_RETRIES,
+    S_RULESET,
+    S_STEPS,
+    S_WORDS,
+    SCRIPTED,
+    UNFINISHED,
+    new_stream,
+    rejection_threshold,
+    stream_die,
+    stream_resume,
+    stream_retries_used,
+    stream_roll,
+    stream_word,
+    stream_words_used,
+)
+from combatsim.tss.model import MAX_STEPS, MORTAL, STUN, WOUND
+
+# --- the character table: one int64 row per character (combatsim.tss.api.fight_table) -------------
+R_SIDE = 0
+R_SKILL = 1  # amazing, good, ordinary
+R_ACTION_CHECK = 4  # amazing, good, ordinary
+R_ACTIONS = 7
+R_ATTACK_STEPS, R_DEFENCE_STEPS = 8, 9
+R_HAS_RESOLVE, R_RESOLVE = 10, 11  # Resolve-physical amazing, good, ordinary
+R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
+R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
+R_DAMAGE = 20  # per tier (AMAZING, GOOD, ORDINARY): count, sides, modifier, type before any shift
+R_ARMOUR = 32  # per damage class: has a die, count, sides, modifier
+ROW_BASE = 32
+#: counts of the fight kernel: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal.
+FIGHT_COUNTS = 8
+
+# --- the engine's config (int64): options, then each member's place in its side, then the rosters
+K_MAX_ROUNDS, K_ONE_STEP = 0, 1
+#: the larger side's size: the foe (and ally) slots of every member's observation and actions
+K_SLOTS = 2
+K_SIZE = 3  # members of side 0, of side 1
+#: config[K_RANK + c]: member c's place in its side; then config[K_RANK + members + side * slots + j]
+#: is the row of that side's j-th member (-1 past the side's end).
+K_RANK = 5
+
+# --- state columns after the shared ones (combatsim.engine) ---------------------------------------
+#: the phase the next step plays: 0 Amazing .. 3 Marginal
+S_PHASE = S_RULESET
+#: members in this round's acting order
+S_ORDERED = S_RULESET + 1
+#: member c's columns start at S_MEMBERS + M_WIDTH * c
+S_MEMBERS = S_RULESET + 2
+M_STUN, M_WOUND, M_MORTAL = 0, 1, 2  # points lost
+M_IN = 3  # 1 while in the fight
+M_NEGATED = 4  # dazed steps negated by this round's Resolve-physical roll
+M_PHASE = 5  # this round's phase from the action check
+M_USED = 6  # actions spent this round
+M_TIEBREAK = 7  # this round's tie-break word
+M_ORDER = 8  # slot c of the acting order: the member acting c-th in a phase
+M_INTENT = 9  # this step's action: a target row, INTENT_SCRIPTED or INTENT_HOLD
+M_WIDTH = 10
+INTENT_SCRIPTED, INTENT_HOLD = -1, -2
+
+# --- actions, counts, observations ----------------------------------------------------------------
+HOLD = 0
+#: action ATTACK + j: attack foe j
+ATTACK = 1
+C_WINS, C_UNFINISHED, C_ROUNDS, C_ATTACKS, C_STUN, C_WOUND, C_MORTAL, C_MASKED = 0, 2, 3, 4, 5, 6, 7, 8
+COUNT_NAMES = ("side_0_wins", "side_1_wins", "unfinished", "rounds", "attacks", "stun", "wound", "mortal",
+               "masked")
+#: observation fields before the members': the phase the next step plays, rounds begun / max_rounds
+GLOBAL_NAMES = ("phase", "round")
+#: per member, from self, then allies, then foes (docs/tss.md)
+MEMBER_NAMES = ("in_fight", "stun_left", "wound_left", "mortal_left", "dazed", "action_phase", "actions_left",
+                "may_act")
+G = len(GLOBAL_NAMES)
+F = len(MEMBER_NAMES)
+#: the dazed field is the dazed penalty in steps over this (capped at 1)
+DAZED_SCALE = 8
+MAX_ACTIONS = 4
+
+D20 = np.uint64(20)
+
+NUMBA_INLINE = ("tier_of", "situation", "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe",
+                "write_member", "finish")
+
+
+def tier_of(control, total, amazing, good, ordinary):
+    """0 Amazing, 1 Good, 2 Ordinary, 3 failure, 4 critical failure (a control die of 20)."""
+    if control == 20:
+        return 4
+    if total <= amazing:
+        return 0
+    if total <= good:
+        return 1
+    if total <= ordinary:
+        return 2
+    return 3
+
+
+def situation(steps):
+    """The Difficulty Scale (sign, count, sides), steps clamped to -5..MAX_STEPS (model.situation_die)."""
+    if steps <= -5:
+        return -1, 1, 20
+    if steps > 7:
+        return 1, min(steps, MAX_STEPS) - 4, 20
+    if steps == -4:
+        return -1, 1, 12
+    if steps == -3:
+        return -1, 1, 8
+    if steps == -2:
+        return -1, 1, 6
+    if steps == -1:
+        return -1, 1, 4
+    if steps == 0:
+        return 0, 0, 1
+    if steps == 1:
+        return 1, 1, 4
+    if steps == 2:
+        return 1, 1, 6
+    if steps == 3:
+        return 1, 1, 8
+    if steps == 4:
+        return 1, 1, 12
+    if steps == 5:
+        return 1, 1, 20
+    if steps == 6:
+        return 1, 2, 20
+    return 1, 3, 20
+
+
+def dealt(amount, damage_type, soak):
+    """(stun, wound, mortal): secondary from the pre-armour amount, soak off the primary only."""
+    amount = max(0, amount)
+    primary = max(0, amount - max(0, soak))
+    half = amount >> 1
+    stun = primary if damage_type == STUN else (half if damage_type >= WOUND else 0)
+    wound = primary if damage_type == WOUND else (half if damage_type == MORTAL else 0)
+    mortal = primary if damage_type == MORTAL else 0
+    return stun, wound, mortal
+
+
+def roll(rng, count, sides, modifier):
+    """``count`` dice of ``sides`` plus ``modifier`` (no die, no threshold: a constant may have 0 sides)."""
+    threshold = rejection_threshold(np.uint64(sides)) if count > 0 else np.uint64(0)
+    return stream_roll(rng, count, np.uint64(sides), threshold, modifier)
+
+
+# --- layout sizes ----------------------------------------------------------------------------------
+def side_slots(table):
+    """The larger side's size."""
+    first = 0
+    for c in range(table.shape[0]):
+        if table[c, R_SIDE] == 0:
+            first += 1
+    return max(first, table.shape[0] - first)
+
+
+def config_size(members, slots):
+    return K_RANK + members + 2 * slots
+
+
+def state_size(members):
+    return S_MEMBERS + M_WIDTH * members
+
+
+def observation_size(slots):
+    return G + F * 2 * slots
+
+
+def action_count(slots):
+    return ATTACK + slots
+
+
+def fill_config(table, max_rounds, one_step, config):
+    """The config of a fight of ``table``'s characters (config_size(members, side_slots(table)) long)."""
+    n = table.shape[0]
+    slots = side_slots(table)
+    config[K_MAX_ROUNDS] = max_rounds
+    config[K_ONE_STEP] = 1 if one_step else 0
+    config[K_SLOTS] = slots
+    config[K_SIZE] = 0
+    config[K_SIZE + 1] = 0
+    for j in range(2 * slots):
+        config[K_RANK + n + j] = -1
+    for c in range(n):
+        side = table[c, R_SIDE]
+        rank = config[K_SIZE + side]
+        config[K_RANK + c] = rank
+        config[K_RANK + n + side * slots + rank] = c
+        config[K_SIZE + side] = rank + 1
+
+
+# --- the rules -------------------------------------------------------------------------------------
+def dazed(table, state, e, c):
+    """Being dazed: +1 at half the stun track, +1 at half the wound track, +1 per mortal point,
+    less the round's Resolve-physical negation, never below 0."""
+    b = S_MEMBERS + M_WIDTH * c
+    penalty = ((1 if 2 * state[e, b + M_STUN] >= table[c, R_STUN] else 0)
+               + (1 if 2 * state[e, b + M_WOUND] >= table[c, R_WOUND] else 0) + state[e, b + M_MORTAL])
+    return max(0, penalty - state[e, b + M_NEGATED])
+
+
+def acts_before(table, state, e, i, j):
+    """Does i act before j within a phase: higher action check score, higher tie-break, lower index."""
+    score_i = table[i, R_ACTION_CHECK + 2]
+    score_j = table[j, R_ACTION_CHECK + 2]
+    if score_i != score_j:
+        return score_i > score_j
+    tiebreak_i = state[e, S_MEMBERS + M_WIDTH * i + M_TIEBREAK]
+    tiebreak_j = state[e, S_MEMBERS + M_WIDTH * j + M_TIEBREAK]
+    if tiebreak_i != tiebreak_j:
+        return tiebreak_i > tiebreak_j
+    return i < j
+
+
+def may_act(table, state, e, c):
+    """Member c may act in the phase the next step plays: in the fight, its phase reached, actions left."""
+    b = S_MEMBERS + M_WIDTH * c
+    return (state[e, S_OUTCOME] == RUNNING and state[e, b + M_IN] != 0
+            and state[e, b + M_PHASE] <= state[e, S_PHASE] and state[e, b + M_USED] < table[c, R_ACTIONS])
+
+
+def first_foe(table, state, e, c):
+    """The lowest-index member of the other side still in the fight (-1 if none)."""
+    side = table[c, R_SIDE]
+    for j in range(table.shape[0]):
+        if table[j, R_SIDE] != side and state[e, S_MEMBERS + M_WIDTH * j + M_IN] != 0:
+            return j
+    return -1
+
+
+def begin_round(table, state, counts, e, rng):
+    """A round begins: for every character still in, in index order, a Resolve-physical d20 if it has
+    that skill (negates 1/2/3 dazed steps this round), the action check d20 and its situation dice
+    (the dazed penalty), one raw word as the tie-break die; each goes into the acting order."""
+    state[e, S_LENGTH] += 1
+    counts[e, C_ROUNDS] = state[e, S_LENGTH]
+    state[e, S_PHASE] = 0
+    threshold20 = rejection_threshold(D20)
+    ordered = 0
+    for c in range(table.shape[0]):
+        b = S_MEMBERS + M_WIDTH * c
+        if state[e, b + M_IN] == 0:
+            continue
+        state[e, b + M_NEGATED] = 0
+        if table[c, R_HAS_RESOLVE]:
+            resolve = stream_die(rng, D20, threshold20)
+            tier = tier_of(resolve, resolve, table[c, R_RESOLVE], table[c, R_RESOLVE + 1], table[c, R_RESOLVE + 2])
+            state[e, b + M_NEGATED] = 3 - tier if tier <= 2 else 0
+        sign, dice, sides = situation(dazed(table, state, e, c))
+        check = stream_die(rng, D20, threshold20)
+        check += sign * roll(rng, dice, sides, 0)
+        # The action check never fails: above Ordinary is the Marginal phase.
+        state[e, b + M_PHASE] = min(3, tier_of(0, check, table[c, R_ACTION_CHECK], table[c, R_ACTION_CHECK + 1],
+                                               table[c, R_ACTION_CHECK + 2]))
+        state[e, b + M_TIEBREAK] = np.int64(stream_word(rng))
+        state[e, b + M_USED] = 0
+        # Insertion into the acting order.
+        position = ordered
+        while position > 0 and acts_before(table, state, e, c, state[e, S_MEMBERS + M_WIDTH * (position - 1) + M_ORDER]):
+            state[e, S_MEMBERS + M_WIDTH * position + M_ORDER] = state[e, S_MEMBERS + M_WIDTH * (position - 1) + M_ORDER]
+            position -= 1
+        state[e, S_MEMBERS + M_WIDTH * position + M_ORDER] = c
+        ordered += 1
+    state[e, S_ORDERED] = ordered
+
+
+def attack(table, config, state, counts, e, rng, c, target):
+    """Member c attacks ``target``: control d20, situation dice, then on a hit the damage dice and the
+    target's armour dice. Returns the side that wins by it, or -1."""
+    b = S_MEMBERS + M_WIDTH * c
+    t = S_MEMBERS + M_WIDTH * target
+    state[e, b + M_USED] += 1
+    counts[e, C_ATTACKS] += 1
+    steps = table[c, R_ATTACK_STEPS] + table[target, R_DEFENCE_STEPS] + dazed(table, state, e, c)
+    sign, dice, sides = situation(steps)
+    control = stream_die(rng, D20, rejection_threshold(D20))
+    total = control + sign * roll(rng, dice, sides, 0)
+    tier = tier_of(control, total, table[c, R_SKILL], table[c, R_SKILL + 1], table[c, R_SKILL + 2])
+    if tier > 2:
+        return -1
+    base = R_DAMAGE + 4 * tier
+    amount = roll(rng, table[c, base], table[c, base + 1], table[c, base + 2])
+    damage_type = table[c, base + 3]
+    armour = R_ARMOUR + 4 * table[c, R_WEAPON_CLASS]
+    soak = 0
+    if table[target, armour]:
+        shift = table[c, R_WEAPON_QUALITY] - table[target, R_ARMOUR_QUALITY]
+        if config[K_ONE_STEP]:
+            shift = max(-1, min(1, shift))
+        damage_type = max(0, min(MORTAL, damage_type + shift))
+        soak = roll(rng, table[target, armour + 1], table[target, armour + 2], table[target, armour + 3])
+    stun, wound, mortal = dealt(amount, damage_type, soak)
+    state[e, t + M_STUN] += stun
+    state[e, t + M_WOUND] += wound
+    state[e, t + M_MORTAL] += mortal
+    counts[e, C_STUN] += stun
+    counts[e, C_WOUND] += wound
+    counts[e, C_MORTAL] += mortal
+    if (state[e, t + M_STUN] >= table[target, R_STUN] or state[e, t + M_WOUND] >= table[target, R_WOUND]
+            or state[e, t + M_MORTAL] >= table[target, R_MORTAL]):
+        # Knocked out (stun or wound track) or dying (mortal track).
+        state[e, t + M_IN] = 0
+        defending = table[target, R_SIDE]
+        for j in range(table.shape[0]):
+            if table[j, R_SIDE] == defending and state[e, S_MEMBERS + M_WIDTH * j + M_IN] != 0:
+                return -1
+        return table[c, R_SIDE]
+    return -1
+
+
+def take_actions(table, config, state, actions, counts, e):
+    """Each member's action for this step, judged against the state its mask was written from:
+    a masked action is a hold, counted."""
+    n = table.shape[0]
+    slots = config[K_SLOTS]
+    for c in range(n):
+        action = actions[e, c]
+        intent = INTENT_SCRIPTED
+        if action == HOLD:
+            intent = INTENT_HOLD
+        elif action >= ATTACK:
+            foe = -1
+            other = 1 - table[c, R_SIDE]
+            if action - ATTACK < config[K_SIZE + other]:
+                foe = config[K_RANK + n + other * slots + action - ATTACK]
+            if foe >= 0 and may_act(table, state, e, c) and state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0:
+                intent = foe
+            else:
+                intent = INTENT_HOLD
+                counts[e, C_MASKED] += 1
+        state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = intent
+
+
+def play_phase(table, config, state, counts, e, rng):
+    """The phase S_PHASE: in the acting order, each member that may act takes its action (an attack on
+    its chosen foe; on the first foe still in if that one went out earlier in the phase). Returns
+    the side that won in it, or -1."""
+    winner = -1
+    for slot in range(state[e, S_ORDERED]):
+        c = state[e, S_MEMBERS + M_WIDTH * slot + M_ORDER]
+        if not may_act(table, state, e, c):
+            continue
+        target = state[e, S_MEMBERS + M_WIDTH * c + M_INTENT]
+        if target == INTENT_HOLD:
+            continue
+        if target < 0 or state[e, S_MEMBERS + M_WIDTH * target + M_IN] == 0:
+            target = first_foe(table, state, e, c)
+        winner = attack(table, config, state, counts, e, rng, c, target)
+        if winner >= 0:
+            break
+    # The intents are this step's scratch: cleared, the state is the fight's alone.
+    for c in range(table.shape[0]):
+        state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = INTENT_SCRIPTED
+    return winner
+
+
+def finish(state, counts, e, outcome):
+    state[e, S_OUTCOME] = outcome
+    counts[e, outcome if outcome <= 1 else C_UNFINISHED] += 1
+
+
+# --- observations and masks ------------------------------------------------------------------------
+def write_member(table, state, e, c, obs, e_out, viewer, at):
+    """Member c's fields into obs[e_out, viewer, at:at + F]."""
+    b = S_MEMBERS + M_WIDTH * c
+    obs[e_out, viewer, at] = state[e, b + M_IN]
+    obs[e_out, viewer, at + 1] = max(0, table[c, R_STUN] - state[e, b + M_STUN]) / table[c, R_STUN]
+    obs[e_out, viewer, at + 2] = max(0, table[c, R_WOUND] - state[e, b + M_WOUND]) / table[c, R_WOUND]
+    obs[e_out, viewer, at + 3] = max(0, table[c, R_MORTAL] - state[e, b + M_MORTAL]) / table[c, R_MORTAL]
+    obs[e_out, viewer, at + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
+    obs[e_out, viewer, at + 5] = state[e, b + M_PHASE] / 3
+    obs[e_out, viewer, at + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
+    obs[e_out, viewer, at + 7] = 1 if may_act(table, state, e, c) else 0
+
+
+def write_views(table, config, state, e, obs, mask):
+    """Every member's observation (globals, self, allies, foes in table order) and action mask."""
+    n = table.shape[0]
+    slots = config[K_SLOTS]
+    phase = state[e, S_PHASE] / 3
+    rounds = state[e, S_LENGTH] / max(1, config[K_MAX_ROUNDS])
+    for c in range(n):
+        for k in range(obs.shape[2]):
+            obs[e, c, k] = 0
+        obs[e, c, 0] = phase
+        obs[e, c, 1] = rounds
+        write_member(table, state, e, c, obs, e, c, G)
+        side = table[c, R_SIDE]
+        allies = 0
+        for j in range(config[K_SIZE + side]):
+            ally = config[K_RANK + n + side * slots + j]
+            if ally != c:
+                allies += 1
+                write_member(table, state, e, ally, obs, e, c, G + F * allies)
+        other = 1 - side
+        acting = may_act(table, state, e, c)
+        mask[e, c, HOLD] = 1
+        for j in range(slots):
+            legal = 0
+            if j < config[K_SIZE + other]:
+                foe = config[K_RANK + n + other * slots + j]
+                write_member(table, state, e, foe, obs, e, c, G + F * (slots + j))
+                if acting and state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0:
+                    legal = 1
+            mask[e, c, ATTACK + j] = legal
+
+
+# --- the kernels (combatsim.engine) ----------------------------------------------------------------
+def reset(table, config, seeds, indices, which, state, counts, obs, mask):
+    rng = new_stream()
+    n = table.shape[0]
+    for e in range(state.shape[0]):
+        if which[e] == 0:
+            continue
+        for k in range(state.shape[1]):
+            state[e, k] = 0
+        for k in range(counts.shape[1]):
+            counts[e, k] = 0
+        state[e, S_INDEX] = indices[e]
+        state[e, S_OUTCOME] = RUNNING
+        for c in range(n):
+            state[e, S_MEMBERS + M_WIDTH * c + M_IN] = 1
+        stream_resume(rng, seeds[e], indices[e], 0, 0)
+        if config[K_MAX_ROUNDS] >= 1:
+            begin_round(table, state, counts, e, rng)
+        else:
+            finish(state, counts, e, UNFINISHED)
+        state[e, S_WORDS] = stream_words_used(rng)
+        state[e, S_RETRIES] = stream_retries_used(rng)
+        write_views(table, config, state, e, obs, mask)
+
+
+def step(table, config, seeds, state, actions, counts, obs, mask):
+    rng = new_stream()
+    for e in range(state.shape[0]):
+        if state[e, S_OUTCOME] != RUNNING:
+            continue
+        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        take_actions(table, config, state, actions, counts, e)
+        winner = play_phase(table, config, state, counts, e, rng)
+        state[e, S_STEPS] += 1
+        if winner >= 0:
+            finish(state, counts, e, winner)
+        elif state[e, S_PHASE] < 3:
+            state[e, S_PHASE] += 1
+        elif state[e, S_LENGTH] >= config[K_MAX_ROUNDS]:
+            finish(state, counts, e, UNFINISHED)
+        else:
+            begin_round(table, state, counts, e, rng)
+        state[e, S_WORDS] = stream_words_used(rng)
+        state[e, S_RETRIES] = stream_retries_used(rng)
+        write_views(table, config, state, e, obs, mask)
+
+
+def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    """Fights ``start .. start + count - 1`` of ``seed`` between side 0 and side 1, every member
+    scripted: reset, then step until the end (the fight kernel tss.fight; layouts in docs/tss.md).
+
+    ``counts``: side 0 wins, side 1 wins, draws (a fight unfinished after ``max_rounds`` rounds),
+    rounds, attacks, stun, wound, mortal, then the fights by rounds (0 .. max_rounds).
+    """
+    n = n_characters
+    table = characters.reshape((n, ROW_BASE + 4 * n_classes))
+    slots = side_slots(table)
+    config = np.zeros(config_size(n, slots), dtype=np.int64)
+    fill_config(table, max_rounds, one_step, config)
+    seeds = np.zeros(1, dtype=np.uint64)
+    seeds[0] = seed
+    indices = np.zeros(1, dtype=np.int64)
+    which = np.ones(1, dtype=np.uint8)
+    state = np.zeros((1, state_size(n)), dtype=np.int64)
+    actions = np.full((1, n), SCRIPTED, dtype=np.int64)
+    episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
+    obs = np.zeros((1, n, observation_size(slots)), dtype=np.float32)
+    mask = np.zeros((1, n, action_count(slots)), dtype=np.int8)
+    keep = winner_out.shape[0] > 0
+    for k in range(count):
+        indices[0] = start + k
+        reset(table, config, seeds, indices, which, state, episode, obs, mask)
+        while state[0, S_OUTCOME] == RUNNING:
+            step(table, config, seeds, state, actions, episode, obs, mask)
+        outcome = state[0, S_OUTCOME]
+        winner = outcome if outcome <= 1 else -1
+        rounds = state[0, S_LENGTH]
+        counts[winner if winner >= 0 else 2] += 1
+        counts[3] += rounds
+        counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+        counts[4] += episode[0, C_ATTACKS]
+        counts[5] += episode[0, C_STUN]
+        counts[6] += episode[0, C_WOUND]
+        counts[7] += episode[0, C_MORTAL]
+        if keep:
+            winner_out[k] = winner
+            rounds_out[k] = rounds

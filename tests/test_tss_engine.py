@@ -1,0 +1,260 @@
+"""The TSS engine (combatsim.tss.engine): the fight stepped one phase at a time.
+
+Its whole-fight run is the registry's python fight: it equals the Cython fight kernel fight by
+fight; the Numba-compiled engine equals the Python engine array by array after every step, with
+external actions legal and masked mixed with scripted ones.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, engine_kernels
+from combatsim.registry import get_kernel
+from combatsim.scenario import example_path, load, validate
+from combatsim.tss import engine
+from combatsim.tss.api import fight_table
+from combatsim.tss.game import game
+
+from .test_tss_kernels import combatants
+
+FIGHTER = {"skill": "14/7/3", "action_check": "+13/12/6/3", "actions_per_round": 2, "durability": [6, 6, 3],
+           "resolve": "10/5/2", "weapon": {"damage": "d4s/d4w/d4+1w", "class": "LI", "quality": "good"},
+           "armour": {"dice": {"LI": "d4"}, "quality": "ordinary"}}
+SHOOTER = {"skill": "12/6/3", "action_check": "+12/11/5/2", "actions_per_round": 1, "durability": [5, 5, 2],
+           "defence_steps": 1, "weapon": {"damage": "d4w/d6w/d4m", "class": "En"}}
+THUG = {"skill": "13/6/3", "action_check": "+12/11/5/2", "actions_per_round": 3, "durability": [7, 7, 3],
+        "weapon": {"damage": "d6s/d4w/d4+1w", "class": "LI", "quality": "marginal"},
+        "armour": {"dice": {"En": "d4"}, "quality": "good"}}
+
+
+def scenario(sides: list[list[dict]], **options):
+    document = {"ruleset": "tss", "name": "engine", "options": options,
+                "sides": [{"name": f"side {index}", "members": copy.deepcopy(members)}
+                          for index, members in enumerate(sides)]}
+    return validate(document, "engine", "engine")
+
+
+SCENARIOS = {
+    "tss_alex_vs_thug": lambda: load(example_path("tss_alex_vs_thug")),
+    "mirror": lambda: scenario([[FIGHTER], [FIGHTER]], max_rounds=6),
+    "teams": lambda: scenario([[FIGHTER, SHOOTER], [THUG, THUG, SHOOTER]], max_rounds=8, one_step_shift=True),
+}
+
+
+def scenario_game(name: str):
+    fight = SCENARIOS[name]()
+    members = [member for side in fight.spec["sides"] for member in side]
+    return game(fight.spec, [f"m{c}" for c in range(len(members))], ["side 0", "side 1"])
+
+
+def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step):
+    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    winner = np.full(count, -2, dtype=np.int8)
+    rounds = np.full(count, -2, dtype=np.int32)
+    if backend == "engine numba":
+        kernel, seed = engine_kernels("combatsim.tss.engine", "numba").fight, np.uint64(seed)
+    else:
+        kernel = get_kernel("tss.fight", backend)
+    kernel(seed, start, count, table, n_characters, n_classes, max_rounds, one_step, counts, winner, rounds)
+    return counts, winner, rounds
+
+
+def assert_same_fights(sides, seed, start, count, max_rounds, one_step):
+    table, n_characters, n_classes = fight_table(*sides)
+    expected = run_fight("cython", seed, start, count, table, n_characters, n_classes, max_rounds, one_step)
+    for backend in ("python", "engine numba"):
+        got = run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step)
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+# --- the engine's fight is the fight -------------------------------------------------------------
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_engine_fight_equals_the_fight_kernel_fight_by_fight(name):
+    spec = SCENARIOS[name]().spec
+    assert_same_fights(spec["sides"], 7, 0, 300, spec["max_rounds"], spec["one_step_shift"])
+
+
+@given(side_a=st.lists(combatants(), min_size=1, max_size=3), side_b=st.lists(combatants(), min_size=1, max_size=3),
+       seed=st.integers(0, 2**64 - 1), start=st.integers(0, 2**40), count=st.integers(0, 8),
+       max_rounds=st.integers(1, 20), one_step=st.booleans())
+def test_engine_fight_equals_the_fight_kernel_for_generated_teams(side_a, side_b, seed, start, count, max_rounds,
+                                                                 one_step):
+    assert_same_fights((side_a, side_b), seed, start, count, max_rounds, one_step)
+
+
+def test_no_round_is_a_draw_in_round_zero():
+    spec = SCENARIOS["mirror"]().spec
+    table, n_characters, n_classes = fight_table(*spec["sides"])
+    counts, winner, rounds = run_fight("python", 1, 0, 3, table, n_characters, n_classes, 0, False)
+    assert counts.tolist() == [0, 0, 3, 0, 0, 0, 0, 0, 3]
+    assert winner.tolist() == [-1] * 3 and rounds.tolist() == [0] * 3
+
+
+# --- stepping ------------------------------------------------------------------------------------
+def start(g, n: int, seed: int, backend: str = "python"):
+    kernels = g.engine(backend)
+    buffers = g.buffers(n)
+    buffers["seeds"][:] = seed + np.arange(n, dtype=np.uint64)
+    buffers["indices"][:] = np.arange(n) * 3
+    kernels.reset(g.table, g.config, buffers["seeds"], buffers["indices"], buffers["which"], buffers["state"],
+                  buffers["counts"], buffers["obs"], buffers["mask"])
+    return kernels, buffers
+
+
+def step(kernels, g, b):
+    kernels.step(g.table, g.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"], b["mask"])
+
+
+def running(b):
+    return b["state"][:, S_OUTCOME] == RUNNING
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_numba_engine_equals_python_engine_step_by_step(name):
+    """Random actions, legal and masked, mixed with SCRIPTED; ended envs restart with a new fight."""
+    g = scenario_game(name)
+    envs, chooser = 24, np.random.default_rng(5)
+    python, ours = start(g, envs, 11)
+    numba, theirs = start(g, envs, 11, "numba")
+    actions = len(g.action_names)
+    restarts = 0
+    for _ in range(160):
+        choice = chooser.integers(-1, actions, size=(envs, g.members))
+        choice[chooser.random((envs, g.members)) < 0.3] = SCRIPTED
+        ours["actions"][:] = theirs["actions"][:] = choice
+        step(python, g, ours)
+        step(numba, g, theirs)
+        for key in ("state", "counts", "obs", "mask"):
+            np.testing.assert_array_equal(theirs[key], ours[key], err_msg=key)
+        ended = ~running(ours)
+        if ended.any():
+            restarts += int(ended.sum())
+            for b in (ours, theirs):
+                b["which"][:] = ended
+                b["indices"][ended] += 1
+            for kernels, b in ((python, ours), (numba, theirs)):
+                kernels.reset(g.table, g.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"],
+                              b["obs"], b["mask"])
+            for key in ("state", "counts", "obs", "mask"):
+                np.testing.assert_array_equal(theirs[key], ours[key], err_msg=key)
+    assert restarts > envs
+    assert ours["counts"][:, engine.C_MASKED].sum() > 0
+
+
+def scripted_choice(g, b):
+    """The action the scripted policy takes now: attack the first foe still in, when it may act."""
+    state = b["state"]
+    choice = np.full((len(state), g.members), engine.HOLD, dtype=np.int64)
+    for e in range(len(state)):
+        for c in range(g.members):
+            if engine.may_act(g.table, state, e, c):
+                foe = engine.first_foe(g.table, state, e, c)
+                choice[e, c] = engine.ATTACK + g.config[engine.K_RANK + foe]
+    return choice
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_external_scripted_choice_plays_the_scripted_fight(name):
+    g = scenario_game(name)
+    envs = 8
+    python, scripted = start(g, envs, 3)
+    _, chosen = start(g, envs, 3)
+    while running(scripted).any():
+        chosen["actions"][:] = scripted_choice(g, chosen)
+        step(python, g, scripted)
+        step(python, g, chosen)
+        for key in ("state", "counts", "obs", "mask"):
+            np.testing.assert_array_equal(chosen[key], scripted[key], err_msg=key)
+    assert not chosen["counts"][:, engine.C_MASKED].any()
+    assert set(scripted["state"][:, S_OUTCOME].tolist()) <= {0, 1, UNFINISHED}
+
+
+def test_masked_action_does_nothing_and_counts():
+    g = scenario_game("teams")
+    python, held = start(g, 16, 9)
+    _, masked = start(g, 16, 9)
+    for _ in range(60):
+        # every member: the first masked action it has, else hold; the twin env holds throughout
+        mask = held["mask"]
+        illegal = (mask == 0).argmax(axis=2)
+        has_illegal = (mask == 0).any(axis=2)
+        masked["actions"][:] = np.where(has_illegal, illegal, engine.HOLD)
+        held["actions"][:] = engine.HOLD
+        expected_masked = masked["counts"][:, engine.C_MASKED] + (has_illegal & running(held)[:, None]).sum(axis=1)
+        step(python, g, held)
+        step(python, g, masked)
+        np.testing.assert_array_equal(masked["counts"][:, engine.C_MASKED], expected_masked)
+        for key in ("state", "obs", "mask"):
+            np.testing.assert_array_equal(masked[key], held[key], err_msg=key)
+        np.testing.assert_array_equal(masked["counts"][:, :engine.C_MASKED], held["counts"][:, :engine.C_MASKED])
+    # holding every action, nobody attacks, and the fights run to the round limit
+    assert (held["state"][:, S_OUTCOME] == UNFINISHED).all()
+    assert (held["state"][:, S_LENGTH] == g.config[engine.K_MAX_ROUNDS]).all()
+    assert not held["counts"][:, engine.C_ATTACKS].any()
+    assert masked["counts"][:, engine.C_MASKED].sum() > 0
+
+
+def test_a_held_action_is_kept_for_a_later_phase():
+    """Alex (2 actions a round) holds in every phase but the Marginal one, the thug always: nothing
+    is spent, so in the Marginal phase Alex may always act, and attacks once (once a phase)."""
+    g = scenario_game("tss_alex_vs_thug")
+    python, b = start(g, 32, 4)
+    used = engine.S_MEMBERS + engine.M_USED
+    marginal_turns = 0
+    while running(b).any():
+        phase = b["state"][:, engine.S_PHASE].copy()
+        b["actions"][:, 0] = np.where(phase == 3, SCRIPTED, engine.HOLD)
+        b["actions"][:, 1] = engine.HOLD
+        alive = running(b)
+        assert (b["state"][alive, used] == 0).all()
+        at_marginal = alive & (phase == 3)
+        np.testing.assert_array_equal(b["mask"][alive, 0, engine.ATTACK], at_marginal[alive] | (
+            b["state"][alive, engine.S_MEMBERS + engine.M_PHASE] <= phase[alive]))
+        attacks = b["counts"][:, engine.C_ATTACKS].copy()
+        step(python, g, b)
+        np.testing.assert_array_equal(b["counts"][:, engine.C_ATTACKS] - attacks, at_marginal)
+        marginal_turns += int(at_marginal.sum())
+    assert marginal_turns > 32
+    assert set(b["state"][:, S_OUTCOME].tolist()) <= {0, UNFINISHED}
+
+
+def test_shapes_names_and_masks():
+    g = scenario_game("teams")
+    assert g.members == 5 and g.member_sides == (0, 0, 1, 1, 1)
+    assert g.action_names == ("hold", "attack_foe_0", "attack_foe_1", "attack_foe_2")
+    # 2 globals, then self, two ally slots (side 1 has three members) and three foe slots
+    assert len(g.observation_names) == 2 + 8 * 6
+    assert g.observation_names[:3] == ("phase", "round", "self.in_fight")
+    assert "ally1.may_act" in g.observation_names and g.observation_names[-1] == "foe2.may_act"
+    assert g.count_names[-1] == "masked" and g.step_name == "phase" and g.length_unit == "rounds"
+    python, b = start(g, 4, 1)
+    assert b["obs"].shape == (4, 5, len(g.observation_names)) and b["mask"].shape == (4, 5, 4)
+    assert (b["mask"][:, :, engine.HOLD] == 1).all()
+    # side 0 has two foes... three: attack_foe_2 is legal for side 0 (when it may act), never for side 1
+    assert not b["mask"][:, 2:, engine.ATTACK + 2].any()
+    assert (b["obs"] >= 0).all() and (b["obs"] <= 1).all()
+    # the padding slot of side 0's second ally stays zero
+    ally1 = g.observation_names.index("ally1.in_fight")
+    assert not b["obs"][:, :2, ally1].any() and b["obs"][:, 2:, ally1].all()
+    while running(b).any():
+        step(python, g, b)
+        mask, state = b["mask"], b["state"]
+        for c in range(g.members):
+            out = state[:, engine.S_MEMBERS + engine.M_WIDTH * c + engine.M_IN] == 0
+            assert (mask[out, c, 1:] == 0).all()  # a member out of the fight may only hold
+            np.testing.assert_array_equal(b["obs"][:, c, g.observation_names.index("self.in_fight")], ~out)
+    assert (b["mask"][:, :, 1:] == 0).all()  # nobody acts once the fight is over
+    assert (b["obs"] >= 0).all() and (b["obs"] <= 1).all()
+
+
+def test_game_refuses_names_that_do_not_fit():
+    spec = SCENARIOS["mirror"]().spec
+    with pytest.raises(ValueError, match="member_names"):
+        game(spec, ["one"], ["a", "b"])
