@@ -30,6 +30,7 @@ import numpy as np
 
 from combatsim.runner import observe
 from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate, wilson_interval
+from combatsim.validation import check_int
 
 MAX_FIGHTS = 10**12
 #: Fights whose per-fight winners (int8) and lengths (int32) are kept: for --compare's pairing and
@@ -108,6 +109,10 @@ def add_fight_parser(commands, add_run_options) -> None:
                         help="chart the fights' lengths by outcome (.png, .svg or .pdf; needs the plot extra)")
     parser.add_argument("--target-error", type=float, default=None,
                         help="stop once every side's 95%% win-rate interval is at most this wide on each side")
+    parser.add_argument("--policy", dest="policies", action="append", default=[], metavar="NAME=MODULE:CALLABLE",
+                        help="play member NAME with a batched policy(obs, masks) -> actions, e.g. "
+                             "Guard=my_agents:greedy (repeatable; docs/rl.md); the fights run on the engine "
+                             "(--backend numba or python)")
     parser.set_defaults(handler=run_fight_command)
 
 
@@ -196,8 +201,6 @@ def write_whole(target: Path, write: Callable[[str], None]) -> None:
 
 
 def run_fight_command(args: argparse.Namespace) -> int:
-    from combatsim.validation import check_int
-
     csv_path = check_output_path(args.csv, "--csv") if args.csv is not None else None
     plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS) if args.plot is not None else None
     if args.compare and (csv_path or plot_path or args.target_error is not None):
@@ -213,6 +216,8 @@ def run_fight_command(args: argparse.Namespace) -> int:
         if variant.side_names != scenario.side_names:
             raise ValueError("--compare: the sides' names must stay the same, so the two runs' sides pair up")
     check_int("n", args.n, 1, MAX_FIGHTS)
+    if args.policies and (args.compare or args.target_error is not None):
+        raise ValueError("--policy: fights played by a policy take no --compare or --target-error")
     if args.compare:
         check_int("n", args.n, 1, MAX_OUTCOME_FIGHTS)  # each fight's winner is kept to pair the two runs
         return compare_command(args, scenario, variant)
@@ -229,9 +234,19 @@ def run_fight_command(args: argparse.Namespace) -> int:
         )
 
     by_outcome = plot_path is not None and args.n <= MAX_OUTCOME_FIGHTS
-    summary = run_scenario(args, scenario, outcomes=by_outcome,
-                           stop=precise_enough if args.target_error else None)
+    if args.policies:
+        from combatsim.policies import parse_policies
+
+        if os.getcwd() not in sys.path:  # as `python -m` would: a policy module in the current directory imports
+            sys.path.insert(0, os.getcwd())
+        summary = simulate_scenario(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
+                                    backend=args.backend, chunk_size=args.chunk_size, outcomes=by_outcome)
+    else:
+        summary = run_scenario(args, scenario, outcomes=by_outcome,
+                               stop=precise_enough if args.target_error else None)
     record = {"scenario": scenario.name, "ruleset": scenario.ruleset, **summary.as_dict(scenario.side_names)}
+    if args.policies:
+        record["policies"] = dict(text.rpartition("=")[::2] for text in args.policies)
     if csv_path is not None:
         write_whole(csv_path, lambda temporary: write_csv(temporary, record))
         print(f"combatsim: wrote the win rates and the length histogram to {csv_path}", file=sys.stderr)
@@ -251,6 +266,57 @@ def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, s
                               chunk_size=args.chunk_size, outcomes=outcomes)
     finally:
         progress.close()
+
+
+#: The engine's backends; ``auto`` picks numba.
+ENGINE_BACKENDS = ("auto", "numba", "python")
+
+
+def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend: str = "auto",
+                      threads: int | None = None, chunk_size: int | None = None,
+                      outcomes: bool = False) -> FightSummary:
+    """Fights 0..n-1 of ``seed`` of ``scenario`` (a Scenario, a path or example name, or a document).
+
+    ``policies`` maps member names (combatsim.game) to batched policies ``policy(obs, masks) ->
+    actions`` (combatsim.policies): those members are played by them, every other member by its
+    scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (one thread;
+    ``backend`` numba or python). Without policies this is ``combatsim fight``'s run on the fast
+    fight kernels. Either way the summary is the one ``combatsim fight`` reports.
+    """
+    from combatsim.game import as_scenario
+
+    scenario = as_scenario(scenario)
+    module = ruleset_module(scenario.ruleset)
+    if not policies:
+        return module.run(scenario.spec, n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
+                          outcomes=outcomes)
+    from combatsim.game import scenario_game
+    from combatsim.policies import DEFAULT_CHUNK, play_fights
+    from combatsim.validation import check_choice
+
+    if check_choice("backend", backend, ENGINE_BACKENDS) == "auto":
+        backend = "numba"
+    check_int("n", n, 1, MAX_FIGHTS)
+    results = play_fights(scenario_game(scenario), n, seed, policies, backend=backend,
+                          chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes)
+    return engine_summary(scenario, results)
+
+
+def engine_summary(scenario: Scenario, results) -> FightSummary:
+    """``combatsim fight``'s summary of fights the engine played (combatsim.policies.FightResults)."""
+    from combatsim.engine import DRAW, UNFINISHED
+
+    module = ruleset_module(scenario.ruleset)
+    winner = None
+    if results.outcome is not None:  # the report's per-fight winner: 0, 1, or -1 when no side won
+        winner = results.outcome.astype(np.int8)
+        winner[(results.outcome == DRAW) | (results.outcome == UNFINISHED)] = -1
+    return FightSummary(
+        fights=results.fights, wins=list(results.wins), rounds_histogram=results.length_histogram,
+        seed=results.seed, backend=results.backend, threads=1, step_unit=module.step_unit(scenario.spec),
+        winner=winner, rounds=None if results.length is None else results.length.astype(np.int32),
+        **module.engine_figures(scenario.spec, results),
+    )
 
 
 def plot_lengths(summary: FightSummary, scenario: Scenario, path: Path) -> None:
@@ -333,6 +399,8 @@ def human_report(record: dict) -> str:
             lines.extend(f"    {label(k):<{key_width}}  {figure(k, v):>16}" for k, v in figures.items())
     if any("wins_by_flight_count" in side for side in record["sides"]):
         lines.append("  wins include wins by flight (at least one foe escaped rather than went out)")
+    for name, policy in record.get("policies", {}).items():
+        lines.append(f"  {name} played by the policy {policy}")
     lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
     if record["stopped_early"]:
         lines.append("  stopped early: the target error was reached")

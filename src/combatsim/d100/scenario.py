@@ -226,6 +226,15 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     )
 
 
+def engine_figures(spec: dict, results) -> dict:
+    """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
+    counts = results.totals
+    return {"draws": results.draws, "unfinished": results.unfinished,
+            "per_side": [{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
+                          "escapes_count": counts[f"escapes_side_{side}"]} for side in (0, 1)],
+            "totals": {label: counts[key] for key, label in TOTALS.items()}}
+
+
 def wins(spec: dict, totals) -> tuple[list[int], int]:
     from combatsim.d100.layout import F_DRAWS, F_UNFINISHED, F_WINS
 

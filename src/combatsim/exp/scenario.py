@@ -207,6 +207,20 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     )
 
 
+def engine_figures(spec: dict, results) -> dict:
+    """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
+    counts, fights = results.totals, results.fights or 1
+    return {"draws": results.draws + results.unfinished, "unfinished": None, "totals": {}, "per_side": [{
+        "damage_dealt_total": counts[f"damage_side_{side}"],
+        "damage_dealt_mean_per_fight": counts[f"damage_side_{side}"] / fights,
+        "to_hit_rolls_count": counts[f"to_hit_rolls_side_{side}"],
+        "hits_count": counts[f"hits_side_{side}"],
+        "hit_rate": counts[f"hits_side_{side}"] / counts[f"to_hit_rolls_side_{side}"]
+        if counts[f"to_hit_rolls_side_{side}"] else 0.0,
+        "ammunition_spent_count": counts[f"ammunition_side_{side}"],
+    } for side in (0, 1)]}
+
+
 def wins(spec: dict, totals) -> tuple[list[int], int]:
     from combatsim.exp.reference import FIGHT_DRAWS, FIGHT_WINS_SIDE0, FIGHT_WINS_SIDE1
 

@@ -147,5 +147,17 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     )
 
 
+def engine_figures(spec: dict, results) -> dict:
+    """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
+    counts = results.totals
+    attacks = counts["attacks"] or 1
+    return {"draws": results.draws + results.unfinished, "unfinished": None, "per_side": [{}, {}],
+            "totals": {"attacks_count": counts["attacks"],
+                       "stun_points_total": counts["stun"], "stun_points_mean_per_attack": counts["stun"] / attacks,
+                       "wound_points_total": counts["wound"], "wound_points_mean_per_attack": counts["wound"] / attacks,
+                       "mortal_points_total": counts["mortal"],
+                       "mortal_points_mean_per_attack": counts["mortal"] / attacks}}
+
+
 def wins(spec: dict, totals) -> tuple[list[int], int]:
     return [int(totals[0]), int(totals[1])], int(totals[2])
