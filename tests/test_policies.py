@@ -306,3 +306,65 @@ def test_simulate_scenario_with_policies():
     assert summary.per_side[0]["escapes_count"] == results.escapes[0]
     scripted = combatsim.simulate_scenario(scenario.document, 300, seed=4, backend="python")
     assert scripted.wins != summary.wins
+
+
+def api_call(ruleset: str, spec: dict, n: int, seed: int, **kwargs):
+    """The ruleset API's simulate_fights on a scenario spec."""
+    if ruleset == "d100":
+        from combatsim.d100.api import simulate_fights
+
+        return simulate_fights(n, spec["combatants"], passes=spec["passes"], max_rounds=spec["max_rounds"],
+                               ambush_side=spec["ambush_side"], taper=spec["taper"], seed=seed, **kwargs)
+    if ruleset == "exp":
+        from combatsim.exp.api import simulate_fight
+
+        return simulate_fight(n, *spec["sides"], unit_limit=spec["unit_limit"], hit_on_equal=spec["hit_on_equal"],
+                              critical=spec["critical"], seed=seed, **kwargs)
+    from combatsim.tss.api import simulate_fights
+
+    return simulate_fights(n, side_a=spec["sides"][0], side_b=spec["sides"][1], max_rounds=spec["max_rounds"],
+                           one_step_shift=spec["one_step_shift"], seed=seed, **kwargs)
+
+
+def result_fields(result) -> dict:
+    fields = {key: value for key, value in vars(result).items() if key not in ("backend", "threads")}
+    return {key: value.tolist() if isinstance(value, np.ndarray) else value for key, value in fields.items()}
+
+
+@pytest.mark.parametrize("example", ["d100_duel", "exp_bob_too", "tss_alex_vs_thug"])
+@pytest.mark.parametrize("short", [False, True], ids=["as_shipped", "short_limit"])
+def test_simulate_fights_policies_hook(example, short):
+    """simulate_fights(..., policies={}) runs the engine and gives the fight kernels' result, field for
+    field; with a policy, the fights are the scenario's fights with that member's policy."""
+    ruleset = example.split("_")[0]
+    scenario = real_scenario(example, [SHORT[ruleset]] if short else [])
+    kernels = api_call(ruleset, scenario.spec, 1500, 8, backend="python", outcomes=True)
+    engine = api_call(ruleset, scenario.spec, 1500, 8, backend="python", outcomes=True, policies={})
+    assert result_fields(engine) == result_fields(kernels) and engine.threads == 1
+    played = api_call(ruleset, scenario.spec, 300, 8, backend="python", outcomes=True,
+                      policies={"side 1": always_attack})
+    renamed = load(example_path(example), [SHORT[ruleset]] if short else [])
+    renamed.side_names = ["side 0", "side 1"]
+    for side in renamed.document["sides"]:
+        side.pop("name", None)
+        for member in side["members"]:
+            member.pop("name", None)
+    from combatsim.game import as_scenario
+
+    results = play_fights(scenario_game(as_scenario(renamed.document)), 300, 8, {"side 1": always_attack},
+                          backend="python", outcomes=True)
+    winner = played.winner.astype(np.int64)
+    assert winner.tolist() == np.where(results.outcome <= 1, results.outcome, winner).tolist()
+    assert np.all((winner < 0) == (results.outcome > 1))
+    with pytest.raises(ValueError, match=r"policies: no member is named 'Guard'; the scenario's members: "
+                                         r"'side 0', 'side 1'"):
+        api_call(ruleset, scenario.spec, 10, 8, backend="python", policies={"Guard": always_attack})
+    with pytest.raises(ValueError, match="backend must be one of 'auto', 'numba', 'python'"):
+        api_call(ruleset, scenario.spec, 10, 8, backend="cython", policies={"side 0": always_attack})
+
+
+def test_api_member_names():
+    from combatsim.policies import api_member_names
+
+    assert api_member_names([0, 1]) == ("side 0", "side 1")
+    assert api_member_names([0, 1, 0, 1, 1]) == ("side 0 1", "side 1 1", "side 0 2", "side 1 2", "side 1 3")

@@ -201,3 +201,29 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
         seed=seed, backend=getattr(engine, "backend", backend),
         outcome=outcome_all if outcomes else None, length=length_all if outcomes else None,
     )
+
+
+def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:
+    """Names for an API call's members (``sides``: each member's side), as combatsim.game names a
+    scenario's members whose sides are called "side 0" and "side 1": "side 0" alone on its side,
+    else "side 0 1", "side 0 2"... in order."""
+    sizes = [sum(1 for s in sides if s == side) for side in (0, 1)]
+    seen = [0, 0]
+    names = []
+    for side in sides:
+        seen[side] += 1
+        names.append(f"side {side}" if sizes[side] == 1 else f"side {side} {seen[side]}")
+    return tuple(names)
+
+
+def api_fights(ruleset: str, spec: dict, sides: Sequence[int], n: int, seed: int, policies: Mapping[str, Policy],
+               backend: str, chunk_size: int | None, outcomes: bool) -> FightResults:
+    """A ruleset API's ``simulate_fights(..., policies=...)``: its spec's fights through the engine."""
+    from combatsim.validation import check_choice
+
+    game = importlib.import_module(f"combatsim.{ruleset}.game").game(spec, api_member_names(sides),
+                                                                     ("side 0", "side 1"))
+    if check_choice("backend", backend, ("auto", "numba", "python")) == "auto":
+        backend = "numba"
+    return play_fights(game, n, seed, policies, backend=backend, outcomes=outcomes,
+                       chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, MAX_CHUNK))

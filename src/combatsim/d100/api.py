@@ -4,7 +4,7 @@ the kernels ("d100.attack", "d100.fight")."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -27,10 +27,12 @@ from combatsim.d100.layout import (
     C_PRESS,
     C_RANGED,
     C_SIDE,
+    DRAW,
     FIELDS,
     FIGHT_COUNT_NAMES,
     FIGHT_COUNTS,
     POLICY_NAMES,
+    UNFINISHED,
     damage_column,
 )
 from combatsim.runner import Work, check_run, simulate
@@ -532,6 +534,7 @@ def simulate_fights(
     chunk_size: int | None = None,
     outcomes: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of the same combatants (docs/d100.md, "Fights").
 
@@ -540,6 +543,11 @@ def simulate_fights(
     it is a draw. After ``max_rounds`` rounds it is unfinished. With ``ambush_side`` 0 or 1 that
     side ambushes the other before round 1. ``winner`` (with ``outcomes``) holds each fight's
     winning side, layout.DRAW or layout.UNFINISHED.
+
+    ``policies`` ({member name: policy(obs, masks) -> actions}, combatsim.policies) plays those
+    members by the policies and the others by their weights, through the engine (backend numba
+    or python, one thread): members are named "side 0" when alone on their side, else "side 0 1",
+    "side 0 2"... in order (as a scenario names the members of sides called "side 0", "side 1").
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)
@@ -548,6 +556,9 @@ def simulate_fights(
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     ambush = -1 if ambush_side is None else check_int("ambush_side", ambush_side, 0, 1)
     table = fight_table(combatants, taper)
+    if policies is not None:
+        return _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
+                              policies)
     winner = np.empty(n if outcomes else 0, dtype=np.int8)
     rounds = np.empty(n if outcomes else 0, dtype=np.int32)
     per_round = len(table) * passes  # every combatant acts once a pass
@@ -568,4 +579,33 @@ def simulate_fights(
         partial=result.partial,
         winner=winner[:done] if outcomes else None,
         rounds=rounds[:done] if outcomes else None,
+    )
+
+
+def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
+                   policies) -> FightResult:
+    """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
+    named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
+    from combatsim.engine import DRAW as ENGINE_DRAW
+    from combatsim.engine import UNFINISHED as ENGINE_UNFINISHED
+    from combatsim.policies import api_fights
+
+    spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
+            "combatants": list(combatants)}
+    results = api_fights("d100", spec, [c.side for c in combatants], run.n, run.seed, policies, backend,
+                         chunk_size, run.outcomes)
+    winner = None
+    if results.outcome is not None:
+        winner = results.outcome.astype(np.int8)
+        winner[results.outcome == ENGINE_DRAW] = DRAW
+        winner[results.outcome == ENGINE_UNFINISHED] = UNFINISHED
+    return FightResult(
+        fights=results.fights,
+        counts={name: results.totals[name] for name in FIGHT_COUNT_NAMES},
+        rounds_histogram=results.length_histogram,
+        seed=run.seed,
+        backend=results.backend,
+        threads=1,
+        winner=winner,
+        rounds=None if results.length is None else results.length.astype(np.int32),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -521,12 +521,19 @@ def simulate_fight(
     chunk_size: int | None = None,
     outcomes: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of ``side0`` against ``side1`` (docs/exp.md, "Fights").
 
     Each unit every standing combatant with ammunition left attacks a uniformly random standing
     enemy; attacks are simultaneous. A fight ends when a side has no one standing (hit points at
     or below 0; both sides at once is a draw) or after ``unit_limit`` units (a draw).
+
+    ``policies`` ({member name: policy(obs, masks) -> actions}, combatsim.policies) plays those
+    members by the policies and the others by their scripted policy, through the engine (backend
+    numba or python, one thread): members are named "side 0" when alone on their side, else
+    "side 0 1", "side 0 2"... in order (as a scenario names the members of sides called "side 0",
+    "side 1").
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)
@@ -534,6 +541,8 @@ def simulate_fight(
     critical = check_bool("critical", critical)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
     _check_sides(side0, side1)
+    if policies is not None:
+        return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size, policies)
     table, per_unit = _fight_setup(side0, side1)
     length = run.n if run.outcomes else 0
     winner = np.empty(length, dtype=np.int8)
@@ -566,4 +575,41 @@ def simulate_fight(
         partial=result.partial,
         winner=winner[:done] if run.outcomes else None,
         units=units[:done] if run.outcomes else None,
+    )
+
+
+def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size,
+                   policies) -> FightResult:
+    """``simulate_fight`` with ``policies``: the fights through the engine (combatsim.policies)."""
+    from combatsim.engine import DRAW, UNFINISHED
+    from combatsim.policies import api_fights
+
+    spec = {"unit_limit": unit_limit, "hit_on_equal": hit_on_equal, "critical": critical,
+            "sides": [list(side0), list(side1)]}
+    results = api_fights("exp", spec, [0] * len(side0) + [1] * len(side1), run.n, run.seed, policies, backend,
+                         chunk_size, run.outcomes)
+    counts = results.totals
+    histogram = np.zeros(unit_limit, dtype=np.int64)
+    for units, fights in results.length_histogram.items():
+        histogram[units - 1] = fights
+    winner = None
+    if results.outcome is not None:
+        winner = results.outcome.astype(np.int8)
+        winner[(results.outcome == DRAW) | (results.outcome == UNFINISHED)] = -1
+    return FightResult(
+        fights=results.fights,
+        wins=(results.wins[0], results.wins[1]),
+        draws=results.draws + results.unfinished,
+        mutual=counts["mutual"],
+        units_total=counts["units"],
+        units_histogram=histogram,
+        damage=(counts["damage_side_0"], counts["damage_side_1"]),
+        ammunition=(counts["ammunition_side_0"], counts["ammunition_side_1"]),
+        to_hit_rolls=(counts["to_hit_rolls_side_0"], counts["to_hit_rolls_side_1"]),
+        hits=(counts["hits_side_0"], counts["hits_side_1"]),
+        seed=run.seed,
+        backend=results.backend,
+        threads=1,
+        winner=winner,
+        units=None if results.length is None else results.length.astype(np.int32),
     )

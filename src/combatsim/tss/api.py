@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -405,14 +405,24 @@ def simulate_fights(
     chunk_size: int | None = None,
     outcomes: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
-    """Simulate ``n`` independent fights of ``side_a`` against ``side_b`` (policy: docs/tss.md)."""
+    """Simulate ``n`` independent fights of ``side_a`` against ``side_b`` (policy: docs/tss.md).
+
+    ``policies`` ({member name: policy(obs, masks) -> actions}, combatsim.policies) plays those
+    members by the policies and the others by their scripted policy, through the engine (backend
+    numba or python, one thread): members are named "side 0" when alone on their side, else
+    "side 0 1", "side 0 2"... in order (as a scenario names the members of sides called "side 0",
+    "side 1").
+    """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)
     n, outcomes = run.n, run.outcomes
     one_step_shift = _check_bool("one_step_shift", one_step_shift)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     table, n_characters, n_classes = fight_table(side_a, side_b)
+    if policies is not None:
+        return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies)
     length = n if outcomes else 0
     width = len(table) // n_characters
     # A round: each character's action check, then its actions' attacks and their damage dice.
@@ -440,4 +450,28 @@ def simulate_fights(
         partial=result.partial,
         winner=winner[:done] if outcomes else None,
         rounds=rounds[:done] if outcomes else None,
+    )
+
+
+def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies) -> FightResult:
+    """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
+    from combatsim.engine import RUNNING
+    from combatsim.policies import api_fights
+
+    spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
+    results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run.n, run.seed, policies, backend,
+                         chunk_size, run.outcomes)
+    winner = None
+    if results.outcome is not None:  # 0, 1, or -1 when no side won
+        winner = np.where(results.outcome <= 1, results.outcome, RUNNING).astype(np.int8)
+    return FightResult(
+        fights=results.fights,
+        # the engine's counts begin with the fight kernel's, in its order
+        counts=np.array(list(results.totals.values())[:FIGHT_COUNTS], dtype=np.int64),
+        rounds_histogram=results.length_histogram,
+        seed=run.seed,
+        backend=results.backend,
+        threads=1,
+        winner=winner,
+        rounds=None if results.length is None else results.length.astype(np.int32),
     )
