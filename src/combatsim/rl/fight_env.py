@@ -61,7 +61,7 @@ class Outcomes:
         self.winner_names = np.array([*game.side_names, None, None], dtype=object)
         self.flight = [self.count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
         self.escapes = [self.count_index.get(f"escapes_side_{side}") for side in (0, 1)]
-        words = {DRAW: "draw", UNFINISHED: f"unfinished at the limit ({game.length_unit})"}
+        words = {DRAW: "draw", UNFINISHED: "unfinished at the limit"}
         # text by (outcome code, by flight)
         self.texts = np.array([
             [f"{game.side_names[side]} wins", f"{game.side_names[side]} wins by flight"] for side in (0, 1)
