@@ -16,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
-import combatsim.rl  # noqa: F401  (registers combatsim/Fight-v0)
+import combatsim.rl  # registers combatsim/Fight-v0
 from combatsim.engine import DRAW, UNFINISHED
 from combatsim.game import scenario_game
 from combatsim.policies import play_fights
@@ -280,6 +280,10 @@ def check_parallel(game, agents, seed=0):
 
 
 def test_fake_parallel_env():
+    from combatsim.rl.fight_parallel import FightParallelEnv
+
+    env = combatsim.rl.parallel_env(scenario=FAKE_TEAMS, agents=["A 1", "B 2"], backend="python")
+    assert isinstance(env, FightParallelEnv) and env.possible_agents == ["A 1", "B 2"]
     check_parallel(FAKE_TEAMS, list(FAKE_TEAMS.member_names))
     check_parallel(FAKE_TEAMS, ["B 2", "A 1"])
     check_parallel(FAKE_DUEL, ["A"])

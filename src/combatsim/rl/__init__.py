@@ -11,7 +11,8 @@ import gymnasium as gym
 
 from combatsim.rl.api import DuelsResult, simulate_duels
 from combatsim.rl.envs import D100DuelEnv, DuelEnv, ExpDuelEnv, TssDuelEnv
-from combatsim.rl.parallel import DuelParallelEnv, parallel_env
+from combatsim.rl.parallel import DuelParallelEnv
+from combatsim.rl.parallel import parallel_env as duel_parallel_env
 from combatsim.rl.vector import D100DuelVectorEnv, DuelVectorEnv, ExpDuelVectorEnv, TssDuelVectorEnv
 
 ENV_IDS = {"exp": "combatsim/ExpDuel-v0", "d100": "combatsim/D100Duel-v0", "tss": "combatsim/TssDuel-v0"}
@@ -24,6 +25,16 @@ for _ruleset, _id in ENV_IDS.items():
             entry_point=f"combatsim.rl.envs:{_CLASSES[_ruleset]}Env",
             vector_entry_point=f"combatsim.rl.vector:{_CLASSES[_ruleset]}VectorEnv",
         )
+
+def parallel_env(*args, **kwargs):
+    """A PettingZoo ParallelEnv: ``parallel_env(scenario=..., agents=[names])`` for any scenario
+    (combatsim.rl.fight_parallel); ``parallel_env(ruleset=...)`` still gives the duel env."""
+    if "scenario" in kwargs:
+        from combatsim.rl.fight_parallel import parallel_env as scenario_parallel_env
+
+        return scenario_parallel_env(*args, **kwargs)
+    return duel_parallel_env(*args, **kwargs)
+
 
 #: Any scenario, one member the agent (combatsim.rl.fight_env); see docs/rl.md, "Scenario environments".
 FIGHT_ENV_ID = "combatsim/Fight-v0"
