@@ -23,6 +23,7 @@ float64 ones as a vector through the sparse transitions.
 
 from __future__ import annotations
 
+import gc
 import math
 from fractions import Fraction
 
@@ -62,6 +63,8 @@ IN, OUT, ESCAPED = 0, 1, 2
 #: Per combatant: status, deadly flesh, serious, in cover, dual wield on, failed flee attempts, partner.
 STATUS, FLESH, SERIOUS, COVER, DUAL, FAILED, PARTNER = range(7)
 GONE = (OUT, 0, 0, False, False, 0, -1)
+#: The (deadly flesh, serious) wounds a combatant in the fight can have.
+WOUND_LEVELS = model.FLESH_PER_SERIOUS * model.SERIOUS_PER_LETHAL
 #: What a declaration makes of a combatant in the attacks of a pass.
 QUICK, STANDARD, DEFENDS, NO_ATTACK = range(4)
 
@@ -150,16 +153,15 @@ class D100Chain:
         self._wound_laws: dict[tuple, list] = {}
         self._attack_changes: dict[tuple, list] = {}
         self._declared: dict[tuple, list] = {}
-        #: (people's number, attack kinds' number) -> the attacks' outcomes by skeleton
-        self._skeleton_worlds: dict[tuple, list] = {}
+        #: (seen's number, attack kinds' number) -> the attacks' outcomes (``_attack_groups``)
         self._attack_grouped: dict[tuple, list] = {}
-        self._skeleton_numbers: dict[tuple, int] = {}
-        self._wounded_numbers: dict[tuple, int] = {}
-        self._numbers = Numbering()  # declarations' views, and (people, targeted) after a pass
-        self._skeletons = Numbering()  # (people without their wounds, attacker -> target) after the attacks
-        self._people = Numbering()
+        self._numbers = Numbering()  # declarations' views
+        self._seen = Numbering()  # status, wounds, cover and dual wield per combatant: what the attacks read
+        self._rest = Numbering()  # cover, dual wield, failed flee attempts and partner per combatant
+        self._sigmas = Numbering()  # (status per combatant, attacker -> target) after the attacks
+        self._bare_results = Numbering()  # (people, targeted) after a pass, without wounds
+        self._wound_codes = WOUND_LEVELS**self.count
         self._kinds = Numbering()
-        self._wound_vectors = Numbering()  # (deadly flesh, serious) per combatant
         self._ends = Numbering()  # an ended fight's outcome keys
         self._states = Numbering()  # (people, targeted, surprised) at the start of a pass
         self._steps: dict[tuple, list] = {}
@@ -169,9 +171,17 @@ class D100Chain:
         for surprised, w in self._ambush().items():
             key = self._states.number((start, (False,) * self.count, surprised))
             distribution[key] = distribution.get(key, 0) + w
-        if tally.exact:
-            return self._run_exact(tally, max_states, distribution)
-        return self._run_float64(tally, max_states, distribution)
+        # the memo tables are a million small tuples, lists and dicts without a reference cycle:
+        # the cyclic garbage collector would walk them again and again, a third of the time
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            if tally.exact:
+                return self._run_exact(tally, max_states, distribution)
+            return self._run_float64(tally, max_states, distribution)
+        finally:
+            if collecting:
+                gc.enable()
 
     def _step(self, state: int, pass_number: int) -> list:
         """A pass's results from the numbered ``state``: [(the next state's number, or -1 - the
@@ -189,20 +199,21 @@ class D100Chain:
             cached = self._steps[key] = []
             for result, p in self._pass(people, targeted, surprised):
                 if result >= 0:
-                    result = following.get(3 * result + marking) or self._next_state(result, marking)
+                    state_after = following.get(3 * result + marking, -1)
+                    result = state_after if state_after >= 0 else self._next_state(result, marking)
                 cached.append((result, p))
         return cached
 
-    def _next_state(self, result: int, marking: int) -> int:
-        """The number of the state after a pass's ``result`` (the number of (people, targeted)); a
-        surprised combatant sits out one pass only."""
-        people, marks = self._numbers.values[result]
+    def _next_state(self, code: int, marking: int) -> int:
+        """The number of the state after a pass's result ``code`` (see ``_result``); a surprised
+        combatant sits out one pass only."""
+        people, marks = self._result(code)
         if marking == 2:
             marks = (False,) * self.count
         elif marking == 1:
             marks = tuple(mark and person[STATUS] == IN and person[PARTNER] < 0
                           for person, mark in zip(people, marks, strict=True))
-        number = self._next_states[3 * result + marking] = self._states.number((people, marks, (False,) * self.count))
+        number = self._next_states[3 * code + marking] = self._states.number((people, marks, (False,) * self.count))
         return number
 
     def _run_exact(self, tally: Tally, max_states: int, distribution: dict) -> int:
@@ -318,30 +329,34 @@ class D100Chain:
     # --- one pass ---------------------------------------------------------------------------------
 
     def _pass(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """The pass's results from a state: [(the number of (people, targeted) after it, or -1 -
-        the number of the ended fight's outcome keys, probability)].
+        """The pass's results from a state: [(the code of (people, targeted) after it (``_result``),
+        or -1 - the number of the ended fight's outcome keys, probability)].
 
-        The moves after the attacks read no wounds, and carry them over unchanged: so the attacks'
-        outcomes are grouped by their skeleton (the world with its wounds zeroed), the moves are
-        mixed over a group of declarations once per skeleton (``_mix``), and each outcome's wounds
-        are put back into the mixed results (``_wounded``)."""
+        The moves after the attacks read no wounds, and carry them over unchanged: so the moves
+        are mixed over a group of declarations once per skeleton of the attacks' outcome (``_mix``:
+        who is out, who attacked whom, and the rest of the state but wounds), and each outcome's
+        wounds are added to the mixed results' codes."""
         key = (people, targeted, surprised)
         cached = self._passes.get(key)
         if cached is None:
             results: dict[int, object] = {}
             tallied = results.get
-            people_number = self._people.number(people)
+            seen = self._seen.number(tuple(person[:DUAL + 1] for person in people))
+            rest = self._rest.number(tuple(person[COVER:] for person in people))
             for kinds, kinds_number, mixes, plans in self._plans(people, targeted, surprised):
-                worlds = (self._skeleton_worlds.get((people_number, kinds_number))
-                          or self._worlds(people, people_number, kinds, kinds_number))
-                for skeleton, outcomes, total in worlds:
-                    ends, moves, wounded = mixes.get(skeleton) or self._mix(mixes, skeleton, plans)
+                outcomes = (self._attack_grouped.get((seen, kinds_number))
+                            or self._attack_groups(people, kinds, seen, kinds_number))
+                for sigma, wounded, total in outcomes:
+                    ends, moves, escapes = mixes.get((rest, sigma)) or self._mix(mixes, people, rest, sigma, plans)
                     for result, q in ends:
                         results[result] = tallied(result, 0) + total * q
-                    if moves:
-                        for wounds, w in outcomes:
-                            for result, q in wounded.get(wounds) or self._wounded(wounded, moves, wounds):
-                                results[result] = tallied(result, 0) + w * q
+                    for wounds, w in wounded:
+                        for base, q in moves:
+                            result = base + wounds
+                            results[result] = tallied(result, 0) + w * q
+                        for base, keep, q in escapes:  # the escaped take no wounds along
+                            result = base + self._kept_wounds(wounds, keep)
+                            results[result] = tallied(result, 0) + w * q
             cached = self._passes[key] = list(results.items())
         return cached
 
@@ -356,68 +371,63 @@ class D100Chain:
                         results[result] = results.get(result, 0) + p * w * q
         return list(results.items())
 
-    def _result(self, number: int) -> tuple:
-        """A numbered result of ``_pass``: ("end", keys) or (people, targeted)."""
-        return self._numbers.values[number] if number >= 0 else ("end", self._ends.values[-1 - number])
+    def _wound_code(self, wounds) -> int:
+        """(deadly flesh, serious) per combatant as one number: a digit of base ``WOUND_LEVELS`` each."""
+        return sum((flesh * model.SERIOUS_PER_LETHAL + serious) * WOUND_LEVELS**c
+                   for c, (flesh, serious) in enumerate(wounds))
 
-    def _worlds(self, people: tuple, people_number: int, kinds: tuple, kinds_number: int) -> list:
-        """The attacks' outcomes by skeleton: [(skeleton's number, [(wounds' number, probability)],
-        their total probability)], with wounds the (deadly flesh, serious) per combatant."""
-        rest = tuple(person[COVER:] for person in people)
-        cached = self._skeleton_worlds[people_number, kinds_number] = []
-        for statuses, attacked, outcomes, total in self._attack_groups(people, kinds):
-            skeleton_key = (rest, statuses, attacked)
-            skeleton = self._skeleton_numbers.get(skeleton_key)
-            if skeleton is None:
-                bare = tuple((status, 0, 0) for status in statuses)
-                skeleton = self._skeleton_numbers[skeleton_key] = self._skeletons.number(
-                    (self._after_attacks(people, bare), attacked))
-            cached.append((skeleton, outcomes, total))
+    def _result(self, code: int) -> tuple:
+        """A result of ``_pass``: ("end", keys) for -1 - the number of the outcome keys, else (people,
+        targeted) for the code ``number of (people, targeted) without wounds x WOUND_LEVELS^count +
+        the wounds' code``."""
+        if code < 0:
+            return ("end", self._ends.values[-1 - code])
+        bare, wounds = divmod(code, self._wound_codes)
+        people, marks = self._bare_results.values[bare]
+        people = tuple((IN, wounds // WOUND_LEVELS**c % WOUND_LEVELS // model.SERIOUS_PER_LETHAL,
+                        wounds // WOUND_LEVELS**c % model.SERIOUS_PER_LETHAL, *person[COVER:])
+                       if person[STATUS] == IN else person for c, person in enumerate(people))
+        return people, marks
+
+    def _kept_wounds(self, wounds: int, keep: int) -> int:
+        """The wounds' code with only the combatants in the bit mask ``keep``."""
+        return sum(wounds // WOUND_LEVELS**c % WOUND_LEVELS * WOUND_LEVELS**c
+                   for c in range(self.count) if keep >> c & 1)
+
+    def _attack_groups(self, people: tuple, kinds: tuple, seen: int, kinds_number: int) -> list:
+        """The attacks' outcomes by who is out and who attacked whom (numbered: ``sigma``):
+        [(sigma, [(wounds' code, probability)], their total probability)]."""
+        grouped: dict[tuple, list] = {}
+        for wounded, attacked, w in self._attack_outcomes(people, kinds):
+            statuses = tuple(wound[STATUS] for wound in wounded)
+            grouped.setdefault((statuses, attacked), []).append(
+                (self._wound_code(wound[FLESH:] for wound in wounded), w))
+        cached = self._attack_grouped[seen, kinds_number] = [
+            (self._sigmas.number(group), outcomes, sum(w for _, w in outcomes)) for group, outcomes in grouped.items()]
         return cached
 
-    def _attack_groups(self, people: tuple, kinds: tuple) -> list:
-        """The attacks' outcomes by who is out and who attacked whom: [(status per combatant,
-        attacker -> target, [(wounds' number, probability)], their total probability)]."""
-        key = (tuple(person[:DUAL + 1] for person in people), kinds)
-        cached = self._attack_grouped.get(key)
-        if cached is None:
-            grouped: dict[tuple, list] = {}
-            for wounded, attacked, w in self._attack_outcomes(people, kinds):
-                statuses = tuple(wound[STATUS] for wound in wounded)
-                wounds = self._wound_vectors.number(tuple(wound[FLESH:] for wound in wounded))
-                grouped.setdefault((statuses, attacked), []).append((wounds, w))
-            cached = self._attack_grouped[key] = [(*group, outcomes, sum(w for _, w in outcomes))
-                                                  for group, outcomes in grouped.items()]
-        return cached
-
-    def _mix(self, mixes: dict, skeleton: int, plans: list) -> list:
-        """The moves from a skeleton world, mixed over a group of declarations (``plans``; ``mixes``
-        holds the group's mixes): [ends [(-1 - the outcome keys' number, probability)], moves [(the
-        number of (people, targeted) without wounds, probability)], moves by wounds (``_wounded``)]."""
-        state, attacked = self._skeletons.values[skeleton]
-        mixed: dict[int, object] = {}
+    def _mix(self, mixes: dict, people: tuple, rest: int, sigma: int, plans: list) -> list:
+        """The moves from the attacks' outcome ``sigma`` (who is out, who attacked whom) in a state
+        (``people``, whose ``rest`` is all but status and wounds), mixed over a group of declarations
+        (``plans``; ``mixes`` holds the group's mixes): [ends [(-1 - the outcome keys' number,
+        probability)], moves [(the result's code without wounds, probability)], escapes [(the
+        same, the bit mask of who is still in, probability)]]."""
+        statuses, attacked = self._sigmas.values[sigma]
+        state = self._after_attacks(people, tuple((status, 0, 0) for status in statuses))
+        mixed: dict[tuple, object] = {}
         for p, _, actions, targets, marks in plans:
             for result, q in self._engage_and_move(state, actions, targets, attacked, marks):
-                number = -1 - self._ends.number(result[1]) if result[0] == "end" else self._numbers.number(result)
-                mixed[number] = mixed.get(number, 0) + p * q
-        cached = mixes[skeleton] = [[(result, w) for result, w in mixed.items() if result < 0],
-                                    [(result, w) for result, w in mixed.items() if result >= 0], {}]
-        return cached
-
-    def _wounded(self, wounded: dict, moves: list, wounds: int) -> list:
-        """A mix's ``moves`` with the numbered ``wounds`` put back on whoever is still in the fight:
-        [(the number of (people, targeted), probability)], kept in ``wounded``."""
-        cached = wounded[wounds] = []
-        wound_values = self._wound_vectors.values[wounds]
-        for result, q in moves:
-            key = (result, wounds)
-            number = self._wounded_numbers.get(key)
-            if number is None:
-                people, marks = self._numbers.values[result]
-                people = tuple((IN, *wound, *person[COVER:]) if person[STATUS] == IN else person
-                               for person, wound in zip(people, wound_values, strict=True))
-                number = self._wounded_numbers[key] = self._numbers.number((people, marks))
-            cached.append((number, q))
+                if result[0] == "end":
+                    result = (-1 - self._ends.number(result[1]), -1)
+                else:
+                    keep = sum(1 << c for c, person in enumerate(result[0]) if person[STATUS] == IN)
+                    result = (self._bare_results.number(result) * self._wound_codes, keep)
+                mixed[result] = mixed.get(result, 0) + p * q
+        still_in = sum(1 << c for c, status in enumerate(statuses) if status == IN)
+        cached = mixes[rest, sigma] = [
+            [(code, w) for (code, _), w in mixed.items() if code < 0],
+            [(code, w) for (code, keep), w in mixed.items() if code >= 0 and keep == still_in],
+            [(code, keep, w) for (code, keep), w in mixed.items() if code >= 0 and keep != still_in]]
         return cached
 
     def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
