@@ -72,6 +72,12 @@ class Outcomes:
             self.name_sets = np.empty(1 << members, dtype=object)
             for pattern in range(1 << members):
                 self.name_sets[pattern] = tuple(n for c, n in enumerate(game.member_names) if pattern >> c & 1)
+        self.no_names = np.empty(1, dtype=object)
+        self.no_names[0] = ()
+        # (escapes of side 0, of side 1) as tuples, looked up rather than built per env
+        self.escape_pairs = np.empty((members + 1, members + 1), dtype=object)
+        for pair in np.ndindex(self.escape_pairs.shape):
+            self.escape_pairs[pair] = tuple(int(k) for k in pair)
 
     def _names(self, flags: np.ndarray) -> np.ndarray:
         """Per env, the tuple of member names whose flag (n, members) is set."""
@@ -89,26 +95,22 @@ class Outcomes:
     def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
         """The outcome fields of envs whose fights ended: state (n, S), counts (n, K), obs (n, members, d)."""
         outcome = state[:, S_OUTCOME]
+        escapes = [self._count(counts, self.escapes[side]) for side in (0, 1)]
         by_flight = (((outcome == 0) & (self._count(counts, self.flight[0]) > 0))
                      | ((outcome == 1) & (self._count(counts, self.flight[1]) > 0)))
-        escapes = np.empty(len(state), dtype=object)
-        escapes[:] = list(zip(self._count(counts, self.escapes[0]).tolist(),
-                              self._count(counts, self.escapes[1]).tolist(), strict=True))
-        n = len(state)
-        empty = np.empty(n, dtype=object)
-        empty[:] = [()] * n
+        no_names = self.no_names[np.zeros(len(state), dtype=np.int64)]
         return {
             "text": self.texts[outcome, by_flight.astype(np.int64)],
             "winner": self.winner_names[outcome],
             "draw": outcome == DRAW,
             "unfinished": outcome == UNFINISHED,
             "by_flight": by_flight,
-            "escapes": escapes,
-            "escaped": self._names(obs[:, :, self.escaped]) if self.escaped is not None else empty,
-            "standing": self._names(obs[:, :, self.in_fight]) if self.in_fight is not None else empty,
-            "length": state[:, S_LENGTH].astype(np.int64),
-            "steps": state[:, S_STEPS].astype(np.int64),
-            "counts": {name: counts[:, k].astype(np.int64) for name, k in self.count_index.items()},
+            "escapes": self.escape_pairs[escapes[0], escapes[1]],
+            "escaped": self._names(obs[:, :, self.escaped]) if self.escaped is not None else no_names,
+            "standing": self._names(obs[:, :, self.in_fight]) if self.in_fight is not None else no_names,
+            "length": state[:, S_LENGTH],
+            "steps": state[:, S_STEPS],
+            "counts": {name: counts[:, k] for name, k in self.count_index.items()},
         }
 
     def single(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:

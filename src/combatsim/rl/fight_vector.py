@@ -28,15 +28,14 @@ from combatsim.validation import check_int, check_seed
 MAX_ENVS = 1 << 24
 
 
-def _masked(columns: dict[str, Any], rows: np.ndarray, n: int) -> dict[str, Any]:
-    """``columns`` (values of the envs in ``rows``) spread over ``n`` envs, each key with its ``_key``
-    mask, as Gymnasium's VectorEnv._add_info batches per-env infos."""
-    present = np.zeros(n, dtype=np.bool_)
-    present[rows] = True
+def _masked(columns: dict[str, Any], rows: np.ndarray, present: np.ndarray) -> dict[str, Any]:
+    """``columns`` (values of the envs in ``rows``) spread over all envs, each key with its ``_key``
+    mask (``present``), as Gymnasium's VectorEnv._add_info batches per-env infos."""
+    n = len(present)
     out: dict[str, Any] = {}
     for key, value in columns.items():
         if isinstance(value, dict):
-            out[key] = _masked(value, rows, n)
+            out[key] = _masked(value, rows, present)
         else:
             array = (np.full(n, None, dtype=object) if value.dtype == object
                      else np.zeros((n, *value.shape[1:]), dtype=value.dtype))
@@ -128,9 +127,11 @@ class FightVectorEnv(gym.vector.VectorEnv):
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
         terminated[ended] = ends <= DRAW
         truncated[ended] = ends == UNFINISHED
-        final_info = {"action_mask": b["mask"][ended, self.agent_index],
-                      "masked_actions": b["counts"][ended, self._masked],
-                      "outcome": self._outcomes.columns(b["state"][ended], b["counts"][ended], b["obs"][ended])}
+        done = terminated | truncated
+        counts = b["counts"][ended]
+        final_info = {"action_mask": b["mask"][ended, self.agent_index], "masked_actions": counts[:, self._masked],
+                      "outcome": self._outcomes.columns(b["state"][ended], counts, b["obs"][ended])}
+        final_info = _masked(final_info, ended, done)
         final_obs = np.full(self.num_envs, None, dtype=object)
         final_obs[ended] = list(b["obs"][ended, self.agent_index])
         # SAME_STEP: the envs that ended start their next fight now
@@ -141,9 +142,9 @@ class FightVectorEnv(gym.vector.VectorEnv):
                            b["counts"], b["obs"], b["mask"])
         infos = self._infos()
         infos["final_obs"] = final_obs
-        infos["_final_obs"] = terminated | truncated
-        infos["final_info"] = _masked(final_info, ended, self.num_envs)
-        infos["_final_info"] = terminated | truncated
+        infos["_final_obs"] = done
+        infos["final_info"] = final_info
+        infos["_final_info"] = done.copy()
         return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, infos
 
     def _check_actions(self, actions) -> np.ndarray:
