@@ -68,6 +68,12 @@ def test_play_fights_equals_each_fight_alone(game, chunk):
     assert results.totals["masked"] > 0  # flee is masked in the first step
 
 
+def test_play_fights_tells_progress_by_chunk():
+    calls = []
+    play_fights(FAKE, 40, 2, backend="python", chunk=15, progress=lambda done, n: calls.append((done, n)))
+    assert calls == [(15, 40), (30, 40), (40, 40)]
+
+
 def test_play_fights_python_and_numba_agree():
     a = play_fights(TEAMS, 300, 3, {"B 2": always(0)}, backend="python", chunk=64, outcomes=True)
     b = play_fights(TEAMS, 300, 3, {"B 2": always(0)}, backend="numba", chunk=100, outcomes=True)

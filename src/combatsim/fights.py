@@ -239,8 +239,13 @@ def run_fight_command(args: argparse.Namespace) -> int:
 
         if os.getcwd() not in sys.path:  # as `python -m` would: a policy module in the current directory imports
             sys.path.insert(0, os.getcwd())
-        summary = simulate_scenario(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
-                                    backend=args.backend, chunk_size=args.chunk_size, outcomes=by_outcome)
+        progress = ProgressLine(enabled=not args.json)
+        try:
+            summary = simulate_scenario(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
+                                        backend=args.backend, chunk_size=args.chunk_size, outcomes=by_outcome,
+                                        progress=progress)
+        finally:
+            progress.close()
     else:
         summary = run_scenario(args, scenario, outcomes=by_outcome,
                                stop=precise_enough if args.target_error else None)
@@ -273,23 +278,25 @@ ENGINE_BACKENDS = ("auto", "numba", "python")
 
 
 def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend: str = "auto",
-                      threads: int | None = None, chunk_size: int | None = None,
-                      outcomes: bool = False) -> FightSummary:
+                      threads: int | None = None, chunk_size: int | None = None, outcomes: bool = False,
+                      progress: Callable[[int, int], None] | None = None) -> FightSummary:
     """Fights 0..n-1 of ``seed`` of ``scenario`` (a Scenario, a path or example name, or a document).
 
     ``policies`` maps member names (combatsim.game) to batched policies ``policy(obs, masks) ->
     actions`` (combatsim.policies): those members are played by them, every other member by its
     scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (one thread;
     ``backend`` numba or python). Without policies this is ``combatsim fight``'s run on the fast
-    fight kernels. Either way the summary is the one ``combatsim fight`` reports.
+    fight kernels. Either way the summary is the one ``combatsim fight`` reports;
+    ``progress(done, n)`` is told as fights finish.
     """
     from combatsim.game import as_scenario
 
     scenario = as_scenario(scenario)
     module = ruleset_module(scenario.ruleset)
     if not policies:
-        return module.run(scenario.spec, n=n, seed=seed, backend=backend, threads=threads, chunk_size=chunk_size,
-                          outcomes=outcomes)
+        with observe(progress=progress):
+            return module.run(scenario.spec, n=n, seed=seed, backend=backend, threads=threads,
+                              chunk_size=chunk_size, outcomes=outcomes)
     from combatsim.game import scenario_game
     from combatsim.policies import DEFAULT_CHUNK, play_fights
     from combatsim.validation import check_choice
@@ -298,7 +305,8 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
         backend = "numba"
     check_int("n", n, 1, MAX_FIGHTS)
     results = play_fights(scenario_game(scenario), n, seed, policies, backend=backend,
-                          chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes)
+                          chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes,
+                          progress=progress)
     return engine_summary(scenario, results)
 
 

@@ -136,12 +136,12 @@ def _side_count(totals: dict[str, int], name: str, side: int) -> int:
 
 def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | None = None, *,
                 backend: str = "numba", chunk: int = DEFAULT_CHUNK, start: int = 0,
-                outcomes: bool = False) -> FightResults:
+                outcomes: bool = False, progress: Callable[[int, int], None] | None = None) -> FightResults:
     """Fights ``start .. start+n-1`` of ``seed``, the named members played by their policies.
 
     Fights run ``chunk`` at a time, all of a chunk in lockstep: each step asks every policy once
     for the actions of its member in every fight of the chunk still running, then calls the
-    engine's ``step`` once.
+    engine's ``step`` once. ``progress(done, n)`` is called after each chunk.
     """
     n = check_int("n", n, 0, 1 << 40)
     seed = check_seed(seed)
@@ -191,6 +191,8 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
         if outcomes:
             outcome_all[first:first + size] = outcome
             length_all[first:first + size] = state[:, S_LENGTH]
+        if progress is not None:
+            progress(first + size, n)
     named = {name: int(value) for name, value in zip(game.count_names, totals.tolist(), strict=True)}
     return FightResults(
         fights=n, side_names=game.side_names, wins=[int(ends[0]), int(ends[1])],
