@@ -100,6 +100,7 @@ def play_episodes(env, seed, count, action):
         done = False
         while not done:
             obs, reward, terminated, truncated, info = env.step(action)
+            assert env.observation_space.contains(obs), obs  # every field in 0..1
             done = terminated or truncated
         outcome = info["outcome"]
         code = (0 if outcome["winner"] == env.unwrapped.game.side_names[0] and not outcome["draw"]
@@ -135,8 +136,9 @@ def check_episodes_equal_fights(game, agent, action, seed=5, count=25, backend="
 def test_fake_check_env_and_episodes_equal_fights(game):
     for agent in game.member_names:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the unbounded Box's warning
-            check_env(FightEnv(game, agent, backend="python"), skip_render_check=False)
+            warnings.simplefilter("error")
+            check_env(gym.make("combatsim/Fight-v0", scenario=game, agent=agent, backend="python").unwrapped,
+                      skip_render_check=False)
         for action in range(len(game.action_names)):
             check_episodes_equal_fights(game, agent, action, count=30)
 
@@ -262,7 +264,6 @@ def test_vector_env_bad_actions():
 def check_parallel(game, agents, seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # parallel_api_test reports most problems as warnings
-        warnings.filterwarnings("ignore", "A Box observation space")
         parallel_api_test(parallel_env(game, agents, backend="python"), num_cycles=200)
         parallel_seed_test(lambda: parallel_env(game, agents, backend="python"))
     env = parallel_env(game, agents, backend="python", render_mode="ansi")
@@ -314,7 +315,7 @@ def test_parallel_env_agrees_with_single_env():
 def test_example_check_env_for_every_member(example, agent):
     game = real_game(example)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")
         check_env(gym.make("combatsim/Fight-v0", scenario=example, agent=agent, backend="python").unwrapped,
                   skip_render_check=False)
     env = gym.make("combatsim/Fight-v0", scenario=example, agent=agent, backend="python", render_mode="ansi")

@@ -25,6 +25,11 @@ BACKENDS = ("numba", "python")
 MAX_TABLED_MEMBERS = 12
 
 
+def observation_box(size: int) -> gym.spaces.Box:
+    """The engines write every observation field as a fraction in 0..1 (combatsim.engine)."""
+    return gym.spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+
+
 def as_game(scenario: Scenario | str | Path | Mapping | Game) -> Game:
     """A Game as it is, or the Game of a scenario (Scenario, path, example name or document)."""
     return scenario if isinstance(scenario, Game) else scenario_game(scenario)
@@ -136,8 +141,7 @@ class FightEnv(gym.Env):
         self.render_mode = render_mode
         self.observation_names = game.observation_names
         self.action_names = game.action_names
-        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(len(game.observation_names),),
-                                                dtype=np.float32)
+        self.observation_space = observation_box(len(game.observation_names))
         self.action_space = gym.spaces.Discrete(len(game.action_names))
         self._engine = game.engine(self.backend)
         self._b = game.buffers(1)

@@ -22,7 +22,7 @@ from pettingzoo import ParallelEnv
 
 from combatsim.engine import DRAW, RUNNING, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import Outcomes, as_game, check_action, check_backend, render_text
+from combatsim.rl.fight_env import Outcomes, as_game, check_action, check_backend, observation_box, render_text
 from combatsim.scenario import Scenario
 from combatsim.validation import check_seed
 
@@ -52,10 +52,9 @@ class FightParallelEnv(ParallelEnv):
         self.observation_names = game.observation_names
         self.action_names = game.action_names
         size = len(game.observation_names)
-        self.observation_spaces = {a: gym.spaces.Box(-np.inf, np.inf, shape=(size,), dtype=np.float32)
-                                   for a in names}
+        self.observation_spaces = {a: observation_box(size) for a in names}
         self.action_spaces = {a: gym.spaces.Discrete(len(game.action_names)) for a in names}
-        self.state_space = gym.spaces.Box(-np.inf, np.inf, shape=(game.members * size,), dtype=np.float32)
+        self.state_space = observation_box(game.members * size)
         self._engine = game.engine(self.backend)
         self._b = game.buffers(1)
         self._masked = game.count_names.index("masked")

@@ -21,7 +21,7 @@ from gymnasium.vector.utils import batch_space
 
 from combatsim.engine import DRAW, S_OUTCOME, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import Outcomes, as_game, check_backend
+from combatsim.rl.fight_env import Outcomes, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
 from combatsim.validation import check_int, check_seed
 
@@ -62,8 +62,7 @@ class FightVectorEnv(gym.vector.VectorEnv):
         self.render_mode = None
         self.observation_names = game.observation_names
         self.action_names = game.action_names
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(len(game.observation_names),),
-                                                       dtype=np.float32)
+        self.single_observation_space = observation_box(len(game.observation_names))
         self.single_action_space = gym.spaces.Discrete(len(game.action_names))
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
