@@ -153,6 +153,8 @@ class D100Chain:
         self._wound_laws: dict[tuple, list] = {}
         self._attack_changes: dict[tuple, list] = {}
         self._declared: dict[tuple, list] = {}
+        #: a group of declarations, (probability, number of the moves' view) each -> its mixes (``_mix``)
+        self._mix_tables: dict[tuple, dict] = {}
         #: (seen's number, attack kinds' number) -> the attacks' outcomes (``_attack_groups``)
         self._attack_grouped: dict[tuple, list] = {}
         self._numbers = Numbering()  # declarations' views
@@ -183,9 +185,9 @@ class D100Chain:
             if collecting:
                 gc.enable()
 
-    def _step(self, state: int, pass_number: int) -> list:
-        """A pass's results from the numbered ``state``: [(the next state's number, or -1 - the
-        number of the ended fight's outcome keys, probability)]."""
+    def _step(self, state: int, pass_number: int) -> tuple:
+        """A pass's results from the numbered ``state``: ([the next states' numbers], [their
+        probabilities], [the numbers of the ended fights' outcome keys], [their probabilities])."""
         key = (state, pass_number)
         cached = self._steps.get(key)
         if cached is None:
@@ -196,12 +198,16 @@ class D100Chain:
             # whoever can declare a flight in it (in the fight, not engaged), which makes fewer states
             marking = 2 if pass_number == self.passes else int(pass_number == self.passes - 1)
             following = self._next_states
-            cached = self._steps[key] = []
+            cached = self._steps[key] = ([], [], [], [])
+            moved, moved_p, ended, ended_p = cached
             for result, p in self._pass(people, targeted, surprised):
                 if result >= 0:
                     state_after = following.get(3 * result + marking, -1)
-                    result = state_after if state_after >= 0 else self._next_state(result, marking)
-                cached.append((result, p))
+                    moved.append(state_after if state_after >= 0 else self._next_state(result, marking))
+                    moved_p.append(p)
+                else:
+                    ended.append(-1 - result)
+                    ended_p.append(p)
         return cached
 
     def _next_state(self, code: int, marking: int) -> int:
@@ -224,12 +230,12 @@ class D100Chain:
                 tally.next_step(1)
                 following: dict[int, object] = {}
                 for state, weight in distribution.items():
-                    for result, p in self._step(state, pass_number):
-                        if result >= 0:
-                            following[result] = following.get(result, 0) + weight * p
-                        else:
-                            for key in self._ends.values[-1 - result]:
-                                tally.add(key, weight * p, length=round_number)
+                    moved, moved_p, ended, ended_p = self._step(state, pass_number)
+                    for state_after, p in zip(moved, moved_p, strict=True):
+                        following[state_after] = following.get(state_after, 0) + weight * p
+                    for end, p in zip(ended, ended_p, strict=True):
+                        for key in self._ends.values[end]:
+                            tally.add(key, weight * p, length=round_number)
                 distribution = following
                 peak = max(peak, len(distribution))
                 check_states(len(distribution), max_states)
@@ -267,11 +273,11 @@ class D100Chain:
                     if i in done:
                         continue
                     done.add(i)
-                    for result, p in self._step(i, pass_number):
-                        source, target, probability = new_moves if result >= 0 else new_endings
-                        source.append(i)
-                        target.append(result if result >= 0 else -1 - result)
-                        probability.append(p)
+                    moved, moved_p, ended, ended_p = self._step(i, pass_number)
+                    for (source, target, probability), to, p in ((new_moves, moved, moved_p), (new_endings, ended, ended_p)):
+                        source.extend([i] * len(to))
+                        target.extend(to)
+                        probability.extend(p)
                 for table, new in ((moves, new_moves), (endings, new_endings)):
                     if new[0]:
                         table[pass_number] = [np.concatenate((old, np.array(column, dtype=old.dtype)))
@@ -350,11 +356,12 @@ class D100Chain:
                     ends, moves, escapes = mixes.get((rest, sigma)) or self._mix(mixes, people, rest, sigma, plans)
                     for result, q in ends:
                         results[result] = tallied(result, 0) + total * q
-                    for wounds, w in wounded:
-                        for base, q in moves:
+                    for base, q in moves:
+                        for wounds, w in wounded:
                             result = base + wounds
                             results[result] = tallied(result, 0) + w * q
-                        for base, keep, q in escapes:  # the escaped take no wounds along
+                    for base, keep, q in escapes:  # the escaped take no wounds along
+                        for wounds, w in wounded:
                             result = base + self._kept_wounds(wounds, keep)
                             results[result] = tallied(result, 0) + w * q
             cached = self._passes[key] = list(results.items())
@@ -470,8 +477,11 @@ class D100Chain:
             grouped: dict[tuple, list] = {}
             for p, kinds, declaration, *view in merged.values():
                 grouped.setdefault(kinds, []).append((p, declaration, *view))
-            cached = self._declared[key] = [(kinds, self._kinds.number(kinds), {}, plans)
-                                            for kinds, plans in grouped.items()]
+            # groups alike in their declarations share their mixes
+            cached = self._declared[key] = [
+                (kinds, self._kinds.number(kinds),
+                 self._mix_tables.setdefault(tuple((p, declaration) for p, declaration, *_ in plans), {}), plans)
+                for kinds, plans in grouped.items()]
         return cached
 
     def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
