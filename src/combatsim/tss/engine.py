@@ -105,9 +105,14 @@ DAZED_SCALE = 8
 MAX_ACTIONS = 4
 
 D20 = np.uint64(20)
+#: rejection_threshold(D20), once: a 64-bit remainder per die is a cost the compiled engine notices
+THRESHOLD20 = np.uint64(rejection_threshold(20))
 
-NUMBA_INLINE = ("tier_of", "situation", "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe",
-                "write_member", "finish")
+#: Inlined into their callers: small helpers, and the per-member loops whose array arguments cost
+#: more as a call than their code (measured); the attack and the round's opening stay calls, which
+#: keeps the compile time down.
+NUMBA_INLINE = ("take_actions", "write_views", "write_member", "finish", "tier_of", "situation", "dealt", "roll",
+                "dazed", "acts_before", "may_act", "first_foe")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -242,8 +247,9 @@ def acts_before(table, state, e, i, j):
 def may_act(table, state, e, c):
     """Member c may act in the phase the next step plays: in the fight, its phase reached, actions left."""
     b = S_MEMBERS + M_WIDTH * c
-    return (state[e, S_OUTCOME] == RUNNING and state[e, b + M_IN] != 0
-            and state[e, b + M_PHASE] <= state[e, S_PHASE] and state[e, b + M_USED] < table[c, R_ACTIONS])
+    # & of the comparisons, not ``and``: no branch to mispredict (the compiled engine's hot spot)
+    return ((state[e, S_OUTCOME] == RUNNING) & (state[e, b + M_IN] != 0)
+            & (state[e, b + M_PHASE] <= state[e, S_PHASE]) & (state[e, b + M_USED] < table[c, R_ACTIONS]))
 
 
 def first_foe(table, state, e, c):
@@ -262,7 +268,6 @@ def begin_round(table, state, counts, e, rng):
     state[e, S_LENGTH] += 1
     counts[e, C_ROUNDS] = state[e, S_LENGTH]
     state[e, S_PHASE] = 0
-    threshold20 = rejection_threshold(D20)
     ordered = 0
     for c in range(table.shape[0]):
         b = S_MEMBERS + M_WIDTH * c
@@ -270,11 +275,11 @@ def begin_round(table, state, counts, e, rng):
             continue
         state[e, b + M_NEGATED] = 0
         if table[c, R_HAS_RESOLVE]:
-            resolve = stream_die(rng, D20, threshold20)
+            resolve = stream_die(rng, D20, THRESHOLD20)
             tier = tier_of(resolve, resolve, table[c, R_RESOLVE], table[c, R_RESOLVE + 1], table[c, R_RESOLVE + 2])
             state[e, b + M_NEGATED] = 3 - tier if tier <= 2 else 0
         sign, dice, sides = situation(dazed(table, state, e, c))
-        check = stream_die(rng, D20, threshold20)
+        check = stream_die(rng, D20, THRESHOLD20)
         check += sign * roll(rng, dice, sides, 0)
         # The action check never fails: above Ordinary is the Marginal phase.
         state[e, b + M_PHASE] = min(3, tier_of(0, check, table[c, R_ACTION_CHECK], table[c, R_ACTION_CHECK + 1],
@@ -300,7 +305,7 @@ def attack(table, config, state, counts, e, rng, c, target):
     counts[e, C_ATTACKS] += 1
     steps = table[c, R_ATTACK_STEPS] + table[target, R_DEFENCE_STEPS] + dazed(table, state, e, c)
     sign, dice, sides = situation(steps)
-    control = stream_die(rng, D20, rejection_threshold(D20))
+    control = stream_die(rng, D20, THRESHOLD20)
     total = control + sign * roll(rng, dice, sides, 0)
     tier = tier_of(control, total, table[c, R_SKILL], table[c, R_SKILL + 1], table[c, R_SKILL + 2])
     if tier > 2:
@@ -397,7 +402,7 @@ def write_member(table, state, e, c, obs, e_out, viewer, at):
     obs[e_out, viewer, at + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
     obs[e_out, viewer, at + 5] = state[e, b + M_PHASE] / 3
     obs[e_out, viewer, at + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
-    obs[e_out, viewer, at + 7] = 1 if may_act(table, state, e, c) else 0
+    obs[e_out, viewer, at + 7] = may_act(table, state, e, c)
 
 
 def write_views(table, config, state, e, obs, mask):
@@ -423,12 +428,11 @@ def write_views(table, config, state, e, obs, mask):
         acting = may_act(table, state, e, c)
         mask[e, c, HOLD] = 1
         for j in range(slots):
-            legal = 0
+            legal = False
             if j < config[K_SIZE + other]:
                 foe = config[K_RANK + n + other * slots + j]
                 write_member(table, state, e, foe, obs, e, c, G + F * (slots + j))
-                if acting and state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0:
-                    legal = 1
+                legal = acting & (state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0)
             mask[e, c, ATTACK + j] = legal
 
 
