@@ -381,3 +381,20 @@ def test_escape_says_who_escaped():
             if outcome["winner"] == "Veteran":
                 assert outcome["by_flight"] and outcome["text"] == "Veteran wins by flight" and reward == -1.0
     assert escapes > 0
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_numba_envs_equal_python_envs(example):
+    """The compiled engine behind the envs: the same steps, infos included, as the reference."""
+    game = real_game(example)
+    agent = game.member_names[0]
+    compiled = FightVectorEnv(6, scenario=game, agent=agent, backend="numba")
+    reference = FightVectorEnv(6, scenario=game, agent=agent, backend="python")
+    assert_same(compiled.reset(seed=40), reference.reset(seed=40))
+    rng = np.random.default_rng(1)
+    for step in range(50):
+        actions = rng.integers(0, len(game.action_names), size=6)
+        assert_same(compiled.step(actions), reference.step(actions), f"step {step}")
+    single = gym.make("combatsim/Fight-v0", scenario=game, agent=agent)  # numba by default
+    assert single.unwrapped.backend == "numba"
+    assert np.array_equal(single.reset(seed=45)[0], reference.reset(seed=40)[0][5])
