@@ -374,3 +374,15 @@ def test_api_member_names():
 
     assert api_member_names([0, 1]) == ("side 0", "side 1")
     assert api_member_names([0, 1, 0, 1, 1]) == ("side 0 1", "side 1 1", "side 0 2", "side 1 2", "side 1 3")
+
+
+def test_fight_policy_human_report_and_csv(capsys, tmp_path):
+    real_scenario("tss_alex_vs_thug")
+    target = tmp_path / "rates.csv"
+    code, out, _ = run_cli(capsys, "tss_alex_vs_thug", "-n", 40, "--backend", "python", "--csv", target,
+                           "--policy", "Thug=tests.test_policies:always_attack")
+    assert code == 0
+    assert "  Thug played by the policy tests.test_policies:always_attack" in out.splitlines()
+    assert "backend python, 1 thread(s)" in out
+    rows = target.read_text().splitlines()
+    assert rows[0] == "kind,key,value,ci95_low,ci95_high" and rows[1].startswith("wins,Alex,")
