@@ -91,7 +91,7 @@ HOLD = 0
 #: action ATTACK + j: attack foe j
 ATTACK = 1
 C_WINS, C_UNFINISHED, C_ROUNDS, C_ATTACKS, C_STUN, C_WOUND, C_MORTAL, C_MASKED = 0, 2, 3, 4, 5, 6, 7, 8
-COUNT_NAMES = ("side_0_wins", "side_1_wins", "unfinished", "rounds", "attacks", "stun", "wound", "mortal",
+COUNT_NAMES = ("wins_side_0", "wins_side_1", "unfinished", "rounds", "attacks", "stun", "wound", "mortal",
                "masked")
 #: observation fields before the members': the phase the next step plays, rounds begun / max_rounds
 GLOBAL_NAMES = ("phase", "round")
