@@ -463,14 +463,21 @@ def test_d100_passes_equal_the_direct_enumeration(tmp_path):
     the attacks), fraction by fraction."""
     from combatsim.fight_odds.d100 import D100Chain
 
-    for scenario in d100_cases(tmp_path, rounds=2):
+    # two against one: the one attacks the first foe, who often flees wounded while the fight goes on
+    flight = d100_scenario(tmp_path, [[d100_member(45, 20, policy="attack = 40\nflee = 60"), d100_member(40, 25)],
+                                      [d100_member(60, 15, policy="attack = 80\ncharge = 20")]],
+                           max_rounds=3, name="flight")
+    for scenario in [*d100_cases(tmp_path, rounds=2), flight]:
         chain = D100Chain(scenario.spec)
         chain.run(Tally(exact=True), max_states=10**9)
         assert len(chain._passes) > 20
         for (people, targeted, surprised), results in chain._passes.items():
             direct = dict(chain._pass_by_pairs(people, targeted, surprised))
             assert all(isinstance(p, Fraction) for p in direct.values())
-            assert {chain._result(number): p for number, p in results} == direct
+            fast: dict[tuple, Fraction] = {}
+            for number, p in results:  # two codes can name one result (a combatant fled wounded)
+                fast[chain._result(number)] = fast.get(chain._result(number), 0) + p
+            assert fast == direct
 
 
 def test_d100_float64_chain_is_within_its_bound_of_the_exact_chain(tmp_path):

@@ -353,16 +353,12 @@ class D100Chain:
                 outcomes = (self._attack_grouped.get((seen, kinds_number))
                             or self._attack_groups(people, kinds, seen, kinds_number))
                 for sigma, wounded, total in outcomes:
-                    ends, moves, escapes = mixes.get((rest, sigma)) or self._mix(mixes, people, rest, sigma, plans)
+                    ends, moves = mixes.get((rest, sigma)) or self._mix(mixes, people, rest, sigma, plans)
                     for result, q in ends:
                         results[result] = tallied(result, 0) + total * q
                     for base, q in moves:
                         for wounds, w in wounded:
                             result = base + wounds
-                            results[result] = tallied(result, 0) + w * q
-                    for base, keep, q in escapes:  # the escaped take no wounds along
-                        for wounds, w in wounded:
-                            result = base + self._kept_wounds(wounds, keep)
                             results[result] = tallied(result, 0) + w * q
             cached = self._passes[key] = list(results.items())
         return cached
@@ -386,7 +382,8 @@ class D100Chain:
     def _result(self, code: int) -> tuple:
         """A result of ``_pass``: ("end", keys) for -1 - the number of the outcome keys, else (people,
         targeted) for the code ``number of (people, targeted) without wounds x WOUND_LEVELS^count +
-        the wounds' code``."""
+        the wounds' code``. The wounds of whoever is no longer in the fight (one who fled in the
+        moves) are not read: two codes can name one result."""
         if code < 0:
             return ("end", self._ends.values[-1 - code])
         bare, wounds = divmod(code, self._wound_codes)
@@ -395,11 +392,6 @@ class D100Chain:
                         wounds // WOUND_LEVELS**c % model.SERIOUS_PER_LETHAL, *person[COVER:])
                        if person[STATUS] == IN else person for c, person in enumerate(people))
         return people, marks
-
-    def _kept_wounds(self, wounds: int, keep: int) -> int:
-        """The wounds' code with only the combatants in the bit mask ``keep``."""
-        return sum(wounds // WOUND_LEVELS**c % WOUND_LEVELS * WOUND_LEVELS**c
-                   for c in range(self.count) if keep >> c & 1)
 
     def _attack_groups(self, people: tuple, kinds: tuple, seen: int, kinds_number: int) -> list:
         """The attacks' outcomes by who is out and who attacked whom (numbered: ``sigma``):
@@ -413,28 +405,23 @@ class D100Chain:
             (self._sigmas.number(group), outcomes, sum(w for _, w in outcomes)) for group, outcomes in grouped.items()]
         return cached
 
-    def _mix(self, mixes: dict, people: tuple, rest: int, sigma: int, plans: list) -> list:
+    def _mix(self, mixes: dict, people: tuple, rest: int, sigma: int, plans: list) -> tuple:
         """The moves from the attacks' outcome ``sigma`` (who is out, who attacked whom) in a state
         (``people``, whose ``rest`` is all but status and wounds), mixed over a group of declarations
-        (``plans``; ``mixes`` holds the group's mixes): [ends [(-1 - the outcome keys' number,
-        probability)], moves [(the result's code without wounds, probability)], escapes [(the
-        same, the bit mask of who is still in, probability)]]."""
+        (``plans``; ``mixes`` holds the group's mixes): (ends [(-1 - the outcome keys' number,
+        probability)], moves [(the result's code without wounds, probability)])."""
         statuses, attacked = self._sigmas.values[sigma]
         state = self._after_attacks(people, tuple((status, 0, 0) for status in statuses))
-        mixed: dict[tuple, object] = {}
+        mixed: dict[int, object] = {}
         for p, _, actions, targets, marks in plans:
             for result, q in self._engage_and_move(state, actions, targets, attacked, marks):
                 if result[0] == "end":
-                    result = (-1 - self._ends.number(result[1]), -1)
+                    code = -1 - self._ends.number(result[1])
                 else:
-                    keep = sum(1 << c for c, person in enumerate(result[0]) if person[STATUS] == IN)
-                    result = (self._bare_results.number(result) * self._wound_codes, keep)
-                mixed[result] = mixed.get(result, 0) + p * q
-        still_in = sum(1 << c for c, status in enumerate(statuses) if status == IN)
-        cached = mixes[rest, sigma] = [
-            [(code, w) for (code, _), w in mixed.items() if code < 0],
-            [(code, w) for (code, keep), w in mixed.items() if code >= 0 and keep == still_in],
-            [(code, keep, w) for (code, keep), w in mixed.items() if code >= 0 and keep != still_in]]
+                    code = self._bare_results.number(result) * self._wound_codes
+                mixed[code] = mixed.get(code, 0) + p * q
+        cached = mixes[rest, sigma] = ([(code, w) for code, w in mixed.items() if code < 0],
+                                       [(code, w) for code, w in mixed.items() if code >= 0])
         return cached
 
     def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
