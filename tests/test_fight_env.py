@@ -218,7 +218,7 @@ def test_render_is_a_line_per_member():
     env.step(1)
     lines = env.render().splitlines()
     assert len(lines) == 1 + FAKE_TEAMS.members
-    assert lines[2].split()[:3] == ["A", "2", "A"] and lines[2].endswith("last action: attack")
+    assert lines[2].split()[:5] == ["A", "2", "side", "A", "in"] and lines[2].endswith("last action: attack")
     assert lines[1].endswith("last action: scripted")
 
 

@@ -49,6 +49,10 @@ def check_action(action: object, actions: int) -> int:
     return int(value)
 
 
+#: a fight's end in words, by outcome code ({0}, {1}: the sides' names)
+OUTCOME_WORDS = {0: "{0} wins", 1: "{1} wins", DRAW: "draw", UNFINISHED: "unfinished at the limit"}
+
+
 class Outcomes:
     """What the end of a fight says (``info["outcome"]``), worked out for many envs at once.
 
@@ -66,11 +70,10 @@ class Outcomes:
         self.winner_names = np.array([*game.side_names, None, None], dtype=object)
         self.flight = [self.count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
         self.escapes = [self.count_index.get(f"escapes_side_{side}") for side in (0, 1)]
-        words = {DRAW: "draw", UNFINISHED: "unfinished at the limit"}
         # text by (outcome code, by flight)
-        self.texts = np.array([
-            [f"{game.side_names[side]} wins", f"{game.side_names[side]} wins by flight"] for side in (0, 1)
-        ] + [[words[DRAW]] * 2, [words[UNFINISHED]] * 2], dtype=object)
+        self.texts = np.array([[OUTCOME_WORDS[code].format(*game.side_names),
+                                OUTCOME_WORDS[code].format(*game.side_names) + (" by flight" if code < DRAW else "")]
+                               for code in (0, 1, DRAW, UNFINISHED)], dtype=object)
         members = game.members
         self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
         if self.bits is not None:
@@ -203,23 +206,22 @@ class FightEnv(gym.Env):
 
 
 def render_text(game: Game, state: np.ndarray, obs: np.ndarray, last_actions: Mapping[int, int | None]) -> str:
-    """One line a member: name, side, in or out, its own observed condition, its last action."""
-    own = [(k, name.removeprefix("self.")) for k, name in enumerate(game.observation_names)
-           if name.startswith("self.") and name not in ("self.in_fight",)]
-    in_fight = game.observation_names.index("self.in_fight") if "self.in_fight" in game.observation_names else None
+    """One line a member: name, side, in or out, its own observed fields that are not 0, its last
+    action (members played by their scripted policy: "scripted")."""
+    names = game.observation_names
+    own = [(k, name.removeprefix("self.")) for k, name in enumerate(names)
+           if name.startswith("self.") and name != "self.in_fight"]
+    in_fight = names.index("self.in_fight") if "self.in_fight" in names else None
     outcome = int(state[S_OUTCOME])
-    head = (f"{game.ruleset}: {game.step_name} {int(state[S_STEPS])}, "
-            f"{'running' if outcome == RUNNING else Outcomes(game).texts[outcome, 0]}")
-    lines = [head]
+    lines = [f"{game.ruleset}: {game.step_name} {int(state[S_STEPS])}, "
+             f"{'running' if outcome == RUNNING else OUTCOME_WORDS[outcome].format(*game.side_names)}"]
     width = max(len(name) for name in game.member_names)
+    side_width = max(len(name) for name in game.side_names)
     for c, name in enumerate(game.member_names):
-        status = "" if in_fight is None else ("in " if obs[c, in_fight] > 0.5 else "out ")
-        condition = " ".join(f"{field}={obs[c, k]:.3g}" for k, field in own)
-        if c in last_actions:
-            action = last_actions[c]
-            last = "-" if action is None else game.action_names[action]
-        else:
-            last = "scripted"
-        lines.append(f"  {name:<{width}}  {game.side_names[game.member_sides[c]]}  {status}{condition}  "
-                     f"last action: {last}")
+        status = "" if in_fight is None else "in " if obs[c, in_fight] > 0.5 else "out"
+        condition = " ".join(f"{field}={obs[c, k]:.3g}" for k, field in own if obs[c, k] != 0)
+        action = last_actions.get(c, "scripted")
+        last = "scripted" if action == "scripted" else "-" if action is None else game.action_names[action]
+        lines.append(f"  {name:<{width}}  side {game.side_names[game.member_sides[c]]:<{side_width}}  {status}  "
+                     f"{condition or '-'}  last action: {last}")
     return "\n".join(lines)
