@@ -68,9 +68,10 @@ NO_CAP = 1 << 60
 ) = range(13)
 COMBATANT_FIELDS = 13
 
-#: config fields: the scenario's options, and the observation's member slots.
+#: config fields: the scenario's options and the observation's member slots, then per scenario
+#: (make_config) the dice's rejection thresholds and the row in each member's observation slots.
 CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS = range(5)
-CONFIG_FIELDS = 5
+CONFIG_HEAD = 5
 
 #: State columns after the shared ones: per member hit points, shots left (-1: never runs out)
 #: and the damage it takes in the unit being played (landing at the unit's end).
@@ -113,7 +114,8 @@ MEMBER_FIELDS = 5
 HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
-NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "foe_row", "able_to_fire", "write_member")
+NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "can_fire", "member_view", "fight_outcome",
+                "write_views", "play_unit", "config_size", "dice_threshold_field", "target_threshold_field", "slot_row_field")
 
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
@@ -171,22 +173,61 @@ def fire_unit(rng, bonus, maximum_roll, armour_rating, adjustment, dice_count, d
 
 
 # ---- the scenario's arrays ------------------------------------------------------------------------
+def config_size(members, slots):
+    return CONFIG_HEAD + 2 * members + 1 + members * slots
+
+
+def dice_threshold_field(c):
+    """config field of member ``c``'s damage die's rejection threshold."""
+    return CONFIG_HEAD + c
+
+
+def target_threshold_field(members, enemies):
+    """config field of the rejection threshold of a target die of ``enemies`` sides."""
+    return CONFIG_HEAD + members + enemies
+
+
+def slot_row_field(members, slots, c, slot):
+    """config field of the row member ``c`` sees in observation slot ``slot`` (allies, then foes)."""
+    return CONFIG_HEAD + 2 * members + 1 + c * slots + slot
+
+
 def make_config(table, unit_limit, hit_on_equal, critical):
-    """The config array of a combatant table: options, then the observation's ally and foe slots
-    (the largest side: its size less one allies, its size foes)."""
+    """The config array of a combatant table: the options; the observation's slots (the largest
+    side: its size less one allies, its size foes); the dice's rejection thresholds; and the row
+    in each member's slots (-1: an empty slot)."""
+    members = table.shape[0]
     largest = 0
     for side in range(2):
         size = 0
-        for c in range(table.shape[0]):
+        for c in range(members):
             if table[c, C_SIDE] == side:
                 size += 1
         largest = max(largest, size)
-    config = np.zeros(CONFIG_FIELDS, dtype=np.int64)
+    ally_slots = largest - 1
+    slots = ally_slots + largest
+    config = np.zeros(config_size(members, slots), dtype=np.int64)
     config[CF_UNIT_LIMIT] = unit_limit
     config[CF_HIT_ON_EQUAL] = 1 if hit_on_equal else 0
     config[CF_CRITICAL] = 1 if critical else 0
-    config[CF_ALLY_SLOTS] = largest - 1
+    config[CF_ALLY_SLOTS] = ally_slots
     config[CF_FOE_SLOTS] = largest
+    for c in range(members):
+        config[dice_threshold_field(c)] = rejection_threshold(np.uint64(table[c, C_DICE_SIDES]))
+    for enemies in range(1, members + 1):
+        config[target_threshold_field(members, enemies)] = rejection_threshold(np.uint64(enemies))
+    for c in range(members):
+        for slot in range(slots):
+            config[slot_row_field(members, slots, c, slot)] = -1
+        ally = 0
+        foe = 0
+        for t in range(members):
+            if table[t, C_SIDE] != table[c, C_SIDE]:
+                config[slot_row_field(members, slots, c, ally_slots + foe)] = t
+                foe += 1
+            elif t != c:
+                config[slot_row_field(members, slots, c, ally)] = t
+                ally += 1
     return config
 
 
@@ -203,20 +244,19 @@ def action_count(config):
 
 
 # ---- the state machine ------------------------------------------------------------------------------
-def foe_row(table, member, foe):
-    """The table row of ``member``'s foe ``foe`` (the foe-th member of the other side), or -1."""
-    side = table[member, C_SIDE]
-    for t in range(table.shape[0]):
-        if table[t, C_SIDE] != side:
-            if foe == 0:
-                return t
-            foe -= 1
-    return -1
-
-
-def able_to_fire(state, e, members, c):
+# Helpers called for every env take scalars only: an array passed to a helper costs Numba two
+# atomic reference-count calls, several times an EXP unit's arithmetic.
+def can_fire(hit_points, shots):
     """Standing, with shots left (negative shots never run out)."""
-    return state[e, ST_HIT_POINTS + c] > 0 and state[e, ST_HIT_POINTS + members + c] != 0
+    return hit_points > 0 and shots != 0
+
+
+def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating):
+    """A member's observation fields (F_*): in the fight, health, hit points, ammunition, armour."""
+    left = max(hit_points, 0)
+    ammunition = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
+    return (1.0 if left > 0 else 0.0, left / start_hit_points, left / HIT_POINTS_SCALE, ammunition,
+            armour_rating / ARMOUR_RATING_SCALE)
 
 
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
@@ -242,19 +282,18 @@ def reset(table, config, seeds, indices, which, state, counts, obs, mask):
 
 def step(table, config, seeds, state, actions, counts, obs, mask):
     """One unit of every running env (the module docstring): fire, land the damage, end or go on."""
+    play_unit(new_stream(), table, config, seeds, state, actions, counts, obs, mask)
+
+
+def play_unit(rng, table, config, seeds, state, actions, counts, obs, mask):
+    """``step`` with the stream ``rng`` to draw from (a whole fight makes one)."""
     members = table.shape[0]
     hit_on_equal = config[CF_HIT_ON_EQUAL]
     critical = config[CF_CRITICAL]
     foe_slots = config[CF_FOE_SLOTS]
-    taken = ST_HIT_POINTS + 2 * members
-    rng = new_stream()
-    # Thresholds once per call: a die of n sides for the target die, each member's damage die.
-    target_threshold = np.zeros(members + 1, dtype=np.uint64)
-    for sides in range(1, members + 1):
-        target_threshold[sides] = rejection_threshold(np.uint64(sides))
-    dice_threshold = np.zeros(members, dtype=np.uint64)
-    for c in range(members):
-        dice_threshold[c] = rejection_threshold(np.uint64(table[c, C_DICE_SIDES]))
+    slots = config[CF_ALLY_SLOTS] + foe_slots
+    shots_at = ST_HIT_POINTS + members
+    taken_at = ST_HIT_POINTS + 2 * members
     for e in range(state.shape[0]):
         if state[e, S_OUTCOME] != RUNNING:
             continue
@@ -262,17 +301,16 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
         standing0 = 0
         standing1 = 0
         for c in range(members):
-            if state[e, ST_HIT_POINTS + c] > 0:
-                if table[c, C_SIDE] == 0:
-                    standing0 += 1
-                else:
-                    standing1 += 1
+            standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
+            standing0 += standing if table[c, C_SIDE] == 0 else 0
+            standing1 += standing if table[c, C_SIDE] != 0 else 0
         for a in range(members):
             action = actions[e, a]
-            able = able_to_fire(state, e, members, a)
+            shots = state[e, shots_at + a]
+            able = can_fire(state[e, ST_HIT_POINTS + a], shots)
             target = -1
             if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
-                target = foe_row(table, a, action - FIRE_AT_FOE)
+                target = config[slot_row_field(members, slots, a, slots - foe_slots + action - FIRE_AT_FOE)]
                 if target >= 0 and state[e, ST_HIT_POINTS + target] <= 0:
                     target = -1
             if action != SCRIPTED and action != HOLD and target < 0:
@@ -282,7 +320,7 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
                 continue
             side = table[a, C_SIDE]
             enemies = standing1 if side == 0 else standing0
-            pick = stream_die(rng, np.uint64(enemies), target_threshold[enemies]) - 1
+            pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
             if action == SCRIPTED:  # the pick-th standing enemy in table order
                 for t in range(members):
                     if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
@@ -290,20 +328,19 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
                             target = t
                             break
                         pick -= 1
-            shots = state[e, ST_HIT_POINTS + members + a]
             rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
             armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
             hits, dealt, _ = fire_unit(
                 rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
-                table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), dice_threshold[a],
+                table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), np.uint64(config[dice_threshold_field(a)]),
                 table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
                 hit_on_equal, critical,
             )
             if target < 0:  # held: the unit's dice are drawn and thrown away
                 continue
             if shots > 0:
-                state[e, ST_HIT_POINTS + members + a] = shots - rolls
-            state[e, taken + target] += dealt
+                state[e, shots_at + a] = shots - rolls
+            state[e, taken_at + target] += dealt
             counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
             counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
             counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
@@ -312,79 +349,69 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
         state[e, S_RETRIES] = stream_retries_used(rng)
         standing0 = 0
         standing1 = 0
-        for c in range(members):
-            hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken + c]
+        for c in range(members):  # the damage lands
+            hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken_at + c]
             state[e, ST_HIT_POINTS + c] = hit_points
-            state[e, taken + c] = 0
-            if hit_points > 0:
-                if table[c, C_SIDE] == 0:
-                    standing0 += 1
-                else:
-                    standing1 += 1
+            state[e, taken_at + c] = 0
+            standing = 1 if hit_points > 0 else 0
+            standing0 += standing if table[c, C_SIDE] == 0 else 0
+            standing1 += standing if table[c, C_SIDE] != 0 else 0
         state[e, S_STEPS] += 1
         state[e, S_LENGTH] += 1
         counts[e, FIGHT_UNITS] += 1
-        if standing0 == 0 or standing1 == 0 or state[e, S_LENGTH] >= config[CF_UNIT_LIMIT]:
-            end_fight(state, counts, e, standing0, standing1)
+        outcome = fight_outcome(standing0, standing1, state[e, S_LENGTH], config[CF_UNIT_LIMIT])
+        if outcome != RUNNING:
+            state[e, S_OUTCOME] = outcome
+            if outcome == 0 or outcome == 1:
+                counts[e, FIGHT_WINS_SIDE0 + outcome] += 1
+            else:  # the fight's counts take the unfinished as draws too
+                counts[e, FIGHT_DRAWS] += 1
+                counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
         write_views(table, config, state, e, obs, mask)
 
 
-def end_fight(state, counts, e, standing0, standing1):
-    """The outcome and its counts; the unit limit with both sides standing is unfinished (a draw)."""
-    if standing0 > 0 and standing1 == 0:
-        state[e, S_OUTCOME] = 0
-        counts[e, FIGHT_WINS_SIDE0] += 1
-    elif standing1 > 0 and standing0 == 0:
-        state[e, S_OUTCOME] = 1
-        counts[e, FIGHT_WINS_SIDE1] += 1
-    else:
-        counts[e, FIGHT_DRAWS] += 1
-        if standing0 == 0:
-            state[e, S_OUTCOME] = DRAW
-            counts[e, FIGHT_MUTUAL] += 1
-        else:
-            state[e, S_OUTCOME] = UNFINISHED
-            counts[e, COUNT_UNFINISHED] += 1
-
-
-def write_member(table, state, e, members, t, obs, c, at):
-    """Member ``t``'s fields into obs[e, c, at:at + MEMBER_FIELDS]."""
-    hit_points = state[e, ST_HIT_POINTS + t]
-    shots = state[e, ST_HIT_POINTS + members + t]
-    start_shots = table[t, C_SHOTS]
-    obs[e, c, at + F_IN_FIGHT] = 1.0 if hit_points > 0 else 0.0
-    obs[e, c, at + F_HEALTH] = max(hit_points, 0) / table[t, C_HIT_POINTS]
-    obs[e, c, at + F_HIT_POINTS] = max(hit_points, 0) / HIT_POINTS_SCALE
-    obs[e, c, at + F_AMMUNITION] = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
-    obs[e, c, at + F_ARMOUR_RATING] = table[t, C_ARMOUR_RATING] / ARMOUR_RATING_SCALE
+def fight_outcome(standing0, standing1, units, unit_limit):
+    """The winning side when the other has no one standing, DRAW when neither has, UNFINISHED at
+    the unit limit, else RUNNING."""
+    if standing0 == 0 and standing1 == 0:
+        return DRAW
+    if standing1 == 0:
+        return 0
+    if standing0 == 0:
+        return 1
+    return UNFINISHED if units >= unit_limit else RUNNING
 
 
 def write_views(table, config, state, e, obs, mask):
-    """Every member's observation (global, self, allies, foes; empty slots all 0) and action mask."""
+    """Every member's observation (global, self, allies, foes; empty slots all 0) and action mask.
+
+    Each member's fields are worked out once, in its own self slot, then copied into the others'.
+    """
     members = table.shape[0]
-    allies_at = GLOBAL_FIELDS + MEMBER_FIELDS
-    foes_at = allies_at + MEMBER_FIELDS * config[CF_ALLY_SLOTS]
+    ally_slots = config[CF_ALLY_SLOTS]
+    slots = ally_slots + config[CF_FOE_SLOTS]
+    units = state[e, S_LENGTH] / config[CF_UNIT_LIMIT]
+    for t in range(members):
+        in_fight, health, hit_points, ammunition, armour_rating = member_view(
+            state[e, ST_HIT_POINTS + t], table[t, C_HIT_POINTS], state[e, ST_HIT_POINTS + members + t],
+            table[t, C_SHOTS], table[t, C_ARMOUR_RATING])
+        obs[e, t, OBS_UNITS] = units
+        obs[e, t, GLOBAL_FIELDS + F_IN_FIGHT] = in_fight
+        obs[e, t, GLOBAL_FIELDS + F_HEALTH] = health
+        obs[e, t, GLOBAL_FIELDS + F_HIT_POINTS] = hit_points
+        obs[e, t, GLOBAL_FIELDS + F_AMMUNITION] = ammunition
+        obs[e, t, GLOBAL_FIELDS + F_ARMOUR_RATING] = armour_rating
     for c in range(members):
-        side = table[c, C_SIDE]
-        able = able_to_fire(state, e, members, c)
-        for f in range(obs.shape[2]):
-            obs[e, c, f] = 0.0
-        obs[e, c, OBS_UNITS] = state[e, S_LENGTH] / config[CF_UNIT_LIMIT]
-        write_member(table, state, e, members, c, obs, c, GLOBAL_FIELDS)
-        ally = 0
-        foe = 0
-        for action in range(mask.shape[2]):
-            mask[e, c, action] = 0
+        able = can_fire(state[e, ST_HIT_POINTS + c], state[e, ST_HIT_POINTS + members + c])
         mask[e, c, HOLD] = 1
-        for t in range(members):
-            if table[t, C_SIDE] != side:
-                write_member(table, state, e, members, t, obs, c, foes_at + MEMBER_FIELDS * foe)
-                if able and state[e, ST_HIT_POINTS + t] > 0:
-                    mask[e, c, FIRE_AT_FOE + foe] = 1
-                foe += 1
-            elif t != c:
-                write_member(table, state, e, members, t, obs, c, allies_at + MEMBER_FIELDS * ally)
-                ally += 1
+        for slot in range(slots):
+            t = config[slot_row_field(members, slots, c, slot)]
+            at = GLOBAL_FIELDS + MEMBER_FIELDS * (1 + slot)
+            for f in range(MEMBER_FIELDS):
+                obs[e, c, at + f] = obs[e, t, GLOBAL_FIELDS + f] if t >= 0 else 0.0
+            if slot >= ally_slots:
+                legal = able and t >= 0 and state[e, ST_HIT_POINTS + t] > 0
+                mask[e, c, FIRE_AT_FOE + slot - ally_slots] = 1 if legal else 0
 
 
 # ---- the whole fight --------------------------------------------------------------------------------
@@ -397,6 +424,7 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     """
     members = combatants.shape[0]
     config = make_config(combatants, unit_limit, hit_on_equal, critical)
+    rng = new_stream()
     seeds = np.zeros(1, dtype=np.uint64)
     seeds[0] = seed
     indices = np.zeros(1, dtype=np.int64)
@@ -412,7 +440,7 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
         indices[0] = start + k
         reset(combatants, config, seeds, indices, which, state, fight_counts, obs, mask)
         while state[0, S_OUTCOME] == RUNNING:
-            step(combatants, config, seeds, state, actions, fight_counts, obs, mask)
+            play_unit(rng, combatants, config, seeds, state, actions, fight_counts, obs, mask)
         for f in range(FIGHT_COUNTS):
             counts[f] += fight_counts[0, f]
         units = state[0, S_LENGTH]
