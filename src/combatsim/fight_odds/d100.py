@@ -157,7 +157,7 @@ class D100Chain:
         self._mix_tables: dict[tuple, dict] = {}
         #: (seen's number, attack kinds' number) -> the attacks' outcomes (``_attack_groups``)
         self._attack_grouped: dict[tuple, list] = {}
-        self._numbers = Numbering()  # declarations' views
+        self._views = Numbering()  # the declarations as the moves see them
         self._seen = Numbering()  # status, wounds, cover and dual wield per combatant: what the attacks read
         self._rest = Numbering()  # cover, dual wield, failed flee attempts and partner per combatant
         self._sigmas = Numbering()  # (status per combatant, attacker -> target) after the attacks
@@ -427,10 +427,10 @@ class D100Chain:
     def _plans(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
         """The declarations as the rest of the pass sees them: [(attack kinds, their number, the
         group's mixes (``_mix``), [(probability, number of the moves' view, actions, targets,
-        targeted)])], alike ones merged. The attacks see who
-        makes a quick or a standard attack at whom and who defends; engagement and the moves see
-        charges, moves, presses (and their targets) and who is targeted. The declarations depend
-        on the people only through who is in and undeclared, their targets and dual wield."""
+        targeted)])], alike ones merged. The attacks see who makes a quick or a standard attack at
+        whom and who defends; engagement and the moves see charges, moves, presses (and their
+        targets) and who is targeted. The declarations depend on the people only through who is
+        in and undeclared, their targets and dual wield."""
         seen = []
         for c, person in enumerate(people):
             if person[STATUS] != IN or surprised[c]:
@@ -456,7 +456,7 @@ class D100Chain:
                 moving = tuple(ACTION_NONE if a in (ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND) else a
                                for a in actions)
                 pressing = tuple(t if a == ACTION_PRESS else -1 for a, t in zip(actions, targets, strict=True))
-                view = (tuple(kinds), self._numbers.number((moving, pressing, marks)))
+                view = (tuple(kinds), self._views.number((moving, pressing, marks)))
                 if view in merged:
                     merged[view][0] += p
                 else:
