@@ -138,7 +138,7 @@ MEMBER_NAMES = ("in_fight", "escaped", "flesh", "serious", "in_cover", "defendin
 GLOBAL_FIELDS = len(GLOBAL_NAMES)
 BLOCK_FIELDS = len(MEMBER_NAMES)
 
-NUMBA_INLINE = ("_at", "_side", "_damage_column", "_tier")
+NUMBA_INLINE = ("_at", "_damage_column", "_tier", "_legal")
 
 
 def state_size(members):
@@ -169,10 +169,6 @@ def make_config(table, passes, max_rounds, ambush_side):
 def _at(field, c, m):
     """The state column of member ``c``'s ``field`` (``m`` members)."""
     return S_MEMBERS + field * m + c
-
-
-def _side(table, c):
-    return table[c, C_SIDE]
 
 
 def _damage_column(weapon, cover, armour, dual_wield):
@@ -208,9 +204,9 @@ def _first_wins(table, first, first_column, roll, other, other_column, other_rol
 
 def _first_foe_in(table, s, m, c):
     """The first member of the other side still in the fight, in table order; -1 for none."""
-    side = _side(table, c)
+    side = table[c, C_SIDE]
     for o in range(m):
-        if s[_at(M_ACTIVE, o, m)] != 0 and _side(table, o) != side:
+        if s[_at(M_ACTIVE, o, m)] != 0 and table[o, C_SIDE] != side:
             return o
     return -1
 
@@ -242,7 +238,7 @@ def _outcome_now(table, s, m):
     in1 = 0
     for o in range(m):
         if s[_at(M_ACTIVE, o, m)] != 0:
-            if _side(table, o) == 0:
+            if table[o, C_SIDE] == 0:
                 in0 = 1
             else:
                 in1 = 1
@@ -254,20 +250,24 @@ def _outcome_now(table, s, m):
 
 
 # ---- declarations --------------------------------------------------------------------------------
-def legal(table, s, m, c, action, first_pass):
-    """1 when member ``c`` may take ``action`` now (``first_pass``: the next pass is round 1's first)."""
+def _legal(action, acting, engaged, may_toggle):
+    """1 when a member may take ``action`` now: ``acting`` (in the fight, and not surprised in
+    pass 1 of round 1), ``engaged``, ``may_toggle`` (dual wield allowed and not on yet)."""
     if action == ACTION_NONE:
         return 1
-    if s[_at(M_ACTIVE, c, m)] == 0 or (first_pass and s[_at(M_SURPRISED, c, m)] != 0):
+    if not acting:
         return 0
-    engaged = s[_at(M_PARTNER, c, m)] >= 0
     if action == ACTION_FLEE:
         return 0 if engaged else 1
     if action == ACTION_DISENGAGE:
         return 1 if engaged else 0
     if action == ACTION_TOGGLE_DUAL_WIELD:
-        return 1 if table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0 else 0
+        return 1 if may_toggle else 0
     return 1
+
+
+def _may_toggle(table, s, m, c):
+    return table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0
 
 
 def _declare(table, s, m, c, external, first_pass, rng, counts):
@@ -279,20 +279,20 @@ def _declare(table, s, m, c, external, first_pass, rng, counts):
         if external > ACTION_NONE:
             counts[C_MASKED] += 1
         return
-    policy_roll = stream_die(rng, D100, D100_THRESHOLD)
+    policy_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
     engaged = s[_at(M_PARTNER, c, m)] >= 0
     if external == SCRIPTED:
         choice = 0
         while policy_roll > table[c, C_POLICY + choice]:
             choice += 1
         action = POLICY_ACTIONS[choice]
-        if table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0:
+        if _may_toggle(table, s, m, c):
             action = ACTION_TOGGLE_DUAL_WIELD
         elif action == ACTION_FLEE and engaged:
             action = ACTION_DISENGAGE  # flee is blocked while engaged
         elif action == ACTION_DISENGAGE and not engaged:
             action = ACTION_ATTACK
-    elif legal(table, s, m, c, external, first_pass) != 0:
+    elif _legal(external, True, engaged, _may_toggle(table, s, m, c)) != 0:
         action = external
     else:
         action = ACTION_NONE
@@ -343,7 +343,7 @@ def _attack(table, s, m, c, t, quick, rng, counts):
     cover = 1 if ranged and s[_at(M_COVER, t, m)] != 0 else 0  # cover counts for ranged attacks only
     dual = s[_at(M_DUAL, c, m)]
     steps = quick + dual + cover + s[_at(M_DEFENDING, t, m)]  # each -20
-    value = stream_die(rng, ATTACK_SIDES, ATTACK_THRESHOLD) - 1
+    value = stream_die(rng, np.uint64(ATTACK_SIDES), np.uint64(ATTACK_THRESHOLD)) - 1
     roll = value // 10000 + 1
     counts[F_ATTACKS] += 1
     s[_at(M_ATTACKED, c, m)] = t
@@ -449,8 +449,8 @@ def _move(table, s, m, c, rng, counts):
             return  # no longer engaged
         if s[_at(M_ACTION, partner, m)] == ACTION_PRESS and s[_at(M_TARGET, partner, m)] == c:
             # Press versus Disengage: full attack targets, no action modifiers; ties to the blocker.
-            disengage_roll = stream_die(rng, D100, D100_THRESHOLD)
-            press_roll = stream_die(rng, D100, D100_THRESHOLD)
+            disengage_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+            press_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
             if _first_wins(table, c, C_PRESS, disengage_roll, partner, C_PRESS, press_roll):
                 _release(s, m, c)
         else:
@@ -461,11 +461,11 @@ def _move(table, s, m, c, rng, counts):
         if s[_at(M_TARGETED, c, m)] != 0:
             failed = s[_at(M_FAILED_FLEE, c, m)]
             flee_target = min(TARGET_CAP, table[c, C_FLEE_BASE] + FLEE_STEP * failed)
-            if stream_die(rng, D100, D100_THRESHOLD) > flee_target:
+            if stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD)) > flee_target:
                 s[_at(M_FAILED_FLEE, c, m)] = failed + 1
                 s[_at(M_COVER, c, m)] = 1  # failure: in cover at the current position
                 return
-        counts[F_ESCAPES + _side(table, c)] += 1
+        counts[F_ESCAPES + table[c, C_SIDE]] += 1
         s[_at(M_ESCAPED, c, m)] = 1
         _take_out(s, m, c)
 
@@ -501,7 +501,7 @@ def _finish(table, s, m, outcome, counts):
         counts[F_WINS + outcome] += 1
         fled = 0
         for o in range(m):
-            if _side(table, o) != outcome and s[_at(M_ESCAPED, o, m)] != 0:
+            if table[o, C_SIDE] != outcome and s[_at(M_ESCAPED, o, m)] != 0:
                 fled = 1
         counts[F_WINS_BY_FLIGHT + outcome] += fled
     elif outcome == DRAW:
@@ -511,75 +511,75 @@ def _finish(table, s, m, outcome, counts):
 
 
 # ---- observations and masks ----------------------------------------------------------------------
-def _observe_member(table, s, m, c, o, target, out, base):
-    """Member ``o`` as ``c`` sees it, into ``out[base:base + BLOCK_FIELDS]``."""
-    out[base + B_IN_FIGHT] = s[_at(M_ACTIVE, o, m)]
-    out[base + B_ESCAPED] = s[_at(M_ESCAPED, o, m)]
-    out[base + B_FLESH] = s[_at(M_FLESH, o, m)] / FLESH_PER_SERIOUS
-    out[base + B_SERIOUS] = s[_at(M_SERIOUS, o, m)] / SERIOUS_PER_LETHAL
-    out[base + B_IN_COVER] = s[_at(M_COVER, o, m)]
-    out[base + B_DEFENDING] = s[_at(M_DEFENDING, o, m)]
-    out[base + B_DUAL_WIELD] = s[_at(M_DUAL, o, m)]
-    out[base + B_DUAL_ALLOWED] = table[o, C_DUAL_ALLOWED]
-    partner = s[_at(M_PARTNER, o, m)]
-    out[base + B_ENGAGED] = 1 if partner >= 0 else 0
-    out[base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
-    out[base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
-    out[base + B_SURPRISED] = 1 if s[S_LENGTH] == 0 and s[_at(M_SURPRISED, o, m)] != 0 else 0
-    failed = s[_at(M_FAILED_FLEE, o, m)]
-    out[base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
-    out[base + B_RANGED] = table[o, C_RANGED]
-    out[base + B_ARMOUR] = table[o, C_ARMOUR] / 2
-    out[base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers
-    out[base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
-    out[base + B_TARGET_OF_SELF] = 1 if o == target else 0
-
-
-def _clear(out, base, size):
-    for j in range(size):
-        out[base + j] = 0
-
-
 def _observe(table, config, s, m, obs, mask):
     """Every member's observation and action mask (skipped when their last axis is empty)."""
+    first_pass = s[S_LENGTH] == 0
     if mask.shape[1] > 0:
-        first_pass = s[S_LENGTH] == 0
         for c in range(m):
+            acting = s[_at(M_ACTIVE, c, m)] != 0 and not (first_pass and s[_at(M_SURPRISED, c, m)] != 0)
+            engaged = s[_at(M_PARTNER, c, m)] >= 0
+            may_toggle = _may_toggle(table, s, m, c)
             for action in range(ACTIONS):
-                mask[c, action] = legal(table, s, m, c, action, first_pass)
+                mask[c, action] = _legal(action, acting, engaged, may_toggle)
     if obs.shape[1] == 0:
         return
-    ally_slots = config[G_ALLY_SLOTS]
-    foe_slots = config[G_FOE_SLOTS]
+    foe_blocks = GLOBAL_FIELDS + BLOCK_FIELDS * (1 + config[G_ALLY_SLOTS])
+    end = foe_blocks + BLOCK_FIELDS * config[G_FOE_SLOTS]
     for c in range(m):
-        out = obs[c]
-        out[0] = s[S_PASS] / config[G_PASSES]
-        out[1] = s[S_LENGTH] / config[G_MAX_ROUNDS]
+        obs[c, 0] = s[S_PASS] / config[G_PASSES]
+        obs[c, 1] = s[S_LENGTH] / config[G_MAX_ROUNDS]
+        for j in range(GLOBAL_FIELDS, end):
+            obs[c, j] = 0  # the blocks of absent allies and foes stay 0
         target = _target_of(table, s, m, c) if s[_at(M_ACTIVE, c, m)] != 0 else -1
-        _observe_member(table, s, m, c, c, target, out, GLOBAL_FIELDS)
-        side = _side(table, c)
+        side = table[c, C_SIDE]
         allies = 0
         foes = 0
-        foe_base = GLOBAL_FIELDS + BLOCK_FIELDS * (1 + ally_slots)
         for o in range(m):
+            # Member o's block as c sees it: itself, then its allies, then its foes, in table order.
             if o == c:
-                continue
-            if _side(table, o) == side:
-                _observe_member(table, s, m, c, o, target, out, GLOBAL_FIELDS + BLOCK_FIELDS * (1 + allies))
+                base = GLOBAL_FIELDS
+            elif table[o, C_SIDE] == side:
                 allies += 1
+                base = GLOBAL_FIELDS + BLOCK_FIELDS * allies
             else:
-                _observe_member(table, s, m, c, o, target, out, foe_base + BLOCK_FIELDS * foes)
+                base = foe_blocks + BLOCK_FIELDS * foes
                 foes += 1
-        _clear(out, GLOBAL_FIELDS + BLOCK_FIELDS * (1 + allies), BLOCK_FIELDS * (ally_slots - allies))
-        _clear(out, foe_base + BLOCK_FIELDS * foes, BLOCK_FIELDS * (foe_slots - foes))
+            obs[c, base + B_IN_FIGHT] = s[_at(M_ACTIVE, o, m)]
+            obs[c, base + B_ESCAPED] = s[_at(M_ESCAPED, o, m)]
+            obs[c, base + B_FLESH] = s[_at(M_FLESH, o, m)] / FLESH_PER_SERIOUS
+            obs[c, base + B_SERIOUS] = s[_at(M_SERIOUS, o, m)] / SERIOUS_PER_LETHAL
+            obs[c, base + B_IN_COVER] = s[_at(M_COVER, o, m)]
+            obs[c, base + B_DEFENDING] = s[_at(M_DEFENDING, o, m)]
+            obs[c, base + B_DUAL_WIELD] = s[_at(M_DUAL, o, m)]
+            obs[c, base + B_DUAL_ALLOWED] = table[o, C_DUAL_ALLOWED]
+            partner = s[_at(M_PARTNER, o, m)]
+            obs[c, base + B_ENGAGED] = 1 if partner >= 0 else 0
+            obs[c, base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
+            obs[c, base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
+            obs[c, base + B_SURPRISED] = 1 if first_pass and s[_at(M_SURPRISED, o, m)] != 0 else 0
+            failed = s[_at(M_FAILED_FLEE, o, m)]
+            obs[c, base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
+            obs[c, base + B_RANGED] = table[o, C_RANGED]
+            obs[c, base + B_ARMOUR] = table[o, C_ARMOUR] / 2
+            obs[c, base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers
+            obs[c, base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
+            obs[c, base + B_TARGET_OF_SELF] = 1 if o == target else 0
 
 
 # ---- the kernels ---------------------------------------------------------------------------------
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
     """Starts fight ``indices[e]`` of ``seeds[e]`` for each env with ``which[e]``: the ambush's
     contests (docs/d100.md, "Ambush"), then every member's observation and mask."""
+    _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, new_stream())
+
+
+def step(table, config, seeds, state, actions, counts, obs, mask):
+    """One pass of each fight still running, with ``actions[e, c]`` for member ``c``."""
+    _step_envs(table, config, seeds, state, actions, counts, obs, mask, new_stream())
+
+
+def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, rng):
     m = table.shape[0]
-    rng = new_stream()
     ambush_side = config[G_AMBUSH_SIDE]
     for e in range(state.shape[0]):
         if which[e] == 0:
@@ -602,23 +602,23 @@ def reset(table, config, seeds, indices, which, state, counts, obs, mask):
             # Each member of the ambushed side, in table order, against the next ambusher (cycling).
             ambushers = 0
             for a in range(m):
-                if _side(table, a) == ambush_side:
+                if table[a, C_SIDE] == ambush_side:
                     ambushers += 1
             rank = 0
             for d in range(m):
-                if _side(table, d) == ambush_side:
+                if table[d, C_SIDE] == ambush_side:
                     continue
                 wanted = rank % ambushers
                 rank += 1
                 a = 0
                 while True:
-                    if _side(table, a) == ambush_side:
+                    if table[a, C_SIDE] == ambush_side:
                         if wanted == 0:
                             break
                         wanted -= 1
                     a += 1
-                attacker_roll = stream_die(rng, D100, D100_THRESHOLD)
-                defender_roll = stream_die(rng, D100, D100_THRESHOLD)
+                attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+                defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
                 if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
                     s[_at(M_SURPRISED, d, m)] = 1
                     counts[e, F_SURPRISED] += 1
@@ -627,10 +627,8 @@ def reset(table, config, seeds, indices, which, state, counts, obs, mask):
         _observe(table, config, s, m, obs[e], mask[e])
 
 
-def step(table, config, seeds, state, actions, counts, obs, mask):
-    """One pass of each fight still running, with ``actions[e, c]`` for member ``c``."""
+def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
     m = table.shape[0]
-    rng = new_stream()
     for e in range(state.shape[0]):
         s = state[e]
         if s[S_OUTCOME] != RUNNING:
@@ -675,11 +673,12 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
     # No observations or masks wanted: a fight's members are all scripted.
     obs = np.zeros((1, m, 0), dtype=np.float32)
     mask = np.zeros((1, m, 0), dtype=np.int8)
+    rng = new_stream()
     for k in range(count):
         indices[0] = start + k
-        reset(table, config, seeds, indices, which, state, own, obs, mask)
+        _reset_envs(table, config, seeds, indices, which, state, own, obs, mask, rng)
         while state[0, S_OUTCOME] == RUNNING:
-            step(table, config, seeds, state, actions, own, obs, mask)
+            _step_envs(table, config, seeds, state, actions, own, obs, mask, rng)
         for j in range(FIGHT_COUNTS):
             counts[j] += own[0, j]
         rounds = state[0, S_LENGTH]
