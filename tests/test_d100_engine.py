@@ -371,3 +371,61 @@ def test_game_checks_its_names():
     the_game = game(spec, ["Veteran", "Guard"], ["Veteran", "Guard"])
     assert the_game.member_sides == (0, 1) and the_game.step_name == "pass" and the_game.length_unit == "round"
     assert the_game.state_size == engine.state_size(2)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_reset_only_touches_the_chosen_envs_and_ended_fights_stay_as_they_are(backend):
+    the_game = GAMES["skirmish"]()
+    kernels = the_game.engine(backend)
+    b = the_game.buffers(6)
+    b["seeds"][:] = 21
+    b["indices"][:] = np.arange(6)
+    args = (b["state"], b["counts"], b["obs"], b["mask"])
+    kernels.reset(the_game.table, the_game.config, b["seeds"], b["indices"], b["which"], *args)
+    for _ in range(200):
+        kernels.step(the_game.table, the_game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
+                     b["mask"])
+    assert (b["state"][:, S_OUTCOME] != RUNNING).all()
+    ended = [array.copy() for array in args]
+    kernels.step(the_game.table, the_game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
+                 b["mask"])
+    for array, before in zip(args, ended, strict=True):
+        np.testing.assert_array_equal(array, before)
+    # Reset envs 1 and 4 only: they start again (fight 1 and 4 as from a fresh reset), the others keep their end.
+    b["which"][:] = 0
+    b["which"][[1, 4]] = 1
+    kernels.reset(the_game.table, the_game.config, b["seeds"], b["indices"], b["which"], *args)
+    fresh = the_game.buffers(6)
+    fresh["seeds"][:] = 21
+    fresh["indices"][:] = np.arange(6)
+    kernels.reset(the_game.table, the_game.config, fresh["seeds"], fresh["indices"], fresh["which"], fresh["state"],
+                  fresh["counts"], fresh["obs"], fresh["mask"])
+    for array, before, new in zip(args, ended, (fresh["state"], fresh["counts"], fresh["obs"], fresh["mask"]),
+                                  strict=True):
+        np.testing.assert_array_equal(array[[0, 2, 3, 5]], before[[0, 2, 3, 5]])
+        np.testing.assert_array_equal(array[[1, 4]], new[[1, 4]])
+
+
+def test_observations_of_a_known_state():
+    """A duel after a flee under fire failed once: the fleeing member's flee target rose by 20,
+    it is in cover, targeted this round, and its foe sees it so."""
+    runner = api.Combatant(0, 50, api.Weapon(30, 2), parkour=30, policy=(0, 0, 0, 100, 0, 0, 0, 0))
+    shooter = api.Combatant(1, 0, api.Weapon(30, 2, category="pistol"), torso="light",
+                            policy=(100, 0, 0, 0, 0, 0, 0, 0))
+    the_game = team_game([runner, shooter], passes=2, max_rounds=3)
+    n = 64
+    history = run_episodes(the_game, "python", np.arange(n, dtype=np.uint64), np.zeros(n, dtype=np.int64),
+                           scripted_actions)
+    state, counts, obs, _, _ = history[1]
+    names = the_game.observation_names
+    failed = member_field(state, engine.M_FAILED_FLEE, 0, 2) == 1
+    assert 0 < failed.sum() < n  # flee target 40: some runners fail, the others escape
+    assert (counts[~failed, layout.F_ESCAPES] == 1).all()
+    for field, value in (("self.flee_target", 0.6), ("self.in_cover", 1), ("self.targeted", 1), ("self.in_fight", 1),
+                         ("foe0.ranged", 1), ("foe0.armour", 0.5), ("foe0.target_of_self", 1), ("pass", 0.5),
+                         ("round", 1 / 3), ("foe0.attack_target", 0)):
+        np.testing.assert_allclose(obs[failed, 0, names.index(field)], value, rtol=1e-6, err_msg=field)
+    for field, value in (("foe0.flee_target", 0.6), ("foe0.in_cover", 1), ("foe0.targeted", 1), ("self.armour", 0.5)):
+        np.testing.assert_allclose(obs[failed, 1, names.index(field)], value, rtol=1e-6, err_msg=field)
+    assert (obs[~failed, 1, names.index("foe0.escaped")] == 1).all()
+    assert (obs[~failed, 1, names.index("foe0.in_fight")] == 0).all()
