@@ -89,14 +89,16 @@ def test_engine_fights_equal_the_fight_kernels_on_generated_teams(case):
     assert_fights_equal(*case, oracle="numba")
 
 
-def test_compiled_engine_fights_equal_the_fight_kernel():
+@pytest.mark.parametrize("seed", [99, 2**64 - 1])
+def test_compiled_engine_fights_equal_the_fight_kernel(seed):
     compiled = engine_kernels("combatsim.d100.engine", "numba")
     table = api.fight_table(SKIRMISH, model.TAPERS[0])
-    expected = run_fight("cython", 99, 5, 2000, table, 2, 20, 1)
+    expected = run_fight("cython", seed, 5, 2000, table, 2, 20, 1)
     counts = np.zeros(layout.FIGHT_COUNTS + 21, dtype=np.int64)
     winner, rounds = np.zeros(2000, dtype=np.int8), np.zeros(2000, dtype=np.int32)
-    compiled.fight(99, 5, 2000, table, 2, 20, 1, counts, winner, rounds)
+    compiled.fight(np.uint64(seed), 5, 2000, table, 2, 20, 1, counts, winner, rounds)
     np.testing.assert_array_equal(counts[: layout.FIGHT_COUNTS], expected[0])
+    np.testing.assert_array_equal(counts[layout.FIGHT_COUNTS :], np.bincount(expected[2], minlength=21))
     np.testing.assert_array_equal(winner, expected[1])
     np.testing.assert_array_equal(rounds, expected[2])
 
