@@ -431,3 +431,10 @@ def test_observations_of_a_known_state():
         np.testing.assert_allclose(obs[failed, 1, names.index(field)], value, rtol=1e-6, err_msg=field)
     assert (obs[~failed, 1, names.index("foe0.escaped")] == 1).all()
     assert (obs[~failed, 1, names.index("foe0.in_fight")] == 0).all()
+
+
+def test_action_names_follow_the_layout_numbers():
+    assert engine.ACTION_NAMES[layout.ACTION_NONE] == "none"
+    assert tuple(engine.ACTION_NAMES[a] for a in layout.POLICY_ACTIONS) == layout.POLICY_NAMES
+    assert engine.ACTION_NAMES[layout.ACTION_TOGGLE_DUAL_WIELD] == "toggle_dual_wield"
+    assert len(engine.ACTION_NAMES) == engine.ACTIONS == layout.ACTION_TOGGLE_DUAL_WIELD + 1
