@@ -18,7 +18,7 @@ from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED,
 from combatsim.registry import get_kernel
 from combatsim.scenario import example_path, load, validate
 from combatsim.tss import engine
-from combatsim.tss.api import fight_table
+from combatsim.tss.api import fight_table, simulate_fights
 from combatsim.tss.game import game
 
 from .test_tss_kernels import combatants
@@ -258,3 +258,53 @@ def test_game_refuses_names_that_do_not_fit():
     spec = SCENARIOS["mirror"]().spec
     with pytest.raises(ValueError, match="member_names"):
         game(spec, ["one"], ["a", "b"])
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scripted_episodes_are_the_fights_of_the_scenario(name):
+    """Env e stepped with every member scripted is fight indices[e] of its seed, as `combatsim fight`
+    plays it (the Cython fight kernel): the Game carries the scenario's options."""
+    fight = SCENARIOS[name]()
+    g = scenario_game(name)
+    result = simulate_fights(24, side_a=fight.spec["sides"][0], side_b=fight.spec["sides"][1],
+                             max_rounds=fight.spec["max_rounds"], one_step_shift=fight.spec["one_step_shift"],
+                             seed=21, backend="cython", outcomes=True)
+    python, b = start(g, 8, 21)
+    b["seeds"][:] = 21
+    b["indices"][:] = np.arange(8) * 3
+    python.reset(g.table, g.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"], b["obs"],
+                 b["mask"])
+    while running(b).any():
+        step(python, g, b)
+    outcome = b["state"][:, S_OUTCOME]
+    np.testing.assert_array_equal(np.where(outcome == UNFINISHED, -1, outcome), result.winner[::3])
+    np.testing.assert_array_equal(b["state"][:, S_LENGTH], result.rounds[::3])
+    np.testing.assert_array_equal(b["counts"][:, engine.C_ROUNDS], result.rounds[::3])
+
+
+def test_observation_fields_say_what_their_names_say():
+    g = scenario_game("teams")
+    names = g.observation_names
+    python, b = start(g, 16, 2)
+    chooser = np.random.default_rng(8)
+    foe_sides = {0: [2, 3, 4], 1: [0, 1]}
+    while running(b).any():
+        b["actions"][:] = chooser.integers(-1, len(g.action_names), size=b["actions"].shape)
+        step(python, g, b)
+        state, obs, mask = b["state"], b["obs"], b["mask"]
+        for c in range(g.members):
+            member = engine.S_MEMBERS + engine.M_WIDTH * c
+            np.testing.assert_array_equal(obs[:, c, names.index("self.in_fight")], state[:, member + engine.M_IN])
+            stun = state[:, member + engine.M_STUN]
+            np.testing.assert_allclose(obs[:, c, names.index("self.stun_left")],
+                                       np.maximum(0, g.table[c, engine.R_STUN] - stun) / g.table[c, engine.R_STUN],
+                                       rtol=1e-6)
+            # may_act: some attack is legal (while the fight runs, a member that may act has a foe in)
+            np.testing.assert_array_equal(obs[:, c, names.index("self.may_act")], mask[:, c, 1:].any(axis=1))
+            for j, foe in enumerate(foe_sides[g.member_sides[c]]):
+                np.testing.assert_array_equal(obs[:, c, names.index(f"foe{j}.in_fight")],
+                                              state[:, engine.S_MEMBERS + engine.M_WIDTH * foe + engine.M_IN])
+                np.testing.assert_array_equal(obs[:, c, names.index(f"foe{j}.stun_left")],
+                                              obs[:, foe, names.index("self.stun_left")])
+        np.testing.assert_array_equal(obs[:, :, names.index("round")],
+                                      np.repeat(state[:, S_LENGTH, None] / 8, g.members, axis=1).astype(np.float32))
