@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from importlib import import_module
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
@@ -155,7 +155,8 @@ class Game:
         return len(self.member_names)
 
     def engine(self, backend: str = "python") -> ModuleType | object:
-        """The engine's kernels (``reset``, ``step`` and the module's constants) in ``backend``."""
+        """The engine's kernels (``reset``, ``step`` and the module's constants) in ``backend``
+        (one of ENGINE_BACKENDS; "auto": Cython where built, else Numba)."""
         return engine_kernels(self.engine_module or f"combatsim.{self.ruleset}.engine", backend)
 
     def buffers(self, n: int) -> dict[str, np.ndarray]:
@@ -174,20 +175,60 @@ class Game:
 
 
 _ENGINES: dict[tuple[str, str], object] = {}
+#: The backends engine_kernels takes; "auto" is the fastest one built (cython, else numba).
+ENGINE_BACKENDS = ("auto", "python", "numba", "cython")
 
 
 def engine_kernels(module_name: str, backend: str) -> object:
-    """The engine module itself (``python``) or its Numba compilation (``numba``), made once."""
-    found = _ENGINES.get((module_name, backend))
-    if found is None:
-        module = import_module(module_name)
-        if backend == "python":
-            found = module
-        elif backend == "numba":
-            from combatsim.kernels.engine_nb import compile_engine
+    """The engine module itself (``python``), its Numba compilation (``numba``) or its Cython build
+    (``cython``: combatsim.kernels.<ruleset>.engine_cy, written by combatsim.engine_cython), made once.
 
-            found = compile_engine(module)
-        else:
-            raise ValueError(f"engine backend must be python or numba; got {backend!r}")
-        _ENGINES[(module_name, backend)] = found
+    ``auto`` is the Cython build where one is built from the engine's current source, else Numba.
+    """
+    found = _ENGINES.get((module_name, backend))
+    if found is not None:
+        return found
+    if backend == "auto":
+        found = _cython_engine(module_name, required=False) or engine_kernels(module_name, "numba")
+    elif backend == "python":
+        found = import_module(module_name)
+    elif backend == "numba":
+        from combatsim.kernels.engine_nb import compile_engine
+
+        found = compile_engine(import_module(module_name))
+    elif backend == "cython":
+        found = _cython_engine(module_name, required=True)
+    else:
+        raise ValueError(f"engine backend must be one of {', '.join(ENGINE_BACKENDS)}; got {backend!r}")
+    _ENGINES[(module_name, backend)] = found
     return found
+
+
+def _cython_engine(module_name: str, required: bool) -> object | None:
+    """The Cython build's kernels with the engine module's constants, or None (not ``required``)
+    where there is none or it was built from another source than the engine's current one."""
+    parts = module_name.split(".")
+    built = None
+    if len(parts) == 3 and parts[0] == "combatsim" and parts[2] == "engine":
+        try:
+            built = import_module(f"combatsim.kernels.{parts[1]}.engine_cy")
+        except ImportError:
+            built = None
+    if built is None:
+        if required:
+            raise ValueError(f"engine backend cython: {module_name} has no Cython build (build the extensions)")
+        return None
+    from combatsim.engine_cython import body_digest
+
+    module = import_module(module_name)
+    if body_digest(module) != built.BODY_DIGEST:
+        if required:
+            raise ValueError(f"engine backend cython: the build of {module_name} is older than its source "
+                             "(run python -m combatsim.engine_cython, then rebuild the extensions)")
+        return None
+    engine = SimpleNamespace(**{name: value for name, value in vars(module).items()
+                                      if not name.startswith("__")})
+    for kernel in ("reset", "step", "fight"):
+        setattr(engine, kernel, getattr(built, kernel))
+    engine.backend = "cython"
+    return engine

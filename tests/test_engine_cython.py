@@ -1,0 +1,148 @@
+"""The engines' Cython builds (kernels/<ruleset>/engine_cy.pyx, written by combatsim.engine_cython from
+combatsim.<ruleset>.engine) against the pure-Python reference: array by array after every reset and
+step, and fight by fight."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
+from combatsim.engine_cython import RULESETS, generate
+from combatsim.game import scenario_game
+from combatsim.scenario import example_names, example_path, load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scenario_documents():
+    """Every example scenario, and each as a 2-against-2 (every member twice)."""
+    found = []
+    for name in example_names():
+        document = load(example_path(name)).document
+        found.append(pytest.param(document, id=name))
+        teams = copy.deepcopy(document)
+        for side in teams["sides"]:
+            doubled = []
+            for member in side["members"]:
+                twin = copy.deepcopy(member)
+                if "name" in twin:
+                    twin["name"] += " twin"
+                doubled += [member, twin]
+            side["members"] = doubled
+        found.append(pytest.param(teams, id=f"{name}-2v2"))
+    return found
+
+
+def both_engines(game):
+    return engine_kernels(game.engine_module, "python"), engine_kernels(game.engine_module, "cython")
+
+
+def test_generated_engines_are_current():
+    """Each committed engine_cy.pyx is what the generator writes from the engine's source now."""
+    for ruleset in RULESETS:
+        committed = (ROOT / "kernels" / ruleset / "engine_cy.pyx").read_text()
+        assert committed == generate(ruleset), (
+            f"kernels/{ruleset}/engine_cy.pyx is stale: run python -m combatsim.engine_cython")
+
+
+def test_auto_is_the_cython_build_and_unknown_backends_are_refused():
+    game = scenario_game("exp_bob_too")
+    assert game.engine("auto").backend == "cython"
+    assert game.engine("auto").step is game.engine("cython").step
+    with pytest.raises(ValueError, match="engine backend must be one of auto, python, numba, cython"):
+        game.engine("fortran")
+
+
+def choose_actions(rng, mask):
+    """Per member: SCRIPTED, a legal action (from the mask) or any action (often masked)."""
+    n, members, actions = mask.shape
+    chosen = np.full((n, members), SCRIPTED, dtype=np.int64)
+    kinds = rng.integers(0, 3, size=(n, members))
+    for e, c in zip(*np.nonzero(kinds == 1), strict=True):
+        chosen[e, c] = rng.choice(np.flatnonzero(mask[e, c]))
+    anything = kinds == 2
+    chosen[anything] = rng.integers(0, actions, size=int(anything.sum()))
+    return chosen
+
+
+@pytest.mark.parametrize("document", scenario_documents())
+def test_cython_engine_steps_as_the_reference(document):
+    """48 envs of varied seeds, 100 steps of mixed actions; ended envs restart with new fight
+    indices. State, counts, observations and masks equal after every reset and step."""
+    game = scenario_game(document)
+    python, cython = both_engines(game)
+    n = 48
+    rng = np.random.default_rng(11)
+    buffers = {name: game.buffers(n) for name in ("python", "cython")}
+    for b in buffers.values():
+        b["seeds"][:] = np.arange(n, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        b["indices"][:] = np.arange(n) * 7
+    ended_fights = 0
+
+    def compare(when):
+        for key in ("state", "counts", "obs", "mask"):
+            np.testing.assert_array_equal(buffers["python"][key], buffers["cython"][key], err_msg=f"{key} {when}")
+
+    def reset():
+        for kernels, b in ((python, buffers["python"]), (cython, buffers["cython"])):
+            kernels.reset(game.table, game.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"],
+                          b["obs"], b["mask"])
+        compare("after a reset")
+
+    reset()
+    for k in range(100):
+        actions = choose_actions(rng, buffers["python"]["mask"])
+        for kernels, b in ((python, buffers["python"]), (cython, buffers["cython"])):
+            b["actions"][:] = actions
+            kernels.step(game.table, game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
+                         b["mask"])
+        compare(f"after step {k}")
+        ended = buffers["python"]["state"][:, S_OUTCOME] != RUNNING
+        ended_fights += int(ended.sum())
+        for b in buffers.values():
+            b["which"][:] = ended
+            b["indices"][ended] += 1
+        if ended.any():
+            reset()
+    assert ended_fights > n
+
+
+def fight_arguments(game, seed, start, count):
+    """The ruleset's fight kernel arguments for ``count`` fights of ``game`` (outputs zeroed)."""
+    engine = engine_kernels(game.engine_module, "python")
+    table, config = game.table, game.config
+    winner = np.zeros(count, dtype=np.int64)
+    length = np.zeros(count, dtype=np.int64)
+    if game.ruleset == "exp":
+        unit_limit = int(config[engine.CF_UNIT_LIMIT])
+        counts = np.zeros(engine.FIGHT_COUNTS + unit_limit, dtype=np.int64)
+        return (seed, start, count, table, unit_limit, int(config[engine.CF_HIT_ON_EQUAL]),
+                int(config[engine.CF_CRITICAL]), counts, winner, length)
+    if game.ruleset == "d100":
+        max_rounds = int(config[engine.G_MAX_ROUNDS])
+        counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+        return (seed, start, count, table, int(config[engine.G_PASSES]), max_rounds, int(config[engine.G_AMBUSH_SIDE]),
+                counts, winner, length)
+    max_rounds = int(config[engine.K_MAX_ROUNDS])
+    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    return (seed, start, count, np.ascontiguousarray(table).ravel(), table.shape[0],
+            (table.shape[1] - engine.ROW_BASE) // 4, max_rounds, int(config[engine.K_ONE_STEP]), counts, winner, length)
+
+
+@pytest.mark.parametrize("document", scenario_documents())
+def test_cython_fight_is_the_reference_fight(document):
+    """300 fights of two seeds: counts, winners and lengths equal, fight by fight."""
+    game = scenario_game(document)
+    python, cython = both_engines(game)
+    for seed in (3, 2**64 - 1):
+        expected = fight_arguments(game, seed, 40, 300)
+        got = fight_arguments(game, seed, 40, 300)
+        python.fight(np.uint64(seed), *expected[1:])
+        cython.fight(np.uint64(seed), *got[1:])
+        for a, b in zip(expected[-3:], got[-3:], strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert expected[-3].sum() > 0
