@@ -68,10 +68,11 @@ NO_CAP = 1 << 60
 ) = range(13)
 COMBATANT_FIELDS = 13
 
-#: config fields: the scenario's options and the observation's member slots, then per scenario
-#: (make_config) the dice's rejection thresholds and the row in each member's observation slots.
-CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS = range(5)
-CONFIG_HEAD = 5
+#: config fields: the scenario's options, the observation's member slots, where each side's rows
+#: start (CF_SIDE_START + side) and how many it has (CF_SIDE_SIZE + side); then (make_config) the
+#: rejection thresholds of each member's damage die and of a target die of 0..members sides.
+CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS, CF_SIDE_START, CF_SIDE_SIZE = 0, 1, 2, 3, 4, 5, 7
+CONFIG_HEAD = 9
 
 #: State columns after the shared ones: per member hit points, shots left (-1: never runs out)
 #: and the damage it takes in the unit being played (landing at the unit's end).
@@ -115,7 +116,7 @@ HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
 NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "can_fire", "member_view", "fight_outcome",
-                "write_views", "play_unit", "config_size", "dice_threshold_field", "target_threshold_field", "slot_row_field")
+                "write_views", "play_unit", "config_size", "dice_threshold_field", "target_threshold_field", "slot_row")
 
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
@@ -173,8 +174,8 @@ def fire_unit(rng, bonus, maximum_roll, armour_rating, adjustment, dice_count, d
 
 
 # ---- the scenario's arrays ------------------------------------------------------------------------
-def config_size(members, slots):
-    return CONFIG_HEAD + 2 * members + 1 + members * slots
+def config_size(members):
+    return CONFIG_HEAD + 2 * members + 1
 
 
 def dice_threshold_field(c):
@@ -187,47 +188,29 @@ def target_threshold_field(members, enemies):
     return CONFIG_HEAD + members + enemies
 
 
-def slot_row_field(members, slots, c, slot):
-    """config field of the row member ``c`` sees in observation slot ``slot`` (allies, then foes)."""
-    return CONFIG_HEAD + 2 * members + 1 + c * slots + slot
-
-
 def make_config(table, unit_limit, hit_on_equal, critical):
-    """The config array of a combatant table: the options; the observation's slots (the largest
-    side: its size less one allies, its size foes); the dice's rejection thresholds; and the row
-    in each member's slots (-1: an empty slot)."""
+    """The config array of a combatant table whose rows are side 0's members, then side 1's:
+    the options; the observation's slots (the largest side: its size less one allies, its size
+    foes); where the sides' rows are; the dice's rejection thresholds."""
     members = table.shape[0]
-    largest = 0
-    for side in range(2):
-        size = 0
-        for c in range(members):
-            if table[c, C_SIDE] == side:
-                size += 1
-        largest = max(largest, size)
-    ally_slots = largest - 1
-    slots = ally_slots + largest
-    config = np.zeros(config_size(members, slots), dtype=np.int64)
+    size0 = 0
+    for c in range(members):
+        if table[c, C_SIDE] == 0:
+            size0 += 1
+    largest = max(size0, members - size0)
+    config = np.zeros(config_size(members), dtype=np.int64)
     config[CF_UNIT_LIMIT] = unit_limit
     config[CF_HIT_ON_EQUAL] = 1 if hit_on_equal else 0
     config[CF_CRITICAL] = 1 if critical else 0
-    config[CF_ALLY_SLOTS] = ally_slots
+    config[CF_ALLY_SLOTS] = largest - 1
     config[CF_FOE_SLOTS] = largest
+    config[CF_SIDE_START + 1] = size0
+    config[CF_SIDE_SIZE] = size0
+    config[CF_SIDE_SIZE + 1] = members - size0
     for c in range(members):
         config[dice_threshold_field(c)] = rejection_threshold(np.uint64(table[c, C_DICE_SIDES]))
     for enemies in range(1, members + 1):
         config[target_threshold_field(members, enemies)] = rejection_threshold(np.uint64(enemies))
-    for c in range(members):
-        for slot in range(slots):
-            config[slot_row_field(members, slots, c, slot)] = -1
-        ally = 0
-        foe = 0
-        for t in range(members):
-            if table[t, C_SIDE] != table[c, C_SIDE]:
-                config[slot_row_field(members, slots, c, ally_slots + foe)] = t
-                foe += 1
-            elif t != c:
-                config[slot_row_field(members, slots, c, ally)] = t
-                ally += 1
     return config
 
 
@@ -249,6 +232,17 @@ def action_count(config):
 def can_fire(hit_points, shots):
     """Standing, with shots left (negative shots never run out)."""
     return hit_points > 0 and shots != 0
+
+
+def slot_row(c, slot, ally_slots, own_start, own_size, foe_start, foe_size):
+    """The row in member ``c``'s observation slot ``slot`` (its allies in table order, then its
+    foes), or -1 for an empty slot."""
+    if slot < ally_slots:
+        row = own_start + slot
+        row += 1 if row >= c else 0  # c's own row is not an ally slot
+        return row if slot < own_size - 1 else -1
+    foe = slot - ally_slots
+    return foe_start + foe if foe < foe_size else -1
 
 
 def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating):
@@ -291,7 +285,6 @@ def play_unit(rng, table, config, seeds, state, actions, counts, obs, mask):
     hit_on_equal = config[CF_HIT_ON_EQUAL]
     critical = config[CF_CRITICAL]
     foe_slots = config[CF_FOE_SLOTS]
-    slots = config[CF_ALLY_SLOTS] + foe_slots
     shots_at = ST_HIT_POINTS + members
     taken_at = ST_HIT_POINTS + 2 * members
     for e in range(state.shape[0]):
@@ -308,17 +301,19 @@ def play_unit(rng, table, config, seeds, state, actions, counts, obs, mask):
             action = actions[e, a]
             shots = state[e, shots_at + a]
             able = can_fire(state[e, ST_HIT_POINTS + a], shots)
+            side = table[a, C_SIDE]
             target = -1
             if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
-                target = config[slot_row_field(members, slots, a, slots - foe_slots + action - FIRE_AT_FOE)]
-                if target >= 0 and state[e, ST_HIT_POINTS + target] <= 0:
-                    target = -1
+                foe = action - FIRE_AT_FOE
+                if foe < config[CF_SIDE_SIZE + 1 - side]:
+                    target = config[CF_SIDE_START + 1 - side] + foe
+                    if state[e, ST_HIT_POINTS + target] <= 0:
+                        target = -1
             if action != SCRIPTED and action != HOLD and target < 0:
                 counts[e, COUNT_MASKED] += 1  # masked: held
                 action = HOLD
             if not able:
                 continue
-            side = table[a, C_SIDE]
             enemies = standing1 if side == 0 else standing0
             pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
             if action == SCRIPTED:  # the pick-th standing enemy in table order
@@ -383,7 +378,8 @@ def fight_outcome(standing0, standing1, units, unit_limit):
 
 
 def write_views(table, config, state, e, obs, mask):
-    """Every member's observation (global, self, allies, foes; empty slots all 0) and action mask.
+    """The observation (global, self, allies, foes; empty slots all 0) and action mask of each
+    member ``c`` < obs.shape[1] (a whole fight passes buffers of no members: no views).
 
     Each member's fields are worked out once, in its own self slot, then copied into the others'.
     """
@@ -391,7 +387,7 @@ def write_views(table, config, state, e, obs, mask):
     ally_slots = config[CF_ALLY_SLOTS]
     slots = ally_slots + config[CF_FOE_SLOTS]
     units = state[e, S_LENGTH] / config[CF_UNIT_LIMIT]
-    for t in range(members):
+    for t in range(obs.shape[1]):
         in_fight, health, hit_points, ammunition, armour_rating = member_view(
             state[e, ST_HIT_POINTS + t], table[t, C_HIT_POINTS], state[e, ST_HIT_POINTS + members + t],
             table[t, C_SHOTS], table[t, C_ARMOUR_RATING])
@@ -401,11 +397,14 @@ def write_views(table, config, state, e, obs, mask):
         obs[e, t, GLOBAL_FIELDS + F_HIT_POINTS] = hit_points
         obs[e, t, GLOBAL_FIELDS + F_AMMUNITION] = ammunition
         obs[e, t, GLOBAL_FIELDS + F_ARMOUR_RATING] = armour_rating
-    for c in range(members):
+    for c in range(obs.shape[1]):
+        side = table[c, C_SIDE]
+        own_start, own_size = config[CF_SIDE_START + side], config[CF_SIDE_SIZE + side]
+        foe_start, foe_size = config[CF_SIDE_START + 1 - side], config[CF_SIDE_SIZE + 1 - side]
         able = can_fire(state[e, ST_HIT_POINTS + c], state[e, ST_HIT_POINTS + members + c])
         mask[e, c, HOLD] = 1
         for slot in range(slots):
-            t = config[slot_row_field(members, slots, c, slot)]
+            t = slot_row(c, slot, ally_slots, own_start, own_size, foe_start, foe_size)
             at = GLOBAL_FIELDS + MEMBER_FIELDS * (1 + slot)
             for f in range(MEMBER_FIELDS):
                 obs[e, c, at + f] = obs[e, t, GLOBAL_FIELDS + f] if t >= 0 else 0.0
@@ -434,8 +433,8 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     for c in range(members):
         actions[0, c] = SCRIPTED
     fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
-    obs = np.zeros((1, members, observation_size(config)), dtype=np.float32)
-    mask = np.zeros((1, members, action_count(config)), dtype=np.int8)
+    obs = np.zeros((1, 0, observation_size(config)), dtype=np.float32)  # no views
+    mask = np.zeros((1, 0, action_count(config)), dtype=np.int8)
     for k in range(count):
         indices[0] = start + k
         reset(combatants, config, seeds, indices, which, state, fight_counts, obs, mask)
