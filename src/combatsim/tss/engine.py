@@ -105,7 +105,7 @@ DAZED_SCALE = 8
 MAX_ACTIONS = 4
 
 D20 = np.uint64(20)
-#: rejection_threshold(D20), once: a 64-bit remainder per die is a cost the compiled engine notices
+#: rejection_threshold(D20), computed once
 THRESHOLD20 = np.uint64(rejection_threshold(20))
 
 #: Inlined into their callers: small helpers, and the per-member loops whose array arguments cost
@@ -388,7 +388,7 @@ def play_phase(table, config, state, counts, e, rng):
 
 def finish(state, counts, e, outcome):
     state[e, S_OUTCOME] = outcome
-    counts[e, outcome if outcome <= 1 else C_UNFINISHED] += 1
+    counts[e, C_WINS + outcome if outcome <= 1 else C_UNFINISHED] += 1
 
 
 # --- observations and masks ------------------------------------------------------------------------
