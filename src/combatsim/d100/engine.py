@@ -139,6 +139,13 @@ GLOBAL_FIELDS = len(GLOBAL_NAMES)
 BLOCK_FIELDS = len(MEMBER_NAMES)
 
 NUMBA_INLINE = ("_at", "_damage_column", "_tier", "_legal")
+#: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
+NUMBA_NO_RUNTIME = (
+    "_at", "_damage_column", "_tier", "_first_wins", "_first_foe_in", "_target_of", "_release",
+    "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
+    "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
+    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_reset_envs", "_step_envs",
+)
 
 
 def state_size(members):
