@@ -3,7 +3,7 @@
 This module is the one source of the fight's rules: it runs as it is as the pure-Python reference,
 and ``combatsim.kernels.engine_nb.compile_engine`` compiles the same functions with Numba.
 
-A unit (docs/exp.md, "Fights"): every combatant standing at the unit's start (hit points above 0)
+A unit (docs/exp.md, sections 3 and 6): every combatant standing at the unit's start (hit points above 0)
 with shots left draws its target die, one die of the number of standing enemies, then fires one
 unit of fire (``fire_unit``: its to-hit rolls, as many as its weapon makes in a unit and its shots
 allow). Damage lands at the end of the unit, so attacks are simultaneous. The fight ends when a
@@ -74,8 +74,9 @@ COMBATANT_FIELDS = 13
 CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS, CF_SIDE_START, CF_SIDE_SIZE = 0, 1, 2, 3, 4, 5, 7
 CONFIG_HEAD = 9
 
-#: State columns after the shared ones: per member hit points, shots left (-1: never runs out)
-#: and the damage it takes in the unit being played (landing at the unit's end).
+#: State columns after the shared ones: member c's hit points at ST_HIT_POINTS + c, then
+#: (+ members) its shots left (negative: never runs out), then (+ 2 members) the damage it takes in
+#: the unit being played (landing at the unit's end).
 ST_HIT_POINTS = S_RULESET
 STATE_PER_MEMBER = 3
 
