@@ -111,8 +111,8 @@ THRESHOLD20 = np.uint64(rejection_threshold(20))
 #: Inlined into their callers: small helpers, and the per-member loops whose array arguments cost
 #: more as a call than their code (measured); the attack and the round's opening stay calls, which
 #: keeps the compile time down.
-NUMBA_INLINE = ("take_actions", "write_views", "write_member", "finish", "tier_of", "situation", "dealt", "roll",
-                "dazed", "acts_before", "may_act", "first_foe")
+NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation",
+                "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -392,38 +392,46 @@ def finish(state, counts, e, outcome):
 
 
 # --- observations and masks ------------------------------------------------------------------------
-def write_member(table, state, e, c, obs, e_out, viewer, at):
-    """Member c's fields into obs[e_out, viewer, at:at + F]."""
+def write_member(table, state, e, c, obs):
+    """Member c's fields into its own self block, obs[e, c, G:G + F]."""
     b = S_MEMBERS + M_WIDTH * c
-    obs[e_out, viewer, at] = state[e, b + M_IN]
-    obs[e_out, viewer, at + 1] = max(0, table[c, R_STUN] - state[e, b + M_STUN]) / table[c, R_STUN]
-    obs[e_out, viewer, at + 2] = max(0, table[c, R_WOUND] - state[e, b + M_WOUND]) / table[c, R_WOUND]
-    obs[e_out, viewer, at + 3] = max(0, table[c, R_MORTAL] - state[e, b + M_MORTAL]) / table[c, R_MORTAL]
-    obs[e_out, viewer, at + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
-    obs[e_out, viewer, at + 5] = state[e, b + M_PHASE] / 3
-    obs[e_out, viewer, at + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
-    obs[e_out, viewer, at + 7] = may_act(table, state, e, c)
+    obs[e, c, G] = state[e, b + M_IN]
+    obs[e, c, G + 1] = max(0, table[c, R_STUN] - state[e, b + M_STUN]) / table[c, R_STUN]
+    obs[e, c, G + 2] = max(0, table[c, R_WOUND] - state[e, b + M_WOUND]) / table[c, R_WOUND]
+    obs[e, c, G + 3] = max(0, table[c, R_MORTAL] - state[e, b + M_MORTAL]) / table[c, R_MORTAL]
+    obs[e, c, G + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
+    obs[e, c, G + 5] = state[e, b + M_PHASE] / 3
+    obs[e, c, G + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
+    obs[e, c, G + 7] = may_act(table, state, e, c)
+
+
+def copy_member(obs, e, c, viewer, at):
+    """Member c's block (its self block) into the viewer's observation at ``at``."""
+    for k in range(F):
+        obs[e, viewer, at + k] = obs[e, c, G + k]
 
 
 def write_views(table, config, state, e, obs, mask):
-    """Every member's observation (globals, self, allies, foes in table order) and action mask."""
+    """Every member's observation (globals, self, allies, foes in table order) and action mask.
+    A member's block is the same from every view: written once, as its self block, then copied."""
     n = table.shape[0]
     slots = config[K_SLOTS]
     phase = state[e, S_PHASE] / 3
     rounds = state[e, S_LENGTH] / max(1, config[K_MAX_ROUNDS])
     for c in range(n):
-        for k in range(obs.shape[2]):
-            obs[e, c, k] = 0
         obs[e, c, 0] = phase
         obs[e, c, 1] = rounds
-        write_member(table, state, e, c, obs, e, c, G)
+        write_member(table, state, e, c, obs)
+    for c in range(n):
+        for k in range(G + F, obs.shape[2]):
+            obs[e, c, k] = 0  # the slots no member fills stay 0
         side = table[c, R_SIDE]
         allies = 0
         for j in range(config[K_SIZE + side]):
             ally = config[K_RANK + n + side * slots + j]
             if ally != c:
                 allies += 1
-                write_member(table, state, e, ally, obs, e, c, G + F * allies)
+                copy_member(obs, e, ally, c, G + F * allies)
         other = 1 - side
         acting = may_act(table, state, e, c)
         mask[e, c, HOLD] = 1
@@ -431,7 +439,7 @@ def write_views(table, config, state, e, obs, mask):
             legal = False
             if j < config[K_SIZE + other]:
                 foe = config[K_RANK + n + other * slots + j]
-                write_member(table, state, e, foe, obs, e, c, G + F * (slots + j))
+                copy_member(obs, e, foe, c, G + F * (slots + j))
                 legal = acting & (state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0)
             mask[e, c, ATTACK + j] = legal
 
