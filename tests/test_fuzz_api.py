@@ -21,7 +21,6 @@ from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_api_answered, full
 IMPORTS = """from fractions import Fraction
 from decimal import Decimal
 from combatsim.exp.model import Weapon as ExpWeapon
-from combatsim.rl import api as rl_api
 """
 EXP_COMBATANT = 'exp_api.Combatant("a", 20, 500, ExpWeapon("claw", "A", "d6"), 100, 750)'
 D100_COMBATANT = "d100_api.Combatant(side={side}, fighting=60, weapon=d100_api.Weapon(30, 2))"
@@ -44,8 +43,6 @@ CALLS: dict[str, tuple[str, dict[str, str]]] = {
         armour_quality='"ordinary"')),
     "tss.simulate_fights": (f"tss_api.simulate_fights({{n}}, side_a=[{TSS_COMBATANT}], side_b=[{TSS_COMBATANT}]",
                             dict(max_rounds="100")),
-    **{f"rl.simulate_duels({ruleset})": (f'rl_api.simulate_duels("{ruleset}", {{n}}', dict(agent='"scripted"'))
-       for ruleset in ("exp", "d100", "tss")},
 }
 RUN_ARGUMENTS = dict(seed="1", threads="2", chunk_size="None", backend='"auto"', outcomes="False")
 

@@ -16,7 +16,6 @@ from combatsim.exp import api as exp
 from combatsim.exp.bench import FIGHTERS
 from combatsim.exp.model import Weapon
 from combatsim.registry import get_kernel
-from combatsim.rl import api as rl
 from combatsim.tss import api as tss
 
 
@@ -168,9 +167,6 @@ def _entry_points():
         "d100.simulate_fights": lambda **k: d100.simulate_fights(combatants=fighters, **k),
         "tss.simulate_attacks": lambda **k: tss.simulate_attacks(skill="12/6/3", damage="d4w/d4+2w/d4-1m", **k),
         "tss.simulate_fights": lambda **k: tss.simulate_fights(side_a=[_tss_fighter()], side_b=[_tss_fighter()], **k),
-        "rl.simulate_duels(exp)": lambda **k: rl.simulate_duels("exp", **k),
-        "rl.simulate_duels(d100)": lambda **k: rl.simulate_duels("d100", **k),
-        "rl.simulate_duels(tss)": lambda **k: rl.simulate_duels("tss", **k),
     }
 
 

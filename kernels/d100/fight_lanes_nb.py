@@ -72,7 +72,6 @@ from combatsim.d100.layout import (
 )
 
 from .._numba import lane_at, lowest_set_bit, njit, on_stack, shl32, shr32
-from ..rl.d100_lanes_nb import _bit, _pick, _roll
 from ..rng_nb import DOMAIN_RETRY, MASK32, SHIFT32, block, item_blocks, pick, seed_key
 from ._nb import ATTACKING, LOCKSTEP_FIGHTERS, LOCKSTEP_LANES, _finish, _first_wins, _outcome_of_lane
 
@@ -165,6 +164,31 @@ _NONE, _ATTACK, _QUICK, _DEFEND, _FLEE, _PRESS, _DISENGAGE, _CHARGE, _TAKE_COVER
     np.int32(ACTION_FLEE), np.int32(ACTION_PRESS), np.int32(ACTION_DISENGAGE), np.int32(ACTION_CHARGE),
     np.int32(ACTION_TAKE_COVER), np.int32(ACTION_TOGGLE_DUAL_WIELD))
 _ATTACKING = np.int32(ATTACKING)
+_ROLL_HUNDRED, _HALF, _LOW_HALF = np.int32(100), np.int32(16), np.int32(0xFFFF)
+
+
+@njit(inline="always")
+def _bit(condition):
+    """A condition as an int32 0 or 1 (``1 if c else 0`` is an int64)."""
+    return np.int32(condition)
+
+
+@njit(inline="always")
+def _pick(value, other, take):
+    """``other`` where ``take`` (0 or 1), else ``value``, in int32: masks, not a branch (LLVM turned
+    a chain of conditional expressions on one variable into a switch, and a loop with one is not
+    vectorised)."""
+    return np.int32(value ^ ((value ^ other) & -take))
+
+
+@njit(inline="always")
+def _roll(word):
+    """The d100 of a 32-bit word (int32 bits): (word x 100) >> 32, + 1, in int32 from its 16-bit
+    halves: (high x 100 + (low x 100) >> 16) >> 16, exact as floor((a + b / 2^16) / 2^16) is."""
+    high = np.int32(np.uint32(word) >> np.uint32(16))
+    low = np.int32(word & _LOW_HALF)
+    carry = np.int32(np.int32(low * _ROLL_HUNDRED) >> _HALF)
+    return np.int32(np.int32(np.int32(high * _ROLL_HUNDRED + carry) >> _HALF) + _ONE)
 
 
 @njit(inline="always")

@@ -24,12 +24,10 @@ KERNELS: dict[str, tuple[str, ...]] = {
     "exp": ("to_hit", "attack", "fight"),
     "d100": ("attack", "fight"),
     "tss": ("attack", "fight"),
-    # Whole duels of the RL environments, episode by episode (combatsim.rl; docs/rl.md).
-    "rl": ("exp_duels", "d100_duels", "tss_duels"),
 }
 
-#: The rule systems (every registry family but the generator's own dice kernels and the RL duels).
-RULESETS = tuple(family for family in KERNELS if family not in ("rng", "rl"))
+#: The rule systems (every registry family but the generator's own dice kernels).
+RULESETS = tuple(family for family in KERNELS if family != "rng")
 
 _MODULES = {
     "python": "combatsim.{ruleset}.reference",

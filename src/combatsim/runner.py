@@ -46,9 +46,9 @@ OUTPUT_BYTES = 4 << 30
 #: Seconds of one core's work per unit of work, (pure Python, compiled). A unit is what the
 #: ruleset API counts in its Work: an attack (exp.to_hit, d100.attack), a to-hit roll with a
 #: damage die costing three (exp.attack and each exp.fight unit), a die rolled (tss.attack, each
-#: TSS fight round), a combatant's pass (d100.fight), a step (the RL duels). Measured with one
-#: thread on the development machine under load (Cython; Numba is within 1.5x), rounded up: an
-#: overestimate only makes chunks smaller.
+#: TSS fight round), a combatant's pass (d100.fight). Measured with one thread on the development
+#: machine under load (Cython; Numba is within 1.5x), rounded up: an overestimate only makes chunks
+#: smaller.
 UNIT_SECONDS = {
     "exp.to_hit": (1.2e-5, 0.8e-9),
     "exp.attack": (4.5e-6, 1.5e-9),
@@ -57,9 +57,6 @@ UNIT_SECONDS = {
     "exp.fight": (4e-6, 8e-9),
     "d100.fight": (1.5e-5, 3e-8),
     "tss.fight": (5e-6, 2.5e-8),
-    "rl.exp_duels": (1.5e-4, 4e-7),
-    "rl.d100_duels": (1.5e-4, 4e-7),
-    "rl.tss_duels": (1.5e-4, 4e-7),
 }
 #: The cost of kernels not listed in UNIT_SECONDS.
 DEFAULT_UNIT_SECONDS = (1.2e-5, 1.2e-8)

@@ -1,60 +1,38 @@
-"""Reinforcement learning on the kernels: Gymnasium and PettingZoo duel environments.
+"""Reinforcement learning on the fight engines: Gymnasium and PettingZoo environments from scenarios.
 
-Importing this package registers ``combatsim/ExpDuel-v0``, ``combatsim/D100Duel-v0`` and
-``combatsim/TssDuel-v0`` (each with a kernel-backed vector entry point). Needs the ``rl`` extra
-(gymnasium, pettingzoo). See docs/rl.md.
+Importing this package registers ``combatsim/Fight-v0`` (any scenario, one member the agent, with
+a vector entry point that steps every env in one engine call) and three shipped scenarios under
+ids of their own: ``combatsim/ExpDuel-v0``, ``combatsim/D100Duel-v0`` and ``combatsim/TssDuel-v0``.
+``parallel_env(scenario, agents)`` is the PettingZoo env. Needs the ``rl`` extra (gymnasium,
+pettingzoo). See docs/rl.md.
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
 
-from combatsim.rl.api import DuelsResult, simulate_duels
-from combatsim.rl.envs import D100DuelEnv, DuelEnv, ExpDuelEnv, TssDuelEnv
-from combatsim.rl.parallel import DuelParallelEnv
-from combatsim.rl.parallel import parallel_env as duel_parallel_env
-from combatsim.rl.vector import D100DuelVectorEnv, DuelVectorEnv, ExpDuelVectorEnv, TssDuelVectorEnv
+from combatsim.rl.fight_env import FightEnv
+from combatsim.rl.fight_parallel import FightParallelEnv, parallel_env
+from combatsim.rl.fight_vector import FightVectorEnv
 
-ENV_IDS = {"exp": "combatsim/ExpDuel-v0", "d100": "combatsim/D100Duel-v0", "tss": "combatsim/TssDuel-v0"}
-_CLASSES = {"exp": "ExpDuel", "d100": "D100Duel", "tss": "TssDuel"}
-
-for _ruleset, _id in ENV_IDS.items():
-    if _id not in gym.registry:
-        gym.register(
-            id=_id,
-            entry_point=f"combatsim.rl.envs:{_CLASSES[_ruleset]}Env",
-            vector_entry_point=f"combatsim.rl.vector:{_CLASSES[_ruleset]}VectorEnv",
-        )
-
-def parallel_env(*args, **kwargs):
-    """A PettingZoo ParallelEnv: ``parallel_env(scenario=..., agents=[names])`` for any scenario
-    (combatsim.rl.fight_parallel); ``parallel_env(ruleset=...)`` still gives the duel env."""
-    if "scenario" in kwargs:
-        from combatsim.rl.fight_parallel import parallel_env as scenario_parallel_env
-
-        return scenario_parallel_env(*args, **kwargs)
-    return duel_parallel_env(*args, **kwargs)
-
-
-#: Any scenario, one member the agent (combatsim.rl.fight_env); see docs/rl.md, "Scenario environments".
+#: Any scenario, one member the agent (combatsim.rl.fight_env); see docs/rl.md.
 FIGHT_ENV_ID = "combatsim/Fight-v0"
-if FIGHT_ENV_ID not in gym.registry:
-    gym.register(id=FIGHT_ENV_ID, entry_point="combatsim.rl.fight_env:FightEnv",
-                 vector_entry_point="combatsim.rl.fight_vector:FightVectorEnv")
+#: ruleset -> (env id, example scenario, its agent: the first member of side 0). Each id is
+#: Fight-v0 with these defaults; ``agent=``, ``backend=`` and ``render_mode=`` still apply.
+EXAMPLE_ENVS = {
+    "exp": ("combatsim/ExpDuel-v0", "exp_bob_too", "Bob Too"),
+    "d100": ("combatsim/D100Duel-v0", "d100_duel", "Veteran"),
+    "tss": ("combatsim/TssDuel-v0", "tss_alex_vs_thug", "Alex"),
+}
+ENV_IDS = {ruleset: env_id for ruleset, (env_id, _, _) in EXAMPLE_ENVS.items()}
 
-__all__ = [
-    "ENV_IDS",
-    "FIGHT_ENV_ID",
-    "D100DuelEnv",
-    "D100DuelVectorEnv",
-    "DuelEnv",
-    "DuelParallelEnv",
-    "DuelVectorEnv",
-    "DuelsResult",
-    "ExpDuelEnv",
-    "ExpDuelVectorEnv",
-    "TssDuelEnv",
-    "TssDuelVectorEnv",
-    "parallel_env",
-    "simulate_duels",
-]
+_ENTRY_POINTS = {"entry_point": "combatsim.rl.fight_env:FightEnv",
+                 "vector_entry_point": "combatsim.rl.fight_vector:FightVectorEnv"}
+if FIGHT_ENV_ID not in gym.registry:
+    gym.register(id=FIGHT_ENV_ID, **_ENTRY_POINTS)
+for _env_id, _example, _agent in EXAMPLE_ENVS.values():
+    if _env_id not in gym.registry:
+        gym.register(id=_env_id, kwargs={"scenario": _example, "agent": _agent}, **_ENTRY_POINTS)
+
+
+__all__ = ["ENV_IDS", "EXAMPLE_ENVS", "FIGHT_ENV_ID", "FightEnv", "FightParallelEnv", "FightVectorEnv", "parallel_env"]

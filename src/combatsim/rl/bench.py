@@ -1,11 +1,12 @@
 """Benchmark cases for the RL environments (see combatsim.bench).
 
-``rl.vector_step``: env steps/s of the kernel-backed VectorEnv (1024 duels, ``step()`` through the
-Gymnasium API, one compiled call a step); its baseline is Gymnasium's own numpy CartPole vector
-env with 1024 environments, timed in the same run. ``rl.single_step``: one environment stepped
-in a compiled loop (``rollout``, both sides on built-in policies). ``rl.single_step.api``: one
-environment through the Python ``step()`` API. The plain names use d100; ``.exp``/``.tss`` the
-other rulesets.
+``rl.vector_step``: env steps/s of ``combatsim/Fight-v0``'s vector env on the ruleset's example
+duel (1024 envs, ``step()`` through the Gymnasium API, one engine call a step, the agent always
+attacking); its baseline is Gymnasium's own numpy CartPole vector env with 1024 environments,
+timed in the same run. ``rl.single_step.api``: one env through ``step()``, against CartPole's.
+The plain names use d100 (examples/d100_duel.toml); ``.exp`` and ``.tss`` the other rulesets'
+examples (exp_bob_too, tss_alex_vs_thug). Each runs on every engine backend the env takes: the
+Python reference, Numba and, where it is built, Cython.
 """
 
 from __future__ import annotations
@@ -14,49 +15,55 @@ import gymnasium as gym
 import numpy as np
 
 from combatsim.bench import BenchCase
-from combatsim.rl.envs import D100DuelEnv, ExpDuelEnv, TssDuelEnv
-from combatsim.rl.vector import D100DuelVectorEnv, ExpDuelVectorEnv, TssDuelVectorEnv
+from combatsim.engine import engine_kernels
+from combatsim.rl import EXAMPLE_ENVS
+from combatsim.rl.fight_env import BACKENDS, FightEnv
+from combatsim.rl.fight_vector import FightVectorEnv
 
 VECTOR_ENVS = 1024
-_VECTOR = {"d100": D100DuelVectorEnv, "exp": ExpDuelVectorEnv, "tss": TssDuelVectorEnv}
-_SINGLE = {"d100": D100DuelEnv, "exp": ExpDuelEnv, "tss": TssDuelEnv}
+#: The action every env's agent plays: the first attack of each example's ruleset.
+ATTACK = 1
 _cache: dict = {}
 
 
-def _vector(ruleset: str, backend: str, threads: int):
-    key = ("vector", ruleset, backend, threads)
+def env_backends(ruleset: str) -> tuple[str, ...]:
+    """The compiled backends the env runs ``ruleset`` on here: Numba, and Cython where it is built."""
+    if "cython" not in BACKENDS:
+        return ("numba",)
+    try:
+        engine_kernels(f"combatsim.{ruleset}.engine", "cython")
+    except (ImportError, ValueError):
+        return ("numba",)
+    return ("numba", "cython")
+
+
+def _vector(ruleset: str, backend: str) -> FightVectorEnv:
+    key = ("vector", ruleset, backend)
     if key not in _cache:
-        env = _VECTOR[ruleset](VECTOR_ENVS, backend=backend, threads=threads, copy=False)
+        _, example, agent = EXAMPLE_ENVS[ruleset]
+        env = FightVectorEnv(VECTOR_ENVS, scenario=example, agent=agent, backend=backend)
         env.reset(seed=1)
         _cache[key] = env
     return _cache[key]
 
 
-def vector_steps(ruleset: str, backend: str, n: int, threads: int) -> None:
-    env = _vector(ruleset, backend, threads)
-    actions = np.zeros(VECTOR_ENVS, dtype=np.int64)  # attack / fire: legal in most states
+def vector_steps(ruleset: str, backend: str, n: int) -> None:
+    env = _vector(ruleset, backend)
+    actions = np.full(VECTOR_ENVS, ATTACK, dtype=np.int64)
     for _ in range(max(1, n // VECTOR_ENVS)):
         env.step(actions)
 
 
-def single_rollout(ruleset: str, backend: str, n: int, threads: int) -> None:
-    key = ("single", ruleset, backend)
-    if key not in _cache:
-        env = _VECTOR[ruleset](1, backend=backend, opponent="random")
-        env.reset(seed=1)
-        _cache[key] = env
-    _cache[key].rollout(n, agent="scripted")
-
-
-def single_api(ruleset: str, backend: str, n: int, threads: int) -> None:
+def single_api(ruleset: str, backend: str, n: int) -> None:
     key = ("api", ruleset, backend)
     if key not in _cache:
-        env = _SINGLE[ruleset](backend=backend)
+        _, example, agent = EXAMPLE_ENVS[ruleset]
+        env = FightEnv(example, agent, backend=backend)
         env.reset(seed=1)
         _cache[key] = env
     env = _cache[key]
     for _ in range(n):
-        _, _, terminated, truncated, _ = env.step(0)
+        _, _, terminated, truncated, _ = env.step(ATTACK)
         if terminated or truncated:
             env.reset()
 
@@ -87,12 +94,11 @@ def cartpole_single(n: int) -> None:
 
 CASES = []
 for _ruleset, _suffix in (("d100", ""), ("exp", ".exp"), ("tss", ".tss")):
+    _backends = env_backends(_ruleset)
     CASES += [
-        BenchCase(f"rl.vector_step{_suffix}", lambda b, n, t, r=_ruleset: vector_steps(r, b, n, t), cartpole_vector,
+        BenchCase(f"rl.vector_step{_suffix}", lambda b, n, t, r=_ruleset: vector_steps(r, b, n), cartpole_vector,
                   compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
-                  backends=("numba", "cython")),
-        BenchCase(f"rl.single_step{_suffix}", lambda b, n, t, r=_ruleset: single_rollout(r, b, n, t), None,
-                  compiled_items=200_000, python_items=2_000, backends=("numba", "cython")),
-        BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n, t), cartpole_single,
-                  compiled_items=20_000, python_items=2_000, numpy_items=20_000, backends=("numba", "cython")),
+                  backends=_backends, threads=(1,)),
+        BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n), cartpole_single,
+                  compiled_items=20_000, python_items=2_000, numpy_items=20_000, backends=_backends, threads=(1,)),
     ]

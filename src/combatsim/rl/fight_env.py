@@ -8,6 +8,7 @@ Spaces, names, rewards and the outcome info are described in docs/rl.md ("Scenar
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -128,7 +129,29 @@ class Outcomes:
                       if isinstance(value[0], np.generic) else value[0]) for key, value in columns.items()}
 
 
-class FightEnv(gym.Env):
+def checked_render_mode(render_mode: str | None, render_modes: list[str]) -> str | None:
+    """``render_mode`` if supported; else a warning and None (make_vec_env asks for "rgb_array")."""
+    if render_mode is None or render_mode in render_modes:
+        return render_mode
+    warnings.warn(f"render_mode {render_mode!r} is not supported (supported: {render_modes}); rendering is off",
+                  stacklevel=3)
+    return None
+
+
+class PicklesWithoutEngine:
+    """Pickles without the engine's kernels (a module), which are looked up again from the game on load."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_engine"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._engine = self.game.engine(self.backend)
+
+
+class FightEnv(PicklesWithoutEngine, gym.Env):
     """One scenario's fight with one member, ``agent``, played from outside (docs/rl.md)."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
@@ -139,9 +162,7 @@ class FightEnv(gym.Env):
         self.agent = agent
         self.agent_index = member_index(game, agent)
         self.backend = check_backend(backend)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.observation_names = game.observation_names
         self.action_names = game.action_names
         self.observation_space = observation_box(len(game.observation_names))
@@ -191,6 +212,8 @@ class FightEnv(gym.Env):
         info = self._info()
         if outcome != RUNNING:
             info["outcome"] = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
+            # the return is the last reward: every step before the end gives 0
+            info["episode"] = {"r": reward, "l": int(b["state"][0, S_STEPS])}
         return (b["obs"][0, self.agent_index].copy(), reward, outcome in (0, 1, DRAW), outcome == UNFINISHED,
                 info)
 

@@ -20,14 +20,23 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from combatsim.engine import DRAW, RUNNING, S_OUTCOME, SCRIPTED, UNFINISHED, Game
+from combatsim.engine import DRAW, RUNNING, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import Outcomes, as_game, check_action, check_backend, observation_box, render_text
+from combatsim.rl.fight_env import (
+    Outcomes,
+    PicklesWithoutEngine,
+    as_game,
+    check_action,
+    check_backend,
+    checked_render_mode,
+    observation_box,
+    render_text,
+)
 from combatsim.scenario import Scenario
 from combatsim.validation import check_seed
 
 
-class FightParallelEnv(ParallelEnv):
+class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
     """A scenario's fight with several members played from outside (docs/rl.md)."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "combatsim_fight_v0",
@@ -44,9 +53,7 @@ class FightParallelEnv(ParallelEnv):
         if len(self._rows) != len(names):
             raise ValueError(f"agents must name each member once, got {names!r}")
         self.backend = check_backend(backend)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.possible_agents = names
         self.agents: list[str] = []
         self.observation_names = game.observation_names
@@ -118,8 +125,10 @@ class FightParallelEnv(ParallelEnv):
         truncations = dict.fromkeys(self.agents, outcome == UNFINISHED)
         if ended:
             summary = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
-            for info in infos.values():
+            length = int(b["state"][0, S_STEPS])
+            for agent, info in infos.items():
                 info["outcome"] = summary
+                info["episode"] = {"r": rewards[agent], "l": length}
             self.agents = []
         return obs, rewards, terminations, truncations, infos
 

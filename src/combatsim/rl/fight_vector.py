@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from combatsim.engine import DRAW, S_OUTCOME, UNFINISHED, Game
+from combatsim.engine import DRAW, S_OUTCOME, S_STEPS, UNFINISHED, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import Outcomes, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
@@ -116,11 +116,12 @@ class FightVectorEnv(gym.vector.VectorEnv):
                           b["obs"], b["mask"])
         outcome = b["state"][:, S_OUTCOME]
         ended = np.flatnonzero(outcome >= 0)
+        # rewards (num_envs,) here; (num_envs, agents) where agent_index lists several members (vector_parallel)
+        rewards = np.zeros((self.num_envs, *self._rewards.shape[1:]), dtype=np.float64)
         if len(ended) == 0:
             no = np.zeros(self.num_envs, dtype=np.bool_)
-            return b["obs"][:, self.agent_index].copy(), np.zeros(self.num_envs), no, no.copy(), self._infos()
+            return b["obs"][:, self.agent_index].copy(), rewards, no, no.copy(), self._infos()
         ends = outcome[ended]
-        rewards = np.zeros(self.num_envs, dtype=np.float64)
         rewards[ended] = self._rewards[ends]
         terminated = np.zeros(self.num_envs, dtype=np.bool_)
         truncated = np.zeros(self.num_envs, dtype=np.bool_)
@@ -128,11 +129,13 @@ class FightVectorEnv(gym.vector.VectorEnv):
         truncated[ended] = ends == UNFINISHED
         done = terminated | truncated
         counts = b["counts"][ended]
-        final_info = {"action_mask": b["mask"][ended, self.agent_index], "masked_actions": counts[:, self._masked],
-                      "outcome": self._outcomes.columns(b["state"][ended], counts, b["obs"][ended])}
+        # the episode's return is its last reward (every step before the end gives 0)
+        final_info = {"action_mask": b["mask"][ended][:, self.agent_index], "masked_actions": counts[:, self._masked],
+                      "outcome": self._outcomes.columns(b["state"][ended], counts, b["obs"][ended]),
+                      "episode": {"r": rewards[ended], "l": b["state"][ended, S_STEPS]}}
         final_info = _masked(final_info, ended, done)
         final_obs = np.full(self.num_envs, None, dtype=object)
-        final_obs[ended] = list(b["obs"][ended, self.agent_index])
+        final_obs[ended] = list(b["obs"][ended][:, self.agent_index])
         # SAME_STEP: the envs that ended start their next fight now
         b["which"][:] = 0
         b["which"][ended] = 1
