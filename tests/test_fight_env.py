@@ -202,8 +202,8 @@ def test_bad_construction_is_a_one_line_error():
         gym.make("combatsim/Fight-v0", scenario=FAKE_DUEL, agent="C")
     with pytest.raises(ValueError, match="backend must be one of 'numba', 'python'"):
         FightEnv(FAKE_DUEL, "A", backend="cython")
-    with pytest.raises(ValueError, match="render_mode must be None or 'ansi'"):
-        FightEnv(FAKE_DUEL, "A", render_mode="human")
+    with pytest.warns(UserWarning, match="render_mode 'human' is not supported"):
+        assert FightEnv(FAKE_DUEL, "A", render_mode="human").render_mode is None
     with pytest.raises(ValueError, match=r"agents: no member is named 'Z'"):
         parallel_env(FAKE_DUEL, ["A", "Z"])
     with pytest.raises(ValueError, match="agents must name each member once"):
