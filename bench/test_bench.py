@@ -24,6 +24,8 @@ def test_kernel(benchmark, kernel, backend, threads):
         pytest.skip("single-threaded baseline")
     if backend == "numpy" and case.numpy is None:
         pytest.skip("no numpy baseline for this kernel")
+    if backend in ("numba", "cython") and (backend not in case.backends or threads not in case.threads):
+        pytest.skip("not a backend or thread count this case runs on")
     own = {"python": case.python_items, "numpy": case.numpy_items}.get(backend, case.compiled_items)
     items = min(ITEMS[backend], own)
     benchmark.extra_info["items"] = items
