@@ -14,6 +14,7 @@ import gymnasium as gym
 from combatsim.rl.fight_env import FightEnv
 from combatsim.rl.fight_parallel import FightParallelEnv, parallel_env
 from combatsim.rl.fight_vector import FightVectorEnv
+from combatsim.rl.vector_parallel import FightVectorParallelEnv, vector_parallel_env
 
 #: Any scenario, one member the agent (combatsim.rl.fight_env); see docs/rl.md.
 FIGHT_ENV_ID = "combatsim/Fight-v0"
@@ -35,4 +36,5 @@ for _env_id, _example, _agent in EXAMPLE_ENVS.values():
         gym.register(id=_env_id, kwargs={"scenario": _example, "agent": _agent}, **_ENTRY_POINTS)
 
 
-__all__ = ["ENV_IDS", "EXAMPLE_ENVS", "FIGHT_ENV_ID", "FightEnv", "FightParallelEnv", "FightVectorEnv", "parallel_env"]
+__all__ = ["ENV_IDS", "EXAMPLE_ENVS", "FIGHT_ENV_ID", "FightEnv", "FightParallelEnv", "FightVectorEnv",
+           "FightVectorParallelEnv", "parallel_env", "vector_parallel_env"]

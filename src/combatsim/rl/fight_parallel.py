@@ -36,6 +36,18 @@ from combatsim.scenario import Scenario
 from combatsim.validation import check_seed
 
 
+def agent_rows(game: Game, agents: Sequence[str] | None) -> dict[str, int]:
+    """``{agent name: member row}`` for ``agents`` (member names, each once; all members when None)."""
+    names = list(game.member_names if agents is None else agents)
+    if isinstance(agents, str) or not names:
+        raise ValueError(f"agents must be a non-empty list of member names; the scenario's members: "
+                         f"{', '.join(map(repr, game.member_names))}")
+    rows = {name: member_index(game, name, field="agents") for name in names}
+    if len(rows) != len(names):
+        raise ValueError(f"agents must name each member once, got {names!r}")
+    return rows
+
+
 class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
     """A scenario's fight with several members played from outside (docs/rl.md)."""
 
@@ -45,13 +57,8 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
     def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None, *,
                  backend: str = "numba", render_mode: str | None = None) -> None:
         self.game = game = as_game(scenario)
-        names = list(game.member_names if agents is None else agents)
-        if isinstance(agents, str) or not names:
-            raise ValueError(f"agents must be a non-empty list of member names; the scenario's members: "
-                             f"{', '.join(map(repr, game.member_names))}")
-        self._rows = {name: member_index(game, name, field="agents") for name in names}
-        if len(self._rows) != len(names):
-            raise ValueError(f"agents must name each member once, got {names!r}")
+        self._rows = agent_rows(game, agents)
+        names = list(self._rows)
         self.backend = check_backend(backend)
         self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.possible_agents = names

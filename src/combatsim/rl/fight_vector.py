@@ -21,7 +21,7 @@ from gymnasium.vector.utils import batch_space
 
 from combatsim.engine import DRAW, S_OUTCOME, S_STEPS, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import Outcomes, as_game, check_backend, observation_box
+from combatsim.rl.fight_env import Outcomes, PicklesWithoutEngine, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
 from combatsim.validation import check_int, check_seed
 
@@ -45,7 +45,7 @@ def _masked(columns: dict[str, Any], rows: np.ndarray, present: np.ndarray) -> d
     return out
 
 
-class FightVectorEnv(gym.vector.VectorEnv):
+class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
     """``num_envs`` fights of one scenario, member ``agent`` played from outside (docs/rl.md)."""
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -154,8 +154,8 @@ class FightVectorEnv(gym.vector.VectorEnv):
         count = len(self.action_names)
         if array.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers in 0..{count - 1}, got dtype {array.dtype}")
-        if array.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {array.shape}")
+        if array.shape != self.action_space.shape:
+            raise ValueError(f"actions must have shape {self.action_space.shape}, got {array.shape}")
         if array.size and (int(array.min()) < 0 or int(array.max()) >= count):
             bad = int(array[(array < 0) | (array >= count)][0])
             raise ValueError(f"actions must be in 0..{count - 1}, got {bad}")
