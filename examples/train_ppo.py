@@ -1,15 +1,17 @@
-"""Train a duel policy against the scripted opponent, then compare it with random play.
+"""Train one member of a scenario with PPO, then compare it with random play.
 
-Uses the kernel-backed vector environment (one compiled call steps every duel) and, to stay
-dependency-free, a small numpy actor-critic trained with PPO's clipped objective: a one-hidden-
-layer tanh MLP over the observation, illegal actions masked out of the softmax. With
-stable-baselines3 installed you can swap in ``sb3_contrib.MaskablePPO`` on
-``gymnasium.make("combatsim/ExpDuel-v0")`` (the env exposes ``action_masks()``).
+Uses ``combatsim/Fight-v0``'s vector environment (one engine call steps every fight): the named
+member is the agent, every other member plays its scripted policy. To stay dependency-free the
+learner is a small numpy actor-critic trained with PPO's clipped objective: a one-hidden-layer
+tanh MLP over the observation, illegal actions masked out of the softmax. With sb3-contrib
+installed you can swap in ``MaskablePPO`` on ``gymnasium.make("combatsim/Fight-v0",
+scenario=..., agent=...)`` (the env has ``action_masks()``).
 
-    python examples/train_ppo.py --ruleset exp --seconds 120
+    python examples/train_ppo.py --scenario d100_duel --agent Veteran --seconds 120
 
-Prints the win rates against the scripted opponent of the trained policy and of uniform random
-legal play, over the same evaluation seeds.
+The scenario is an example's name or a scenario file; the agent defaults to the first member of
+the first side. Prints the win and loss rates of the trained policy and of uniform random legal
+play, over the same evaluation fights.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import time
 import gymnasium as gym
 import numpy as np
 
-import combatsim.rl as rl
+import combatsim.rl  # noqa: F401  (registers combatsim/Fight-v0)
+from combatsim.game import scenario_game
 
 
 class Policy:
@@ -93,9 +96,9 @@ class Policy:
             p[key] -= lr * m_hat / (np.sqrt(v_hat) + 1e-8)
 
 
-def evaluate(env_id: str, choose, episodes: int, seed: int, **config) -> tuple[float, float]:
-    """(win rate, loss rate) over ``episodes`` duels against the scripted opponent."""
-    env = gym.make_vec(env_id, num_envs=episodes, vectorization_mode="vector_entry_point", **config)
+def evaluate(make, choose, episodes: int, seed: int) -> tuple[float, float]:
+    """(win rate, loss rate) of ``choose`` over the first fight of ``episodes`` envs."""
+    env = make(episodes)
     obs, info = env.reset(seed=seed)
     done = np.zeros(episodes, dtype=bool)
     wins = np.zeros(episodes, dtype=bool)
@@ -112,26 +115,32 @@ def evaluate(env_id: str, choose, episodes: int, seed: int, **config) -> tuple[f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ruleset", choices=sorted(rl.ENV_IDS), default="exp")
+    parser.add_argument("--scenario", default="d100_duel", help="an example's name or a scenario file")
+    parser.add_argument("--agent", help="the member to train (default: the first member of the first side)")
     parser.add_argument("--seconds", type=float, default=120.0, help="training time budget")
     parser.add_argument("--envs", type=int, default=128)
     parser.add_argument("--horizon", type=int, default=64)
     parser.add_argument("--eval-episodes", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    env_id = rl.ENV_IDS[args.ruleset]
+    game = scenario_game(args.scenario)
+    agent = args.agent if args.agent is not None else game.member_names[0]
+
+    def make(num_envs: int):
+        return gym.make_vec("combatsim/Fight-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
+                            scenario=game, agent=agent)
+
     rng = np.random.default_rng(args.seed)
-    env = gym.make_vec(env_id, num_envs=args.envs, vectorization_mode="vector_entry_point")
+    env = make(args.envs)
     policy = Policy(env.single_observation_space.shape[0], env.single_action_space.n, 64, rng)
     obs, info = env.reset(seed=args.seed)
     mask = info["action_mask"].astype(bool)
-    after_end = np.zeros(args.envs, dtype=bool)  # NEXT_STEP autoreset: the next step only resets
     gamma, lam = 0.99, 0.95
     start = time.perf_counter()
     updates = 0
     steps = 0
     while time.perf_counter() - start < args.seconds:
-        batch = {k: [] for k in ("obs", "mask", "actions", "prob", "value", "reward", "done", "valid")}
+        batch = {k: [] for k in ("obs", "mask", "actions", "prob", "value", "reward", "done")}
         for _ in range(args.horizon):
             actions, prob, value = policy.act(obs, mask, rng)
             batch["obs"].append(obs)
@@ -139,35 +148,31 @@ def main() -> None:
             batch["actions"].append(actions)
             batch["prob"].append(prob)
             batch["value"].append(value)
-            batch["valid"].append(~after_end)
+            # a step that ends a fight returns the next fight's first observation (SAME_STEP autoreset)
             obs, reward, terminated, truncated, info = env.step(actions)
             mask = info["action_mask"].astype(bool)
-            ended = terminated | truncated
-            batch["reward"].append(np.where(after_end, 0.0, reward))
-            batch["done"].append(ended)
-            after_end = ended
+            batch["reward"].append(reward)
+            batch["done"].append(terminated | truncated)
             steps += args.envs
-        _, _, last_value = policy.forward(obs, mask)
+        _, _, next_value = policy.forward(obs, mask)
         rewards = np.array(batch["reward"])
         dones = np.array(batch["done"])
         values = np.array(batch["value"])
         advantages = np.zeros_like(rewards)
         running = np.zeros(args.envs)
-        next_value = np.where(after_end, 0.0, last_value)
         for t in range(args.horizon - 1, -1, -1):
             delta = rewards[t] + gamma * next_value * (1 - dones[t]) - values[t]
             running = delta + gamma * lam * (1 - dones[t]) * running
             advantages[t] = running
             next_value = values[t]
         returns = advantages + values
-        valid = np.array(batch["valid"]).reshape(-1)
         flat = {
-            "obs": np.array(batch["obs"]).reshape(-1, obs.shape[1])[valid],
-            "mask": np.array(batch["mask"]).reshape(-1, mask.shape[1])[valid],
-            "actions": np.array(batch["actions"]).reshape(-1)[valid],
-            "prob": np.array(batch["prob"]).reshape(-1)[valid],
-            "adv": advantages.reshape(-1)[valid],
-            "ret": returns.reshape(-1)[valid],
+            "obs": np.array(batch["obs"]).reshape(-1, obs.shape[1]),
+            "mask": np.array(batch["mask"]).reshape(-1, mask.shape[1]),
+            "actions": np.array(batch["actions"]).reshape(-1),
+            "prob": np.array(batch["prob"]).reshape(-1),
+            "adv": advantages.reshape(-1),
+            "ret": returns.reshape(-1),
         }
         flat["adv"] = (flat["adv"] - flat["adv"].mean()) / (flat["adv"].std() + 1e-8)
         for _ in range(4):
@@ -177,7 +182,7 @@ def main() -> None:
                               flat["adv"][chunk], flat["ret"][chunk])
         updates += 1
     elapsed = time.perf_counter() - start
-    print(f"{args.ruleset}: trained {elapsed:.0f} s, {steps:,} env steps, {updates} PPO updates")
+    print(f"{args.scenario}, agent {agent}: trained {elapsed:.0f} s, {steps:,} env steps, {updates} PPO updates")
 
     def greedy(obs, mask):
         _, probs, _ = policy.forward(obs, mask)
@@ -190,8 +195,8 @@ def main() -> None:
         return scores.argmax(axis=1)
 
     for name, choose in (("trained policy", greedy), ("random play", uniform)):
-        win, loss = evaluate(env_id, choose, args.eval_episodes, seed=10**6)
-        print(f"  {name:15s} vs scripted opponent: win {win:6.1%}  loss {loss:6.1%}  ({args.eval_episodes} duels)")
+        win, loss = evaluate(make, choose, args.eval_episodes, seed=10**6)
+        print(f"  {name:15s} win {win:6.1%}  loss {loss:6.1%}  ({args.eval_episodes} fights)")
 
 
 if __name__ == "__main__":
