@@ -148,6 +148,32 @@ def test_numba_engine_equals_python_engine_step_by_step(name):
     assert ours["counts"][:, engine.C_MASKED].sum() > 0
 
 
+@given(side_a=st.lists(combatants(), min_size=1, max_size=3), side_b=st.lists(combatants(), min_size=1, max_size=3),
+       max_rounds=st.integers(1, 6), one_step=st.booleans(), seed=st.integers(0, 2**64 - 8),
+       actions_seed=st.integers(0, 2**32 - 1))
+def test_numba_engine_equals_python_engine_for_generated_teams(side_a, side_b, max_rounds, one_step, seed,
+                                                              actions_seed):
+    spec = {"sides": [side_a, side_b], "max_rounds": max_rounds, "one_step_shift": one_step}
+    members = len(side_a) + len(side_b)
+    g = game(spec, [f"m{c}" for c in range(members)], ["a", "b"])
+    envs, chooser = 6, np.random.default_rng(actions_seed)
+    python, ours = start(g, envs, 0)
+    numba, theirs = start(g, envs, 0, "numba")
+    for b in (ours, theirs):
+        b["seeds"][:] = np.uint64(seed) + np.arange(envs, dtype=np.uint64)
+    for kernels, b in ((python, ours), (numba, theirs)):
+        kernels.reset(g.table, g.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"], b["obs"],
+                      b["mask"])
+    while running(ours).any():
+        choice = chooser.integers(-1, len(g.action_names), size=(envs, members))
+        ours["actions"][:] = theirs["actions"][:] = choice
+        step(python, g, ours)
+        step(numba, g, theirs)
+        for key in ("state", "counts", "obs", "mask"):
+            np.testing.assert_array_equal(theirs[key], ours[key], err_msg=key)
+    assert (ours["state"][:, S_LENGTH] <= max_rounds).all()
+
+
 def scripted_choice(g, b):
     """The action the scripted policy takes now: attack the first foe still in, when it may act."""
     state = b["state"]
