@@ -7,6 +7,8 @@ here step by step (autoreset, terminal observations, the truncation flag, infos,
 
 from __future__ import annotations
 
+import pickle
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -143,3 +145,50 @@ def test_bad_actions_are_one_line_errors_before_the_kernel(actions, error, messa
     adapter.reset()
     with pytest.raises(error, match=message):
         adapter.step(actions)
+
+
+# ---- envs travel to other processes (SubprocVecEnv, AsyncVectorEnv) ----
+@pytest.mark.parametrize("make", [
+    lambda: FightEnv("d100_duel", "Veteran", backend="python"),
+    lambda: combatsim.rl.parallel_env("d100_duel", backend="python"),
+])
+def test_single_envs_pickle_and_step_on_alike(make):
+    env = make()
+    env.reset(seed=12)
+    copy = pickle.loads(pickle.dumps(env))
+    for _ in range(8):
+        if isinstance(env, FightEnv):
+            a, b = env.step(1), copy.step(1)
+            if a[2] or a[3]:
+                assert a[4]["outcome"] == b[4]["outcome"]
+                a, b = env.reset(), copy.reset()
+        else:
+            actions = dict.fromkeys(env.agents, 1)
+            a, b = env.step(actions), copy.step(dict(actions))
+            if not env.agents:
+                a, b = env.reset(), copy.reset()
+        a_obs, b_obs = a[0], b[0]
+        if isinstance(a_obs, dict):
+            a_obs, b_obs = np.stack(list(a_obs.values())), np.stack(list(b_obs.values()))
+        np.testing.assert_array_equal(a_obs, b_obs)
+
+
+def test_async_vector_env_with_two_envs_is_the_single_envs():
+    # a spawned process starts bare: "combatsim.rl:" imports the package that registers the id
+    fns = [lambda: gym.make("combatsim.rl:combatsim/Fight-v0", scenario="d100_duel", agent="Guard",
+                            backend="python")] * 2
+    env = gym.vector.AsyncVectorEnv(fns, context="spawn")
+    try:
+        obs, infos = env.reset(seed=30)
+        singles = [FightEnv("d100_duel", "Guard", backend="python") for _ in range(2)]
+        expected = [single.reset(seed=30 + e) for e, single in enumerate(singles)]
+        for step in range(4):
+            for e in range(2):
+                np.testing.assert_array_equal(obs[e], expected[e][0], err_msg=f"step {step}, env {e}")
+                np.testing.assert_array_equal(infos["action_mask"][e], expected[e][1]["action_mask"])
+            obs, _, terminated, truncated, infos = env.step(np.array([1, 3]))
+            expected = [single.step(action)[::4] for single, action in zip(singles, (1, 3), strict=True)]
+            if (terminated | truncated).any():
+                break
+    finally:
+        env.close()
