@@ -55,8 +55,8 @@ UNIT_SECONDS = {
     "d100.attack": (1.5e-5, 1.2e-9),
     "tss.attack": (5e-6, 4e-9),
     "exp.fight": (4e-6, 8e-9),
-    "d100.fight": (1.5e-5, 3e-8),
-    "tss.fight": (5e-6, 2.5e-8),
+    "d100.fight": (2.5e-5, 3e-8),
+    "tss.fight": (4e-5, 2.5e-8),
 }
 #: The cost of kernels not listed in UNIT_SECONDS.
 DEFAULT_UNIT_SECONDS = (1.2e-5, 1.2e-8)
