@@ -53,7 +53,7 @@ def test_auto_is_the_cython_build_and_unknown_backends_are_refused():
     game = scenario_game("exp_bob_too")
     assert game.engine("auto").backend == "cython"
     assert game.engine("auto").step is game.engine("cython").step
-    with pytest.raises(ValueError, match="engine backend must be one of auto, python, numba, cython"):
+    with pytest.raises(ValueError, match="backend must be one of 'auto', 'cython', 'numba', 'python'"):
         game.engine("fortran")
 
 

@@ -9,7 +9,7 @@ from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "3617d616a79e1dce272655418d72c5345f11e29e8343f7449ccafc4d54e07b65"
+BODY_DIGEST = "ef9cc25047eae117bfea37d8cb5edaa359b9b1b6dd6af8af839a83146df292a5"
 
 
 cdef enum:
@@ -134,7 +134,7 @@ cdef int64_t state_size(int64_t members) noexcept nogil:
     return S_MEMBERS + MEMBER_FIELDS * members
 
 
-cdef object make_config(int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side):
+cdef object make_config(const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side):
     cdef int64_t[::1] config
     cdef int64_t c
     cdef int64_t largest
@@ -174,7 +174,7 @@ cdef inline int64_t _tier(int64_t roll, int64_t critical_bar, int64_t hard_bar, 
     return FAILURE
 
 
-cdef int64_t _first_wins(int64_t[:, ::1] table, int64_t first, int64_t first_column, int64_t roll, int64_t other, int64_t other_column, int64_t other_roll) noexcept nogil:
+cdef int64_t _first_wins(const int64_t[:, ::1] table, int64_t first, int64_t first_column, int64_t roll, int64_t other, int64_t other_column, int64_t other_roll) noexcept nogil:
     cdef int64_t opposing
     cdef int64_t own
     own = _tier(roll, table[first, first_column], table[first, first_column + 1], table[first, first_column + 2], table[first, first_column + 3])
@@ -184,7 +184,7 @@ cdef int64_t _first_wins(int64_t[:, ::1] table, int64_t first, int64_t first_col
     return table[first, first_column + 4] - roll > table[other, other_column + 4] - other_roll
 
 
-cdef int64_t _first_foe_in(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
+cdef int64_t _first_foe_in(const int64_t[:, ::1] table, const int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     cdef int64_t o
     cdef int64_t side
     side = table[c, C_SIDE]
@@ -194,7 +194,7 @@ cdef int64_t _first_foe_in(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int
     return -1
 
 
-cdef int64_t _target_of(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
+cdef int64_t _target_of(const int64_t[:, ::1] table, const int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     cdef int64_t partner
     partner = s[_at(M_PARTNER, c, m)]
     if partner >= 0:
@@ -215,7 +215,7 @@ cdef void _take_out(int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     _release(s, m, c)
 
 
-cdef int64_t _outcome_now(int64_t[:, ::1] table, int64_t[::1] s, int64_t m) noexcept nogil:
+cdef int64_t _outcome_now(const int64_t[:, ::1] table, const int64_t[::1] s, int64_t m) noexcept nogil:
     cdef int64_t in0
     cdef int64_t in1
     cdef int64_t o
@@ -248,11 +248,11 @@ cdef inline int64_t _legal(int64_t action, int64_t acting, int64_t engaged, int6
     return 1
 
 
-cdef int64_t _may_toggle(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
+cdef int64_t _may_toggle(const int64_t[:, ::1] table, const int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     return table[c, C_DUAL_ALLOWED] != 0 and s[_at(M_DUAL, c, m)] == 0
 
 
-cdef void _declare(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t external, int64_t first_pass, Stream* rng, int64_t[::1] counts) noexcept nogil:
+cdef void _declare(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t external, int64_t first_pass, Stream* rng, int64_t[::1] counts) noexcept nogil:
     cdef int64_t action
     cdef int64_t choice
     cdef bint engaged
@@ -290,7 +290,7 @@ cdef void _declare(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, 
         s[_at(M_DEFENDING, c, m)] = 1
 
 
-cdef void _wound(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t t, int64_t w, int64_t damage_roll, int64_t cover, int64_t critical, int64_t[::1] counts) noexcept nogil:
+cdef void _wound(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t t, int64_t w, int64_t damage_roll, int64_t cover, int64_t critical, int64_t[::1] counts) noexcept nogil:
     cdef int64_t column
     cdef int64_t dual
     cdef bint nonlethal
@@ -319,7 +319,7 @@ cdef void _wound(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, in
         counts[F_ESCALATED_LETHAL] += 1
 
 
-cdef int64_t _attack(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t t, int64_t quick, Stream* rng, int64_t[::1] counts) noexcept nogil:
+cdef int64_t _attack(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, int64_t t, int64_t quick, Stream* rng, int64_t[::1] counts) noexcept nogil:
     cdef int64_t bars
     cdef int64_t cover
     cdef bint critical
@@ -348,13 +348,13 @@ cdef int64_t _attack(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c
     return 1 if s[_at(M_LETHAL, t, m)] > 0 else 0
 
 
-cdef int64_t _press_spent(int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
+cdef int64_t _press_spent(const int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     cdef int64_t target
     target = s[_at(M_TARGET, c, m)]
     return s[_at(M_ACTION, target, m)] == ACTION_DISENGAGE and s[_at(M_TARGET, target, m)] == c
 
 
-cdef void _attack_batch(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t quick, Stream* rng, int64_t[::1] counts) noexcept nogil:
+cdef void _attack_batch(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t quick, Stream* rng, int64_t[::1] counts) noexcept nogil:
     cdef int64_t action
     cdef int64_t c
     cdef int64_t t
@@ -382,7 +382,7 @@ cdef void _attack_batch(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_
             _take_out(s, m, t)
 
 
-cdef int64_t _engaging_attack(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
+cdef int64_t _engaging_attack(const int64_t[:, ::1] table, const int64_t[::1] s, int64_t m, int64_t c) noexcept nogil:
     cdef int64_t t
     t = s[_at(M_ATTACKED, c, m)]
     if t >= 0 and (s[_at(M_ACTION, c, m)] == ACTION_CHARGE or table[c, C_RANGED] == 0):
@@ -399,11 +399,11 @@ cdef void _involve(int64_t[::1] s, int64_t m, int64_t c, int64_t t) noexcept nog
         s[_at(M_INVOLVED_MANY, c, m)] = 1
 
 
-cdef int64_t _only_met(int64_t[::1] s, int64_t m, int64_t c, int64_t t) noexcept nogil:
+cdef int64_t _only_met(const int64_t[::1] s, int64_t m, int64_t c, int64_t t) noexcept nogil:
     return s[_at(M_INVOLVED, c, m)] == t and s[_at(M_INVOLVED_MANY, c, m)] == 0
 
 
-cdef void _engage_after_attacks(int64_t[:, ::1] table, int64_t[::1] s, int64_t m) noexcept nogil:
+cdef void _engage_after_attacks(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m) noexcept nogil:
     cdef int64_t c
     cdef int64_t t
     for c in range(m):
@@ -425,7 +425,7 @@ cdef void _engage_after_attacks(int64_t[:, ::1] table, int64_t[::1] s, int64_t m
             s[_at(M_PARTNER, t, m)] = c
 
 
-cdef void _move(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, Stream* rng, int64_t[::1] counts) noexcept nogil:
+cdef void _move(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, Stream* rng, int64_t[::1] counts) noexcept nogil:
     cdef int64_t action
     cdef int64_t disengage_roll
     cdef int64_t failed
@@ -463,7 +463,7 @@ cdef void _move(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t c, Str
         _take_out(s, m, c)
 
 
-cdef int64_t _play_pass(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t[::1] actions, int64_t first_pass, Stream* rng, int64_t[::1] counts) noexcept nogil:
+cdef int64_t _play_pass(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, const int64_t[::1] actions, int64_t first_pass, Stream* rng, int64_t[::1] counts) noexcept nogil:
     cdef int64_t c
     cdef int64_t outcome
     for c in range(m):
@@ -487,7 +487,7 @@ cdef int64_t _play_pass(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_
     return _outcome_now(table, s, m)
 
 
-cdef void _finish(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t outcome, int64_t[::1] counts) noexcept nogil:
+cdef void _finish(const int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t outcome, int64_t[::1] counts) noexcept nogil:
     cdef int64_t fled
     cdef int64_t o
     s[S_OUTCOME] = outcome
@@ -505,7 +505,7 @@ cdef void _finish(int64_t[:, ::1] table, int64_t[::1] s, int64_t m, int64_t outc
         counts[F_UNFINISHED] += 1
 
 
-cdef void _observe(int64_t[:, ::1] table, int64_t[::1] config, int64_t[::1] s, int64_t m, float[:, ::1] obs, int8_t[:, ::1] mask) noexcept nogil:
+cdef void _observe(const int64_t[:, ::1] table, const int64_t[::1] config, const int64_t[::1] s, int64_t m, float[:, ::1] obs, int8_t[:, ::1] mask) noexcept nogil:
     cdef bint acting
     cdef int64_t action
     cdef int64_t allies
@@ -575,17 +575,17 @@ cdef void _observe(int64_t[:, ::1] table, int64_t[::1] config, int64_t[::1] s, i
             obs[c, base + B_TARGET_OF_SELF] = 1 if o == target else 0
 
 
-cpdef void reset(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[::1] indices, uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void reset(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, const int64_t[::1] indices, const uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef Stream _stream
     _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, &_stream)
 
 
-cpdef void step(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void step(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef Stream _stream
     _step_envs(table, config, seeds, state, actions, counts, obs, mask, &_stream)
 
 
-cdef void _reset_envs(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[::1] indices, uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
+cdef void _reset_envs(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, const int64_t[::1] indices, const uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
     cdef int64_t[::1] s
     cdef int64_t a
     cdef int64_t ambush_side
@@ -646,7 +646,7 @@ cdef void _reset_envs(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] 
         _observe(table, config, s, m, obs[e], mask[e])
 
 
-cdef void _step_envs(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
+cdef void _step_envs(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask, Stream* rng) noexcept nogil:
     cdef int64_t[::1] s
     cdef int64_t c
     cdef int64_t e
@@ -678,16 +678,16 @@ cdef void _step_envs(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] s
         _observe(table, config, s, m, obs[e], mask[e])
 
 
-cpdef void fight(uint64_t seed, int64_t start, int64_t count, int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] rounds_out):
-    cdef int64_t[:, ::1] actions
-    cdef int64_t[::1] config
+cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] rounds_out):
+    cdef const int64_t[:, ::1] actions
+    cdef const int64_t[::1] config
     cdef int64_t[::1] indices
     cdef int8_t[:, :, ::1] mask
     cdef float[:, :, ::1] obs
     cdef int64_t[:, ::1] own
     cdef uint64_t[::1] seeds
     cdef int64_t[:, ::1] state
-    cdef uint8_t[::1] which
+    cdef const uint8_t[::1] which
     cdef int64_t j
     cdef int64_t k
     cdef int64_t m

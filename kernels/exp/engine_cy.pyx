@@ -9,7 +9,7 @@ from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "c6b22802677388a1dfeccc76b72260aa8ec19b6c6cdf43b6e4c784cb3305a631"
+BODY_DIGEST = "fd6841533c20bf463cd8fc3e85f19bdfac0b4ef89844dd529a0f8aab7006c011"
 
 
 cdef enum:
@@ -139,7 +139,7 @@ cdef inline int64_t target_threshold_field(int64_t members, int64_t enemies) noe
     return CONFIG_HEAD + members + enemies
 
 
-cdef object make_config(int64_t[:, ::1] table, int64_t unit_limit, int64_t hit_on_equal, int64_t critical):
+cdef object make_config(const int64_t[:, ::1] table, int64_t unit_limit, int64_t hit_on_equal, int64_t critical):
     cdef int64_t[::1] config
     cdef int64_t c
     cdef int64_t enemies
@@ -172,11 +172,11 @@ cdef int64_t state_size(int64_t members) noexcept nogil:
     return S_RULESET + STATE_PER_MEMBER * members
 
 
-cdef int64_t observation_size(int64_t[::1] config) noexcept nogil:
+cdef int64_t observation_size(const int64_t[::1] config) noexcept nogil:
     return GLOBAL_FIELDS + MEMBER_FIELDS * (1 + config[CF_ALLY_SLOTS] + config[CF_FOE_SLOTS])
 
 
-cdef int64_t action_count(int64_t[::1] config) noexcept nogil:
+cdef int64_t action_count(const int64_t[::1] config) noexcept nogil:
     return FIRE_AT_FOE + config[CF_FOE_SLOTS]
 
 
@@ -203,7 +203,7 @@ cdef inline (double, double, double, double, double) member_view(int64_t hit_poi
     return (1.0 if left > 0 else 0.0, left / start_hit_points, left / HIT_POINTS_SCALE, ammunition, armour_rating / ARMOUR_RATING_SCALE)
 
 
-cpdef void reset(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[::1] indices, uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void reset(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, const int64_t[::1] indices, const uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t c
     cdef int64_t e
     cdef int64_t f
@@ -227,12 +227,12 @@ cpdef void reset(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds
         write_views(table, config, state, e, obs, mask)
 
 
-cpdef void step(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void step(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef Stream _stream
     play_unit(&_stream, table, config, seeds, state, actions, counts, obs, mask)
 
 
-cdef inline void play_unit(Stream* rng, int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
+cdef inline void play_unit(Stream* rng, const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t _
     cdef int64_t a
     cdef int64_t able
@@ -350,7 +350,7 @@ cdef inline int64_t fight_outcome(int64_t standing0, int64_t standing1, int64_t 
     return UNFINISHED if units >= unit_limit else RUNNING
 
 
-cdef inline void write_views(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] state, int64_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
+cdef inline void write_views(const int64_t[:, ::1] table, const int64_t[::1] config, const int64_t[:, ::1] state, int64_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t able
     cdef int64_t ally_slots
     cdef double ammunition
@@ -400,16 +400,16 @@ cdef inline void write_views(int64_t[:, ::1] table, int64_t[::1] config, int64_t
                 mask[e, c, FIRE_AT_FOE + slot - ally_slots] = 1 if legal else 0
 
 
-cpdef void fight(uint64_t seed, int64_t start, int64_t count, int64_t[:, ::1] combatants, int64_t unit_limit, int64_t hit_on_equal, int64_t critical, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] units_out):
+cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] combatants, int64_t unit_limit, int64_t hit_on_equal, int64_t critical, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] units_out):
     cdef int64_t[:, ::1] actions
-    cdef int64_t[::1] config
+    cdef const int64_t[::1] config
     cdef int64_t[:, ::1] fight_counts
     cdef int64_t[::1] indices
     cdef int8_t[:, :, ::1] mask
     cdef float[:, :, ::1] obs
     cdef uint64_t[::1] seeds
     cdef int64_t[:, ::1] state
-    cdef uint8_t[::1] which
+    cdef const uint8_t[::1] which
     cdef int64_t c
     cdef int64_t f
     cdef int64_t k

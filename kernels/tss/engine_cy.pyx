@@ -9,7 +9,7 @@ from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "95c705fa9b3c4202dc38b9ff64655cb7f0f37b5298b98b5ca069d5292993d3cf"
+BODY_DIGEST = "cc7013e2b1e099ef562adf8280e420c9f7743ae3d53987ad86f72b61d9e0c6b5"
 
 
 cdef enum:
@@ -20,6 +20,7 @@ cdef enum:
     C_ROUNDS = 3
     C_STUN = 5
     C_UNFINISHED = 2
+    C_WINS = 0
     C_WOUND = 6
     DAZED_SCALE = 8
     F = 8
@@ -146,7 +147,7 @@ cdef inline int64_t roll(Stream* rng, int64_t count, int64_t sides, int64_t modi
     return stream_roll(rng, count, <uint64_t>(sides), threshold, modifier)
 
 
-cdef int64_t side_slots(int64_t[:, ::1] table) noexcept nogil:
+cdef int64_t side_slots(const int64_t[:, ::1] table) noexcept nogil:
     cdef int64_t c
     cdef int64_t first
     first = 0
@@ -172,7 +173,7 @@ cdef int64_t action_count(int64_t slots) noexcept nogil:
     return ATTACK + slots
 
 
-cdef void fill_config(int64_t[:, ::1] table, int64_t max_rounds, int64_t one_step, int64_t[::1] config) noexcept nogil:
+cdef void fill_config(const int64_t[:, ::1] table, int64_t max_rounds, int64_t one_step, int64_t[::1] config) noexcept nogil:
     cdef int64_t c
     cdef int64_t j
     cdef int64_t n
@@ -196,7 +197,7 @@ cdef void fill_config(int64_t[:, ::1] table, int64_t max_rounds, int64_t one_ste
         config[K_SIZE + side] = rank + 1
 
 
-cdef inline int64_t dazed(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
+cdef inline int64_t dazed(const int64_t[:, ::1] table, const int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
     cdef int64_t b
     cdef int64_t penalty
     b = S_MEMBERS + M_WIDTH * c
@@ -204,7 +205,7 @@ cdef inline int64_t dazed(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t 
     return max(0, penalty - state[e, b + M_NEGATED])
 
 
-cdef inline int64_t acts_before(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t e, int64_t i, int64_t j) noexcept nogil:
+cdef inline int64_t acts_before(const int64_t[:, ::1] table, const int64_t[:, ::1] state, int64_t e, int64_t i, int64_t j) noexcept nogil:
     cdef int64_t score_i
     cdef int64_t score_j
     cdef int64_t tiebreak_i
@@ -220,13 +221,13 @@ cdef inline int64_t acts_before(int64_t[:, ::1] table, int64_t[:, ::1] state, in
     return i < j
 
 
-cdef inline int64_t may_act(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
+cdef inline int64_t may_act(const int64_t[:, ::1] table, const int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
     cdef int64_t b
     b = S_MEMBERS + M_WIDTH * c
     return (state[e, S_OUTCOME] == RUNNING) & (state[e, b + M_IN] != 0) & (state[e, b + M_PHASE] <= state[e, S_PHASE]) & (state[e, b + M_USED] < table[c, R_ACTIONS])
 
 
-cdef inline int64_t first_foe(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
+cdef inline int64_t first_foe(const int64_t[:, ::1] table, const int64_t[:, ::1] state, int64_t e, int64_t c) noexcept nogil:
     cdef int64_t j
     cdef int64_t side
     side = table[c, R_SIDE]
@@ -236,7 +237,7 @@ cdef inline int64_t first_foe(int64_t[:, ::1] table, int64_t[:, ::1] state, int6
     return -1
 
 
-cdef void begin_round(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng) noexcept nogil:
+cdef void begin_round(const int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng) noexcept nogil:
     cdef int64_t b
     cdef int64_t c
     cdef int64_t check
@@ -275,7 +276,7 @@ cdef void begin_round(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t[:, :
     state[e, S_ORDERED] = ordered
 
 
-cdef int64_t attack(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng, int64_t c, int64_t target) noexcept nogil:
+cdef int64_t attack(const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng, int64_t c, int64_t target) noexcept nogil:
     cdef int64_t amount
     cdef int64_t armour
     cdef int64_t b
@@ -335,7 +336,7 @@ cdef int64_t attack(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] 
     return -1
 
 
-cdef inline void take_actions(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, int64_t e) noexcept nogil:
+cdef inline void take_actions(const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, int64_t e) noexcept nogil:
     cdef int64_t action
     cdef int64_t c
     cdef int64_t foe
@@ -363,7 +364,7 @@ cdef inline void take_actions(int64_t[:, ::1] table, int64_t[::1] config, int64_
         state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = intent
 
 
-cdef int64_t play_phase(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng) noexcept nogil:
+cdef int64_t play_phase(const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, Stream* rng) noexcept nogil:
     cdef int64_t c
     cdef int64_t slot
     cdef int64_t target
@@ -388,23 +389,29 @@ cdef int64_t play_phase(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, :
 
 cdef inline void finish(int64_t[:, ::1] state, int64_t[:, ::1] counts, int64_t e, int64_t outcome) noexcept nogil:
     state[e, S_OUTCOME] = outcome
-    counts[e, outcome if outcome <= 1 else C_UNFINISHED] += 1
+    counts[e, C_WINS + outcome if outcome <= 1 else C_UNFINISHED] += 1
 
 
-cdef inline void write_member(int64_t[:, ::1] table, int64_t[:, ::1] state, int64_t e, int64_t c, float[:, :, ::1] obs, int64_t e_out, int64_t viewer, int64_t at) noexcept nogil:
+cdef inline void write_member(const int64_t[:, ::1] table, const int64_t[:, ::1] state, int64_t e, int64_t c, float[:, :, ::1] obs) noexcept nogil:
     cdef int64_t b
     b = S_MEMBERS + M_WIDTH * c
-    obs[e_out, viewer, at] = state[e, b + M_IN]
-    obs[e_out, viewer, at + 1] = max(0, table[c, R_STUN] - state[e, b + M_STUN]) / table[c, R_STUN]
-    obs[e_out, viewer, at + 2] = max(0, table[c, R_WOUND] - state[e, b + M_WOUND]) / table[c, R_WOUND]
-    obs[e_out, viewer, at + 3] = max(0, table[c, R_MORTAL] - state[e, b + M_MORTAL]) / table[c, R_MORTAL]
-    obs[e_out, viewer, at + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
-    obs[e_out, viewer, at + 5] = state[e, b + M_PHASE] / 3
-    obs[e_out, viewer, at + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
-    obs[e_out, viewer, at + 7] = may_act(table, state, e, c)
+    obs[e, c, G] = state[e, b + M_IN]
+    obs[e, c, G + 1] = max(0, table[c, R_STUN] - state[e, b + M_STUN]) / table[c, R_STUN]
+    obs[e, c, G + 2] = max(0, table[c, R_WOUND] - state[e, b + M_WOUND]) / table[c, R_WOUND]
+    obs[e, c, G + 3] = max(0, table[c, R_MORTAL] - state[e, b + M_MORTAL]) / table[c, R_MORTAL]
+    obs[e, c, G + 4] = min(DAZED_SCALE, dazed(table, state, e, c)) / DAZED_SCALE
+    obs[e, c, G + 5] = state[e, b + M_PHASE] / 3
+    obs[e, c, G + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
+    obs[e, c, G + 7] = may_act(table, state, e, c)
 
 
-cdef inline void write_views(int64_t[:, ::1] table, int64_t[::1] config, int64_t[:, ::1] state, int64_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
+cdef inline void copy_member(float[:, :, ::1] obs, int64_t e, int64_t c, int64_t viewer, int64_t at) noexcept nogil:
+    cdef int64_t k
+    for k in range(F):
+        obs[e, viewer, at + k] = obs[e, c, G + k]
+
+
+cdef inline void write_views(const int64_t[:, ::1] table, const int64_t[::1] config, const int64_t[:, ::1] state, int64_t e, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t acting
     cdef int64_t allies
     cdef int64_t ally
@@ -424,18 +431,19 @@ cdef inline void write_views(int64_t[:, ::1] table, int64_t[::1] config, int64_t
     phase = state[e, S_PHASE] / 3
     rounds = state[e, S_LENGTH] / max(1, config[K_MAX_ROUNDS])
     for c in range(n):
-        for k in range(obs.shape[2]):
-            obs[e, c, k] = 0
         obs[e, c, 0] = phase
         obs[e, c, 1] = rounds
-        write_member(table, state, e, c, obs, e, c, G)
+        write_member(table, state, e, c, obs)
+    for c in range(n):
+        for k in range(G + F, obs.shape[2]):
+            obs[e, c, k] = 0
         side = table[c, R_SIDE]
         allies = 0
         for j in range(config[K_SIZE + side]):
             ally = config[K_RANK + n + side * slots + j]
             if ally != c:
                 allies += 1
-                write_member(table, state, e, ally, obs, e, c, G + F * allies)
+                copy_member(obs, e, ally, c, G + F * allies)
         other = 1 - side
         acting = may_act(table, state, e, c)
         mask[e, c, HOLD] = 1
@@ -443,12 +451,12 @@ cdef inline void write_views(int64_t[:, ::1] table, int64_t[::1] config, int64_t
             legal = False
             if j < config[K_SIZE + other]:
                 foe = config[K_RANK + n + other * slots + j]
-                write_member(table, state, e, foe, obs, e, c, G + F * (slots + j))
+                copy_member(obs, e, foe, c, G + F * (slots + j))
                 legal = acting & (state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0)
             mask[e, c, ATTACK + j] = legal
 
 
-cpdef void reset(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[::1] indices, uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void reset(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, const int64_t[::1] indices, const uint8_t[::1] which, int64_t[:, ::1] state, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t c
     cdef int64_t e
     cdef int64_t k
@@ -478,7 +486,7 @@ cpdef void reset(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds
         write_views(table, config, state, e, obs, mask)
 
 
-cpdef void step(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds, int64_t[:, ::1] state, int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask):
+cpdef void step(const int64_t[:, ::1] table, const int64_t[::1] config, const uint64_t[::1] seeds, int64_t[:, ::1] state, const int64_t[:, ::1] actions, int64_t[:, ::1] counts, float[:, :, ::1] obs, int8_t[:, :, ::1] mask) noexcept nogil:
     cdef int64_t e
     cdef Stream* rng
     cdef int64_t winner
@@ -505,7 +513,7 @@ cpdef void step(int64_t[:, ::1] table, int64_t[::1] config, uint64_t[::1] seeds,
 
 
 cpdef void fight(uint64_t seed, int64_t start, int64_t count, object characters, int64_t n_characters, int64_t n_classes, int64_t max_rounds, int64_t one_step, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] rounds_out):
-    cdef int64_t[:, ::1] actions
+    cdef const int64_t[:, ::1] actions
     cdef int64_t[::1] config
     cdef int64_t[:, ::1] episode
     cdef int64_t[::1] indices
@@ -513,8 +521,8 @@ cpdef void fight(uint64_t seed, int64_t start, int64_t count, object characters,
     cdef float[:, :, ::1] obs
     cdef uint64_t[::1] seeds
     cdef int64_t[:, ::1] state
-    cdef int64_t[:, ::1] table
-    cdef uint8_t[::1] which
+    cdef const int64_t[:, ::1] table
+    cdef const uint8_t[::1] which
     cdef int64_t k
     cdef bint keep
     cdef int64_t n

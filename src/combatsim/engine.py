@@ -44,6 +44,7 @@ import numpy as np
 
 from combatsim.rng import DOMAIN_ITEM, DOMAIN_RETRY, ItemStream, block
 from combatsim.rng import rejection_threshold as _rejection_threshold
+from combatsim.validation import check_choice
 
 #: An action value: the member's scripted policy chooses.
 SCRIPTED = -1
@@ -176,7 +177,7 @@ class Game:
 
 _ENGINES: dict[tuple[str, str], object] = {}
 #: The backends engine_kernels takes; "auto" is the fastest one built (cython, else numba).
-ENGINE_BACKENDS = ("auto", "python", "numba", "cython")
+ENGINE_BACKENDS = ("auto", "cython", "numba", "python")
 
 
 def engine_kernels(module_name: str, backend: str) -> object:
@@ -188,6 +189,7 @@ def engine_kernels(module_name: str, backend: str) -> object:
     found = _ENGINES.get((module_name, backend))
     if found is not None:
         return found
+    check_choice("backend", backend, ENGINE_BACKENDS)
     if backend == "auto":
         found = _cython_engine(module_name, required=False) or engine_kernels(module_name, "numba")
     elif backend == "python":
@@ -196,10 +198,8 @@ def engine_kernels(module_name: str, backend: str) -> object:
         from combatsim.kernels.engine_nb import compile_engine
 
         found = compile_engine(import_module(module_name))
-    elif backend == "cython":
-        found = _cython_engine(module_name, required=True)
     else:
-        raise ValueError(f"engine backend must be one of {', '.join(ENGINE_BACKENDS)}; got {backend!r}")
+        found = _cython_engine(module_name, required=True)
     _ENGINES[(module_name, backend)] = found
     return found
 

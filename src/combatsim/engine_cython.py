@@ -95,6 +95,8 @@ class _Function:
         self.calls: list[tuple[str, list[ast.expr]]] = []
         self.slices: list[tuple[str, str, int]] = []  # local = source[k indices]
         self.makes_stream = False
+        self.written: set[str] = set()
+        self.assignments: dict[str, list[tuple[ast.expr, int | None]]] | None = None
         self.uses_python = False
         self.variables = set(self.arguments) | {
             n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -106,6 +108,8 @@ class _Function:
             self.at_least[name] = max(self.at_least.get(name, 0), dimensions)
 
     def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _name(node.value):
+            self.written.add(node.value.id)
         if isinstance(node, ast.Subscript) and _name(node.value):
             self._need(node.value.id, _index_count(node))
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
@@ -182,12 +186,24 @@ def _array_types(functions: dict[str, _Function]) -> dict[tuple[str, str], tuple
             elif b in types and a not in types:
                 types[a] = (types[b][0], types[b][1] + k)
                 changed = True
-    for function in functions.values():
-        for variable, dimensions in function.at_least.items():
-            key = (function.name, variable)
-            if key not in types and variable not in function.objects:
-                types[key] = (DTYPE_BY_NAME.get(variable, "int64_t"), dimensions)
-    return types
+        if not changed:  # what the links leave open: by its uses and its name, then links again
+            for function in functions.values():
+                for variable, dimensions in function.at_least.items():
+                    key = (function.name, variable)
+                    if key not in types and variable not in function.objects:
+                        types[key] = (DTYPE_BY_NAME.get(variable, "int64_t"), dimensions)
+                        changed = True
+    # An array no function writes into, through any of its names, is const (read-only arrays pass).
+    written = {(f.name, variable) for f in functions.values() for variable in f.written}
+    changed = True
+    while changed:
+        changed = False
+        for a, b, _ in links:
+            if b in written and a not in written:
+                written.add(a)
+                changed = True
+    return {key: (dtype if key in written else f"const {dtype}", dimensions)
+            for key, (dtype, dimensions) in types.items()}
 
 
 def _is_bool(node: ast.expr) -> bool:
@@ -214,7 +230,10 @@ def _is_float(node: ast.expr, doubles: set[str], returns: dict[str, object]) -> 
 
 def _assignments(function: _Function) -> dict[str, list[tuple[ast.expr, int | None]]]:
     """Each name assigned in ``function``: (value, element of a tuple unpacking or None)."""
+    if function.assignments is not None:
+        return function.assignments
     found: dict[str, list[tuple[ast.expr, int | None]]] = {}
+    function.assignments = found
     for node in ast.walk(function.node):
         targets: list[tuple[ast.expr, ast.expr]] = []
         if isinstance(node, ast.Assign):
@@ -260,10 +279,9 @@ def _scalar_locals(function: _Function, types: dict, doubles: set[str], returns:
     return dict(sorted(found.items()))
 
 
-def _return_type(function: _Function, types: dict, doubles: set[str], returns: dict[str, object]) -> object:
-    """void, object (an array), double, int64_t, or a tuple of element types (a ctuple)."""
-    locals_ = _scalar_locals(function, types, doubles, returns)
-    floats = doubles | {n for n, k in locals_.items() if k == "double"}
+def _return_type(function: _Function, types: dict, floats: set[str], returns: dict[str, object]) -> object:
+    """void, object (an array), double, int64_t, or a tuple of element types (a ctuple);
+    ``floats``: the function's double arguments and locals."""
     values = [n.value for n in ast.walk(function.node) if isinstance(n, ast.Return) and n.value is not None]
     if not values:
         return "void"
@@ -352,7 +370,7 @@ def _signature(function: _Function, types: dict, doubles: set[str], returns: obj
     arguments = ", ".join(parts)
     kind = f"({', '.join(returns)})" if isinstance(returns, tuple) else returns
     if function.name in KERNELS:
-        return f"cpdef {kind} {function.name}({arguments}):"
+        return f"cpdef {kind} {function.name}({arguments}){'' if gil else ' noexcept nogil'}:"
     if kind == "object":
         return f"cdef object {function.name}({arguments}):"
     qualifiers = "noexcept" if gil else "noexcept nogil"
@@ -392,16 +410,20 @@ def _body(module) -> str:
     module_doubles = {name for name in used if isinstance(getattr(module, name), float)}
     doubles = {name: set(module_doubles) for name in functions}
     returns: dict[str, object] = {}
-    for _ in range(len(functions) + 1):
+    scalars: dict[str, dict[str, str]] = {}
+    while True:
+        before = (dict(returns), {name: set(found) for name, found in doubles.items()})
         for name, function in functions.items():
-            returns[name] = _return_type(function, types, doubles[name], returns)
-            floats = doubles[name] | {n for n, k in _scalar_locals(function, types, doubles[name], returns).items()
-                                      if k == "double"}
+            scalars[name] = _scalar_locals(function, types, doubles[name], returns)
+            floats = doubles[name] | {n for n, k in scalars[name].items() if k == "double"}
+            returns[name] = _return_type(function, types, floats, returns)
             for callee, args in function.calls:
                 for argument, parameter in zip(args, functions[callee].arguments if callee in functions else [],
                                                strict=False):
                     if _is_float(argument, floats, returns) and (callee, parameter) not in types:
                         doubles[callee].add(parameter)
+        if (returns, doubles) == before:
+            break
     inline = set(getattr(module, "NUMBA_INLINE", ()))
     rewrite = _Rewrite({k: v for k, v in tuples.items() if k not in subscripted})
     for name in order:
@@ -412,7 +434,7 @@ def _body(module) -> str:
         out += ["", "", _signature(function, types, doubles[name], returns[name], name in gil, name in inline)]
         locals_ = sorted({variable for (f, variable) in types if f == name} - set(function.arguments))
         out += [f"    cdef {_memoryview(*types[(name, v)])} {v}" for v in locals_]
-        out += [f"    cdef {kind} {v}" for v, kind in _scalar_locals(function, types, doubles[name], returns).items()]
+        out += [f"    cdef {kind} {v}" for v, kind in scalars[name].items()]
         if function.makes_stream:
             out.append("    cdef Stream _stream")
         text = "\n".join(ast.unparse(statement) for statement in body)
