@@ -200,8 +200,8 @@ def test_bad_action_is_a_one_line_error(action, error, message):
 def test_bad_construction_is_a_one_line_error():
     with pytest.raises(ValueError, match=r"agent: no member is named 'C'; the scenario's members: 'A', 'B'"):
         gym.make("combatsim/Fight-v0", scenario=FAKE_DUEL, agent="C")
-    with pytest.raises(ValueError, match="backend must be one of 'numba', 'python'"):
-        FightEnv(FAKE_DUEL, "A", backend="cython")
+    with pytest.raises(ValueError, match="backend must be one of 'auto', 'cython', 'numba', 'python'"):
+        FightEnv(FAKE_DUEL, "A", backend="fortran")
     with pytest.warns(UserWarning, match="render_mode 'human' is not supported"):
         assert FightEnv(FAKE_DUEL, "A", render_mode="human").render_mode is None
     with pytest.raises(ValueError, match=r"agents: no member is named 'Z'"):
@@ -395,6 +395,6 @@ def test_example_numba_envs_equal_python_envs(example):
     for step in range(50):
         actions = rng.integers(0, len(game.action_names), size=6)
         assert_same(compiled.step(actions), reference.step(actions), f"step {step}")
-    single = gym.make("combatsim/Fight-v0", scenario=game, agent=agent)  # numba by default
-    assert single.unwrapped.backend == "numba"
+    single = gym.make("combatsim/Fight-v0", scenario=game, agent=agent)  # Cython where built, else Numba
+    assert single.unwrapped.backend == "auto"
     assert np.array_equal(single.reset(seed=45)[0], reference.reset(seed=40)[0][5])

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from combatsim.engine import ENGINE_BACKENDS
 from combatsim.runner import observe
 from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate, wilson_interval
 from combatsim.validation import check_int
@@ -112,7 +113,7 @@ def add_fight_parser(commands, add_run_options) -> None:
     parser.add_argument("--policy", dest="policies", action="append", default=[], metavar="NAME=MODULE:CALLABLE",
                         help="play member NAME with a batched policy(obs, masks) -> actions, e.g. "
                              "Guard=my_agents:greedy (repeatable; docs/rl.md); the fights run on the engine "
-                             "(--backend numba or python)")
+                             "(--backend auto, cython, numba or python)")
     parser.set_defaults(handler=run_fight_command)
 
 
@@ -273,10 +274,6 @@ def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, s
         progress.close()
 
 
-#: The engine's backends; ``auto`` picks numba.
-ENGINE_BACKENDS = ("auto", "numba", "python")
-
-
 def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend: str = "auto",
                       threads: int | None = None, chunk_size: int | None = None, outcomes: bool = False,
                       progress: Callable[[int, int], None] | None = None) -> FightSummary:
@@ -285,9 +282,9 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
     ``policies`` maps member names (combatsim.game) to batched policies ``policy(obs, masks) ->
     actions`` (combatsim.policies): those members are played by them, every other member by its
     scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (one thread;
-    ``backend`` numba or python). Without policies this is ``combatsim fight``'s run on the fast
-    fight kernels. Either way the summary is the one ``combatsim fight`` reports;
-    ``progress(done, n)`` is told as fights finish.
+    ``backend`` auto, cython, numba or python: auto is Cython where built, else Numba). Without
+    policies this is ``combatsim fight``'s run on the fast fight kernels. Either way the summary is
+    the one ``combatsim fight`` reports; ``progress(done, n)`` is told as fights finish.
     """
     from combatsim.game import as_scenario
 
@@ -301,8 +298,7 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
     from combatsim.policies import DEFAULT_CHUNK, play_fights
     from combatsim.validation import check_choice
 
-    if check_choice("backend", backend, ENGINE_BACKENDS) == "auto":
-        backend = "numba"
+    check_choice("backend", backend, ENGINE_BACKENDS)
     check_int("n", n, 1, MAX_FIGHTS)
     results = play_fights(scenario_game(scenario), n, seed, policies, backend=backend,
                           chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes,

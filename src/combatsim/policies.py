@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
+from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
 from combatsim.validation import check_int, check_seed
 
@@ -135,7 +135,7 @@ def _side_count(totals: dict[str, int], name: str, side: int) -> int:
 
 
 def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | None = None, *,
-                backend: str = "numba", chunk: int = DEFAULT_CHUNK, start: int = 0,
+                backend: str = "auto", chunk: int = DEFAULT_CHUNK, start: int = 0,
                 outcomes: bool = False, progress: Callable[[int, int], None] | None = None) -> FightResults:
     """Fights ``start .. start+n-1`` of ``seed``, the named members played by their policies.
 
@@ -225,7 +225,6 @@ def api_fights(ruleset: str, spec: dict, sides: Sequence[int], n: int, seed: int
 
     game = importlib.import_module(f"combatsim.{ruleset}.game").game(spec, api_member_names(sides),
                                                                      ("side 0", "side 1"))
-    if check_choice("backend", backend, ("auto", "numba", "python")) == "auto":
-        backend = "numba"
+    check_choice("backend", backend, ENGINE_BACKENDS)
     return play_fights(game, n, seed, policies, backend=backend, outcomes=outcomes,
                        chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, MAX_CHUNK))

@@ -16,12 +16,13 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
+from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index, scenario_game
 from combatsim.scenario import Scenario
 from combatsim.validation import check_choice, check_seed
 
-BACKENDS = ("numba", "python")
+#: "auto": the engine's Cython build where it is built, else Numba (combatsim.engine.engine_kernels).
+BACKENDS = ENGINE_BACKENDS
 #: Members whose in/out pattern is looked up in a table of 2**members tuples (else built one by one).
 MAX_TABLED_MEMBERS = 12
 
@@ -156,7 +157,7 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agent: str, *, backend: str = "numba",
+    def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agent: str, *, backend: str = "auto",
                  render_mode: str | None = None) -> None:
         self.game = game = as_game(scenario)
         self.agent = agent

@@ -55,7 +55,7 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
                                           "is_parallelizable": True}
 
     def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None, *,
-                 backend: str = "numba", render_mode: str | None = None) -> None:
+                 backend: str = "auto", render_mode: str | None = None) -> None:
         self.game = game = as_game(scenario)
         self._rows = agent_rows(game, agents)
         names = list(self._rows)
@@ -153,6 +153,6 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
 
 
 def parallel_env(scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None, *,
-                 backend: str = "numba", render_mode: str | None = None) -> FightParallelEnv:
+                 backend: str = "auto", render_mode: str | None = None) -> FightParallelEnv:
     """A PettingZoo ParallelEnv of ``scenario`` with ``agents`` (member names; all members by default)."""
     return FightParallelEnv(scenario, agents, backend=backend, render_mode=render_mode)

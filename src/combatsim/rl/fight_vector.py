@@ -51,7 +51,7 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game, agent: str,
-                 backend: str = "numba", render_mode: str | None = None) -> None:
+                 backend: str = "auto", render_mode: str | None = None) -> None:
         self.game = game = as_game(scenario)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
         self.agent = agent
