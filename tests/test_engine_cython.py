@@ -115,8 +115,8 @@ def fight_arguments(game, seed, start, count):
     """The ruleset's fight kernel arguments for ``count`` fights of ``game`` (outputs zeroed)."""
     engine = engine_kernels(game.engine_module, "python")
     table, config = game.table, game.config
-    winner = np.zeros(count, dtype=np.int64)
-    length = np.zeros(count, dtype=np.int64)
+    winner = np.zeros(count, dtype=np.int8)
+    length = np.zeros(count, dtype=np.int32)
     if game.ruleset == "exp":
         unit_limit = int(config[engine.CF_UNIT_LIMIT])
         counts = np.zeros(engine.FIGHT_COUNTS + unit_limit, dtype=np.int64)

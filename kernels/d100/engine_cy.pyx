@@ -3,13 +3,13 @@
 """The Cython build of combatsim.d100.engine (the reference, and the rules, are there)."""
 import numpy as np
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_die, stream_resume,
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "ef9cc25047eae117bfea37d8cb5edaa359b9b1b6dd6af8af839a83146df292a5"
+BODY_DIGEST = "a44347ba02a5e16d4aba6d13e1748399a347783d7f22eeb76dafc49820c7fb3f"
 
 
 cdef enum:
@@ -678,7 +678,7 @@ cdef void _step_envs(const int64_t[:, ::1] table, const int64_t[::1] config, con
         _observe(table, config, s, m, obs[e], mask[e])
 
 
-cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] rounds_out):
+cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] rounds_out):
     cdef const int64_t[:, ::1] actions
     cdef const int64_t[::1] config
     cdef int64_t[::1] indices

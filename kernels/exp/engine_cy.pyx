@@ -3,13 +3,13 @@
 """The Cython build of combatsim.exp.engine (the reference, and the rules, are there)."""
 import numpy as np
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_die, stream_resume,
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "fd6841533c20bf463cd8fc3e85f19bdfac0b4ef89844dd529a0f8aab7006c011"
+BODY_DIGEST = "e02b3bc25d3897d49a24ac26229d9a083e402aa597443f36ef66009f50ba660e"
 
 
 cdef enum:
@@ -400,7 +400,7 @@ cdef inline void write_views(const int64_t[:, ::1] table, const int64_t[::1] con
                 mask[e, c, FIRE_AT_FOE + slot - ally_slots] = 1 if legal else 0
 
 
-cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] combatants, int64_t unit_limit, int64_t hit_on_equal, int64_t critical, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] units_out):
+cpdef void fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] combatants, int64_t unit_limit, int64_t hit_on_equal, int64_t critical, int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] units_out):
     cdef int64_t[:, ::1] actions
     cdef const int64_t[::1] config
     cdef int64_t[:, ::1] fight_counts

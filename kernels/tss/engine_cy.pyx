@@ -3,13 +3,13 @@
 """The Cython build of combatsim.tss.engine (the reference, and the rules, are there)."""
 import numpy as np
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_die, stream_resume,
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
-BODY_DIGEST = "cc7013e2b1e099ef562adf8280e420c9f7743ae3d53987ad86f72b61d9e0c6b5"
+BODY_DIGEST = "d03af191754fde0fc578c96ef264b06e1d999ccb091385e2266b2191f88722ee"
 
 
 cdef enum:
@@ -512,7 +512,7 @@ cpdef void step(const int64_t[:, ::1] table, const int64_t[::1] config, const ui
         write_views(table, config, state, e, obs, mask)
 
 
-cpdef void fight(uint64_t seed, int64_t start, int64_t count, object characters, int64_t n_characters, int64_t n_classes, int64_t max_rounds, int64_t one_step, int64_t[::1] counts, int64_t[::1] winner_out, int64_t[::1] rounds_out):
+cpdef void fight(uint64_t seed, int64_t start, int64_t count, object characters, int64_t n_characters, int64_t n_classes, int64_t max_rounds, int64_t one_step, int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] rounds_out):
     cdef const int64_t[:, ::1] actions
     cdef int64_t[::1] config
     cdef int64_t[:, ::1] episode

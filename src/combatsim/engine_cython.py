@@ -44,7 +44,9 @@ CONTRACT = {
     "which": ("uint8_t", 1), "state": ("int64_t", 2), "actions": ("int64_t", 2), "counts": ("int64_t", 2),
     "obs": ("float", 3), "mask": ("int8_t", 3),
 }
-DTYPE_BY_NAME = {"obs": "float", "out": "float", "mask": "int8_t", "which": "uint8_t", "seeds": "uint64_t"}
+#: The fight kernels' outputs are those of ``combatsim.registry``'s fight kernels: winners int8, lengths int32.
+DTYPE_BY_NAME = {"obs": "float", "out": "float", "mask": "int8_t", "which": "uint8_t", "seeds": "uint64_t",
+                 "winner_out": "int8_t", "units_out": "int32_t", "rounds_out": "int32_t"}
 NUMPY_DTYPES = {"int64": "int64_t", "uint64": "uint64_t", "uint8": "uint8_t", "int8": "int8_t", "float32": "float"}
 SCALAR_ARGUMENTS = {"rng": "Stream*", "seed": "uint64_t"}
 ALLOCATIONS = ("zeros", "ones", "full", "empty")
@@ -57,7 +59,7 @@ HEADER = '''# cython: language_level=3, boundscheck=False, wraparound=False, ini
 """The Cython build of combatsim.{ruleset}.engine (the reference, and the rules, are there)."""
 import numpy as np
 
-from libc.stdint cimport int8_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_die, stream_resume,
                             stream_retries_used, stream_roll, stream_word, stream_words_used)
@@ -108,6 +110,11 @@ class _Function:
             self.at_least[name] = max(self.at_least.get(name, 0), dimensions)
 
     def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Subscript) and any(
+                isinstance(i, ast.UnaryOp) and isinstance(i.op, ast.USub) and isinstance(i.operand, ast.Constant)
+                for i in (node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice])):
+            raise ValueError(f"{self.name}: {ast.unparse(node)} counts from the end, which the Cython build "
+                             "(wraparound=False) does not: index from the start")
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and _name(node.value):
             self.written.add(node.value.id)
         if isinstance(node, ast.Subscript) and _name(node.value):
