@@ -5,13 +5,14 @@ step, and fight by fight."""
 from __future__ import annotations
 
 import copy
+import importlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
-from combatsim.engine_cython import RULESETS, generate
+from combatsim.engine_cython import RULESETS, body_digest, generate
 from combatsim.game import scenario_game
 from combatsim.scenario import example_names, example_path, load
 
@@ -146,3 +147,22 @@ def test_cython_fight_is_the_reference_fight(document):
         for a, b in zip(expected[-3:], got[-3:], strict=True):
             np.testing.assert_array_equal(a, b)
         assert expected[-3].sum() > 0
+
+
+def test_a_build_older_than_its_source_is_refused_and_auto_falls_back(monkeypatch):
+    import combatsim.engine as engine_module
+
+    built = importlib.import_module("combatsim.kernels.tss.engine_cy")
+    monkeypatch.setattr(built, "BODY_DIGEST", "0" * 64)
+    monkeypatch.setattr(engine_module, "_ENGINES", {})
+    with pytest.raises(ValueError, match="older than its source .*python -m combatsim.engine_cython"):
+        engine_kernels("combatsim.tss.engine", "cython")
+    assert engine_kernels("combatsim.tss.engine", "auto").backend == "numba"
+
+
+def test_an_index_from_the_end_is_refused(tmp_path, monkeypatch):
+    (tmp_path / "tail_engine.py").write_text("def step(table, config, seeds, state, actions, counts, obs, mask):\n"
+                                             "    state[0, -1] = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"step: state\[0, -1\] counts from the end"):
+        body_digest(importlib.import_module("tail_engine"))
