@@ -8,6 +8,10 @@ includes it. A generated .c that is newer than its .pyx and every shared source,
 the Cython that builds now, is compiled as it is: Cython's own dependency check also counts its
 bundled .pxd files, which are new in every isolated build environment, so without this a second
 `pip install ".[extra]"` translated and recompiled every kernel.
+
+Every kernels/**/*.pyx is an extension, the engines' Cython builds kernels/<ruleset>/engine_cy.pyx
+among them: those are written from the engines' sources by `python -m combatsim.engine_cython`
+(run it after editing an engine; a test checks they are current).
 """
 
 import os
