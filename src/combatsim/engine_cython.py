@@ -8,9 +8,10 @@ types and turns Numba's spellings into C ones.
   ``len``, allocates it (``np.zeros``, ``np.ones``, ``np.full``: dtype and dimensions from the
   call), or passes it to or takes it from another engine function's array argument; its dtype and
   dimensions follow from those uses, from the kernel contract (``CONTRACT``) and, where nothing
-  else says, from its name (``DTYPE_BY_NAME``). An argument whose other attributes are used
-  (``characters.reshape``) stays a Python object. Every other argument is ``int64_t`` (``rng`` is
-  the ``Stream*``, ``seed`` a ``uint64_t``); Cython infers the remaining locals.
+  else says, from its name (``DTYPE_BY_NAME``); an array no function writes into is ``const``. An
+  argument whose other attributes are used (``characters.reshape``) stays a Python object. Every
+  other argument and local is ``int64_t`` (``rng`` the ``Stream*``, ``seed`` a ``uint64_t``), but
+  ``double`` where a quotient or float reaches it and ``bint`` where only truth values do.
 - Constants. The module's globals the functions read are written as their values: ints as a C
   enum (or int64_t beyond 32 bits), floats as doubles, tuples of ints as C arrays; ``len`` of a
   tuple and ``x in TUPLE`` are written out with the tuple's values.
