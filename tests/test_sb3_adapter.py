@@ -192,3 +192,42 @@ def test_async_vector_env_with_two_envs_is_the_single_envs():
                 break
     finally:
         env.close()
+
+
+# ---- a trained policy's weights play fights (examples/mlp_policy.py: NumPy alone) ----
+def load_mlp_policy_module():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "mlp_policy.py"
+    spec = importlib.util.spec_from_file_location("mlp_policy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_saved_policy_plays_legal_actions_and_bad_files_are_one_line_errors(tmp_path):
+    from combatsim.game import scenario_game
+    from combatsim.policies import play_fights
+
+    module = load_mlp_policy_module()
+    game = scenario_game("d100_duel")
+    obs_size, actions = len(game.observation_names), len(game.action_names)
+    rng = np.random.default_rng(0)
+    weights = {"w0": rng.normal(size=(8, obs_size)), "b0": np.zeros(8), "w1": rng.normal(size=(actions, 8)),
+               "b1": np.zeros(actions)}
+    np.savez(tmp_path / "p.npz", **weights)
+    policy = module.MlpPolicy(tmp_path / "p.npz")
+    masks = (rng.random((50, actions)) < 0.5).astype(np.int8)
+    masks[:, 0] = 1
+    chosen = policy(rng.random((50, obs_size), dtype=np.float32), masks)
+    assert chosen.dtype == np.int64 and masks[np.arange(50), chosen].all()
+    results = play_fights(game, 200, 3, {"Guard": policy}, backend="python")
+    assert sum(results.wins) + results.draws + results.unfinished == 200
+    (tmp_path / "bad.npz").write_text("not an npz")
+    with pytest.raises(ValueError, match=r"policy file .*bad\.npz does not load"):
+        module.MlpPolicy(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match=rf"takes observations of shape \(N, {obs_size}\), got \(3, 4\)"):
+        policy(np.zeros((3, 4), dtype=np.float32), masks[:3])
+    with pytest.raises(ValueError, match=rf"gives {actions} actions, the scenario has 3"):
+        policy(np.zeros((3, obs_size), dtype=np.float32), masks[:3, :3])
