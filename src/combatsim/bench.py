@@ -44,6 +44,7 @@ def cases() -> list[BenchCase]:
         found.extend(importlib.import_module(f"combatsim.{ruleset}.bench").CASES)
     with contextlib.suppress(ImportError):  # the RL environments need the optional "rl" extra
         found.extend(importlib.import_module("combatsim.rl.bench").CASES)
+        found.extend(importlib.import_module("combatsim.rl.train_bench").CASES)
     found.extend(importlib.import_module("combatsim.calls_bench").CASES)
     return found
 
