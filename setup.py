@@ -9,12 +9,13 @@ the Cython that builds now, is compiled as it is: Cython's own dependency check 
 bundled .pxd files, which are new in every isolated build environment, so without this a second
 `pip install ".[extra]"` translated and recompiled every kernel.
 
-Every kernels/**/*.pyx is an extension, the engines' Cython builds kernels/<ruleset>/engine_cy.pyx
-among them: those are written from the engines' sources by `python -m combatsim.engine_cython`
-(run it after editing an engine; a test checks they are current).
+Every kernels/**/*.pyx is an extension. The engines' Cython builds kernels/<ruleset>/engine_cy.pyx
+are written here from the engines' own sources (combatsim.engine_cython; not committed), each only
+when its text changed, so an unchanged engine's translation is reused.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import Cython
@@ -54,6 +55,18 @@ def translation_current(pyx: Path) -> bool:
     return generated.stat().st_mtime >= newest_source
 
 
+def write_engine_sources() -> None:
+    sys.path.insert(0, str(Path("src").resolve()))
+    from combatsim.engine_cython import RULESETS, generate
+
+    for ruleset in RULESETS:
+        path = Path("kernels") / ruleset / "engine_cy.pyx"
+        text = generate(ruleset)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+
+
+write_engine_sources()
 cores = os.cpu_count() or 1
 pyx_files = sorted(Path("kernels").rglob("*.pyx"))
 current = [pyx for pyx in pyx_files if translation_current(pyx)]

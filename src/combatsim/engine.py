@@ -224,7 +224,7 @@ def _cython_engine(module_name: str, required: bool) -> object | None:
     if body_digest(module) != built.BODY_DIGEST:
         if required:
             raise ValueError(f"engine backend cython: the build of {module_name} is older than its source "
-                             "(run python -m combatsim.engine_cython, then rebuild the extensions)")
+                             "(rebuild the extensions: python setup.py build_ext --inplace)")
         return None
     engine = SimpleNamespace(**{name: value for name, value in vars(module).items()
                                       if not name.startswith("__")})

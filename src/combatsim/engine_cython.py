@@ -20,9 +20,10 @@ types and turns Numba's spellings into C ones.
 - Functions. ``reset``, ``step`` and ``fight`` are ``cpdef`` kernels; every function they reach
   is a ``cdef`` function, ``noexcept nogil`` unless it allocates.
 
-A test checks that every committed engine_cy.pyx equals what this writes now, so the Cython engine
-cannot drift from the reference. Run ``python -m combatsim.engine_cython`` from the repository root,
-then rebuild the extensions.
+setup.py writes the files (they are not committed) before it builds the extensions. Each carries
+the digest of what it was written from; ``combatsim.engine`` refuses a build whose digest is not
+that of the engine's current source, so the Cython engine cannot drift from the reference.
+``python -m combatsim.engine_cython [ROOT]`` writes them by hand.
 """
 
 from __future__ import annotations
@@ -454,7 +455,7 @@ def _body(module) -> str:
 
 
 def generate(ruleset: str) -> str:
-    """The text of kernels/<ruleset>/engine_cy.pyx."""
+    """The text of kernels/<ruleset>/engine_cy.pyx (setup.py writes it)."""
     body = _body(import_module(f"combatsim.{ruleset}.engine"))
     digest = hashlib.sha256(body.encode()).hexdigest()
     return HEADER.format(ruleset=ruleset, digest=digest) + "\n\n" + body
