@@ -218,8 +218,20 @@ def test_render_is_a_line_per_member():
     env.step(1)
     lines = env.render().splitlines()
     assert len(lines) == 1 + FAKE_TEAMS.members
-    assert lines[2].split()[:5] == ["A", "2", "side", "A", "in"] and lines[2].endswith("last action: attack")
-    assert lines[1].endswith("last action: scripted")
+    assert lines[2].split()[:5] == ["A", "2", "side", "A", "in"] and "last action: attack -> " in lines[2]
+    assert "last action: scripted -> " in lines[1]
+
+
+def test_render_words_the_condition_and_the_result():
+    env = FightEnv("d100_duel", "Guard", backend="python", render_mode="ansi")
+    env.reset(seed=1)
+    env.step(1)
+    env.step(1)  # seed 1: the Guard's carbine takes the Veteran out; the Guard takes a flesh wound
+    lines = env.render().splitlines()
+    assert lines[0] == "d100: pass 2, Guard wins"
+    assert lines[1].split() == ["Veteran", "side", "Veteran", "out", "targeted", "last", "action:", "scripted", "->",
+                                "out", "of", "the", "fight"]
+    assert lines[2].endswith("in   1 flesh wound, targeted  last action: attack -> +1 flesh wound")
 
 
 def sync_vector(game, agent, n, backend):

@@ -175,6 +175,7 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
         self._side = game.member_sides[self.agent_index]
         self._started = False
         self._last_action: int | None = None
+        self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
     def _info(self) -> dict[str, Any]:
         b = self._b
@@ -195,7 +196,7 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
         else:
             b["indices"][0] += 1  # the next fight of the same seed
         self._started = True
-        self._last_action = None
+        self._last_action = self._before = None
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
         return b["obs"][0, self.agent_index].copy(), self._info()
@@ -206,6 +207,8 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
             raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
         b["actions"][0, :] = SCRIPTED
         b["actions"][0, self.agent_index] = self._last_action = check_action(action, len(self.action_names))
+        if self.render_mode == "ansi":
+            self._before = b["obs"][0].copy()
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
         outcome = int(b["state"][0, S_OUTCOME])
@@ -226,15 +229,71 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
         if self.render_mode != "ansi":
             return None
         return render_text(self.game, self._b["state"][0], self._b["obs"][0],
-                           {self.agent_index: self._last_action})
+                           {self.agent_index: self._last_action}, self._before)
 
 
-def render_text(game: Game, state: np.ndarray, obs: np.ndarray, last_actions: Mapping[int, int | None]) -> str:
-    """One line a member: name, side, in or out, its own observed fields that are not 0, its last
-    action (members played by their scripted policy: "scripted")."""
+#: How render() words a member's own observed fields (docs/<ruleset>.md, "The engine"): counts as
+#: (scale, one, many) with the field = count / scale; shares of a whole in percent; flags by their
+#: words. The fields that describe the persona rather than its condition are left out.
+RENDER_COUNTS = {"flesh": (3, "flesh wound", "flesh wounds"), "serious": (2, "serious wound", "serious wounds"),
+                 "hit_points": (100, "hit point", "hit points"), "dazed": (8, "dazed step", "dazed steps"),
+                 "actions_left": (4, "action left", "actions left")}
+RENDER_SHARES = {"ammunition": "ammunition", "stun_left": "stun", "wound_left": "wound", "mortal_left": "mortal"}
+RENDER_FLAGS = {"in_cover": "in cover", "defending": "defending", "dual_wield": "dual wielding", "engaged": "engaged",
+                "targeted": "targeted", "surprised": "surprised", "may_act": "may act"}
+RENDER_HIDDEN = {"in_fight", "escaped", "health", "dual_allowed", "engaged_with_self", "flee_target", "ranged",
+                 "armour", "attack_target", "attacked_self", "target_of_self", "armour_rating", "action_phase"}
+
+
+def _count(field: str, value: float) -> int:
+    return int(np.floor(value * RENDER_COUNTS[field][0] + 0.5))
+
+
+def _percent(value: float) -> str:
+    return f"{int(np.floor(value * 100 + 0.5))}%"
+
+
+def _condition(fields: Mapping[str, float]) -> str:
+    """A member's condition in words, from its own fields (name without "self." -> value)."""
+    words = []
+    for field, value in fields.items():
+        if field in RENDER_COUNTS:
+            count, (_, one, many) = _count(field, value), RENDER_COUNTS[field]
+            if count or field == "hit_points":
+                words.append(f"{count} {one if count == 1 else many}")
+        elif field in RENDER_SHARES:
+            words.append(f"{RENDER_SHARES[field]} {_percent(value)}")
+        elif field in RENDER_FLAGS:
+            if value > 0.5:
+                words.append(RENDER_FLAGS[field])
+        elif field not in RENDER_HIDDEN and value != 0:
+            words.append(f"{field} {value:.3g}")
+    return ", ".join(words) or "unhurt"
+
+
+def _result(before: Mapping[str, float], after: Mapping[str, float]) -> str:
+    """What the last step did to a member: its status and condition counts, before -> after."""
+    changes = []
+    if before.get("in_fight", 0) > 0.5 >= after.get("in_fight", 0):
+        changes.append("escaped" if after.get("escaped", 0) > 0.5 else "out of the fight")
+    for field, (_, one, many) in RENDER_COUNTS.items():
+        if field in after and field != "actions_left":
+            delta = _count(field, after[field]) - _count(field, before[field])
+            if delta:
+                changes.append(f"{delta:+d} {one if abs(delta) == 1 else many}")
+    for field, word in RENDER_SHARES.items():
+        if field in after and after[field] != before[field]:
+            changes.append(f"{word} {_percent(before[field])} -> {_percent(after[field])}")
+    return ", ".join(changes) or "no change"
+
+
+def render_text(game: Game, state: np.ndarray, obs: np.ndarray, last_actions: Mapping[int, int | None],
+                before: np.ndarray | None = None) -> str:
+    """One line a member: name, side, in or out, its condition in words, its last action
+    (members played by their scripted policy: "scripted") and what the last step did to it
+    (``before``: every member's observation before that step)."""
     names = game.observation_names
-    own = [(k, name.removeprefix("self.")) for k, name in enumerate(names)
-           if name.startswith("self.") and name != "self.in_fight"]
+    own = [(k, name.removeprefix("self.")) for k, name in enumerate(names) if name.startswith("self.")]
     in_fight = names.index("self.in_fight") if "self.in_fight" in names else None
     outcome = int(state[S_OUTCOME])
     lines = [f"{game.ruleset}: {game.step_name} {int(state[S_STEPS])}, "
@@ -243,9 +302,10 @@ def render_text(game: Game, state: np.ndarray, obs: np.ndarray, last_actions: Ma
     side_width = max(len(name) for name in game.side_names)
     for c, name in enumerate(game.member_names):
         status = "" if in_fight is None else "in " if obs[c, in_fight] > 0.5 else "out"
-        condition = " ".join(f"{field}={obs[c, k]:.3g}" for k, field in own if obs[c, k] != 0)
+        fields = {field: float(obs[c, k]) for k, field in own}
         action = last_actions.get(c, "scripted")
         last = "scripted" if action == "scripted" else "-" if action is None else game.action_names[action]
+        result = "" if before is None else f" -> {_result({f: float(before[c, k]) for k, f in own}, fields)}"
         lines.append(f"  {name:<{width}}  side {game.side_names[game.member_sides[c]]:<{side_width}}  {status}  "
-                     f"{condition or '-'}  last action: {last}")
+                     f"{_condition(fields)}  last action: {last}{result}")
     return "\n".join(lines)

@@ -76,6 +76,7 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         self._np_random, _ = seeding.np_random()
         self._started = False
         self._last: dict[int, int | None] = dict.fromkeys(self._rows.values())
+        self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
     def observation_space(self, agent: str) -> gym.spaces.Space:
         return self.observation_spaces[agent]
@@ -104,6 +105,7 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         self._started = True
         self.agents = list(self.possible_agents)
         self._last = dict.fromkeys(self._rows.values())
+        self._before = None
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
         return self._observations()
@@ -120,6 +122,8 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         b["actions"][0, :] = SCRIPTED
         for agent, row in self._rows.items():
             b["actions"][0, row] = self._last[row] = check_action(actions[agent], len(self.action_names))
+        if self.render_mode == "ansi":
+            self._before = b["obs"][0].copy()
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
         outcome = int(b["state"][0, S_OUTCOME])
@@ -142,7 +146,7 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
     def render(self):
         if self.render_mode != "ansi":
             return None
-        return render_text(self.game, self._b["state"][0], self._b["obs"][0], self._last)
+        return render_text(self.game, self._b["state"][0], self._b["obs"][0], self._last, self._before)
 
     def state(self) -> np.ndarray:
         """Every member's own observation, in table order, end to end."""

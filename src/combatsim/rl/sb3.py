@@ -123,23 +123,23 @@ class KernelVecEnv:
             self._options = [dict(options or {}) for _ in range(self.num_envs)]
 
     # ---- the envs' attributes and methods ----
-    def _indices(self, indices: None | int | Iterable[int]) -> list[int]:
+    def _indices(self, indices: int | Iterable[int] | None) -> list[int]:
         if indices is None:
             return list(range(self.num_envs))
         return [indices] if isinstance(indices, int) else list(indices)
 
-    def get_attr(self, attr_name: str, indices: None | int | Iterable[int] = None) -> list[Any]:
+    def get_attr(self, attr_name: str, indices: int | Iterable[int] | None = None) -> list[Any]:
         """An attribute of the envs (shared by all: they are one vector env)."""
         owner = self if attr_name in ("render_mode", "action_masks") else self.venv
         value = getattr(owner, attr_name)
         return [value for _ in self._indices(indices)]
 
-    def set_attr(self, attr_name: str, value: Any, indices: None | int | Iterable[int] = None) -> None:
+    def set_attr(self, attr_name: str, value: Any, indices: int | Iterable[int] | None = None) -> None:
         if len(self._indices(indices)) != self.num_envs:
             raise ValueError("indices: the envs share one vector env; set_attr takes all of them (None)")
         setattr(self.venv, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args, indices: None | int | Iterable[int] = None,
+    def env_method(self, method_name: str, *method_args, indices: int | Iterable[int] | None = None,
                    **method_kwargs) -> list[Any]:
         """``"action_masks"``: each env's mask; any other method of the vector env is called once
         and its result given to every env asked for."""
@@ -150,7 +150,7 @@ class KernelVecEnv:
         result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in rows]
 
-    def env_is_wrapped(self, wrapper_class: type, indices: None | int | Iterable[int] = None) -> list[bool]:
+    def env_is_wrapped(self, wrapper_class: type, indices: int | Iterable[int] | None = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
 
     def get_images(self) -> list[None]:
