@@ -53,7 +53,7 @@ NUMPY_DTYPES = {"int64": "int64_t", "uint64": "uint64_t", "uint8": "uint8_t", "i
 SCALAR_ARGUMENTS = {"rng": "Stream*", "seed": "uint64_t"}
 ALLOCATIONS = ("zeros", "ones", "full", "empty")
 CASTS = {"uint64": "uint64_t", "int64": "int64_t"}
-BUILTINS = {"range", "min", "max", "len", "abs", "True", "False", "None"}
+BUILTINS = {"range", "min", "max", "len", "abs"}
 INT32 = 2**31
 
 HEADER = '''# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, infer_types=True
@@ -145,7 +145,10 @@ class _Function:
             if isinstance(value, ast.Call) and _is_numpy(value.func, ALLOCATIONS):
                 shape = value.args[0]
                 dimensions = len(shape.elts) if isinstance(shape, ast.Tuple) else 1
-                dtype = next(NUMPY_DTYPES[k.value.attr] for k in value.keywords if k.arg == "dtype")
+                dtypes = [NUMPY_DTYPES[k.value.attr] for k in value.keywords if k.arg == "dtype"]
+                if not dtypes:
+                    raise ValueError(f"{self.name}: {ast.unparse(value)} needs dtype=np.<type> for the Cython build")
+                dtype = dtypes[0]
                 self.allocated[target] = (dtype, dimensions)
             elif isinstance(value, ast.Subscript) and _name(value.value):
                 self.slices.append((target, value.value.id, _index_count(value)))
@@ -434,7 +437,7 @@ def _body(module) -> str:
         if (returns, doubles) == before:
             break
     inline = set(getattr(module, "NUMBA_INLINE", ()))
-    rewrite = _Rewrite({k: v for k, v in tuples.items() if k not in subscripted})
+    rewrite = _Rewrite(tuples)
     for name in order:
         function = functions[name]
         node = rewrite.visit(function.node)
