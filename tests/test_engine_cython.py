@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import sys
 
 import numpy as np
 import pytest
@@ -146,6 +147,7 @@ def test_cython_fight_is_the_reference_fight(document):
 
 
 def test_a_build_older_than_its_source_is_refused_and_auto_falls_back(monkeypatch):
+    """auto: Cython where built from the current source, else Numba, else the reference."""
     import combatsim.engine as engine_module
 
     built = importlib.import_module("combatsim.kernels.tss.engine_cy")
@@ -154,6 +156,9 @@ def test_a_build_older_than_its_source_is_refused_and_auto_falls_back(monkeypatc
     with pytest.raises(ValueError, match="older than its source .*setup.py build_ext"):
         engine_kernels("combatsim.tss.engine", "cython")
     assert engine_kernels("combatsim.tss.engine", "auto").backend == "numba"
+    monkeypatch.setattr(engine_module, "_ENGINES", {})
+    monkeypatch.setitem(sys.modules, "combatsim.kernels.engine_nb", None)  # as if Numba would not import
+    assert engine_kernels("combatsim.tss.engine", "auto") is importlib.import_module("combatsim.tss.engine")
 
 
 def test_an_index_from_the_end_is_refused(tmp_path, monkeypatch):

@@ -184,14 +184,20 @@ def engine_kernels(module_name: str, backend: str) -> object:
     """The engine module itself (``python``), its Numba compilation (``numba``) or its Cython build
     (``cython``: combatsim.kernels.<ruleset>.engine_cy, written by combatsim.engine_cython), made once.
 
-    ``auto`` is the Cython build where one is built from the engine's current source, else Numba.
+    ``auto`` is the Cython build where one is built from the engine's current source, else Numba,
+    else the module itself.
     """
     found = _ENGINES.get((module_name, backend))
     if found is not None:
         return found
     check_choice("backend", backend, ENGINE_BACKENDS)
     if backend == "auto":
-        found = _cython_engine(module_name, required=False) or engine_kernels(module_name, "numba")
+        found = _cython_engine(module_name, required=False)
+        if found is None:
+            try:
+                found = engine_kernels(module_name, "numba")
+            except ImportError:  # no Numba where it was installed: the reference itself
+                found = engine_kernels(module_name, "python")
     elif backend == "python":
         found = import_module(module_name)
     elif backend == "numba":
