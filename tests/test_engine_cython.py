@@ -36,6 +36,12 @@ def scenario_documents():
     return found
 
 
+def read_only(array):
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 def both_engines(game):
     return engine_kernels(game.engine_module, "python"), engine_kernels(game.engine_module, "cython")
 
@@ -70,9 +76,11 @@ def choose_actions(rng, mask):
 @pytest.mark.parametrize("document", scenario_documents())
 def test_cython_engine_steps_as_the_reference(document):
     """48 envs of varied seeds, 100 steps of mixed actions; ended envs restart with new fight
-    indices. State, counts, observations and masks equal after every reset and step."""
+    indices. State, counts, observations and masks equal after every reset and step. The inputs
+    the kernels only read are read-only arrays, as they may be for Numba."""
     game = scenario_game(document)
     python, cython = both_engines(game)
+    table, config = read_only(game.table), read_only(game.config)
     n = 48
     rng = np.random.default_rng(11)
     buffers = {name: game.buffers(n) for name in ("python", "cython")}
@@ -87,8 +95,8 @@ def test_cython_engine_steps_as_the_reference(document):
 
     def reset():
         for kernels, b in ((python, buffers["python"]), (cython, buffers["cython"])):
-            kernels.reset(game.table, game.config, b["seeds"], b["indices"], b["which"], b["state"], b["counts"],
-                          b["obs"], b["mask"])
+            kernels.reset(table, config, read_only(b["seeds"]), read_only(b["indices"]), read_only(b["which"]),
+                          b["state"], b["counts"], b["obs"], b["mask"])
         compare("after a reset")
 
     reset()
@@ -96,8 +104,8 @@ def test_cython_engine_steps_as_the_reference(document):
         actions = choose_actions(rng, buffers["python"]["mask"])
         for kernels, b in ((python, buffers["python"]), (cython, buffers["cython"])):
             b["actions"][:] = actions
-            kernels.step(game.table, game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
-                         b["mask"])
+            kernels.step(table, config, read_only(b["seeds"]), b["state"], read_only(b["actions"]), b["counts"],
+                         b["obs"], b["mask"])
         compare(f"after step {k}")
         ended = buffers["python"]["state"][:, S_OUTCOME] != RUNNING
         ended_fights += int(ended.sum())
