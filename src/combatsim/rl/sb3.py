@@ -179,7 +179,7 @@ def _sb3_class() -> type:
 
 
 def vec_env(scenario: Scenario | str | Path | Mapping | Game, agent: str, num_envs: int = 64, *,
-            backend: str = "numba") -> KernelVecEnv:
+            backend: str = "auto") -> KernelVecEnv:
     """SB3's VecEnv of ``num_envs`` fights of ``scenario`` with member ``agent`` played by the model.
 
     A subclass of ``stable_baselines3.common.vec_env.VecEnv`` where SB3 is installed, else the

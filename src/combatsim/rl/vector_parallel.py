@@ -33,7 +33,7 @@ class FightVectorParallelEnv(FightVectorEnv):
     """
 
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game,
-                 agents: Sequence[str] | None = None, backend: str = "numba", render_mode: str | None = None) -> None:
+                 agents: Sequence[str] | None = None, backend: str = "auto", render_mode: str | None = None) -> None:
         game = as_game(scenario)
         rows = agent_rows(game, agents)
         super().__init__(num_envs, scenario=game, agent=next(iter(rows)), backend=backend, render_mode=render_mode)
@@ -53,6 +53,6 @@ class FightVectorParallelEnv(FightVectorEnv):
 
 
 def vector_parallel_env(scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None,
-                        num_envs: int = 1, *, backend: str = "numba") -> FightVectorParallelEnv:
+                        num_envs: int = 1, *, backend: str = "auto") -> FightVectorParallelEnv:
     """N copies of ``scenario`` with ``agents`` (member names; all members by default), one engine call a step."""
     return FightVectorParallelEnv(num_envs, scenario=scenario, agents=agents, backend=backend)
