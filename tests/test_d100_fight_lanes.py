@@ -1,6 +1,7 @@
-"""d100 fights in lockstep lanes (docs/d100.md, "Kernels and speed"): the compiled kernels play
-fights of up to a limit of combatants many at once, one fight per vector lane; fight by fight they
-must give the reference's results, whatever the count, the combatants, the passes or the dice."""
+"""d100 fights in lockstep lanes (docs/d100.md, "Kernels and speed"): the Cython kernel plays
+fights of up to a limit of combatants many at once, one fight per vector lane (kernels/d100/
+fight_lanes.h); fight by fight it must give the reference's results, whatever the count, the
+combatants, the passes or the dice."""
 
 from __future__ import annotations
 
@@ -11,22 +12,19 @@ from hypothesis import strategies as st
 
 from combatsim.d100 import api, bench, layout, model
 from combatsim.d100.api import Combatant, Weapon
-from combatsim.kernels.d100 import _cy, _nb
+from combatsim.kernels.d100 import _cy
 from combatsim.rng import ItemStream
 
 from .test_d100_kernels import SEEDS, _lane_fighters, combatants, run_fight
 
-#: Per backend: the most combatants the lanes take, the fights they play at once, and the fewest
-#: fights a call must ask for (fewer run the scalar kernel, which is faster for them).
-LIMITS = {
-    "numba": (_nb.LOCKSTEP_FIGHTERS, _nb.LOCKSTEP_LANES, _nb.LOCKSTEP_MIN_FIGHTS),
-    "cython": (_cy.lockstep_fighters, _cy.lockstep_lanes, _cy.lockstep_min_fights),
-}
+#: The most combatants the lanes take, the fights they play at once, and the fewest fights a call
+#: must ask for (fewer run the scalar kernel, which is faster for them).
+FIGHTERS, LANES, MIN_FIGHTS = _cy.lockstep_fighters, _cy.lockstep_lanes, _cy.lockstep_min_fights
 
 
-def assert_same_fights(backend_name, seed, start, count, table, passes, max_rounds, ambush_side):
+def assert_same_fights(seed, start, count, table, passes, max_rounds, ambush_side):
     expected = run_fight("python", seed, start, count, table, passes, max_rounds, ambush_side)
-    got = run_fight(backend_name, seed, start, count, table, passes, max_rounds, ambush_side)
+    got = run_fight("cython", seed, start, count, table, passes, max_rounds, ambush_side)
     for value, want in zip(got, expected, strict=True):
         np.testing.assert_array_equal(value, want)
     return expected
@@ -50,39 +48,33 @@ def random_fighters(rng, m):
     return [fighter(0)] + [fighter(int(side)) for side in rng.integers(0, 2, size=m - 2)] + [fighter(1)]
 
 
-def test_the_backends_lockstep_limits():
-    """Both backends take fights of up to the same number of combatants in lanes; a 64-combatant
-    fight (test_d100_kernels) still runs the scalar path."""
-    assert LIMITS["numba"][0] == LIMITS["cython"][0]
-    for fighters, lanes, min_fights in LIMITS.values():
-        assert 8 <= fighters < api.MAX_COMBATANTS
-        assert 1 <= lanes <= min_fights
+def test_the_lockstep_limits():
+    """The lanes take fights of at least 8 combatants; a 64-combatant fight (test_d100_kernels)
+    still runs the scalar path."""
+    assert 8 <= FIGHTERS < api.MAX_COMBATANTS
+    assert 1 <= LANES <= MIN_FIGHTS
 
 
-@pytest.mark.parametrize("backend_name", ["numba", "cython"])
-def test_lockstep_lanes_match_the_reference_for_any_count(backend_name):
+def test_lockstep_lanes_match_the_reference_for_any_count():
     """Counts either side of the lanes' minimum and not multiples of the lanes (lanes end and
     restart out of order, the last ones idle), with and without an ambush, one to three passes,
     round limits that end fights in draws."""
-    _, lanes, min_fights = LIMITS[backend_name]
     table = api.fight_table(_lane_fighters(), model.TAPERS[0])
-    for count in (0, 1, min_fights - 1, min_fights, min_fights + lanes - 1, min_fights + 3 * lanes + 7):
+    for count in (0, 1, MIN_FIGHTS - 1, MIN_FIGHTS, MIN_FIGHTS + LANES - 1, MIN_FIGHTS + 3 * LANES + 7):
         for passes, max_rounds, ambush_side in ((2, 6, -1), (1, 1, 0), (3, 12, 1)):
-            assert_same_fights(backend_name, 2**63 + 99 + count, 3 * count, max(count, 0), table, passes,
+            assert_same_fights(2**63 + 99 + count, 3 * count, max(count, 0), table, passes,
                                max_rounds, ambush_side)
 
 
-@pytest.mark.parametrize("backend_name", ["numba", "cython"])
-def test_lockstep_lanes_at_and_past_their_combatant_limit(backend_name):
+def test_lockstep_lanes_at_and_past_their_combatant_limit():
     """The largest fight the lanes take and the smallest they leave to the scalar kernel; passes
     up to 3 and ambushes make the most dice a pass and a fight's start can draw."""
-    limit, _, min_fights = LIMITS[backend_name]
-    rng = np.random.default_rng(limit)
-    for m in (2, limit - 1, limit, limit + 1):
+    rng = np.random.default_rng(FIGHTERS)
+    for m in (2, FIGHTERS - 1, FIGHTERS, FIGHTERS + 1):
         table = api.fight_table(random_fighters(rng, m), model.TAPERS[1])
         for passes, max_rounds, ambush_side in ((3, 6, 0), (1, 4, 1), (2, 3, -1)):
-            expected = assert_same_fights(backend_name, int(rng.integers(0, 2**63)), int(rng.integers(0, 2**40)),
-                                          min_fights + 5, table, passes, max_rounds, ambush_side)
+            expected = assert_same_fights(int(rng.integers(0, 2**63)), int(rng.integers(0, 2**40)), MIN_FIGHTS + 5,
+                                          table, passes, max_rounds, ambush_side)
             assert expected[0][layout.F_ATTACKS] > 0
 
 
@@ -106,10 +98,10 @@ def test_cython_lanes_at_and_past_the_int16_lanes_limit(narrow_lanes):
     for m in (2, 3, 4, narrow, narrow + 1):
         table = api.fight_table(random_fighters(rng, m), model.TAPERS[2])
         for passes, max_rounds, ambush_side in ((3, 5, 1), (2, 4, -1)):
-            expected = assert_same_fights("cython", int(rng.integers(0, 2**63)), int(rng.integers(0, 2**40)), count,
-                                          table, passes, max_rounds, ambush_side)
+            expected = assert_same_fights(int(rng.integers(0, 2**63)), int(rng.integers(0, 2**40)), count, table,
+                                          passes, max_rounds, ambush_side)
             assert expected[0][layout.F_ATTACKS] > 0
-    assert_same_fights("cython", 17, 0, 1500, api.fight_table(bench.FIGHTERS, model.TAPERS[0]), 2, 20, -1)
+    assert_same_fights(17, 0, 1500, api.fight_table(bench.FIGHTERS, model.TAPERS[0]), 2, 20, -1)
 
 
 class _CountingStream(ItemStream):
@@ -120,25 +112,24 @@ class _CountingStream(ItemStream):
         return super().retry_word()
 
 
-@pytest.mark.parametrize("backend_name", ["numba", "cython"])
-def test_lockstep_lanes_take_rejected_dice_from_the_retry_words(backend_name, monkeypatch):
+def test_lockstep_lanes_take_rejected_dice_from_the_retry_words(monkeypatch):
     """A die whose word Lemire's method rejects takes retry-domain words and the item stream goes
     on at the next word (rng.ItemStream.bounded): the reference run below meets such dice (an
     attack die is rejected about once in 4,400), and the lanes must give the same fights."""
     table = api.fight_table(bench.FIGHTERS, model.TAPERS[0])
     monkeypatch.setattr(_CountingStream, "retries", 0)
     monkeypatch.setattr("combatsim.engine.ItemStream", _CountingStream)  # the engine's item streams
-    assert_same_fights(backend_name, 17, 0, 1500, table, 2, 20, -1)
+    assert_same_fights(17, 0, 1500, table, 2, 20, -1)
     assert _CountingStream.retries >= 3
 
 
 @st.composite
 def lockstep_cases(draw):
-    m = draw(st.integers(2, LIMITS["numba"][0] + 1))
+    m = draw(st.integers(2, FIGHTERS + 1))
     sides = [0, 1, *draw(st.lists(st.integers(0, 1), min_size=m - 2, max_size=m - 2))]
     fighters = [draw(combatants(side)) for side in draw(st.permutations(sides))]
     table = api.fight_table(fighters, draw(st.sampled_from(model.TAPERS)))
-    count = draw(st.integers(0, max(min_fights for _, _, min_fights in LIMITS.values()) + 40))
+    count = draw(st.integers(0, MIN_FIGHTS + 40))
     return (draw(SEEDS), draw(st.integers(0, 2**40)), count, table, draw(st.integers(1, 3)),
             draw(st.integers(1, 8)), draw(st.sampled_from([-1, 0, 1])))
 
@@ -146,5 +137,4 @@ def lockstep_cases(draw):
 @settings(max_examples=12)
 @given(lockstep_cases())
 def test_lockstep_lanes_agree_with_the_reference_on_random_fights(case):
-    for backend_name in ("numba", "cython"):
-        assert_same_fights(backend_name, *case)
+    assert_same_fights(*case)
