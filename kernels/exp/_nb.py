@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from combatsim.engine import engine_kernels
+
 from .._numba import njit
 from ..dense_count_nb import STEP_BLOCKS, dense_count_keyed, dense_keys
 from ..rng_nb import (
@@ -96,5 +98,13 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
             to_hit_out[k] = total
 
 
-# The tactical combat system ("exp.attack", "exp.fight") lives in its own module.
-from ._nb_combat import attack, fight, one_attack  # noqa: E402, F401
+def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
+    """Fights: the engine's own ``fight`` (combatsim.exp.engine, the reference) compiled by Numba."""
+    # Fixed argument types: one compilation serves every caller, and seeds of 2**63 or more fit.
+    engine_kernels("combatsim.exp.engine", "numba").fight(
+        np.uint64(seed), np.int64(start), np.int64(count), combatants, np.int64(unit_limit), bool(hit_on_equal),
+        bool(critical), counts, winner_out, units_out)
+
+
+# Attacks with damage ("exp.attack") live in their own module.
+from ._nb_combat import attack, one_attack  # noqa: E402, F401

@@ -1,4 +1,4 @@
-"""EXP tactical-combat kernels for Numba: "exp.attack" and "exp.fight" (word layout: docs/exp.md).
+"""EXP tactical-combat kernels for Numba: "exp.attack" (word layout: docs/exp.md).
 
 The reference is combatsim.exp.reference; kernels/exp/_nb.py re-exports these for the registry.
 """
@@ -9,19 +9,14 @@ import numpy as np
 
 from .._numba import njit
 from ..rng_nb import (
-    AHEAD_SIZE,
     DOMAIN_DENSE,
     MASK32,
     SHIFT32,
     STREAM_SIZE,
-    ahead_die,
-    ahead_start,
-    ahead_word,
     block,
     pick,
     rejection_threshold,
     seed_key,
-    stream_bounded,
     stream_die,
     stream_retry_word,
     stream_start,
@@ -35,28 +30,14 @@ JOINT_FACES_LIMIT = np.uint64(1) << np.uint64(31)
 ROUNDS_PER_BURST = 3
 #: The cap a critical natural 1000 uses instead of MR (above any to-hit).
 NO_CAP = np.int64(1) << np.int64(60)
-ATTACK_COUNTS = 5
-COMBATANT_FIELDS = 13
-FIGHT_COUNTS = 13
-DRAW = -1
-#: Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
-#: One measured fastest: the branch predictor learns from the same fight's earlier units.
-LANES = 1
 #: Damage dice the joint-die fast path covers.
 FAST_DICE = 3
-@njit(inline="always")
-def _die(state, ahead, sides, threshold):
-    """A die from a unit's own item stream (attack) or, ``ahead``, from a fight's stream drawn
-    ahead (rng_nb.ahead_die); a constant at each call site, so the test folds away."""
-    if ahead:
-        return ahead_die(state, sides, threshold)
-    return stream_die(state, sides, threshold)
 
 
 @njit(inline="always")
-def _fire_unit(state, ahead, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
+def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
                dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
-    """One unit of fire from ``state``'s item stream (``ahead``: _die): (hits, damage, rounds hit);
+    """One unit of fire from ``state``'s item stream: (hits, damage, rounds hit);
     reference.fire_unit."""
     kilodie = np.uint64(KILODIE)
     four = np.uint64(ROUNDS_PER_BURST + 1)
@@ -68,21 +49,21 @@ def _fire_unit(state, ahead, bonus, maximum_roll, armour_rating, adjustment, dic
     total = np.int64(0)
     rounds_hit = np.int64(0)
     for _ in range(rolls):
-        roll = _die(state, ahead, kilodie, kilodie_threshold)
+        roll = stream_die(state, kilodie, kilodie_threshold)
         cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
         hit = np.int64(min(roll + bonus + penalty, cap) + boost > hit_bar)
         if automatic:
-            landed = _die(state, ahead, four, np.uint64(0)) - 1
+            landed = stream_die(state, four, np.uint64(0)) - 1
             for round_number in range(ROUNDS_PER_BURST):
                 dealt = offset
                 for _ in range(dice_count):
-                    dealt += _die(state, ahead, dice_sides, dice_threshold)
+                    dealt += stream_die(state, dice_sides, dice_threshold)
                 total += max(dealt, 0) * hit * np.int64(round_number < landed)
             rounds_hit += landed * hit
         else:
             dealt = offset
             for _ in range(dice_count):
-                dealt += _die(state, ahead, dice_sides, dice_threshold)
+                dealt += stream_die(state, dice_sides, dice_threshold)
             total += max(dealt, 0) * hit
             rounds_hit += hit
         hits += hit
@@ -234,7 +215,7 @@ def _fire_item(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll
                            adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
                            critical)
     stream_start(state, k0, k1, index)
-    return _fire_unit(state, False, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
+    return _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
                       dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
                       kilodie_threshold)
 
@@ -337,132 +318,3 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
             rounds_hit_out[k] = rounds_hit
         if damage_out.shape[0]:
             damage_out[k] = total
-
-
-@njit(inline="always")
-def _start_fight(lane, state, k0, k1, index, combatants, hit_points, shots):
-    members = combatants.shape[0]
-    ahead_start(state[lane], k0, k1, index)
-    for a in range(members):
-        hit_points[lane, a] = combatants[a, 1]
-        shots[lane, a] = combatants[a, 12]
-
-
-@njit
-def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
-    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight).
-
-    The lanes run in ``_fight_lanes``, compiled without Numba's runtime (``_nrt=False``): no
-    reference-count call for each inlined helper's arrays; this part only allocates.
-    """
-    members = combatants.shape[0]
-    lanes = min(LANES, count)
-    if lanes == 0:
-        return
-    # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
-    dice_threshold = np.empty(members, dtype=np.uint64)
-    target_threshold = np.zeros(members + 1, dtype=np.uint64)
-    state = np.zeros((lanes, AHEAD_SIZE), dtype=np.uint64)
-    hit_points = np.empty((lanes, members), dtype=np.int64)
-    shots = np.empty((lanes, members), dtype=np.int64)
-    taken = np.zeros(members, dtype=np.int64)
-    lane_fight = np.empty(lanes, dtype=np.int64)
-    lane_units = np.zeros(lanes, dtype=np.int64)
-    _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
-                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight,
-                 lane_units)
-
-
-@njit(_nrt=False)
-def _fight_lanes(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out,
-                 dice_threshold, target_threshold, state, hit_points, shots, taken, lane_fight,
-                 lane_units):
-    k0, k1 = seed_key(seed)
-    kilodie_threshold = rejection_threshold(KILODIE)
-    members = combatants.shape[0]
-    lanes = lane_fight.shape[0]
-    for a in range(members):
-        dice_threshold[a] = rejection_threshold(np.uint64(combatants[a, 7]))
-    for n in range(1, members + 1):
-        target_threshold[n] = rejection_threshold(np.uint64(n))
-    next_fight = 0
-    for lane in range(lanes):
-        lane_fight[lane] = next_fight
-        _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
-        next_fight += 1
-    running = lanes
-    while running:
-        for lane in range(lanes):
-            k = lane_fight[lane]
-            if k < 0:
-                continue
-            lane_state = state[lane]
-            standing0 = np.int64(0)
-            standing1 = np.int64(0)
-            for a in range(members):
-                alive = np.int64(hit_points[lane, a] > 0)
-                standing0 += alive * np.int64(combatants[a, 0] == 0)
-                standing1 += alive * np.int64(combatants[a, 0] != 0)
-                taken[a] = 0
-            for a in range(members):
-                if hit_points[lane, a] <= 0 or shots[lane, a] == 0:
-                    continue
-                side = combatants[a, 0]
-                enemies = standing1 if side == 0 else standing0
-                pick = stream_bounded(lane_state, ahead_word(lane_state), np.uint64(enemies),
-                                      target_threshold[enemies])
-                target = 0
-                for t in range(members):  # the pick-th standing enemy in table order
-                    if combatants[t, 0] != side and hit_points[lane, t] > 0:
-                        if pick == 0:
-                            target = t
-                            break
-                        pick -= 1
-                n_rolls = combatants[a, 10]
-                if shots[lane, a] > 0:
-                    n_rolls = min(n_rolls, shots[lane, a])
-                    shots[lane, a] -= n_rolls
-                auto = combatants[a, 11] != 0
-                h, t, _ = _fire_unit(lane_state, True, combatants[a, 3], combatants[a, 4],
-                                      combatants[target, 2], combatants[a, 5], combatants[a, 6],
-                                      np.uint64(combatants[a, 7]), dice_threshold[a], combatants[a, 8],
-                                      combatants[a, 9], n_rolls, auto, hit_on_equal, critical, kilodie_threshold)
-                taken[target] += t
-                counts[5 + side] += t
-                counts[7 + side] += n_rolls * (ROUNDS_PER_BURST if auto else 1)
-                counts[9 + side] += n_rolls
-                counts[11 + side] += h
-            standing0 = 0
-            standing1 = 0
-            for a in range(members):
-                hit_points[lane, a] -= taken[a]
-                alive = np.int64(hit_points[lane, a] > 0)
-                standing0 += alive * np.int64(combatants[a, 0] == 0)
-                standing1 += alive * np.int64(combatants[a, 0] != 0)
-            units = lane_units[lane] + 1
-            lane_units[lane] = units
-            if standing0 == 0 or standing1 == 0 or units >= unit_limit:
-                if standing0 > 0 and standing1 == 0:
-                    winner = 0
-                    counts[0] += 1
-                elif standing1 > 0 and standing0 == 0:
-                    winner = 1
-                    counts[1] += 1
-                else:
-                    winner = DRAW
-                    counts[2] += 1
-                    counts[3] += np.int64(standing0 == 0 and standing1 == 0)
-                counts[4] += units
-                counts[FIGHT_COUNTS + units - 1] += 1
-                if winner_out.shape[0]:
-                    winner_out[k] = winner
-                if units_out.shape[0]:
-                    units_out[k] = units
-                lane_units[lane] = 0
-                if next_fight < count:  # the lane restarts at once with the next fight
-                    lane_fight[lane] = next_fight
-                    _start_fight(lane, state, k0, k1, start + next_fight, combatants, hit_points, shots)
-                    next_fight += 1
-                else:
-                    lane_fight[lane] = -1
-                    running -= 1
