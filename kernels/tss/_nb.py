@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from combatsim.engine import engine_kernels
+
 from .._numba import njit
 from ..rng_nb import (
-    AHEAD_SIZE,
     DOMAIN_DENSE,
     DOMAIN_ITEM,
     M0,
@@ -16,9 +17,6 @@ from ..rng_nb import (
     STREAM_SIZE,
     W0,
     W1,
-    ahead_die,
-    ahead_start,
-    ahead_word,
     block,
     dense_die,
     dense_die_in,
@@ -39,14 +37,6 @@ C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
 C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
 C_DAMAGE = 11
 C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
-# Fight row layout (combatsim.tss.reference).
-R_SIDE, R_SKILL, R_ACTION_CHECK, R_ACTIONS = 0, 1, 4, 7
-R_ATTACK_STEPS, R_DEFENCE_STEPS, R_HAS_RESOLVE, R_RESOLVE = 8, 9, 10, 11
-R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
-R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
-R_DAMAGE, R_ARMOUR, ROW_BASE = 20, 32, 32
-# Fight counts: wins A, wins B, draws, rounds, attacks, stun, wound, mortal; then the rounds histogram.
-FIGHT_COUNTS = 8
 
 D20 = np.uint64(20)
 
@@ -616,9 +606,10 @@ def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mo
 
 def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
           rounds_out):
-    """The fight kernel (combatsim.tss.reference.fight)."""
-    _fight(np.uint64(seed), start, count, characters, n_characters, n_classes, max_rounds, bool(one_step), counts,
-           winner_out, rounds_out)
+    """The fight kernel: the engine's own ``fight`` (combatsim.tss.engine, the reference) compiled by Numba."""
+    engine_kernels("combatsim.tss.engine", "numba").fight(
+        np.uint64(seed), np.int64(start), np.int64(count), characters, np.int64(n_characters), np.int64(n_classes),
+        np.int64(max_rounds), bool(one_step), counts, winner_out, rounds_out)
 
 
 @njit
@@ -693,249 +684,3 @@ def _attack_joint_histogram_seeded(seed, first_block, last_block, config, counts
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
-
-
-@njit(inline="always")
-def _dazed(characters, row, lost_stun, lost_wound, lost_mortal, negated):
-    penalty = (
-        np.int64(2 * lost_stun >= characters[row + R_STUN])
-        + np.int64(2 * lost_wound >= characters[row + R_WOUND])
-        + lost_mortal
-    )
-    return max(np.int64(0), penalty - negated)
-
-
-@njit(inline="always")
-def _before(characters, width, tiebreak, i, j):
-    """Does i act before j within a phase: higher action check score, higher tie-break, lower index."""
-    score_i = characters[i * width + R_ACTION_CHECK + 2]
-    score_j = characters[j * width + R_ACTION_CHECK + 2]
-    if score_i != score_j:
-        return score_i > score_j
-    if tiebreak[i] != tiebreak[j]:
-        return tiebreak[i] > tiebreak[j]
-    return i < j
-
-
-#: Fights in flight per kernel call: each lane holds one fight's state and restarts with the next
-#: fight index when its fight ends (docs/tss.md, "Fight kernel"). One measured fastest: the branch
-#: predictor learns from the same fight's earlier rounds.
-FIGHT_LANES = 1
-
-
-@njit(inline="always")
-def _dice(state, count, sides):
-    """``count`` dice of ``sides`` from a fight's stream drawn ahead (rng_nb.ahead_die)."""
-    total = np.int64(0)
-    if count > 0:
-        unsigned = np.uint64(sides)
-        threshold = rejection_threshold(unsigned)
-        for _ in range(count):
-            total += ahead_die(state, unsigned, threshold)
-    return total
-
-
-@njit(inline="always")
-def _round(state, characters, width, n, one_step, lost, lo, active, ao, negated, phase, used, tiebreak,
-           order, threshold20):
-    """One round (action checks, then four phases) of the fight whose stream is ``state``.
-
-    ``lost[lo:lo + 3n]`` (3 per character) and ``active[ao:ao + n]`` are the lane's own (offsets, not
-    views: a view per round costs more than the round); the rest is scratch that lives
-    for one round only. Returns (winner or -1, attacks, stun, wound, mortal dealt this round).
-    """
-    winner = -1
-    attacks = 0
-    total_stun = total_wound = total_mortal = np.int64(0)
-    n_order = 0
-    for i in range(n):
-        if not active[ao + i]:
-            continue
-        row = i * width
-        negated[i] = 0
-        if characters[row + R_HAS_RESOLVE]:
-            roll = ahead_die(state, D20, threshold20)
-            tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
-                           characters[row + R_RESOLVE + 2])
-            negated[i] = 3 - tier if tier <= 2 else 0
-        sign, dice, sides = situation(
-            _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
-        )
-        roll = ahead_die(state, D20, threshold20)
-        roll += sign * _dice(state, dice, sides)
-        phase[i] = min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
-                                  characters[row + R_ACTION_CHECK + 1],
-                                  characters[row + R_ACTION_CHECK + 2]))
-        tiebreak[i] = ahead_word(state)
-        used[i] = 0
-        # Insertion into the phase order.
-        position = n_order
-        while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
-            order[position] = order[position - 1]
-            position -= 1
-        order[position] = i
-        n_order += 1
-    for current in range(4):
-        for slot in range(n_order):
-            i = order[slot]
-            row = i * width
-            if not active[ao + i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
-                continue
-            used[i] += 1
-            attacks += 1
-            side = characters[row + R_SIDE]
-            target = 0
-            while not (active[ao + target] and characters[target * width + R_SIDE] != side):
-                target += 1
-            defender = target * width
-            steps = (
-                characters[row + R_ATTACK_STEPS]
-                + characters[defender + R_DEFENCE_STEPS]
-                + _dazed(characters, row, lost[lo + 3 * i], lost[lo + 3 * i + 1], lost[lo + 3 * i + 2], negated[i])
-            )
-            sign, dice, sides = situation(steps)
-            control = ahead_die(state, D20, threshold20)
-            total = control + sign * _dice(state, dice, sides)
-            tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
-                           characters[row + R_SKILL + 2])
-            if tier <= 2:
-                base = row + R_DAMAGE + 4 * tier
-                amount = _dice(state, characters[base], characters[base + 1]) + characters[base + 2]
-                damage_type = characters[base + 3]
-                armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
-                soak = np.int64(0)
-                if characters[armour]:
-                    shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
-                    if one_step:
-                        shift = max(-1, min(1, shift))
-                    damage_type = max(0, min(3, damage_type + shift))
-                    soak = _dice(state, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
-                stun, wound, mortal = dealt(amount, damage_type, soak)
-                lost[lo + 3 * target] += stun
-                lost[lo + 3 * target + 1] += wound
-                lost[lo + 3 * target + 2] += mortal
-                total_stun += stun
-                total_wound += wound
-                total_mortal += mortal
-                if (
-                    lost[lo + 3 * target] >= characters[defender + R_STUN]
-                    or lost[lo + 3 * target + 1] >= characters[defender + R_WOUND]
-                    or lost[lo + 3 * target + 2] >= characters[defender + R_MORTAL]
-                ):
-                    active[ao + target] = False
-                    standing = False
-                    defending_side = characters[defender + R_SIDE]
-                    for j in range(n):
-                        if active[ao + j] and characters[j * width + R_SIDE] == defending_side:
-                            standing = True
-                    if not standing:
-                        winner = side
-                        break
-        if winner >= 0:
-            break
-    return winner, attacks, total_stun, total_wound, total_mortal
-
-
-@njit
-def _fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
-           rounds_out):
-    """FIGHT_LANES fights in flight, advanced round by round in lockstep; a lane whose fight ends
-    starts the next fight index. Fight k draws only from item stream start + k, so its outcome
-    and every count are those of the reference, which runs fight by fight."""
-    k0, k1 = seed_key(seed)
-    width = ROW_BASE + 4 * n_classes
-    n = n_characters
-    keep = winner_out.shape[0] > 0
-    if max_rounds < 1:  # no round is played: every fight is a draw in round 0 (the reference's loop)
-        counts[2] += count
-        counts[FIGHT_COUNTS] += count
-        if keep:
-            winner_out[:count] = -1
-            rounds_out[:count] = 0
-        return
-    # Per-lane state, allocated once per call; the streams a row a lane, the rest flat arrays
-    # indexed by lane offsets.
-    states = np.zeros((FIGHT_LANES, AHEAD_SIZE), dtype=np.uint64)
-    lost = np.zeros(FIGHT_LANES * 3 * n, dtype=np.int64)
-    active = np.zeros(FIGHT_LANES * n, dtype=np.bool_)
-    fight_of = np.full(FIGHT_LANES, -1, dtype=np.int64)  # the lane's fight k, -1 when idle
-    rounds_of = np.zeros(FIGHT_LANES, dtype=np.int64)
-    tally = np.zeros(4 * FIGHT_LANES, dtype=np.int64)  # attacks, stun, wound, mortal of the lane's fight
-    # Scratch for one round of one lane.
-    negated = np.zeros(n, dtype=np.int64)
-    phase = np.zeros(n, dtype=np.int64)
-    used = np.zeros(n, dtype=np.int64)
-    tiebreak = np.zeros(n, dtype=np.uint64)
-    order = np.zeros(n, dtype=np.int64)
-    _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
-                 states, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
-                 order)
-
-
-@njit(_nrt=False)
-def _fight_lanes(k0, k1, start, count, characters, width, n, max_rounds, one_step, counts, winner_out, rounds_out,
-                 states, lost, active, fight_of, rounds_of, tally, negated, phase, used, tiebreak,
-                 order):
-    """_fight's lanes, compiled without Numba's runtime: no reference-count call for each inlined
-    helper's arrays (every helper that takes an array is inlined)."""
-    keep = winner_out.shape[0] > 0
-    threshold20 = rejection_threshold(D20)
-    issued = 0
-    busy = 0
-    for lane in range(FIGHT_LANES):
-        if issued < count:
-            _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
-            fight_of[lane] = issued
-            rounds_of[lane] = 0
-            issued += 1
-            busy += 1
-    while busy > 0:
-        for lane in range(FIGHT_LANES):
-            k = fight_of[lane]
-            if k < 0:
-                continue
-            # A row of a C array, so contiguous (the draw ahead vectorises); views are free here (no
-            # runtime).
-            winner, attacks, stun, wound, mortal = _round(
-                states[lane], characters, width, n, one_step, lost, lane * 3 * n, active, lane * n,
-                negated, phase, used, tiebreak, order, threshold20,
-            )
-            rounds = rounds_of[lane] + 1
-            rounds_of[lane] = rounds
-            t = 4 * lane
-            tally[t] += attacks
-            tally[t + 1] += stun
-            tally[t + 2] += wound
-            tally[t + 3] += mortal
-            if winner < 0 and rounds < max_rounds:
-                continue
-            counts[winner if winner >= 0 else 2] += 1
-            counts[3] += rounds
-            counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-            counts[4] += tally[t]
-            counts[5] += tally[t + 1]
-            counts[6] += tally[t + 2]
-            counts[7] += tally[t + 3]
-            if keep:
-                winner_out[k] = winner
-                rounds_out[k] = rounds
-            if issued < count:  # the lane restarts with the next fight
-                _start_lane(states, lane, k0, k1, start + issued, n, lost, active, tally)
-                fight_of[lane] = issued
-                rounds_of[lane] = 0
-                issued += 1
-            else:
-                fight_of[lane] = -1
-                busy -= 1
-
-
-@njit(inline="always")
-def _start_lane(states, lane, k0, k1, index, n, lost, active, tally):
-    """Lane ``lane`` starts the fight with item stream ``index``: fresh stream, nobody hurt or out."""
-    ahead_start(states[lane], k0, k1, index)
-    for i in range(3 * n):
-        lost[lane * 3 * n + i] = 0
-    for i in range(n):
-        active[lane * n + i] = True
-    for i in range(4):
-        tally[4 * lane + i] = 0
