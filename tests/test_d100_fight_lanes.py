@@ -1,4 +1,4 @@
-"""d100 fights in lockstep lanes (docs/d100.md, "Kernels and speed"): the Cython kernel plays
+"""d100 fights in lockstep lanes (docs/kernels.md, "Fights"): the Cython kernel plays
 fights of up to a limit of combatants many at once, one fight per vector lane (kernels/d100/
 fight_lanes.h); fight by fight it must give the reference's results, whatever the count, the
 combatants, the passes or the dice."""
