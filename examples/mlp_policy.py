@@ -4,7 +4,7 @@
 ``examples/policies/*.npz``; this module plays them without torch or SB3:
 
     cd examples
-    combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:sb3_guard"
+    combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:sb3_veteran"
     combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:selfplay" --policy "Veteran=mlp_policy:selfplay"
 
 A file holds ``w0, b0, w1, b1, ...`` (torch's ``Linear`` layout: weight (out, in)), tanh between
@@ -72,9 +72,9 @@ def _saved(name: str) -> MlpPolicy:
     return _loaded[name]
 
 
-def sb3_guard(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """MaskablePPO's Guard of d100_duel (examples/train_sb3.py)."""
-    return _saved("sb3_d100_guard")(obs, masks)
+def sb3_veteran(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """MaskablePPO's Veteran of d100_duel (examples/train_sb3.py)."""
+    return _saved("sb3_d100_veteran")(obs, masks)
 
 
 def selfplay(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

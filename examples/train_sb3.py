@@ -3,11 +3,11 @@
     pip install torch        # your platform's build (CPU is enough)
     pip install ".[train]"   # stable-baselines3, sb3-contrib
     python examples/train_sb3.py --minutes 3
-    cd examples && combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:sb3_guard"
+    cd examples && combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:sb3_veteran"
 
-The Guard of examples/d100_duel.toml learns against the Veteran's scripted policy. All
+The Veteran of examples/d100_duel.toml learns against the Guard's scripted policy. All
 ``--envs`` fights are stepped by one engine call (``vec_env``); MaskablePPO reads the engine's
-action masks. The actor's weights are saved to examples/policies/sb3_d100_guard.npz, which
+action masks. The actor's weights are saved to examples/policies/sb3_d100_veteran.npz, which
 examples/mlp_policy.py plays with NumPy alone.
 """
 
@@ -24,7 +24,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from combatsim.rl.sb3 import vec_env
 
-OUT = Path(__file__).resolve().parent / "policies" / "sb3_d100_guard.npz"
+POLICIES = Path(__file__).resolve().parent / "policies"
 
 
 class StopAfter(BaseCallback):
@@ -53,11 +53,11 @@ def save_actor(model: MaskablePPO, path: Path, observation_names, action_names) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenario", default="d100_duel")
-    parser.add_argument("--agent", default="Guard")
+    parser.add_argument("--agent", default="Veteran")
     parser.add_argument("--envs", type=int, default=64)
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help="default: examples/policies/sb3_<scenario>_<agent>.npz")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -70,8 +70,9 @@ def main() -> None:
     rewards = [info["r"] for info in model.ep_info_buffer]
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; mean return of the last "
           f"{len(rewards)} episodes {np.mean(rewards):+.3f}")
-    save_actor(model, args.out, env.get_attr("observation_names")[0], env.get_attr("action_names")[0])
-    print(f"saved {args.out}")
+    out = args.out or POLICIES / f"sb3_{args.scenario}_{args.agent.lower().replace(' ', '_')}.npz"
+    save_actor(model, out, env.get_attr("observation_names")[0], env.get_attr("action_names")[0])
+    print(f"saved {out}")
 
 
 if __name__ == "__main__":
