@@ -33,19 +33,19 @@ from combatsim.rl.fight_vector import FightVectorEnv
 from combatsim.scenario import Scenario
 
 
-def _env_row(columns: Mapping[str, Any], e: int) -> dict[str, Any]:
-    """Env ``e``'s values of a vector info dict (``_key`` masks dropped), as plain Python values,
-    the way the single env gives them."""
-    row = {}
+def _env_rows(columns: Mapping[str, Any], rows: list[int]) -> list[dict[str, Any]]:
+    """The values of a vector info dict (``_key`` masks dropped) for each env in ``rows``, as the
+    single env gives them: plain Python scalars, arrays for array fields."""
+    values = {}
     for key, value in columns.items():
         if key.startswith("_"):
             continue
         if isinstance(value, Mapping):
-            row[key] = _env_row(value, e)
+            values[key] = _env_rows(value, rows)
         else:
-            item = value[e]
-            row[key] = item.item() if isinstance(item, np.generic) else item
-    return row
+            picked = value[rows]
+            values[key] = picked.tolist() if picked.ndim == 1 and picked.dtype != object else list(picked)
+    return [{key: column[k] for key, column in values.items()} for k in range(len(rows))]
 
 
 class KernelVecEnv:
@@ -83,13 +83,14 @@ class KernelVecEnv:
         dones = terminated | truncated
         step_infos = self._env_infos(infos, {"TimeLimit.truncated": False})
         if "final_info" in infos:
-            final = infos["final_info"]
-            for e in np.flatnonzero(dones).tolist():
+            ended = np.flatnonzero(dones).tolist()
+            for e, final in zip(ended, _env_rows(infos["final_info"], ended), strict=True):
                 # as DummyVecEnv: the info of the step that ended the episode, its last observation,
                 # and the next episode's first info in reset_infos
                 self.reset_infos[e] = {key: step_infos[e][key] for key in ("action_mask", "masked_actions")}
-                step_infos[e] = {**_env_row(final, e), "TimeLimit.truncated": bool(truncated[e] and not terminated[e]),
-                                 "terminal_observation": infos["final_obs"][e]}
+                final["TimeLimit.truncated"] = bool(truncated[e] and not terminated[e])
+                final["terminal_observation"] = infos["final_obs"][e]
+                step_infos[e] = final
         return obs, rewards.astype(np.float32), dones, step_infos
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
