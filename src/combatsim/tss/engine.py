@@ -113,6 +113,9 @@ THRESHOLD20 = np.uint64(rejection_threshold(20))
 #: keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation",
                 "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe")
+#: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
+#: reference counted on every call.
+NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "_reset_envs", "_step_envs")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -415,14 +418,15 @@ def write_views(table, config, state, e, obs, mask):
     """Every member's observation (globals, self, allies, foes in table order) and action mask.
     A member's block is the same from every view: written once, as its self block, then copied."""
     n = table.shape[0]
+    viewers = obs.shape[1]  # 0 in a whole fight, which nobody watches
     slots = config[K_SLOTS]
     phase = state[e, S_PHASE] / 3
     rounds = state[e, S_LENGTH] / max(1, config[K_MAX_ROUNDS])
-    for c in range(n):
+    for c in range(viewers):
         obs[e, c, 0] = phase
         obs[e, c, 1] = rounds
         write_member(table, state, e, c, obs)
-    for c in range(n):
+    for c in range(viewers):
         for k in range(G + F, obs.shape[2]):
             obs[e, c, k] = 0  # the slots no member fills stay 0
         side = table[c, R_SIDE]
@@ -446,7 +450,14 @@ def write_views(table, config, state, e, obs, mask):
 
 # --- the kernels (combatsim.engine) ----------------------------------------------------------------
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
-    rng = new_stream()
+    _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, new_stream())
+
+
+def step(table, config, seeds, state, actions, counts, obs, mask):
+    _step_envs(table, config, seeds, state, actions, counts, obs, mask, new_stream())
+
+
+def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, rng):
     n = table.shape[0]
     for e in range(state.shape[0]):
         if which[e] == 0:
@@ -469,8 +480,7 @@ def reset(table, config, seeds, indices, which, state, counts, obs, mask):
         write_views(table, config, state, e, obs, mask)
 
 
-def step(table, config, seeds, state, actions, counts, obs, mask):
-    rng = new_stream()
+def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
     for e in range(state.shape[0]):
         if state[e, S_OUTCOME] != RUNNING:
             continue
@@ -511,14 +521,15 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     state = np.zeros((1, state_size(n)), dtype=np.int64)
     actions = np.full((1, n), SCRIPTED, dtype=np.int64)
     episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
-    obs = np.zeros((1, n, observation_size(slots)), dtype=np.float32)
-    mask = np.zeros((1, n, action_count(slots)), dtype=np.int8)
+    obs = np.zeros((1, 0, observation_size(slots)), dtype=np.float32)  # no views: nobody watches
+    mask = np.zeros((1, 0, action_count(slots)), dtype=np.int8)
+    rng = new_stream()
     keep = winner_out.shape[0] > 0
     for k in range(count):
         indices[0] = start + k
-        reset(table, config, seeds, indices, which, state, episode, obs, mask)
+        _reset_envs(table, config, seeds, indices, which, state, episode, obs, mask, rng)
         while state[0, S_OUTCOME] == RUNNING:
-            step(table, config, seeds, state, actions, episode, obs, mask)
+            _step_envs(table, config, seeds, state, actions, episode, obs, mask, rng)
         outcome = state[0, S_OUTCOME]
         winner = outcome if outcome <= 1 else -1
         rounds = state[0, S_LENGTH]
