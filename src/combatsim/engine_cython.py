@@ -17,8 +17,10 @@ types and turns Numba's spellings into C ones.
   tuple and ``x in TUPLE`` are written out with the tuple's values.
 - Spellings. ``np.uint64(x)`` and ``np.int64(x)`` are casts; ``rng = new_stream()`` is a
   ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
-- Functions. ``reset``, ``step`` and ``fight`` are ``cpdef`` kernels; every function they reach
-  is a ``cdef`` function, ``noexcept nogil`` unless it allocates.
+- Functions. Every function the kernels (``reset``, ``step``, ``fight``) reach is a ``cdef``
+  function, ``noexcept nogil`` unless it allocates. A kernel that allocates nothing is a C function
+  ``<kernel>_nogil`` (the engine's calls to it call that) behind a Python function of the kernel's
+  name that releases the GIL around it; one that allocates (a fight's buffers) is ``cpdef``.
 
 setup.py writes the files (they are not committed) before it builds the extensions. Each carries
 the digest of what it was written from; ``combatsim.engine`` refuses a build whose digest is not
@@ -313,11 +315,14 @@ def _memoryview(dtype: str, dimensions: int) -> str:
 class _Rewrite(ast.NodeTransformer):
     """Numba's spellings into C ones, and constants' uses that C needs written out."""
 
-    def __init__(self, tuples: dict[str, tuple]) -> None:
+    def __init__(self, tuples: dict[str, tuple], c_kernels: set[str]) -> None:
         self.tuples = tuples
+        self.c_kernels = c_kernels
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
+        if _name(node.func) in self.c_kernels:
+            return ast.Call(ast.Name(_c_kernel(node.func.id)), node.args, node.keywords)
         cast = _is_numpy(node.func, CASTS)
         if cast:
             return ast.Call(ast.Name(f"__CAST_{CASTS[cast]}"), node.args, [])
@@ -362,6 +367,11 @@ def _constant_lines(module, used: list[str]) -> list[str]:
     return [*lines, *others]
 
 
+def _c_kernel(name: str) -> str:
+    """The C function of a kernel that needs no GIL (its Python kernel releases the GIL around it)."""
+    return f"{name}_nogil"
+
+
 def _signature(function: _Function, types: dict, doubles: set[str], returns: object, gil: bool, inline: bool) -> str:
     parts = []
     defaults = function.node.args.defaults
@@ -382,7 +392,13 @@ def _signature(function: _Function, types: dict, doubles: set[str], returns: obj
     arguments = ", ".join(parts)
     kind = f"({', '.join(returns)})" if isinstance(returns, tuple) else returns
     if function.name in KERNELS:
-        return f"cpdef {kind} {function.name}({arguments}){'' if gil else ' noexcept nogil'}:"
+        if gil:
+            return f"cpdef {kind} {function.name}({arguments}):"
+        wrapper = [f"def {function.name}({arguments}):", "    with nogil:",
+                   f"        {_c_kernel(function.name)}({', '.join(function.arguments)})"]
+        if kind != "void":
+            raise ValueError(f"{function.name}: a kernel returns nothing (combatsim.engine)")
+        return "\n".join([*wrapper, "", "", f"cdef void {_c_kernel(function.name)}({arguments}) noexcept nogil:"])
     if kind == "object":
         return f"cdef object {function.name}({arguments}):"
     qualifiers = "noexcept" if gil else "noexcept nogil"
@@ -437,7 +453,7 @@ def _body(module) -> str:
         if (returns, doubles) == before:
             break
     inline = set(getattr(module, "NUMBA_INLINE", ()))
-    rewrite = _Rewrite(tuples)
+    rewrite = _Rewrite(tuples, {name for name in KERNELS if name in functions and name not in gil})
     for name in order:
         function = functions[name]
         node = rewrite.visit(function.node)
