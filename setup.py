@@ -11,7 +11,8 @@ bundled .pxd files, which are new in every isolated build environment, so withou
 
 Every kernels/**/*.pyx is an extension. The engines' Cython builds kernels/<ruleset>/engine_cy.pyx
 are written here from the engines' own sources (combatsim.engine_cython; not committed), each only
-when its text changed, so an unchanged engine's translation is reused.
+when its text changed, so an unchanged engine's translation is reused; one that cannot be written or
+translated is left out with a warning (combatsim then runs that engine with Numba), not the build.
 """
 
 import os
@@ -61,9 +62,31 @@ def write_engine_sources() -> None:
 
     for ruleset in RULESETS:
         path = Path("kernels") / ruleset / "engine_cy.pyx"
-        text = generate(ruleset)
+        try:
+            text = generate(ruleset)
+        except Exception as problem:  # an engine the generator cannot write must not stop the other kernels
+            warn(path, "written", problem)
+            continue
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
+
+
+def warn(pyx: Path, what: str, problem: Exception) -> None:
+    print(f"warning: {pyx} is not {what} ({problem}); combatsim runs that engine with Numba", file=sys.stderr)
+
+
+def translate(stale: list[Path], cores: int) -> list[Extension]:
+    """The stale kernels translated; an engine's build that does not translate is left out, warned."""
+    options = {"include_path": ["kernels"], "compiler_directives": {"language_level": 3}, "nthreads": cores}
+    engines = [pyx for pyx in stale if pyx.name == "engine_cy.pyx"]
+    others = [pyx for pyx in stale if pyx not in engines]
+    extensions = cythonize([extension(pyx) for pyx in others], **options) if others else []
+    for pyx in engines:
+        try:
+            extensions += cythonize([extension(pyx)], **options)
+        except Exception as problem:
+            warn(pyx, "built", problem)
+    return extensions
 
 
 write_engine_sources()
@@ -71,13 +94,6 @@ cores = os.cpu_count() or 1
 pyx_files = sorted(Path("kernels").rglob("*.pyx"))
 current = [pyx for pyx in pyx_files if translation_current(pyx)]
 stale = [pyx for pyx in pyx_files if pyx not in current]
-extensions = [extension(pyx.with_suffix(".c")) for pyx in current]
-if stale:
-    extensions += cythonize(
-        [extension(pyx) for pyx in stale],
-        include_path=["kernels"],
-        compiler_directives={"language_level": 3},
-        nthreads=cores,
-    )
+extensions = [extension(pyx.with_suffix(".c")) for pyx in current] + translate(stale, cores)
 
 setup(ext_modules=extensions, options={"build_ext": {"parallel": cores}})
