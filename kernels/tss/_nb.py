@@ -31,7 +31,6 @@ from ..rng_nb import (
 
 #: Items per tile of the fast path: a tile whose fast pass saw a rejected word is redone exactly.
 TILE = 1024
-MAX_STEPS = 24
 # Attack config layout (combatsim.tss.reference).
 C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
 C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
@@ -41,60 +40,10 @@ C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
 D20 = np.uint64(20)
 
 
-@njit
-def tier_of(control, total, amazing, good, ordinary):
-    if control == 20:
-        return 4
-    if total <= amazing:
-        return 0
-    if total <= good:
-        return 1
-    if total <= ordinary:
-        return 2
-    return 3
-
-
-@njit
-def situation(steps):
-    """The Difficulty Scale: (sign, count, sides) for summed steps (combatsim.tss.reference.situation)."""
-    if steps <= -5:
-        return -1, 1, 20
-    if steps > 7:
-        return 1, min(steps, MAX_STEPS) - 4, 20
-    if steps == -4:
-        return -1, 1, 12
-    if steps == -3:
-        return -1, 1, 8
-    if steps == -2:
-        return -1, 1, 6
-    if steps == -1:
-        return -1, 1, 4
-    if steps == 0:
-        return 0, 0, 1
-    if steps == 1:
-        return 1, 1, 4
-    if steps == 2:
-        return 1, 1, 6
-    if steps == 3:
-        return 1, 1, 8
-    if steps == 4:
-        return 1, 1, 12
-    if steps == 5:
-        return 1, 1, 20
-    if steps == 6:
-        return 1, 2, 20
-    return 1, 3, 20
-
-
-@njit
-def dealt(amount, damage_type, soak):
-    amount = max(amount, 0)
-    primary = max(amount - max(soak, 0), 0)
-    half = amount >> 1
-    stun = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
-    wound = primary if damage_type == 2 else (half if damage_type == 3 else 0)
-    mortal = primary if damage_type == 3 else 0
-    return stun, wound, mortal
+# The tier and damage rules are the engine's (the one source), compiled by Numba.
+_ENGINE = engine_kernels("combatsim.tss.engine", "numba")
+tier_of = _ENGINE.tier_of
+dealt = _ENGINE.dealt
 
 
 @njit
@@ -607,7 +556,7 @@ def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mo
 def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
           rounds_out):
     """The fight kernel: the engine's own ``fight`` (combatsim.tss.engine, the reference) compiled by Numba."""
-    engine_kernels("combatsim.tss.engine", "numba").fight(
+    _ENGINE.fight(
         np.uint64(seed), np.int64(start), np.int64(count), characters, np.int64(n_characters), np.int64(n_classes),
         np.int64(max_rounds), bool(one_step), counts, winner_out, rounds_out)
 
