@@ -148,16 +148,9 @@ def tier_bars(skill: int) -> tuple[int, int, int, int]:
 
 def tier(roll: int, skill: int) -> int:
     """The result tier of a d100 ``roll`` against ``full_skill`` ``skill``."""
-    critical_bar, hard_bar, success_bar, critical_failure_bar = tier_bars(skill)
-    if roll <= critical_bar:
-        return CRITICAL_SUCCESS
-    if roll <= hard_bar:
-        return HARD_SUCCESS
-    if roll <= success_bar:
-        return SUCCESS
-    if roll > critical_failure_bar:
-        return CRITICAL_FAILURE
-    return FAILURE
+    from combatsim.d100.engine import _tier  # the engine holds the rule (and imports this module)
+
+    return _tier(roll, *tier_bars(skill))
 
 
 def armour_class(torso: str = "none", helmet: bool = False) -> int:
