@@ -58,8 +58,11 @@ OUTCOME_WORDS = {0: "{0} wins", 1: "{1} wins", DRAW: "draw", UNFINISHED: "unfini
 class Outcomes:
     """What the end of a fight says (``info["outcome"]``), worked out for many envs at once.
 
-    ``columns`` gives each field as an array over the envs asked for, so the vector env's
-    ``final_info`` costs a few array operations per step, and the single env takes row 0.
+    ``columns`` gives each field as an array over all envs, batched as Gymnasium batches the infos
+    of the envs that ended: another env's entry is None, False or 0. The fields of one kind
+    (objects, flags, integers) are the columns of one block, filled row by row for the envs that
+    ended, so the vector env's ``final_info`` costs a few array operations per step; the single env
+    takes row 0.
     """
 
     def __init__(self, game: Game) -> None:
@@ -67,8 +70,8 @@ class Outcomes:
         names = game.observation_names
         self.in_fight = names.index("self.in_fight") if "self.in_fight" in names else None
         self.escaped = names.index("self.escaped") if "self.escaped" in names else None
-        counts = game.count_names
-        self.count_index = {name: k for k, name in enumerate(counts)}
+        self.count_names = game.count_names
+        self.count_index = {name: k for k, name in enumerate(game.count_names)}
         self.winner_names = np.array([*game.side_names, None, None], dtype=object)
         self.flight = [self.count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
         self.escapes = [self.count_index.get(f"escapes_side_{side}") for side in (0, 1)]
@@ -76,6 +79,8 @@ class Outcomes:
         self.texts = np.array([[OUTCOME_WORDS[code].format(*game.side_names),
                                 OUTCOME_WORDS[code].format(*game.side_names) + (" by flight" if code < DRAW else "")]
                                for code in (0, 1, DRAW, UNFINISHED)], dtype=object)
+        # (draw, unfinished) by outcome code
+        self.ends = np.array([[code == DRAW, code == UNFINISHED] for code in (0, 1, DRAW, UNFINISHED)])
         members = game.members
         self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
         if self.bits is not None:
@@ -89,43 +94,52 @@ class Outcomes:
         for pair in np.ndindex(self.escape_pairs.shape):
             self.escape_pairs[pair] = tuple(int(k) for k in pair)
 
-    def _names(self, flags: np.ndarray) -> np.ndarray:
-        """Per env, the tuple of member names whose flag (n, members) is set."""
-        out = np.empty(len(flags), dtype=object)
+    def _names(self, obs: np.ndarray, field: int | None) -> np.ndarray:
+        """Per env, the tuple of member names whose flag ``field`` is set (obs (n, members, d))."""
+        if field is None:
+            return self.no_names[np.zeros(len(obs), dtype=np.int64)]
+        flags = obs[:, :, field] > 0.5
         if self.bits is not None:
-            out[:] = self.name_sets[(flags > 0.5).astype(np.int64) @ self.bits]
-        else:
-            for row, line in enumerate(flags > 0.5):
-                out[row] = tuple(n for n, flag in zip(self.game.member_names, line, strict=True) if flag)
+            return self.name_sets[flags @ self.bits]
+        out = np.empty(len(flags), dtype=object)
+        for row, line in enumerate(flags):
+            out[row] = tuple(n for n, flag in zip(self.game.member_names, line, strict=True) if flag)
         return out
 
     def _count(self, counts: np.ndarray, index: int | None) -> np.ndarray:
         return counts[:, index] if index is not None else np.zeros(len(counts), dtype=np.int64)
 
-    def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
-        """The outcome fields of envs whose fights ended: state (n, S), counts (n, K), obs (n, members, d)."""
+    def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray, rows: np.ndarray,
+                envs: int) -> dict[str, Any]:
+        """The outcome fields of ``envs`` envs, each an array over them, from the envs in ``rows``
+        (whose fights ended): their state (n, S), counts (n, K) and obs (n, members, d)."""
         outcome = state[:, S_OUTCOME]
         escapes = [self._count(counts, self.escapes[side]) for side in (0, 1)]
         by_flight = (((outcome == 0) & (self._count(counts, self.flight[0]) > 0))
                      | ((outcome == 1) & (self._count(counts, self.flight[1]) > 0)))
-        no_names = self.no_names[np.zeros(len(state), dtype=np.int64)]
-        return {
-            "text": self.texts[outcome, by_flight.astype(np.int64)],
-            "winner": self.winner_names[outcome],
-            "draw": outcome == DRAW,
-            "unfinished": outcome == UNFINISHED,
-            "by_flight": by_flight,
-            "escapes": self.escape_pairs[escapes[0], escapes[1]],
-            "escaped": self._names(obs[:, :, self.escaped]) if self.escaped is not None else no_names,
-            "standing": self._names(obs[:, :, self.in_fight]) if self.in_fight is not None else no_names,
-            "length": state[:, S_LENGTH],
-            "steps": state[:, S_STEPS],
-            "counts": {name: counts[:, k] for name, k in self.count_index.items()},
-        }
+        objects = np.empty((envs, 5), dtype=object)  # None throughout
+        objects[rows, 0] = self.texts[outcome, by_flight.view(np.int8)]
+        objects[rows, 1] = self.winner_names[outcome]
+        objects[rows, 2] = self.escape_pairs[escapes[0], escapes[1]]
+        objects[rows, 3] = self._names(obs, self.escaped)
+        objects[rows, 4] = self._names(obs, self.in_fight)
+        flags = np.zeros((envs, 3), dtype=np.bool_)
+        flags[rows, :2] = self.ends[outcome]
+        flags[rows, 2] = by_flight
+        numbers = np.zeros((envs, len(self.count_names) + 2), dtype=np.int64)
+        numbers[rows, :-2] = counts
+        numbers[rows, -2] = state[:, S_LENGTH]
+        numbers[rows, -1] = state[:, S_STEPS]
+        text, winner, escapes, escaped, standing = objects.T
+        draw, unfinished, by_flight = flags.T
+        *counts, length, steps = numbers.T
+        return {"text": text, "winner": winner, "draw": draw, "unfinished": unfinished, "by_flight": by_flight,
+                "escapes": escapes, "escaped": escaped, "standing": standing, "length": length, "steps": steps,
+                "counts": dict(zip(self.count_names, counts, strict=True))}
 
     def single(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray) -> dict[str, Any]:
         """One env's outcome as plain Python values (state (S,), counts (K,), obs (members, d))."""
-        columns = self.columns(state[None], counts[None], obs[None])
+        columns = self.columns(state[None], counts[None], obs[None], np.zeros(1, dtype=np.int64), 1)
         return {key: ({k: int(v[0]) for k, v in value.items()} if isinstance(value, dict) else value[0].item()
                       if isinstance(value[0], np.generic) else value[0]) for key, value in columns.items()}
 

@@ -10,7 +10,7 @@ ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with ``_final_o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from combatsim.engine import DRAW, S_OUTCOME, S_STEPS, UNFINISHED, Game
+from combatsim.engine import RUNNING, S_OUTCOME, S_STEPS, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import Outcomes, PicklesWithoutEngine, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
@@ -28,21 +28,18 @@ from combatsim.validation import check_int, check_seed
 MAX_ENVS = 1 << 24
 
 
-def _masked(columns: dict[str, Any], rows: np.ndarray, present: np.ndarray) -> dict[str, Any]:
-    """``columns`` (values of the envs in ``rows``) spread over all envs, each key with its ``_key``
-    mask (``present``), as Gymnasium's VectorEnv._add_info batches per-env infos."""
-    n = len(present)
+def _with_masks(columns: dict[str, Any], present: Iterator[np.ndarray]) -> dict[str, Any]:
+    """``columns`` (arrays over all envs) with each key's ``_key`` mask taken from ``present``, as
+    Gymnasium's VectorEnv._add_info batches per-env infos."""
     out: dict[str, Any] = {}
     for key, value in columns.items():
-        if isinstance(value, dict):
-            out[key] = _masked(value, rows, present)
-        else:
-            array = (np.full(n, None, dtype=object) if value.dtype == object
-                     else np.zeros((n, *value.shape[1:]), dtype=value.dtype))
-            array[rows] = value
-            out[key] = array
-        out[f"_{key}"] = present.copy()
+        out[key] = _with_masks(value, present) if isinstance(value, dict) else value
+        out[f"_{key}"] = next(present)
     return out
+
+
+def _key_count(columns: dict[str, Any]) -> int:
+    return sum(1 + (_key_count(value) if isinstance(value, dict) else 0) for value in columns.values())
 
 
 class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
@@ -71,16 +68,19 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self._masked = game.count_names.index("masked")
         self._outcomes = Outcomes(game)
         self._side = game.member_sides[self.agent_index]
-        # reward by outcome code: side 0 wins, side 1 wins, draw, unfinished
-        self._rewards = np.zeros(4, dtype=np.float64)
+        # looked up by outcome code: side 0 wins, side 1 wins, DRAW, UNFINISHED, and RUNNING (-1) last
+        self._rewards = np.zeros(5, dtype=np.float64)
         self._rewards[self._side], self._rewards[1 - self._side] = 1.0, -1.0
-        self._all = np.ones(self.num_envs, dtype=np.bool_)
+        self._terminates = np.array([True, True, True, False, False])
+        self._truncates = np.array([False, False, False, True, False])
+        self._final_keys = 0  # how many keys and sub-keys final_info has (fixed by the game)
         self._started = False
 
     def _infos(self) -> dict[str, Any]:
         b = self._b
-        return {"action_mask": b["mask"][:, self.agent_index].copy(), "_action_mask": self._all.copy(),
-                "masked_actions": b["counts"][:, self._masked].copy(), "_masked_actions": self._all.copy()}
+        return {"action_mask": b["mask"][:, self.agent_index].copy(), "_action_mask": np.ones(self.num_envs, np.bool_),
+                "masked_actions": b["counts"][:, self._masked].copy(),
+                "_masked_actions": np.ones(self.num_envs, np.bool_)}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         first = seed[0] if isinstance(seed, list | tuple | np.ndarray) and len(seed) else seed
@@ -115,38 +115,38 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
         outcome = b["state"][:, S_OUTCOME]
-        ended = np.flatnonzero(outcome >= 0)
-        # rewards (num_envs,) here; (num_envs, agents) where agent_index lists several members (vector_parallel)
-        rewards = np.zeros((self.num_envs, *self._rewards.shape[1:]), dtype=np.float64)
-        if len(ended) == 0:
-            no = np.zeros(self.num_envs, dtype=np.bool_)
-            return b["obs"][:, self.agent_index].copy(), rewards, no, no.copy(), self._infos()
-        ends = outcome[ended]
-        rewards[ended] = self._rewards[ends]
-        terminated = np.zeros(self.num_envs, dtype=np.bool_)
-        truncated = np.zeros(self.num_envs, dtype=np.bool_)
-        terminated[ended] = ends <= DRAW
-        truncated[ended] = ends == UNFINISHED
-        done = terminated | truncated
-        counts = b["counts"][ended]
+        # (num_envs,) here; (num_envs, agents) where agent_index lists several members (vector_parallel)
+        rewards = self._rewards[outcome]
+        terminated, truncated = self._terminates[outcome], self._truncates[outcome]
+        done = outcome != RUNNING
+        if not done.any():
+            return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, self._infos()
+        ended = done.nonzero()[0]
+        state, counts, obs, mask = (b[key].take(ended, axis=0) for key in ("state", "counts", "obs", "mask"))
+        final_obs = np.empty(self.num_envs, dtype=object)  # None throughout
+        final_obs[ended] = np.fromiter(obs[:, self.agent_index], dtype=object, count=len(ended))
+        # every field over all envs, 0 (None) where the fight runs on
+        agent_mask = mask[:, self.agent_index]
+        final_mask = np.zeros((self.num_envs, *agent_mask.shape[1:]), dtype=agent_mask.dtype)
+        final_mask[ended] = agent_mask
+        numbers = np.zeros((2, self.num_envs), dtype=np.int64)
+        numbers[0, ended], numbers[1, ended] = counts[:, self._masked], state[:, S_STEPS]
+        masked_actions, lengths = numbers
         # the episode's return is its last reward (every step before the end gives 0)
-        final_info = {"action_mask": b["mask"][ended][:, self.agent_index], "masked_actions": counts[:, self._masked],
-                      "outcome": self._outcomes.columns(b["state"][ended], counts, b["obs"][ended]),
-                      "episode": {"r": rewards[ended], "l": b["state"][ended, S_STEPS]}}
-        final_info = _masked(final_info, ended, done)
-        final_obs = np.full(self.num_envs, None, dtype=object)
-        final_obs[ended] = list(b["obs"][ended][:, self.agent_index])
+        final_info = {"action_mask": final_mask, "masked_actions": masked_actions,
+                      "outcome": self._outcomes.columns(state, counts, obs, ended, self.num_envs),
+                      "episode": {"r": rewards.copy(), "l": lengths}}
+        if not self._final_keys:
+            self._final_keys = _key_count(final_info)
+        final_info = _with_masks(final_info, iter(np.repeat(done[None], self._final_keys, axis=0)))
         # SAME_STEP: the envs that ended start their next fight now
-        b["which"][:] = 0
-        b["which"][ended] = 1
-        b["indices"][ended] += 1
+        np.copyto(b["which"], done)
+        b["indices"] += done
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
         infos = self._infos()
-        infos["final_obs"] = final_obs
-        infos["_final_obs"] = done
-        infos["final_info"] = final_info
-        infos["_final_info"] = done.copy()
+        infos["final_obs"], infos["_final_obs"] = final_obs, done
+        infos["final_info"], infos["_final_info"] = final_info, done.copy()
         return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, infos
 
     def _check_actions(self, actions) -> np.ndarray:
@@ -156,7 +156,8 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
             raise TypeError(f"actions must be integers in 0..{count - 1}, got dtype {array.dtype}")
         if array.shape != self.action_space.shape:
             raise ValueError(f"actions must have shape {self.action_space.shape}, got {array.shape}")
-        if array.size and (int(array.min()) < 0 or int(array.max()) >= count):
+        # one pass: a negative action is a large one as unsigned
+        if array.size and int(array.view(array.dtype.str.replace("i", "u")).max()) >= count:
             bad = int(array[(array < 0) | (array >= count)][0])
             raise ValueError(f"actions must be in 0..{count - 1}, got {bad}")
         return array

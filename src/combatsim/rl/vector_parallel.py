@@ -42,8 +42,8 @@ class FightVectorParallelEnv(FightVectorEnv):
         # an integer array indexes the agent axis: obs[:, agent_index] is (num_envs, agents, obs)
         self.agent_index = np.array(list(rows.values()), dtype=np.int64)
         side_0 = np.array([1.0 if game.member_sides[row] == 0 else -1.0 for row in rows.values()])
-        # reward of each agent by outcome code: side 0 wins, side 1 wins, draw, unfinished
-        self._rewards = np.zeros((4, len(rows)), dtype=np.float64)
+        # reward of each agent by outcome code: side 0 wins, side 1 wins, draw, unfinished, RUNNING (-1)
+        self._rewards = np.zeros((5, len(rows)), dtype=np.float64)
         self._rewards[0], self._rewards[1] = side_0, -side_0
         self.single_observation_space = gym.spaces.Box(0.0, 1.0, shape=(len(rows), len(game.observation_names)),
                                                        dtype=np.float32)
