@@ -33,19 +33,22 @@ from combatsim.rl.fight_vector import FightVectorEnv
 from combatsim.scenario import Scenario
 
 
-def _env_rows(columns: Mapping[str, Any], rows: list[int]) -> list[dict[str, Any]]:
+def _env_rows(columns: Mapping[str, Any], rows: np.ndarray) -> list[dict[str, Any]]:
     """The values of a vector info dict (``_key`` masks dropped) for each env in ``rows``, as the
     single env gives them: plain Python scalars, arrays for array fields."""
-    values = {}
+    keys, values = [], []
     for key, value in columns.items():
         if key.startswith("_"):
             continue
+        keys.append(key)
         if isinstance(value, Mapping):
-            values[key] = _env_rows(value, rows)
+            values.append(_env_rows(value, rows))
         else:
             picked = value[rows]
-            values[key] = picked.tolist() if picked.ndim == 1 and picked.dtype != object else list(picked)
-    return [{key: column[k] for key, column in values.items()} for k in range(len(rows))]
+            values.append(picked.tolist() if picked.ndim == 1 and picked.dtype != object else list(picked))
+    if not keys:
+        return [{} for _ in rows]
+    return [dict(zip(keys, line, strict=True)) for line in zip(*values, strict=True)]
 
 
 class KernelVecEnv:
@@ -81,15 +84,20 @@ class KernelVecEnv:
         actions, self._actions = self._actions, None
         obs, rewards, terminated, truncated, infos = self.venv.step(actions)
         dones = terminated | truncated
-        step_infos = self._env_infos(infos, {"TimeLimit.truncated": False})
+        step_infos = [{"action_mask": mask, "masked_actions": masked, "TimeLimit.truncated": False}
+                      for mask, masked in zip(infos["action_mask"], infos["masked_actions"].tolist(), strict=True)]
         if "final_info" in infos:
-            ended = np.flatnonzero(dones).tolist()
-            for e, final in zip(ended, _env_rows(infos["final_info"], ended), strict=True):
+            ended = dones.nonzero()[0]
+            time_limits = (truncated & ~terminated)[ended].tolist()
+            finals = _env_rows(infos["final_info"], ended)
+            for e, final, time_limit, last_obs in zip(ended.tolist(), finals, time_limits, infos["final_obs"][ended],
+                                                      strict=True):
                 # as DummyVecEnv: the info of the step that ended the episode, its last observation,
                 # and the next episode's first info in reset_infos
-                self.reset_infos[e] = {key: step_infos[e][key] for key in ("action_mask", "masked_actions")}
-                final["TimeLimit.truncated"] = bool(truncated[e] and not terminated[e])
-                final["terminal_observation"] = infos["final_obs"][e]
+                first = step_infos[e]
+                self.reset_infos[e] = {"action_mask": first["action_mask"], "masked_actions": first["masked_actions"]}
+                final["TimeLimit.truncated"] = time_limit
+                final["terminal_observation"] = last_obs
                 step_infos[e] = final
         return obs, rewards.astype(np.float32), dones, step_infos
 
@@ -98,10 +106,9 @@ class KernelVecEnv:
         return self.step_wait()
 
     @staticmethod
-    def _env_infos(infos: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-        """The vector env's infos as one dict per env, each with ``extra``."""
-        extra = extra or {}
-        return [{"action_mask": mask, "masked_actions": masked, **extra}
+    def _env_infos(infos: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The vector env's infos as one dict per env."""
+        return [{"action_mask": mask, "masked_actions": masked}
                 for mask, masked in zip(infos["action_mask"], infos["masked_actions"].tolist(), strict=True)]
 
     def action_masks(self) -> np.ndarray:
