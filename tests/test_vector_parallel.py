@@ -110,3 +110,22 @@ def test_pickles_and_steps_on():
         a, b = vector.step(actions), copy.step(actions)
         np.testing.assert_array_equal(a[0], b[0])
         np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("agents", [["A 1", "A 2", "B 1"], ["B 2", "A 1"]], ids=["consecutive", "any order"])
+def test_results_are_fresh_arrays(agents):
+    """A later step does not overwrite what an earlier one returned, whichever members are agents."""
+    vector = vector_parallel_env(FAKE_TEAMS, agents, num_envs=8, backend="python")
+    obs, infos = vector.reset(seed=4)
+    actions = np.ones((8, len(agents)), dtype=np.int64)
+    first = vector.step(actions)
+    returned = [obs, infos["action_mask"], first[0], first[4]["action_mask"]]
+    if "final_obs" in first[4]:
+        returned += [first[4]["final_info"]["action_mask"],
+                     *(o for o in first[4]["final_obs"] if o is not None)]
+    kept = [np.copy(a) for a in returned]
+    for _ in range(10):
+        vector.step(actions)
+    for before, now in zip(kept, returned, strict=True):
+        np.testing.assert_array_equal(before, now)
+        assert not any(np.shares_memory(now, buffer) for buffer in vector._b.values())

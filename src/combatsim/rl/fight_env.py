@@ -79,8 +79,6 @@ class Outcomes:
         self.texts = np.array([[OUTCOME_WORDS[code].format(*game.side_names),
                                 OUTCOME_WORDS[code].format(*game.side_names) + (" by flight" if code < DRAW else "")]
                                for code in (0, 1, DRAW, UNFINISHED)], dtype=object)
-        # (draw, unfinished) by outcome code
-        self.ends = np.array([[code == DRAW, code == UNFINISHED] for code in (0, 1, DRAW, UNFINISHED)])
         members = game.members
         self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
         if self.bits is not None:
@@ -124,8 +122,7 @@ class Outcomes:
         objects[rows, 3] = self._names(obs, self.escaped)
         objects[rows, 4] = self._names(obs, self.in_fight)
         flags = np.zeros((envs, 3), dtype=np.bool_)
-        flags[rows, :2] = self.ends[outcome]
-        flags[rows, 2] = by_flight
+        flags[rows, 0], flags[rows, 1], flags[rows, 2] = outcome == DRAW, outcome == UNFINISHED, by_flight
         numbers = np.zeros((envs, len(self.count_names) + 2), dtype=np.int64)
         numbers[rows, :-2] = counts
         numbers[rows, -2] = state[:, S_LENGTH]

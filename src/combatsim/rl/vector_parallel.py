@@ -39,8 +39,12 @@ class FightVectorParallelEnv(FightVectorEnv):
         super().__init__(num_envs, scenario=game, agent=next(iter(rows)), backend=backend, render_mode=render_mode)
         del self.agent
         self.agents = self.possible_agents = tuple(rows)
-        # an integer array indexes the agent axis: obs[:, agent_index] is (num_envs, agents, obs)
-        self.agent_index = np.array(list(rows.values()), dtype=np.int64)
+        # indexes the member axis: obs[:, agent_index] is (num_envs, agents, obs); a slice (a view,
+        # copied once) where the agents are consecutive members in order, else an integer array
+        members = list(rows.values())
+        consecutive = members == list(range(members[0], members[0] + len(members)))
+        self.agent_index = (slice(members[0], members[0] + len(members)) if consecutive
+                            else np.array(members, dtype=np.int64))
         side_0 = np.array([1.0 if game.member_sides[row] == 0 else -1.0 for row in rows.values()])
         # reward of each agent by outcome code: side 0 wins, side 1 wins, draw, unfinished, RUNNING (-1)
         self._rewards = np.zeros((5, len(rows)), dtype=np.float64)
