@@ -87,17 +87,14 @@ class KernelVecEnv:
         step_infos = [{"action_mask": mask, "masked_actions": masked, "TimeLimit.truncated": False}
                       for mask, masked in zip(infos["action_mask"], infos["masked_actions"].tolist(), strict=True)]
         if "final_info" in infos:
+            # as DummyVecEnv: the info of the step that ended the episode, with its last observation
+            # (and the next episode's first info in reset_infos)
             ended = dones.nonzero()[0]
-            time_limits = (truncated & ~terminated)[ended].tolist()
-            finals = _env_rows(infos["final_info"], ended)
-            for e, final, time_limit, last_obs in zip(ended.tolist(), finals, time_limits, infos["final_obs"][ended],
-                                                      strict=True):
-                # as DummyVecEnv: the info of the step that ended the episode, its last observation,
-                # and the next episode's first info in reset_infos
+            finals = _env_rows({**infos["final_info"], "TimeLimit.truncated": truncated & ~terminated,
+                                "terminal_observation": infos["final_obs"]}, ended)
+            for e, final in zip(ended.tolist(), finals, strict=True):
                 first = step_infos[e]
                 self.reset_infos[e] = {"action_mask": first["action_mask"], "masked_actions": first["masked_actions"]}
-                final["TimeLimit.truncated"] = time_limit
-                final["terminal_observation"] = last_obs
                 step_infos[e] = final
         return obs, rewards.astype(np.float32), dones, step_infos
 
