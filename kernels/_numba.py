@@ -20,13 +20,8 @@ import hashlib
 import pickle
 
 import numba
-import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
 from numba.core.caching import FunctionCache, IndexDataCacheFile
-from numba.cpython.unsafe.numbers import trailing_zeros
-from numba.extending import intrinsic, register_jitable
+from numba.extending import intrinsic
 
 
 def njit(function=None, **options):
@@ -110,105 +105,3 @@ def intrinsic_or(python):
         return python if numba.config.DISABLE_JIT else intrinsic(definition)
 
     return decorate
-
-
-def _lowest_set_bit_python(bits):
-    bits = int(bits) & ((1 << 64) - 1)
-    return (bits & -bits).bit_length() - 1
-
-
-#: The index of a nonzero integer's lowest set bit (LLVM's cttz, one instruction: Numba's
-#: trailing_zeros), or its Python twin when NUMBA_DISABLE_JIT runs the kernels as Python.
-lowest_set_bit = _lowest_set_bit_python if numba.config.DISABLE_JIT else trailing_zeros
-
-
-@intrinsic_or(lambda array: array)
-def borrow(typingctx, array):
-    """The same array without its NRT meminfo (and parent): Numba's reference counting of it
-    (an atomic add behind a call, at every assignment and call of an array variable) becomes a
-    null test. Only for arrays whose owner outlives the use: the caller's own arguments."""
-    if not isinstance(array, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        source = context.make_array(array)(context, builder, value=args[0])
-        borrowed = context.make_array(array)(context, builder, value=args[0])
-        borrowed.meminfo = cgutils.get_null_value(source.meminfo.type)
-        borrowed.parent = cgutils.get_null_value(source.parent.type)
-        return borrowed._getvalue()
-
-    return array(array), codegen
-
-
-@intrinsic_or(lambda rows, columns, dtype: np.empty((rows, columns), dtype=dtype))
-def on_stack(typingctx, rows, columns, dtype):
-    """An uninitialised C array of rows x columns ``dtype`` on the stack (literal sizes), 64-byte
-    aligned and with no meminfo: np.empty's malloc and free, and the NRT's reference counts, cost
-    about 3 ns an env step (the TSS RL lanes). Distinct stack arrays cannot alias, so LLVM
-    vectorises a loop that reads one and stores to another."""
-    if not (isinstance(rows, types.IntegerLiteral) and isinstance(columns, types.IntegerLiteral)
-            and isinstance(dtype, types.NumberClass)):
-        return None
-    shape = (rows.literal_value, columns.literal_value)
-    item = dtype.instance_type
-    array_type = types.Array(item, 2, "C")
-
-    def codegen(context, builder, signature, args):
-        element = context.get_data_type(item)
-        with builder.goto_entry_block():
-            block = builder.alloca(ir.ArrayType(element, shape[0] * shape[1]))
-            block.align = 64
-        itemsize = context.get_abi_sizeof(element)
-        intp = context.get_value_type(types.intp)
-        array = context.make_array(array_type)(context, builder)
-        context.populate_array(array, data=builder.bitcast(block, element.as_pointer()),
-                               shape=[intp(shape[0]), intp(shape[1])],
-                               strides=[intp(shape[1] * itemsize), intp(itemsize)], itemsize=intp(itemsize),
-                               meminfo=None)
-        return array._getvalue()
-
-    return array_type(rows, columns, dtype), codegen
-
-
-@register_jitable(error_model="numpy")
-def lane_at(row, lane):
-    """Row offset ``row`` plus ``lane`` as an unsigned index: in loops over lanes LLVM cannot prove
-    ``row + lane`` non-negative, and Numba's negative-index wraparound costs a test and a cmov on
-    each access (and can keep the loop scalar)."""
-    return np.uint64(row) + np.uint64(lane)
-
-
-def _shift_python(left):
-    def shift(x, n):
-        value = int(x) & 0xFFFFFFFF
-        value = (value << (int(n) & 31) if left else value >> (int(n) & 31)) & 0xFFFFFFFF
-        return np.int32(value - (1 << 32) if value >> 31 else value)
-
-    return shift
-
-
-def _shift(typingctx, x, n, left):
-    """An int32 shift by n mod 32 as one 32-bit LLVM shift: Numba's own shifts work in int64,
-    which LLVM does not narrow for a shift by a variable (a loop over lanes with one runs eight
-    lanes to a vector, and converts)."""
-    if not (isinstance(x, types.Integer) and isinstance(n, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        value = context.cast(builder, args[0], x, types.int32)
-        amount = builder.and_(context.cast(builder, args[1], n, types.int32), ir.Constant(ir.IntType(32), 31))
-        return builder.shl(value, amount) if left else builder.lshr(value, amount)
-
-    return types.int32(x, n), codegen
-
-
-@intrinsic_or(_shift_python(True))
-def shl32(typingctx, x, n):
-    """x << (n mod 32) in int32."""
-    return _shift(typingctx, x, n, True)
-
-
-@intrinsic_or(_shift_python(False))
-def shr32(typingctx, x, n):
-    """Logical x >> (n mod 32) in int32."""
-    return _shift(typingctx, x, n, False)
