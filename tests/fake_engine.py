@@ -48,6 +48,10 @@ def legal(table, state, e, c, action):
     return True
 
 
+def member_standing(state, e, members, c):
+    return state[e, S_RULESET + c] == IN
+
+
 def observe(table, config, state, obs, mask, e):
     members = table.shape[0]
     for c in range(members):

@@ -125,16 +125,16 @@ def fight_arguments(game, seed, start, count):
     length = np.zeros(count, dtype=np.int32)
     if game.ruleset == "exp":
         unit_limit = int(config[engine.CF_UNIT_LIMIT])
-        counts = np.zeros(engine.FIGHT_COUNTS + unit_limit, dtype=np.int64)
+        counts = np.zeros(engine.FIGHT_COUNTS + unit_limit + game.members, dtype=np.int64)
         return (seed, start, count, table, unit_limit, int(config[engine.CF_HIT_ON_EQUAL]),
                 int(config[engine.CF_CRITICAL]), counts, winner, length)
     if game.ruleset == "d100":
         max_rounds = int(config[engine.G_MAX_ROUNDS])
-        counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+        counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1 + game.members, dtype=np.int64)
         return (seed, start, count, table, int(config[engine.G_PASSES]), max_rounds, int(config[engine.G_AMBUSH_SIDE]),
                 counts, winner, length)
     max_rounds = int(config[engine.K_MAX_ROUNDS])
-    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1 + game.members, dtype=np.int64)
     return (seed, start, count, np.ascontiguousarray(table).ravel(), table.shape[0],
             (table.shape[1] - engine.ROW_BASE) // 4, max_rounds, int(config[engine.K_ONE_STEP]), counts, winner, length)
 

@@ -39,7 +39,7 @@ def numba_engine():
 
 
 def run_fight(kernel, seed, start, count, table, unit_limit, hit_on_equal=False, critical=False):
-    counts = np.zeros(engine.FIGHT_COUNTS + unit_limit, dtype=np.int64)
+    counts = np.zeros(engine.FIGHT_COUNTS + unit_limit + len(table), dtype=np.int64)  # then who stood
     winner = np.zeros(count, dtype=np.int8)
     units = np.zeros(count, dtype=np.int32)
     kernel(np.uint64(seed), start, count, table, unit_limit, hit_on_equal, critical, counts, winner, units)

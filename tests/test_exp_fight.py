@@ -19,7 +19,7 @@ WEAPON_TYPES = ("A", "B", "C", "D", "E", "F", "automatic")
 
 def run_fight(backend, seed, start, count, table, unit_limit, hit_on_equal=False, critical=False):
     kernel = get_kernel("exp.fight", backend)
-    counts = np.zeros(FIGHT_COUNTS + unit_limit, dtype=np.int64)
+    counts = np.zeros(FIGHT_COUNTS + unit_limit + len(table), dtype=np.int64)  # then who stood, per combatant
     winner = np.zeros(count, dtype=np.int8)
     units = np.zeros(count, dtype=np.int32)
     kernel(np.uint64(seed), start, count, table, unit_limit, hit_on_equal, critical, counts, winner, units)

@@ -210,7 +210,7 @@ def exp_kernel(table, spec):
     """The reference fight (the EXP engine), its dice drawn from ``EXP_DICE.ItemStream(seed, index)``."""
     def fight(seed, index):
         stream = EXP_DICE.ItemStream(seed, index)
-        counts = np.zeros(exp_reference.FIGHT_COUNTS + spec["unit_limit"], dtype=np.int64)
+        counts = np.zeros(exp_reference.FIGHT_COUNTS + spec["unit_limit"] + len(table), dtype=np.int64)
         winner, units = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(exp_engine, "stream_resume", lambda rng, *position: None)
@@ -295,7 +295,7 @@ def tss_kernel(spec):
 
     def fight(seed, index):
         stream = TSS_DICE.ItemStream(seed, index)
-        counts = np.zeros(tss_reference.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+        counts = np.zeros(tss_reference.FIGHT_COUNTS + max_rounds + 1 + count, dtype=np.int64)
         winner, rounds = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(tss_engine, "stream_resume", lambda rng, *position: None)
@@ -359,7 +359,8 @@ def test_tss_fight_replayed_with_the_sides_exchanged_is_the_mirrored_fight(monke
                                                                     exchanged)
         assert (mirrored_winner, mirrored_rounds) == (1 - winner if winner >= 0 else winner, rounds)
         assert list(mirrored[:2]) == [counts[1], counts[0]]
-        assert list(mirrored[2:]) == list(counts[2:])
+        assert list(mirrored[2:-count]) == list(counts[2:-count])
+        assert list(mirrored[-count:]) == list(counts[-count:])[::-1]  # who stands, the sides exchanged
         winners.add(winner)
     assert {0, 1} <= winners
 

@@ -54,7 +54,7 @@ def scenario_game(name: str):
 
 
 def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step):
-    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    counts = np.zeros(engine.FIGHT_COUNTS + max_rounds + 1 + n_characters, dtype=np.int64)  # then who stood
     winner = np.full(count, -2, dtype=np.int8)
     rounds = np.full(count, -2, dtype=np.int32)
     if backend == "engine numba":
@@ -92,9 +92,10 @@ def test_engine_fight_equals_the_fight_kernel_for_generated_teams(side_a, side_b
 def test_no_round_is_a_draw_in_round_zero():
     spec = SCENARIOS["mirror"]().spec
     table, n_characters, n_classes = fight_table(*spec["sides"])
-    counts, winner, rounds = run_fight("python", 1, 0, 3, table, n_characters, n_classes, 0, False)
-    assert counts.tolist() == [0, 0, 3, 0, 0, 0, 0, 0, 3]
-    assert winner.tolist() == [-1] * 3 and rounds.tolist() == [0] * 3
+    for backend in ("python", "cython"):
+        counts, winner, rounds = run_fight(backend, 1, 0, 3, table, n_characters, n_classes, 0, False)
+        assert counts.tolist() == [0, 0, 3, 0, 0, 0, 0, 0, 3, 3, 3]  # then both characters stood in all 3
+        assert winner.tolist() == [-1] * 3 and rounds.tolist() == [0] * 3
 
 
 # --- stepping ------------------------------------------------------------------------------------

@@ -146,14 +146,16 @@ def combatants(draw) -> Combatant:
 
 
 def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step):
-    counts = np.zeros(FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    # The fixed counts, the rounds histogram, then each character's fights ended standing.
+    counts = np.zeros(FIGHT_COUNTS + max_rounds + 1 + n_characters, dtype=np.int64)
     winner = np.full(count, -2, dtype=np.int8)
     rounds = np.full(count, -2, dtype=np.int32)
     get_kernel("tss.fight", backend)(seed, start, count, table, n_characters, n_classes, max_rounds, one_step,
                                      counts, winner, rounds)
     # The rounds histogram after the fixed counts is exactly the per-fight rounds.
-    np.testing.assert_array_equal(counts[FIGHT_COUNTS:], np.bincount(rounds, minlength=max_rounds + 1))
-    return counts[:FIGHT_COUNTS], winner, rounds
+    histogram = counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
+    np.testing.assert_array_equal(histogram, np.bincount(rounds, minlength=max_rounds + 1))
+    return counts, winner, rounds
 
 
 @given(side_a=st.lists(combatants(), min_size=1, max_size=3), side_b=st.lists(combatants(), min_size=1, max_size=3),

@@ -13,7 +13,7 @@ from combatsim.tss.reference import FIGHT_COUNTS
 
 
 def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step, outputs=True):
-    counts = np.zeros(FIGHT_COUNTS + max_rounds + 1, dtype=np.int64)
+    counts = np.zeros(FIGHT_COUNTS + max_rounds + 1 + n_characters, dtype=np.int64)  # then who stood
     length = count if outputs else 0
     winner = np.full(length, -2, dtype=np.int8)
     rounds = np.full(length, -2, dtype=np.int32)

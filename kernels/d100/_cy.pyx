@@ -776,13 +776,17 @@ cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
     return n
 
 
-cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t escaped, const uint64_t* sides,
-                         int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
-                         int32_t[::1] rounds_out) noexcept nogil:
+cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t escaped, uint64_t active,
+                         const uint64_t* sides, int64_t standing_at, int64_t* local, int64_t[::1] counts,
+                         int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
     # Records fight k's outcome (the winning side, DRAW or UNFINISHED) after ``rounds`` rounds, its
-    # combatants in ``escaped`` having fled (the reference's record).
+    # combatants in ``escaped`` having fled and those in ``active`` still standing (the reference's
+    # record: their counts from ``standing_at``, after the rounds histogram).
     local[F_ROUNDS] += rounds
     counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+    while active:
+        counts[standing_at + d100_lowest_bit(active)] += 1
+        active &= active - 1
     local[F_ESCAPES] += _bit_count(escaped & sides[0])
     local[F_ESCAPES + 1] += _bit_count(escaped & sides[1])
     if outcome >= 0:
@@ -835,6 +839,7 @@ cdef extern from "fight_lanes.h" nogil:
     int32_t d100f_run_winner(const D100FightRun* r, int i)
     int32_t d100f_run_round(const D100FightRun* r, int i)
     uint32_t d100f_run_escaped(const D100FightRun* r, int i)
+    uint32_t d100f_run_active(const D100FightRun* r, int i)
     int d100f_lanes_pay()
 
 cdef enum:
@@ -960,7 +965,7 @@ cdef void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j, Fight
 
 cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun* lanes, uint64_t seed,
                            int64_t start, int64_t count, int64_t ambush_side, const int64_t* ambushers,
-                           int64_t ambusher_count, int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
+                           int64_t ambusher_count, int64_t standing_at, int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
                            int32_t[::1] rounds_out) noexcept nogil:
     # Fights start..start+count-1 in the lanes; each lane that ends a fight records it and starts
     # the next index. Every count is a sum, and fight i rolls only item stream i, so the order in
@@ -987,7 +992,8 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun
                     j = <int>(64 * w + d100_lowest_bit(bits))
                     bits &= bits - 1
                     _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), d100f_run_escaped(lanes, j),
-                            scratch.sides, local, counts, winner_out, rounds_out)
+                            d100f_run_active(lanes, j), scratch.sides, standing_at, local, counts, winner_out,
+                            rounds_out)
                     if next_fight < count:
                         item[j] = next_fight
                         _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers,
@@ -1030,6 +1036,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     # after max_rounds rounds, as in the reference.
     cdef bint empty = passes <= 0 or max_rounds <= 0
     cdef int64_t empty_rounds = _max(max_rounds, 0)
+    cdef int64_t standing_at = FIGHT_COUNTS + empty_rounds + 1  # after the rounds histogram
     if m > MAX_FIGHTERS:
         raise ValueError(f"at most {MAX_FIGHTERS} combatants, got {m}")
     for j in range(FIGHT_COUNTS):
@@ -1074,7 +1081,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
         lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
         with nogil:  # with an ambush, lanes[0] starts each fight (_begin) before a vector lane takes it
             _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
-                             ambusher_count, local, counts, winner_out, rounds_out)
+                             ambusher_count, standing_at, local, counts, winner_out, rounds_out)
         for j in range(FIGHT_COUNTS):
             counts[j] += local[j]
         return
@@ -1088,8 +1095,8 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                     pass_number = pass_of[j]
                     outcome = _one_pass(&lanes[j], round_number, pass_number)
                     if outcome != UNFINISHED:
-                        _finish(k, outcome, round_number, lanes[j].escaped, sides, local, counts, winner_out,
-                                rounds_out)
+                        _finish(k, outcome, round_number, lanes[j].escaped, lanes[j].active, sides, standing_at,
+                                local, counts, winner_out, rounds_out)
                         k = -1
                     elif pass_number < passes:
                         pass_of[j] = pass_number + 1
@@ -1097,15 +1104,16 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                         round_of[j] = round_number + 1
                         pass_of[j] = 1
                     else:
-                        _finish(k, UNFINISHED, max_rounds, lanes[j].escaped, sides, local, counts, winner_out,
-                                rounds_out)
+                        _finish(k, UNFINISHED, max_rounds, lanes[j].escaped, lanes[j].active, sides, standing_at,
+                                local, counts, winner_out, rounds_out)
                         k = -1
                 while k < 0 and next_fight < count:
                     k = next_fight
                     next_fight += 1
                     _begin(&lanes[j], seed, <uint64_t>(start + k), ambush_side, &ambushers[0], ambusher_count)
                     if empty:
-                        _finish(k, UNFINISHED, empty_rounds, 0, sides, local, counts, winner_out, rounds_out)
+                        _finish(k, UNFINISHED, empty_rounds, 0, lanes[j].active, sides, standing_at, local, counts,
+                                winner_out, rounds_out)
                         k = -1
                     else:
                         round_of[j] = 1

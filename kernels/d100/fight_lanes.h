@@ -263,6 +263,11 @@ static inline uint32_t d100f_run_escaped(const D100FightRun *r, int i) {
     return r->is_narrow ? r->u.narrow.escaped[i] : r->u.wide.escaped[i];
 }
 
+/* Lane i's combatants still in its ended fight (neither out nor fled). */
+static inline uint32_t d100f_run_active(const D100FightRun *r, int i) {
+    return r->is_narrow ? (uint32_t)r->u.narrow.active[i] : (uint32_t)r->u.wide.active[i];
+}
+
 static inline int32_t d100f_run_round(const D100FightRun *r, int i) {
     return r->is_narrow ? r->u.narrow.round[i] : r->u.wide.round[i];
 }

@@ -425,6 +425,8 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] com
                         local[3] += standing0 == 0 and standing1 == 0
                     local[4] += units
                     local[FIGHT_COUNTS + units - 1] += 1
+                    for a in range(members):  # each member's fights ended standing, after the histogram
+                        local[FIGHT_COUNTS + unit_limit + a] += hit_points[lane, a] > 0
                     if keep_winner:
                         winner_out[k] = <int8_t>winner
                     if keep_units:

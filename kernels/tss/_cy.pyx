@@ -928,10 +928,15 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
     cdef uint32_t threshold20 = rejection_threshold(20)
     cdef int64_t width = ROW_BASE + 4 * n_classes
     cdef bint keep = winner_out.shape[0] > 0
-    cdef int64_t lane, k, winner, rounds, issued = 0, busy = 0
+    cdef int64_t lane, k, winner, rounds, i, issued = 0, busy = 0
+    # Each member's fights ended still standing (neither knocked out nor dying) follow the rounds
+    # histogram.
+    cdef int64_t standing_at = FIGHT_COUNTS + max_rounds + 1
     if max_rounds < 1:  # no round is played: every fight is a draw in round 0 (the reference's loop)
         counts[2] += count
         counts[FIGHT_COUNTS] += count
+        for i in range(n):
+            counts[FIGHT_COUNTS + 1 + i] += count
         if keep:
             for k in range(count):
                 winner_out[k] = -1
@@ -965,6 +970,8 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
             counts[5] += tally[4 * lane + 1]
             counts[6] += tally[4 * lane + 2]
             counts[7] += tally[4 * lane + 3]
+            for i in range(n):
+                counts[standing_at + i] += active[lane * MAX_CHARACTERS + i]
             if keep:
                 winner_out[k] = <int8_t>winner
                 rounds_out[k] = <int32_t>rounds
@@ -982,6 +989,7 @@ cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n_characters,
           int64_t n_classes, int64_t max_rounds, bint one_step, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
-    with nogil:  # counts: the fixed counts, then the rounds histogram (FIGHT_COUNTS + rounds)
+    # counts: the fixed counts, the rounds histogram (FIGHT_COUNTS + rounds), each member's fights ended standing
+    with nogil:
         _fights(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, &counts[0],
                 winner_out, rounds_out)

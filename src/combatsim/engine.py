@@ -22,6 +22,9 @@ Every ruleset engine module provides the same kernels, with the same signatures:
     counts' ``masked`` field). Then every member's observation and mask are written again, and
     ``state[e, S_OUTCOME]`` says whether the fight ended in this step. Envs already ended are
     left as they are.
+``member_standing(state, e, members, c)``
+    Whether member ``c`` of env ``e`` is still in the fight (the fight kernel counts each
+    member's fights ended so); ``e`` may be a slice, for a whole chunk's final states at once.
 
 Arrays: ``table`` int64 (members, columns) and ``config`` int64 (fields), from the ruleset's
 ``game(spec)``; ``seeds`` uint64 (n); ``indices`` int64 (n); ``which`` uint8 (n); ``state`` int64

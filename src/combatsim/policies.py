@@ -123,6 +123,8 @@ class FightResults:
     length_unit: str
     #: the engine's counts summed over every fight, by name (``masked``: masked actions played)
     totals: dict[str, int]
+    #: per member, in table order: the fights it ended still standing (the engine's member_standing)
+    standing: list[int]
     seed: int
     backend: str
     #: per fight (outcomes=True): the outcome code (0, 1, DRAW, UNFINISHED) and the length
@@ -155,6 +157,8 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
     outcome_all = np.empty(n if outcomes else 0, dtype=np.int64)
     length_all = np.empty(n if outcomes else 0, dtype=np.int64)
     totals = np.zeros(len(game.count_names), dtype=np.int64)
+    standing = np.zeros(game.members, dtype=np.int64)
+    member_standing = game.engine("python").member_standing
     ends = np.zeros(4, dtype=np.int64)  # side 0, side 1, DRAW, UNFINISHED
     histogram: dict[int, int] = {}
     b = game.buffers(min(chunk, max(n, 1)))
@@ -185,6 +189,8 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
         outcome = state[:, S_OUTCOME]
         ends += np.bincount(outcome, minlength=4)[:4]
         totals += view["counts"].sum(axis=0)
+        for c in range(game.members):
+            standing[c] += int(np.count_nonzero(member_standing(state, slice(None), game.members, c)))
         lengths, tally = np.unique(state[:, S_LENGTH], return_counts=True)
         for length, count in zip(lengths.tolist(), tally.tolist(), strict=True):
             histogram[length] = histogram.get(length, 0) + count
@@ -200,6 +206,7 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
         escapes=[_side_count(named, "escapes", side) for side in (0, 1)],
         draws=int(ends[DRAW]), unfinished=int(ends[UNFINISHED]),
         length_histogram=dict(sorted(histogram.items())), length_unit=game.length_unit, totals=named,
+        standing=standing.tolist(),
         seed=seed, backend=getattr(engine, "backend", backend),
         outcome=outcome_all if outcomes else None, length=length_all if outcomes else None,
     )

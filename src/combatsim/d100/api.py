@@ -487,6 +487,8 @@ class FightResult:
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights (0 rounds: decided by the ambush alone, if ever)
     rounds_histogram: dict[int, int] = field(default_factory=dict)
+    #: per combatant, in order: the fights it ended still in the fight (neither out nor fled)
+    standing: tuple[int, ...] = ()
 
     @property
     def win_rates(self) -> tuple[float, float, float]:
@@ -513,6 +515,7 @@ class FightResult:
             "draw_rate": draws,
             "unfinished_rate": self.unfinished_rate,
             "mean_rounds": self.mean_rounds,
+            "standing": list(self.standing),
             "seed": self.seed,
             "backend": self.backend,
             "threads": self.threads,
@@ -564,15 +567,16 @@ def simulate_fights(
     per_round = len(table) * passes  # every combatant acts once a pass
     result, backend, threads = simulate(
         "d100.fight", run, params=(table, passes, max_rounds, ambush), per_item=(False, False, False, False),
-        counts_size=FIGHT_COUNTS + max_rounds + 1, outputs=(winner, rounds),
+        counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), outputs=(winner, rounds),
         work=Work(least=per_round, most=per_round * (max_rounds + 1), counted=FIGHT_ROUNDS, per_count=per_round),
     )
     done = result.items_done
-    histogram = result.counts[FIGHT_COUNTS:]
+    histogram = result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
     return FightResult(
         fights=done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
         rounds_histogram={r: c for r, c in enumerate(histogram.tolist()) if c},
+        standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
         seed=run.seed,
         backend=backend,
         threads=threads,
@@ -603,6 +607,7 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, back
         fights=results.fights,
         counts={name: results.totals[name] for name in FIGHT_COUNT_NAMES},
         rounds_histogram=results.length_histogram,
+        standing=tuple(results.standing),
         seed=run.seed,
         backend=results.backend,
         threads=1,

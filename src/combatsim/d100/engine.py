@@ -500,6 +500,12 @@ def _play_pass(table, s, m, actions, first_pass, rng, counts):
     return _outcome_now(table, s, m)
 
 
+def member_standing(state, e, m, c):
+    """Whether member ``c`` of env ``e`` is still in the fight (neither out nor fled); ``e`` may be
+    a slice (combatsim.policies reads a chunk's final states at once)."""
+    return state[e, S_MEMBERS + M_ACTIVE * m + c] != 0
+
+
 def _finish(table, s, m, outcome, counts):
     """The fight ended: its outcome and rounds go into the state and the counts."""
     s[S_OUTCOME] = outcome
@@ -665,8 +671,9 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
     member SCRIPTED until the end, fight by fight (the "d100.fight" kernel's signature).
 
     Fight ``start + k`` uses item stream ``start + k``. ``counts`` gains the layout's F_* fields,
-    then the rounds histogram; ``winner_out[k]`` gets 0 or 1 (the winning side), layout.DRAW or
-    layout.UNFINISHED, ``rounds_out[k]`` the rounds (empty outputs: not wanted).
+    then the rounds histogram (0 .. max_rounds), then each member's fights ended standing;
+    ``winner_out[k]`` gets 0 or 1 (the winning side), layout.DRAW or layout.UNFINISHED,
+    ``rounds_out[k]`` the rounds (empty outputs: not wanted).
     """
     m = table.shape[0]
     config = make_config(table, passes, max_rounds, ambush_side)
@@ -690,6 +697,9 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
             counts[j] += own[0, j]
         rounds = state[0, S_LENGTH]
         counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
+        for c in range(m):  # then each member's fights ended still standing
+            if member_standing(state, 0, m, c):
+                counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
         outcome = state[0, S_OUTCOME]
         if len(winner_out):
             if outcome == DRAW:

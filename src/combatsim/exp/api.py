@@ -434,6 +434,8 @@ class FightResult:
     #: Per-fight winner (0, 1, or -1 for a draw) and units, with ``outcomes=True``.
     winner: np.ndarray | None = field(default=None, repr=False)
     units: np.ndarray | None = field(default=None, repr=False)
+    #: per combatant, side 0's then side 1's: the fights it ended with hit points left
+    standing: tuple[int, ...] = ()
 
     @property
     def win_rates(self) -> tuple[float, float]:
@@ -461,6 +463,7 @@ class FightResult:
             "ammunition": list(self.ammunition),
             "to_hit_rolls": list(self.to_hit_rolls),
             "hits": list(self.hits),
+            "standing": list(self.standing),
             "seed": self.seed,
             "backend": self.backend,
             "threads": self.threads,
@@ -552,7 +555,7 @@ def simulate_fight(
         run,
         params=(table, unit_limit, hit_on_equal, critical),
         per_item=(False, False, False, False),
-        counts_size=FIGHT_COUNTS + unit_limit,
+        counts_size=FIGHT_COUNTS + unit_limit + len(table),
         outputs=(winner, units),
         work=Work(least=per_unit, most=per_unit * unit_limit, counted=FIGHT_UNITS, per_count=per_unit),
     )
@@ -564,7 +567,7 @@ def simulate_fight(
         draws=int(c[FIGHT_DRAWS]),
         mutual=int(c[FIGHT_MUTUAL]),
         units_total=int(c[FIGHT_UNITS]),
-        units_histogram=c[FIGHT_COUNTS:].copy(),
+        units_histogram=c[FIGHT_COUNTS:FIGHT_COUNTS + unit_limit].copy(),
         damage=(int(c[FIGHT_DAMAGE_SIDE0]), int(c[FIGHT_DAMAGE_SIDE1])),
         ammunition=(int(c[FIGHT_AMMUNITION_SIDE0]), int(c[FIGHT_AMMUNITION_SIDE1])),
         to_hit_rolls=(int(c[FIGHT_ROLLS_SIDE0]), int(c[FIGHT_ROLLS_SIDE1])),
@@ -575,6 +578,7 @@ def simulate_fight(
         partial=result.partial,
         winner=winner[:done] if run.outcomes else None,
         units=units[:done] if run.outcomes else None,
+        standing=tuple(c[FIGHT_COUNTS + unit_limit:].tolist()),
     )
 
 
@@ -612,4 +616,5 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backen
         threads=1,
         winner=winner,
         units=None if results.length is None else results.length.astype(np.int32),
+        standing=tuple(results.standing),
     )

@@ -366,6 +366,12 @@ def play_unit(rng, table, config, seeds, state, actions, counts, obs, mask):
         write_views(table, config, state, e, obs, mask)
 
 
+def member_standing(state, e, members, c):
+    """Whether member ``c`` of env ``e`` has hit points left; ``e`` may be a slice
+    (combatsim.policies reads a chunk's final states at once)."""
+    return state[e, ST_HIT_POINTS + c] > 0
+
+
 def fight_outcome(standing0, standing1, units, unit_limit):
     """The winning side when the other has no one standing, DRAW when neither has, UNFINISHED at
     the unit limit, else RUNNING."""
@@ -419,7 +425,8 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     """EXP fights (docs/exp.md): fight ``i`` is reset + scripted steps to the end, on item stream ``i``.
 
     The "exp.fight" kernel signature: ``combatants`` is the int64 combatant table (``C_*``);
-    counts: ``FIGHT_*`` then the histogram of units (index units - 1); winner_out gets 0, 1 or
+    counts: ``FIGHT_*``, the histogram of units (index units - 1, unit_limit of them), then each
+    member's fights ended standing (hit points left); winner_out gets 0, 1 or
     DRAW_WINNER (both sides out, or the unit limit), units_out the units played.
     """
     members = combatants.shape[0]
@@ -445,6 +452,9 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
             counts[f] += fight_counts[0, f]
         units = state[0, S_LENGTH]
         counts[FIGHT_COUNTS + units - 1] += 1
+        for c in range(members):  # then each member's fights ended standing
+            if member_standing(state, 0, members, c):
+                counts[FIGHT_COUNTS + unit_limit + c] += 1
         outcome = state[0, S_OUTCOME]
         if len(winner_out):
             winner_out[k] = outcome if outcome == 0 or outcome == 1 else DRAW_WINNER

@@ -369,6 +369,9 @@ class FightResult:
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights
     rounds_histogram: dict[int, int] = field(default_factory=dict)
+    #: per character, side a's then side b's: the fights it ended still standing (neither knocked
+    #: out nor dying)
+    standing: tuple[int, ...] = ()
 
     def as_dict(self) -> dict:
         c = [int(v) for v in self.counts]
@@ -385,6 +388,7 @@ class FightResult:
             "stun": c[5],
             "wound": c[6],
             "mortal": c[7],
+            "standing": list(self.standing),
             "seed": self.seed,
             "backend": self.backend,
             "threads": self.threads,
@@ -435,7 +439,7 @@ def simulate_fights(
         run,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
         per_item=(False, False, False, False, False),
-        counts_size=FIGHT_COUNTS + max_rounds + 1,
+        counts_size=FIGHT_COUNTS + max_rounds + 1 + n_characters,
         outputs=(winner, rounds),
         work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
@@ -443,7 +447,9 @@ def simulate_fights(
     return FightResult(
         fights=done,
         counts=result.counts[:FIGHT_COUNTS],
-        rounds_histogram={r: c for r, c in enumerate(result.counts[FIGHT_COUNTS:].tolist()) if c},
+        rounds_histogram={r: c for r, c in
+                          enumerate(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1].tolist()) if c},
+        standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
         seed=run.seed,
         backend=backend,
         threads=threads,
@@ -469,6 +475,7 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chu
         # the engine's counts begin with the fight kernel's, in its order
         counts=np.array(list(results.totals.values())[:FIGHT_COUNTS], dtype=np.int64),
         rounds_histogram=results.length_histogram,
+        standing=tuple(results.standing),
         seed=run.seed,
         backend=results.backend,
         threads=1,

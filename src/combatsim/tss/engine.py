@@ -389,6 +389,12 @@ def play_phase(table, config, state, counts, e, rng):
     return winner
 
 
+def member_standing(state, e, m, c):
+    """Whether member ``c`` of env ``e`` is still in the fight (neither knocked out nor dying);
+    ``e`` may be a slice (combatsim.policies reads a chunk's final states at once)."""
+    return state[e, S_MEMBERS + M_WIDTH * c + M_IN] != 0
+
+
 def finish(state, counts, e, outcome):
     state[e, S_OUTCOME] = outcome
     counts[e, C_WINS + outcome if outcome <= 1 else C_UNFINISHED] += 1
@@ -507,7 +513,8 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     scripted: reset, then step until the end (the fight kernel tss.fight; layouts in docs/tss.md).
 
     ``counts``: side 0 wins, side 1 wins, draws (a fight unfinished after ``max_rounds`` rounds),
-    rounds, attacks, stun, wound, mortal, then the fights by rounds (0 .. max_rounds).
+    rounds, attacks, stun, wound, mortal, then the fights by rounds (0 .. max_rounds), then each
+    member's fights ended standing.
     """
     n = n_characters
     table = characters.reshape((n, ROW_BASE + 4 * n_classes))
@@ -540,6 +547,9 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
         counts[5] += episode[0, C_STUN]
         counts[6] += episode[0, C_WOUND]
         counts[7] += episode[0, C_MORTAL]
+        for c in range(n):  # then each member's fights ended standing
+            if member_standing(state, 0, n, c):
+                counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
         if keep:
             winner_out[k] = winner
             rounds_out[k] = rounds
