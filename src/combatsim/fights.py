@@ -22,7 +22,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +59,8 @@ class FightSummary:
     per_side: list[dict] = field(default_factory=lambda: [{}, {}])
     #: figures the kernels count over both sides together
     totals: dict = field(default_factory=dict)
+    #: per side, each member's fights ended still in the fight, members in file order
+    standing: list[list[int]] = field(default_factory=lambda: [[], []])
     #: fights still running at the step limit, where the ruleset tells them apart from draws
     #: (None: counted in ``draws``)
     unfinished: int | None = None
@@ -66,16 +68,23 @@ class FightSummary:
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
 
-    def as_dict(self, side_names: list[str]) -> dict:
+    def as_dict(self, side_names: list[str], member_names: Sequence[str] | None = None) -> dict:
+        """The JSON record; ``member_names``: every member's, side 0's first (default "member k",
+        counted over both sides)."""
         fights = self.fights or 1
         total = sum(self.rounds_histogram.values())
         mean = sum(r * c for r, c in self.rounds_histogram.items()) / total if total else 0.0
+        names = iter(member_names if member_names is not None else
+                     [f"member {k + 1}" for k in range(sum(len(side) for side in self.standing))])
         return {
             "fights": self.fights,
             "sides": [
                 {"name": name, "wins": wins, "win_rate": wins / fights,
-                 "win_rate_ci95": list(wilson_interval(wins, self.fights)), **figures}
-                for name, wins, figures in zip(side_names, self.wins, self.per_side, strict=True)
+                 "win_rate_ci95": list(wilson_interval(wins, self.fights)), **figures,
+                 "members": [{"name": next(names), "standing_count": count, "standing_rate": count / fights}
+                             for count in standing]}
+                for name, wins, figures, standing in zip(side_names, self.wins, self.per_side, self.standing,
+                                                         strict=True)
             ],
             "draws": self.draws,
             "draw_rate": self.draws / fights,
@@ -250,7 +259,8 @@ def run_fight_command(args: argparse.Namespace) -> int:
     else:
         summary = run_scenario(args, scenario, outcomes=by_outcome,
                                stop=precise_enough if args.target_error else None)
-    record = {"scenario": scenario.name, "ruleset": scenario.ruleset, **summary.as_dict(scenario.side_names)}
+    record = {"scenario": scenario.name, "ruleset": scenario.ruleset,
+              **summary.as_dict(scenario.side_names, report_member_names(scenario))}
     if args.policies:
         record["policies"] = dict(text.rpartition("=")[::2] for text in args.policies)
     if csv_path is not None:
@@ -261,6 +271,24 @@ def run_fight_command(args: argparse.Namespace) -> int:
         print(f"combatsim: wrote the chart of fight lengths to {plot_path}", file=sys.stderr)
     print(json.dumps(record) if args.json else human_report(record))
     return 130 if summary.partial else 0
+
+
+def report_member_names(scenario: Scenario) -> tuple[str, ...] | None:
+    """The members' names (combatsim.game), or None where two share a name: a fight needs no
+    unique names, and the report then names members by position."""
+    from combatsim.game import member_names
+    from combatsim.scenario import ScenarioError
+
+    try:
+        return member_names(scenario)
+    except ScenarioError:
+        return None
+
+
+def standing_by_side(standing: Sequence[int], side_sizes: Sequence[int]) -> list[list[int]]:
+    """A fight kernel's per-member standing counts (side 0's members first) split per side."""
+    counts = [int(count) for count in standing]
+    return [counts[:side_sizes[0]], counts[side_sizes[0]:side_sizes[0] + side_sizes[1]]]
 
 
 def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, stop=None) -> FightSummary:
@@ -319,6 +347,7 @@ def engine_summary(scenario: Scenario, results) -> FightSummary:
         fights=results.fights, wins=list(results.wins), rounds_histogram=results.length_histogram,
         seed=results.seed, backend=results.backend, threads=1, step_unit=module.step_unit(scenario.spec),
         winner=winner, rounds=None if results.length is None else results.length.astype(np.int32),
+        standing=standing_by_side(results.standing, [len(side["members"]) for side in scenario.document["sides"]]),
         **module.engine_figures(scenario.spec, results),
     )
 
@@ -354,6 +383,10 @@ def write_csv(path: str, record: dict) -> None:
         if "unfinished" in record:
             writer.writerow(["unfinished", "", record["unfinished"], "", ""])
             writer.writerow(["unfinished_rate", "", record["unfinished_rate"], "", ""])
+        for side in record["sides"]:
+            for member in side["members"]:
+                writer.writerow(["standing", member["name"], member["standing_count"], "", ""])
+                writer.writerow(["standing_rate", member["name"], member["standing_rate"], "", ""])
         for key, value in record["length"]["histogram"].items():
             writer.writerow([f"fights by length in {record['length']['unit']}", key, value, "", ""])
 
@@ -393,14 +426,20 @@ def human_report(record: dict) -> str:
     if "unfinished" in record:
         lines.append(f"  {'unfinished':<{width + 8}}{record['unfinished']:>13,}  {record['unfinished_rate']:8.3%}")
     lines.append(f"  length: mean {length['mean']:,.3f} {length['unit']}")
-    groups = [(side["name"], {k: v for k, v in side.items() if k not in ("name", "wins", "win_rate", "win_rate_ci95")})
+    not_figures = ("name", "wins", "win_rate", "win_rate_ci95", "members")
+    groups = [(side["name"], {k: v for k, v in side.items() if k not in not_figures}, side["members"])
               for side in record["sides"]]
-    groups.append(("both sides", record["totals"]))
-    for name, figures in groups:
-        if figures:
+    groups.append(("both sides", record["totals"], []))
+    for name, figures, members in groups:
+        # A member alone on its side stands where its side wins or the fight ran to the limit: the
+        # side's figures say it already, so only teams list their members.
+        members = members if len(members) > 1 else []
+        if figures or members:
             lines.append(f"  {name}:")
-            key_width = max(len(label(k)) for k in figures)
+            key_width = max([len(label(k)) for k in figures] + [len(m["name"]) + 9 for m in members])
             lines.extend(f"    {label(k):<{key_width}}  {figure(k, v):>16}" for k, v in figures.items())
+            lines.extend(f"    {m['name'] + ' standing':<{key_width}}  {m['standing_count']:>16,}  "
+                         f"{m['standing_rate']:.2%}" for m in members)
     if any("wins_by_flight_count" in side for side in record["sides"]):
         lines.append("  wins include wins by flight (at least one foe escaped rather than went out)")
     for name, policy in record.get("policies", {}).items():

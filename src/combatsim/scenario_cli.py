@@ -84,9 +84,14 @@ the fights' mean length in the ruleset's own step ({STEP_UNITS}), and the
 ruleset's other figures, each labelled with its side (or "both sides" where the kernels count
 the two sides together) and with whether it is a count, a total, a mean or a rate. `--json`
 prints the same figures with keys that say so (`wins`, `win_rate`, `win_rate_ci95`,
-`hits_count`, `damage_dealt_mean_per_fight`, `stun_points_mean_per_attack`, ...).
-`--csv FILE` writes the win rates and the histogram of fight lengths; `--plot FILE.png` (or .svg,
-.pdf) charts the lengths with each bar stacked by outcome (side 0 wins, side 1 wins, draws) for
+`hits_count`, `damage_dealt_mean_per_fight`, `stun_points_mean_per_attack`, ...). Each side
+also lists its `members`, each with its `name` (as environments and `--policy` name it) and the
+fights it ended still standing, `standing_count` and `standing_rate`: not out and not escaped
+(d100), hit points above 0 (exp), neither knocked out nor dying (tss). The printed report lists
+them for a side of more than one member (a member alone on its side stands in exactly the fights
+its side wins and those still running at the limit). `--csv FILE` writes the win rates, each
+member's `standing` and `standing_rate`, and the histogram of fight lengths; `--plot FILE.png`
+(or .svg, .pdf) charts the lengths with each bar stacked by outcome (side 0 wins, side 1 wins, draws) for
 runs of at most {MAX_OUTCOME_FIGHTS:,} fights (above that, one bar a length, and the title says
 why). Both paths are checked before the run; each file is written to a temporary file beside it
 and renamed when complete, and the command says on stderr where it wrote.

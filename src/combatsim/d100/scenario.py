@@ -27,7 +27,7 @@ from combatsim.d100.api import (
     simulate_fights,
 )
 from combatsim.d100.layout import POLICY_NAMES, UNFINISHED
-from combatsim.fights import FightSummary
+from combatsim.fights import FightSummary, standing_by_side
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call
 
 MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
@@ -220,6 +220,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         per_side=[{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
                    "escapes_count": counts[f"escapes_side_{side}"]} for side in (0, 1)],
         totals={label: counts[key] for key, label in TOTALS.items()},
+        standing=standing_by_side(result.standing, [sum(c.side == side for c in spec["combatants"]) for side in (0, 1)]),
         # The report pairs and charts "no side won" as one outcome: draws and unfinished fights.
         winner=None if result.winner is None else np.maximum(result.winner, UNFINISHED, out=result.winner),
         rounds=result.rounds,

@@ -31,7 +31,7 @@ from combatsim.exp.model import (
     Persona,
     Weapon,
 )
-from combatsim.fights import FightSummary
+from combatsim.fights import FightSummary, standing_by_side
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
 
 MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
@@ -202,6 +202,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
             "ammunition_spent_count": int(result.ammunition[side]),
         } for side in (0, 1)],
         totals={},
+        standing=standing_by_side(result.standing, [len(side) for side in spec["sides"]]),
         winner=result.winner,
         rounds=result.units,
     )

@@ -6,7 +6,7 @@ prints them and ``combatsim scenario new tss`` prints ``TEMPLATE``.
 
 from __future__ import annotations
 
-from combatsim.fights import FightSummary
+from combatsim.fights import FightSummary, standing_by_side
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call
 from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table, simulate_fights
 from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
@@ -142,6 +142,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
                 "stun_points_total": c[5], "stun_points_mean_per_attack": c[5] / attacks,
                 "wound_points_total": c[6], "wound_points_mean_per_attack": c[6] / attacks,
                 "mortal_points_total": c[7], "mortal_points_mean_per_attack": c[7] / attacks},
+        standing=standing_by_side(result.standing, [len(side) for side in spec["sides"]]),
         winner=result.winner,
         rounds=result.rounds,
     )
