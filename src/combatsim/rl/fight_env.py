@@ -150,6 +150,18 @@ def checked_render_mode(render_mode: str | None, render_modes: list[str]) -> str
     return None
 
 
+def next_fight(buffers: Mapping[str, np.ndarray], seed: int | None, started: bool,
+               np_random: np.random.Generator) -> None:
+    """Point a single env's buffers at its next fight: fight 0 of a new ``seed``, else (a first
+    reset without one) fight 0 of a seed drawn from ``np_random``, else the next fight index of the
+    same seed, so episode k after ``reset(seed=s)`` is fight k of ``combatsim fight --seed s``."""
+    if seed is not None or not started:
+        buffers["seeds"][0] = seed if seed is not None else int(np_random.integers(0, 2**63))
+        buffers["indices"][0] = 0
+    else:
+        buffers["indices"][0] += 1
+
+
 class PicklesWithoutEngine:
     """Pickles without the engine's kernels (a module), which are looked up again from the game on load."""
 
@@ -198,14 +210,7 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
             seed = check_seed(seed)
         super().reset(seed=seed)
         b = self._b
-        if seed is not None:
-            b["seeds"][0] = seed
-            b["indices"][0] = 0
-        elif not self._started:
-            b["seeds"][0] = int(self.np_random.integers(0, 2**63))
-            b["indices"][0] = 0
-        else:
-            b["indices"][0] += 1  # the next fight of the same seed
+        next_fight(b, seed, self._started, self.np_random)
         self._started = True
         self._last_action = self._before = None
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],

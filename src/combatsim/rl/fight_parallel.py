@@ -29,6 +29,7 @@ from combatsim.rl.fight_env import (
     check_action,
     check_backend,
     checked_render_mode,
+    next_fight,
     observation_box,
     render_text,
 )
@@ -95,13 +96,7 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         b = self._b
         if seed is not None:
             self._np_random, _ = seeding.np_random(check_seed(seed))
-            b["seeds"][0] = seed
-            b["indices"][0] = 0
-        elif not self._started:
-            b["seeds"][0] = int(self._np_random.integers(0, 2**63))
-            b["indices"][0] = 0
-        else:
-            b["indices"][0] += 1  # the next fight of the same seed
+        next_fight(b, seed, self._started, self._np_random)
         self._started = True
         self.agents = list(self.possible_agents)
         self._last = dict.fromkeys(self._rows.values())
