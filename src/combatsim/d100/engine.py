@@ -63,12 +63,9 @@ from combatsim.d100.layout import (
 from combatsim.d100.layout import DRAW as WINNER_DRAW
 from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.d100.model import (
-    CRITICAL_FAILURE,
     CRITICAL_SUCCESS,
-    FAILURE,
     FLEE_STEP,
     FLESH_PER_SERIOUS,
-    HARD_SUCCESS,
     SERIOUS_PER_LETHAL,
     SUCCESS,
     TARGET_CAP,
@@ -118,12 +115,11 @@ S_PASS = S_RULESET
 S_MEMBERS = S_RULESET + 1
 # Member field f of member c is column S_MEMBERS + f * members + c.
 (M_ACTIVE, M_ESCAPED, M_FLESH, M_SERIOUS, M_LETHAL, M_COVER, M_DEFENDING, M_DUAL, M_FAILED_FLEE, M_PARTNER,
- M_SURPRISED, M_TARGETED, M_ACTION, M_TARGET, M_ATTACKED, M_STRUCK, M_INVOLVED, M_INVOLVED_MANY) = range(18)
-MEMBER_FIELDS = 18
+ M_SURPRISED, M_TARGETED, M_ACTION, M_TARGET, M_ATTACKED, M_INVOLVED, M_INVOLVED_MANY) = range(17)
+MEMBER_FIELDS = 17
 # M_FLESH counts deadly flesh wounds not yet escalated, M_PARTNER is the engaged partner (-1: none),
-# M_ATTACKED the member attacked in this pass (-1: none); M_STRUCK, M_INVOLVED and M_INVOLVED_MANY
-# are a pass's scratch (struck lethally in a batch; the one member met by engaging attacks, or
-# several).
+# M_ATTACKED the member attacked in this pass (-1: none); M_INVOLVED and M_INVOLVED_MANY are a
+# pass's scratch (the one member met by engaging attacks, or several).
 
 # ---- observations: float32, for each member from its own perspective ----------------------------
 #: Global fields: passes played in this round / passes, rounds begun / max_rounds.
@@ -144,7 +140,8 @@ NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "_first_wins", "_first_foe_in", "_target_of", "_release",
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
-    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_reset_envs", "_step_envs",
+    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_reset_envs", "_step_envs", "_begin",
+    "_advance",
 )
 
 
@@ -184,16 +181,13 @@ def _damage_column(weapon, cover, armour, dual_wield):
 
 
 def _tier(roll, critical_bar, hard_bar, success_bar, critical_failure_bar):
-    """The result tier of ``roll`` against a target given by its bars (model.tier_bars)."""
-    if roll <= critical_bar:
-        return CRITICAL_SUCCESS
-    if roll <= hard_bar:
-        return HARD_SUCCESS
-    if roll <= success_bar:
-        return SUCCESS
-    if roll > critical_failure_bar:
-        return CRITICAL_FAILURE
-    return FAILURE
+    """The result tier of ``roll`` against a target given by its bars (model.tier_bars).
+
+    The bars ascend and the tiers are numbered CRITICAL_SUCCESS (0) .. CRITICAL_FAILURE (4), so the
+    tier is the number of bars below the roll: counted, not branched on (a die's tier is a coin
+    flip to the branch predictor)."""
+    return ((1 if roll > critical_bar else 0) + (1 if roll > hard_bar else 0) + (1 if roll > success_bar else 0)
+            + (1 if roll > critical_failure_bar else 0))
 
 
 def _first_wins(table, first, first_column, roll, other, other_column, other_roll):
@@ -289,9 +283,11 @@ def _declare(table, s, m, c, external, first_pass, rng, counts):
     policy_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
     engaged = s[_at(M_PARTNER, c, m)] >= 0
     if external == SCRIPTED:
+        # The first action whose cumulative bound is >= the roll: the bounds below the roll, counted
+        # (the last bound is 100), not a loop that stops at a random bound.
         choice = 0
-        while policy_roll > table[c, C_POLICY + choice]:
-            choice += 1
+        for bound in range(len(POLICY_ACTIONS) - 1):
+            choice += 1 if policy_roll > table[c, C_POLICY + bound] else 0
         action = POLICY_ACTIONS[choice]
         if _may_toggle(table, s, m, c):
             action = ACTION_TOGGLE_DUAL_WIELD
@@ -307,31 +303,30 @@ def _declare(table, s, m, c, external, first_pass, rng, counts):
     target = _target_of(table, s, m, c)
     s[_at(M_ACTION, c, m)] = action
     s[_at(M_TARGET, c, m)] = target
-    if action in TARGETING_ACTIONS:
-        s[_at(M_TARGETED, target, m)] = 1
-    elif action == ACTION_DEFEND:
-        s[_at(M_DEFENDING, c, m)] = 1
+    # Written whatever the action, not branched on (the scripted choice is a coin flip to the
+    # branch predictor); the pass began with Defend off, and a running fight's target is a member.
+    s[_at(M_TARGETED, target, m)] |= 1 if action in TARGETING_ACTIONS else 0
+    s[_at(M_DEFENDING, c, m)] = 1 if action == ACTION_DEFEND else 0
 
 
 # ---- attacks -------------------------------------------------------------------------------------
 def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
     """Weapon ``w`` of ``c`` wounds ``t``: severity from the damage bars, then escalation
     (RULINGS: three deadly flesh wounds make a serious one, two serious a lethal one)."""
-    dual = s[_at(M_DUAL, c, m)]
-    column = _damage_column(w, cover, table[t, C_ARMOUR], dual)
-    nonlethal = table[c, C_NONLETHAL + w] != 0
-    if damage_roll <= table[c, column]:
-        counts[F_LETHAL] += 1
-        if critical:
-            counts[F_INSTANT_DEATH] += 1
-        s[_at(M_LETHAL, t, m)] += 1
-    elif damage_roll <= table[c, column + 1]:
-        counts[F_SERIOUS] += 1
-        s[_at(M_SERIOUS, t, m)] += 1
-    else:
-        counts[F_FLESH] += 1
-        if not nonlethal:
-            s[_at(M_FLESH, t, m)] += 1
+    column = _damage_column(w, cover, table[t, C_ARMOUR], s[_at(M_DUAL, c, m)])
+    # The bars ascend (lethal, serious or worse; model.damage_bars): the severity is counted, not
+    # branched on (which wound a hit deals is a coin flip to the branch predictor).
+    lethal = 1 if damage_roll <= table[c, column] else 0
+    serious_or_worse = 1 if damage_roll <= table[c, column + 1] else 0
+    flesh = 1 - serious_or_worse
+    deadly = 0 if table[c, C_NONLETHAL + w] != 0 else 1  # a nonlethal weapon's flesh wounds never escalate
+    counts[F_LETHAL] += lethal
+    counts[F_INSTANT_DEATH] += lethal * critical
+    counts[F_SERIOUS] += serious_or_worse - lethal
+    counts[F_FLESH] += flesh
+    s[_at(M_LETHAL, t, m)] += lethal
+    s[_at(M_SERIOUS, t, m)] += serious_or_worse - lethal
+    s[_at(M_FLESH, t, m)] += flesh * deadly
     while s[_at(M_FLESH, t, m)] >= FLESH_PER_SERIOUS:
         s[_at(M_FLESH, t, m)] -= FLESH_PER_SERIOUS
         s[_at(M_SERIOUS, t, m)] += 1
@@ -343,9 +338,9 @@ def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
 
 
 def _attack(table, s, m, c, t, quick, rng, counts):
-    """One attack roll by ``c`` on ``t``; 1 when ``t`` now has a lethal wound (it goes out when
-    its batch's wounds have all landed). One value 1..1000000 is the attack, damage and second
-    damage d100s (model.split_attack_value)."""
+    """One attack roll by ``c`` on ``t`` (a lethal wound takes ``t`` out when its batch's wounds
+    have all landed). One value 1..1000000 is the attack, damage and second damage d100s
+    (model.split_attack_value)."""
     ranged = table[c, C_RANGED] != 0
     cover = 1 if ranged and s[_at(M_COVER, t, m)] != 0 else 0  # cover counts for ranged attacks only
     dual = s[_at(M_DUAL, c, m)]
@@ -357,12 +352,11 @@ def _attack(table, s, m, c, t, quick, rng, counts):
     bars = C_ATTACK + 4 * steps
     tier = _tier(roll, table[c, bars], table[c, bars + 1], table[c, bars + 2], table[c, bars + 3])
     if tier > SUCCESS:
-        return 0
+        return
     critical = tier == CRITICAL_SUCCESS
     _wound(table, s, m, c, t, 0, value // 100 % 100 + 1, cover, critical, counts)
     if dual != 0:
         _wound(table, s, m, c, t, 1, value % 100 + 1, cover, critical, counts)
-    return 1 if s[_at(M_LETHAL, t, m)] > 0 else 0
 
 
 def _press_spent(s, m, c):
@@ -375,8 +369,6 @@ def _attack_batch(table, s, m, quick, rng, counts):
     """The quick attacks (quick attack, charge) or the standard ones (attack, a press not spent
     blocking) of every member in the fight, in table order, all against the state before the
     batch; the batch's lethal wounds take their members out together at its end."""
-    for c in range(m):
-        s[_at(M_STRUCK, c, m)] = 0
     for c in range(m):
         if s[_at(M_ACTIVE, c, m)] == 0:
             continue
@@ -391,10 +383,10 @@ def _attack_batch(table, s, m, quick, rng, counts):
             target = _first_foe_in(table, s, m, c)
             if target < 0:
                 continue
-        if _attack(table, s, m, c, target, quick, rng, counts) != 0:
-            s[_at(M_STRUCK, target, m)] = 1
+        _attack(table, s, m, c, target, quick, rng, counts)
     for t in range(m):
-        if s[_at(M_STRUCK, t, m)] != 0:
+        # Every batch ends so: a member still in the fight with a lethal wound was struck in this one.
+        if s[_at(M_ACTIVE, t, m)] != 0 and s[_at(M_LETHAL, t, m)] > 0:
             _take_out(s, m, t)
 
 
@@ -423,9 +415,6 @@ def _only_met(s, m, c, t):
 def _engage_after_attacks(table, s, m):
     """An engaging attack pairs attacker and target when both are still in the fight, unless
     either made or took another engaging attack in this pass. A charger leaves its cover."""
-    for c in range(m):
-        s[_at(M_INVOLVED, c, m)] = -1
-        s[_at(M_INVOLVED_MANY, c, m)] = 0
     for c in range(m):
         if s[_at(M_ATTACKED, c, m)] >= 0 and s[_at(M_ACTION, c, m)] == ACTION_CHARGE:
             s[_at(M_COVER, c, m)] = 0
@@ -480,14 +469,18 @@ def _move(table, s, m, c, rng, counts):
 def _play_pass(table, s, m, actions, first_pass, rng, counts):
     """One pass (docs/d100.md, "Order inside a pass"); the outcome (RUNNING while it goes on)."""
     for c in range(m):
-        s[_at(M_DEFENDING, c, m)] = 0  # Defend lasts one pass
-        s[_at(M_ACTION, c, m)] = ACTION_NONE
+        # The pass's own fields start afresh (Defend lasts one pass), here in the declarations'
+        # loop: alone in a loop, each field's reset compiles to a memset call.
+        s[_at(M_DEFENDING, c, m)] = 0
         s[_at(M_ATTACKED, c, m)] = -1
-    for c in range(m):
+        s[_at(M_INVOLVED, c, m)] = -1
+        s[_at(M_INVOLVED_MANY, c, m)] = 0
         if s[_at(M_ACTIVE, c, m)] != 0:
             _declare(table, s, m, c, actions[c], first_pass, rng, counts)
-        elif actions[c] > ACTION_NONE:
-            counts[C_MASKED] += 1  # out of the fight: only "none"
+        else:
+            s[_at(M_ACTION, c, m)] = ACTION_NONE
+            if actions[c] > ACTION_NONE:
+                counts[C_MASKED] += 1  # out of the fight: only "none"
     _attack_batch(table, s, m, 1, rng, counts)
     _attack_batch(table, s, m, 0, rng, counts)
     outcome = _outcome_now(table, s, m)
@@ -593,77 +586,89 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
 
 def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, rng):
     m = table.shape[0]
-    ambush_side = config[G_AMBUSH_SIDE]
     for e in range(state.shape[0]):
-        if which[e] == 0:
-            continue
-        s = state[e]
-        for j in range(s.shape[0]):
-            s[j] = 0
-        for j in range(counts.shape[1]):
-            counts[e, j] = 0
-        s[S_INDEX] = indices[e]
-        s[S_OUTCOME] = RUNNING
-        for c in range(m):
-            s[_at(M_ACTIVE, c, m)] = 1
-            s[_at(M_PARTNER, c, m)] = -1
-            s[_at(M_TARGET, c, m)] = -1
-            s[_at(M_ATTACKED, c, m)] = -1
-            s[_at(M_INVOLVED, c, m)] = -1
-        stream_resume(rng, seeds[e], indices[e], 0, 0)
-        if ambush_side >= 0:
-            # Each member of the ambushed side, in table order, against the next ambusher (cycling).
-            ambushers = 0
-            for a in range(m):
-                if table[a, C_SIDE] == ambush_side:
-                    ambushers += 1
-            rank = 0
-            for d in range(m):
-                if table[d, C_SIDE] == ambush_side:
-                    continue
-                wanted = rank % ambushers
-                rank += 1
-                a = 0
-                while True:
-                    if table[a, C_SIDE] == ambush_side:
-                        if wanted == 0:
-                            break
-                        wanted -= 1
-                    a += 1
-                attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
-                defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
-                if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
-                    s[_at(M_SURPRISED, d, m)] = 1
-                    counts[e, F_SURPRISED] += 1
-        s[S_WORDS] = stream_words_used(rng)
-        s[S_RETRIES] = stream_retries_used(rng)
-        _observe(table, config, s, m, obs[e], mask[e])
+        if which[e] != 0:
+            _begin(table, config, seeds[e], indices[e], state[e], counts[e], rng)
+            _observe(table, config, state[e], m, obs[e], mask[e])
 
 
 def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
     m = table.shape[0]
     for e in range(state.shape[0]):
-        s = state[e]
-        if s[S_OUTCOME] != RUNNING:
+        if state[e, S_OUTCOME] != RUNNING:
             continue
-        stream_resume(rng, seeds[e], s[S_INDEX], s[S_WORDS], s[S_RETRIES])
-        first_pass = s[S_LENGTH] == 0
-        if s[S_PASS] == 0:  # a new round
-            s[S_LENGTH] += 1
-            for c in range(m):
-                s[_at(M_TARGETED, c, m)] = 0
-        outcome = _play_pass(table, s, m, actions[e], first_pass, rng, counts[e])
-        s[S_STEPS] += 1
-        s[S_PASS] += 1
-        if outcome == RUNNING and s[S_PASS] == config[G_PASSES]:
-            s[S_PASS] = 0
-            if s[S_LENGTH] == config[G_MAX_ROUNDS]:
-                outcome = UNFINISHED
-        if outcome != RUNNING:
-            _finish(table, s, m, outcome, counts[e])
-        s[S_WORDS] = stream_words_used(rng)
-        s[S_RETRIES] = stream_retries_used(rng)
-        _observe(table, config, s, m, obs[e], mask[e])
+        # Envs step one at a time, each from where its own stream stopped.
+        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        _advance(table, config, state[e], actions[e], counts[e], rng)
+        _observe(table, config, state[e], m, obs[e], mask[e])
+
+
+def _begin(table, config, seed, index, s, counts, rng):
+    """Starts fight ``index`` of ``seed`` in the state row ``s``, zeroing its ``counts``: the
+    ambush's contests (docs/d100.md, "Ambush"); ``rng`` is left where the first pass reads on."""
+    m = table.shape[0]
+    ambush_side = config[G_AMBUSH_SIDE]
+    for j in range(s.shape[0]):
+        s[j] = 0
+    for j in range(counts.shape[0]):
+        counts[j] = 0
+    s[S_INDEX] = index
+    s[S_OUTCOME] = RUNNING
+    for c in range(m):
+        s[_at(M_ACTIVE, c, m)] = 1
+        s[_at(M_PARTNER, c, m)] = -1
+        s[_at(M_TARGET, c, m)] = -1
+        s[_at(M_ATTACKED, c, m)] = -1
+        s[_at(M_INVOLVED, c, m)] = -1
+    stream_resume(rng, seed, index, 0, 0)
+    if ambush_side >= 0:
+        # Each member of the ambushed side, in table order, against the next ambusher (cycling).
+        ambushers = 0
+        for a in range(m):
+            if table[a, C_SIDE] == ambush_side:
+                ambushers += 1
+        rank = 0
+        for d in range(m):
+            if table[d, C_SIDE] == ambush_side:
+                continue
+            wanted = rank % ambushers
+            rank += 1
+            a = 0
+            while True:
+                if table[a, C_SIDE] == ambush_side:
+                    if wanted == 0:
+                        break
+                    wanted -= 1
+                a += 1
+            attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+            defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+            if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
+                s[_at(M_SURPRISED, d, m)] = 1
+                counts[F_SURPRISED] += 1
+    s[S_WORDS] = stream_words_used(rng)
+    s[S_RETRIES] = stream_retries_used(rng)
+
+
+def _advance(table, config, s, actions, counts, rng):
+    """One pass of the running fight in the state row ``s``, its dice read from ``rng`` where it
+    stands (the stream position goes back into ``s``)."""
+    m = table.shape[0]
+    first_pass = s[S_LENGTH] == 0
+    if s[S_PASS] == 0:  # a new round
+        s[S_LENGTH] += 1
+        for c in range(m):
+            s[_at(M_TARGETED, c, m)] = 0
+    outcome = _play_pass(table, s, m, actions, first_pass, rng, counts)
+    s[S_STEPS] += 1
+    s[S_PASS] += 1
+    if outcome == RUNNING and s[S_PASS] == config[G_PASSES]:
+        s[S_PASS] = 0
+        if s[S_LENGTH] == config[G_MAX_ROUNDS]:
+            outcome = UNFINISHED
+    if outcome != RUNNING:
+        _finish(table, s, m, outcome, counts)
+    s[S_WORDS] = stream_words_used(rng)
+    s[S_RETRIES] = stream_retries_used(rng)
 
 
 def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
@@ -677,30 +682,27 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
     """
     m = table.shape[0]
     config = make_config(table, passes, max_rounds, ambush_side)
-    seeds = np.zeros(1, dtype=np.uint64)
-    seeds[0] = seed
-    indices = np.zeros(1, dtype=np.int64)
-    which = np.ones(1, dtype=np.uint8)
     state = np.zeros((1, state_size(m)), dtype=np.int64)
     actions = np.full((1, m), SCRIPTED, dtype=np.int64)
     own = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
-    # No observations or masks wanted: a fight's members are all scripted.
-    obs = np.zeros((1, m, 0), dtype=np.float32)
-    mask = np.zeros((1, m, 0), dtype=np.int8)
+    # One env's rows, taken once: a fight's passes read one stream in order, so it is not resumed
+    # from the state between them, and no one reads observations or masks (all members scripted).
+    s = state[0]
+    scripted = actions[0]
+    fight_counts = own[0]
     rng = new_stream()
     for k in range(count):
-        indices[0] = start + k
-        _reset_envs(table, config, seeds, indices, which, state, own, obs, mask, rng)
-        while state[0, S_OUTCOME] == RUNNING:
-            _step_envs(table, config, seeds, state, actions, own, obs, mask, rng)
+        _begin(table, config, seed, start + k, s, fight_counts, rng)
+        while s[S_OUTCOME] == RUNNING:
+            _advance(table, config, s, scripted, fight_counts, rng)
         for j in range(FIGHT_COUNTS):
-            counts[j] += own[0, j]
-        rounds = state[0, S_LENGTH]
+            counts[j] += fight_counts[j]
+        rounds = s[S_LENGTH]
         counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         for c in range(m):  # then each member's fights ended still standing
             if member_standing(state, 0, m, c):
                 counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
-        outcome = state[0, S_OUTCOME]
+        outcome = s[S_OUTCOME]
         if len(winner_out):
             if outcome == DRAW:
                 winner_out[k] = WINNER_DRAW
