@@ -531,9 +531,11 @@ def _observe(table, config, s, m, obs, mask):
         return
     foe_blocks = GLOBAL_FIELDS + BLOCK_FIELDS * (1 + config[G_ALLY_SLOTS])
     end = foe_blocks + BLOCK_FIELDS * config[G_FOE_SLOTS]
+    passes_played = s[S_PASS] / config[G_PASSES]  # the global fields: one division each, not one per member
+    rounds_begun = s[S_LENGTH] / config[G_MAX_ROUNDS]
     for c in range(m):
-        obs[c, 0] = s[S_PASS] / config[G_PASSES]
-        obs[c, 1] = s[S_LENGTH] / config[G_MAX_ROUNDS]
+        obs[c, 0] = passes_played
+        obs[c, 1] = rounds_begun
         for j in range(GLOBAL_FIELDS, end):
             obs[c, j] = 0  # the blocks of absent allies and foes stay 0
         target = _target_of(table, s, m, c) if s[_at(M_ACTIVE, c, m)] != 0 else -1
