@@ -140,8 +140,8 @@ NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "_first_wins", "_first_foe_in", "_target_of", "_release",
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
-    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_reset_envs", "_step_envs", "_begin",
-    "_advance",
+    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
+    "_begin", "_advance",
 )
 
 
@@ -538,40 +538,53 @@ def _observe(table, config, s, m, obs, mask):
         obs[c, 1] = rounds_begun
         for j in range(GLOBAL_FIELDS, end):
             obs[c, j] = 0  # the blocks of absent allies and foes stay 0
+        _block(table, s, m, c, c, -1, first_pass, obs[c], GLOBAL_FIELDS)  # its own: no one aims at itself
+    for c in range(m):
         target = _target_of(table, s, m, c) if s[_at(M_ACTIVE, c, m)] != 0 else -1
         side = table[c, C_SIDE]
         allies = 0
         foes = 0
         for o in range(m):
-            # Member o's block as c sees it: itself, then its allies, then its foes, in table order.
+            # Member o's block as c sees it: after its own, its allies', then its foes', in table order.
             if o == c:
-                base = GLOBAL_FIELDS
-            elif table[o, C_SIDE] == side:
+                continue
+            if table[o, C_SIDE] == side:
                 allies += 1
                 base = GLOBAL_FIELDS + BLOCK_FIELDS * allies
             else:
                 base = foe_blocks + BLOCK_FIELDS * foes
                 foes += 1
-            obs[c, base + B_IN_FIGHT] = s[_at(M_ACTIVE, o, m)]
-            obs[c, base + B_ESCAPED] = s[_at(M_ESCAPED, o, m)]
-            obs[c, base + B_FLESH] = s[_at(M_FLESH, o, m)] / FLESH_PER_SERIOUS
-            obs[c, base + B_SERIOUS] = s[_at(M_SERIOUS, o, m)] / SERIOUS_PER_LETHAL
-            obs[c, base + B_IN_COVER] = s[_at(M_COVER, o, m)]
-            obs[c, base + B_DEFENDING] = s[_at(M_DEFENDING, o, m)]
-            obs[c, base + B_DUAL_WIELD] = s[_at(M_DUAL, o, m)]
-            obs[c, base + B_DUAL_ALLOWED] = table[o, C_DUAL_ALLOWED]
-            partner = s[_at(M_PARTNER, o, m)]
-            obs[c, base + B_ENGAGED] = 1 if partner >= 0 else 0
-            obs[c, base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
-            obs[c, base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
-            obs[c, base + B_SURPRISED] = 1 if first_pass and s[_at(M_SURPRISED, o, m)] != 0 else 0
-            failed = s[_at(M_FAILED_FLEE, o, m)]
-            obs[c, base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
-            obs[c, base + B_RANGED] = table[o, C_RANGED]
-            obs[c, base + B_ARMOUR] = table[o, C_ARMOUR] / 2
-            obs[c, base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers
+            # It is o's own block but for the three fields about the one who looks: copied, not
+            # computed again for every member who looks, and those three written.
+            for j in range(BLOCK_FIELDS):
+                obs[c, base + j] = obs[o, GLOBAL_FIELDS + j]
+            obs[c, base + B_ENGAGED_WITH_SELF] = 1 if s[_at(M_PARTNER, o, m)] == c else 0
             obs[c, base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
             obs[c, base + B_TARGET_OF_SELF] = 1 if o == target else 0
+
+
+def _block(table, s, m, o, c, target, first_pass, row, base):
+    """Member ``o``'s block as member ``c`` (aiming at ``target``) sees it, into ``row`` from ``base``."""
+    row[base + B_IN_FIGHT] = s[_at(M_ACTIVE, o, m)]
+    row[base + B_ESCAPED] = s[_at(M_ESCAPED, o, m)]
+    row[base + B_FLESH] = s[_at(M_FLESH, o, m)] / FLESH_PER_SERIOUS
+    row[base + B_SERIOUS] = s[_at(M_SERIOUS, o, m)] / SERIOUS_PER_LETHAL
+    row[base + B_IN_COVER] = s[_at(M_COVER, o, m)]
+    row[base + B_DEFENDING] = s[_at(M_DEFENDING, o, m)]
+    row[base + B_DUAL_WIELD] = s[_at(M_DUAL, o, m)]
+    row[base + B_DUAL_ALLOWED] = table[o, C_DUAL_ALLOWED]
+    partner = s[_at(M_PARTNER, o, m)]
+    row[base + B_ENGAGED] = 1 if partner >= 0 else 0
+    row[base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
+    row[base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
+    row[base + B_SURPRISED] = 1 if first_pass and s[_at(M_SURPRISED, o, m)] != 0 else 0
+    failed = s[_at(M_FAILED_FLEE, o, m)]
+    row[base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
+    row[base + B_RANGED] = table[o, C_RANGED]
+    row[base + B_ARMOUR] = table[o, C_ARMOUR] / 2
+    row[base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers
+    row[base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
+    row[base + B_TARGET_OF_SELF] = 1 if o == target else 0
 
 
 # ---- the kernels ---------------------------------------------------------------------------------
