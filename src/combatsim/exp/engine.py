@@ -132,8 +132,12 @@ def to_hit_roll(kilodie, bonus, maximum_roll, adjustment=0, critical=False):
 
 
 def is_hit(to_hit, armour_rating, hit_on_equal=False):
-    """A hit needs a to-hit greater than the armour rating (option: equal suffices)."""
-    return to_hit > armour_rating or (hit_on_equal != 0 and to_hit == armour_rating)
+    """A hit needs a to-hit greater than the armour rating (option: equal suffices).
+
+    One comparison, not ``>`` or ``==``: whether a roll hits is a coin toss that a branch on the
+    first comparison's result would mispredict half the time.
+    """
+    return to_hit > armour_rating - (1 if hit_on_equal != 0 else 0)
 
 
 def damage(dice_total, modifier, damage_adjustment):
@@ -155,22 +159,21 @@ def fire_unit(rng, bonus, maximum_roll, armour_rating, adjustment, dice_count, d
     rounds_hit = 0
     for _ in range(rolls):
         kilodie = stream_die(rng, np.uint64(KILODIE), np.uint64(KILODIE_THRESHOLD))
-        hit = is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
+        # 0 or 1, a factor of what the roll scores: no branch on a hit, which is a coin toss
+        hit = 1 if is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating,
+                          hit_on_equal) else 0
         if automatic != 0:
             landed = stream_die(rng, np.uint64(ROUNDS_PER_BURST + 1), np.uint64(0)) - 1
             for round_number in range(ROUNDS_PER_BURST):
                 dice_total = stream_roll(rng, dice_count, dice_sides, dice_threshold, 0)
-                if hit and round_number < landed:
-                    total += damage(dice_total, dice_modifier, damage_adjustment)
-            if hit:
-                rounds_hit += landed
+                lands = 1 if round_number < landed else 0
+                total += hit * lands * damage(dice_total, dice_modifier, damage_adjustment)
+            rounds_hit += hit * landed
         else:
             dice_total = stream_roll(rng, dice_count, dice_sides, dice_threshold, 0)
-            if hit:
-                total += damage(dice_total, dice_modifier, damage_adjustment)
-                rounds_hit += 1
-        if hit:
-            hits += 1
+            total += hit * damage(dice_total, dice_modifier, damage_adjustment)
+            rounds_hit += hit
+        hits += hit
     return hits, total, rounds_hit
 
 
@@ -277,93 +280,97 @@ def reset(table, config, seeds, indices, which, state, counts, obs, mask):
 
 def step(table, config, seeds, state, actions, counts, obs, mask):
     """One unit of every running env (the module docstring): fire, land the damage, end or go on."""
-    play_unit(new_stream(), table, config, seeds, state, actions, counts, obs, mask)
+    rng = new_stream()
+    for e in range(state.shape[0]):
+        if state[e, S_OUTCOME] != RUNNING:
+            continue
+        # each env draws from its own fight's item stream, where its last step left it
+        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        play_unit(rng, table, config, state, e, actions, counts)
+        write_views(table, config, state, e, obs, mask)
 
 
-def play_unit(rng, table, config, seeds, state, actions, counts, obs, mask):
-    """``step`` with the stream ``rng`` to draw from (a whole fight makes one)."""
+def play_unit(rng, table, config, state, e, actions, counts):
+    """One unit of env ``e``, drawing from ``rng`` (its fight's item stream, at the position
+    ``state`` records, which it records again): ``step`` without the views. A whole fight plays
+    its units on one stream, resumed once."""
     members = table.shape[0]
     hit_on_equal = config[CF_HIT_ON_EQUAL]
     critical = config[CF_CRITICAL]
     foe_slots = config[CF_FOE_SLOTS]
     shots_at = ST_HIT_POINTS + members
     taken_at = ST_HIT_POINTS + 2 * members
-    for e in range(state.shape[0]):
-        if state[e, S_OUTCOME] != RUNNING:
+    standing0 = 0
+    standing1 = 0
+    for c in range(members):
+        standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
+        standing0 += standing if table[c, C_SIDE] == 0 else 0
+        standing1 += standing if table[c, C_SIDE] != 0 else 0
+    for a in range(members):
+        action = actions[e, a]
+        shots = state[e, shots_at + a]
+        able = can_fire(state[e, ST_HIT_POINTS + a], shots)
+        side = table[a, C_SIDE]
+        target = -1
+        if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
+            foe = action - FIRE_AT_FOE
+            if foe < config[CF_SIDE_SIZE + 1 - side]:
+                target = config[CF_SIDE_START + 1 - side] + foe
+                if state[e, ST_HIT_POINTS + target] <= 0:
+                    target = -1
+        if action != SCRIPTED and action != HOLD and target < 0:
+            counts[e, COUNT_MASKED] += 1  # masked: held
+            action = HOLD
+        if not able:
             continue
-        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
-        standing0 = 0
-        standing1 = 0
-        for c in range(members):
-            standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
-            standing0 += standing if table[c, C_SIDE] == 0 else 0
-            standing1 += standing if table[c, C_SIDE] != 0 else 0
-        for a in range(members):
-            action = actions[e, a]
-            shots = state[e, shots_at + a]
-            able = can_fire(state[e, ST_HIT_POINTS + a], shots)
-            side = table[a, C_SIDE]
-            target = -1
-            if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
-                foe = action - FIRE_AT_FOE
-                if foe < config[CF_SIDE_SIZE + 1 - side]:
-                    target = config[CF_SIDE_START + 1 - side] + foe
-                    if state[e, ST_HIT_POINTS + target] <= 0:
-                        target = -1
-            if action != SCRIPTED and action != HOLD and target < 0:
-                counts[e, COUNT_MASKED] += 1  # masked: held
-                action = HOLD
-            if not able:
-                continue
-            enemies = standing1 if side == 0 else standing0
-            pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
-            if action == SCRIPTED:  # the pick-th standing enemy in table order
-                for t in range(members):
-                    if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
-                        if pick == 0:
-                            target = t
-                            break
-                        pick -= 1
-            rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
-            armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
-            hits, dealt, _ = fire_unit(
-                rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
-                table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), np.uint64(config[dice_threshold_field(a)]),
-                table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
-                hit_on_equal, critical,
-            )
-            if target < 0:  # held: the unit's dice are drawn and thrown away
-                continue
-            if shots > 0:
-                state[e, shots_at + a] = shots - rolls
-            state[e, taken_at + target] += dealt
-            counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
-            counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
-            counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
-            counts[e, FIGHT_HITS_SIDE0 + side] += hits
-        state[e, S_WORDS] = stream_words_used(rng)
-        state[e, S_RETRIES] = stream_retries_used(rng)
-        standing0 = 0
-        standing1 = 0
-        for c in range(members):  # the damage lands
-            hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken_at + c]
-            state[e, ST_HIT_POINTS + c] = hit_points
-            state[e, taken_at + c] = 0
-            standing = 1 if hit_points > 0 else 0
-            standing0 += standing if table[c, C_SIDE] == 0 else 0
-            standing1 += standing if table[c, C_SIDE] != 0 else 0
-        state[e, S_STEPS] += 1
-        state[e, S_LENGTH] += 1
-        counts[e, FIGHT_UNITS] += 1
-        outcome = fight_outcome(standing0, standing1, state[e, S_LENGTH], config[CF_UNIT_LIMIT])
-        if outcome != RUNNING:
-            state[e, S_OUTCOME] = outcome
-            if outcome == 0 or outcome == 1:
-                counts[e, FIGHT_WINS_SIDE0 + outcome] += 1
-            else:  # the fight's counts take the unfinished as draws too
-                counts[e, FIGHT_DRAWS] += 1
-                counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
-        write_views(table, config, state, e, obs, mask)
+        enemies = standing1 if side == 0 else standing0
+        pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
+        if action == SCRIPTED:  # the pick-th standing enemy in table order
+            for t in range(members):
+                if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
+                    if pick == 0:
+                        target = t
+                        break
+                    pick -= 1
+        rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
+        armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
+        hits, dealt, _ = fire_unit(
+            rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
+            table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), np.uint64(config[dice_threshold_field(a)]),
+            table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
+            hit_on_equal, critical,
+        )
+        if target < 0:  # held: the unit's dice are drawn and thrown away
+            continue
+        if shots > 0:
+            state[e, shots_at + a] = shots - rolls
+        state[e, taken_at + target] += dealt
+        counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
+        counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
+        counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
+        counts[e, FIGHT_HITS_SIDE0 + side] += hits
+    state[e, S_WORDS] = stream_words_used(rng)
+    state[e, S_RETRIES] = stream_retries_used(rng)
+    standing0 = 0
+    standing1 = 0
+    for c in range(members):  # the damage lands
+        hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken_at + c]
+        state[e, ST_HIT_POINTS + c] = hit_points
+        state[e, taken_at + c] = 0
+        standing = 1 if hit_points > 0 else 0
+        standing0 += standing if table[c, C_SIDE] == 0 else 0
+        standing1 += standing if table[c, C_SIDE] != 0 else 0
+    state[e, S_STEPS] += 1
+    state[e, S_LENGTH] += 1
+    counts[e, FIGHT_UNITS] += 1
+    outcome = fight_outcome(standing0, standing1, state[e, S_LENGTH], config[CF_UNIT_LIMIT])
+    if outcome != RUNNING:
+        state[e, S_OUTCOME] = outcome
+        if outcome == 0 or outcome == 1:
+            counts[e, FIGHT_WINS_SIDE0 + outcome] += 1
+        else:  # the fight's counts take the unfinished as draws too
+            counts[e, FIGHT_DRAWS] += 1
+            counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
 
 
 def member_standing(state, e, members, c):
@@ -446,8 +453,9 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     for k in range(count):
         indices[0] = start + k
         reset(combatants, config, seeds, indices, which, state, fight_counts, obs, mask)
+        stream_resume(rng, seed, start + k, 0, 0)
         while state[0, S_OUTCOME] == RUNNING:
-            play_unit(rng, combatants, config, seeds, state, actions, fight_counts, obs, mask)
+            play_unit(rng, combatants, config, state, 0, actions, fight_counts)
         for f in range(FIGHT_COUNTS):
             counts[f] += fight_counts[0, f]
         units = state[0, S_LENGTH]
