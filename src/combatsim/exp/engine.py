@@ -117,7 +117,8 @@ HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
 NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "can_fire", "member_view", "fight_outcome",
-                "write_views", "play_unit", "config_size", "dice_threshold_field", "target_threshold_field", "slot_row")
+                "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",
+                "target_threshold_field", "slot_row")
 
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
@@ -222,14 +223,6 @@ def state_size(members):
     return S_RULESET + STATE_PER_MEMBER * members
 
 
-def observation_size(config):
-    return GLOBAL_FIELDS + MEMBER_FIELDS * (1 + config[CF_ALLY_SLOTS] + config[CF_FOE_SLOTS])
-
-
-def action_count(config):
-    return FIRE_AT_FOE + config[CF_FOE_SLOTS]
-
-
 # ---- the state machine ------------------------------------------------------------------------------
 # Helpers called for every env take scalars only: an array passed to a helper costs Numba two
 # atomic reference-count calls, several times an EXP unit's arithmetic.
@@ -259,23 +252,29 @@ def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating)
 
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
     """Start fight ``indices[e]`` of every env with ``which[e]``: full hit points and shots."""
-    members = table.shape[0]
     for e in range(state.shape[0]):
         if which[e] == 0:
             continue
-        state[e, S_INDEX] = indices[e]
-        state[e, S_WORDS] = 0
-        state[e, S_RETRIES] = 0
-        state[e, S_STEPS] = 0
-        state[e, S_OUTCOME] = RUNNING
-        state[e, S_LENGTH] = 0
-        for c in range(members):
-            state[e, ST_HIT_POINTS + c] = table[c, C_HIT_POINTS]
-            state[e, ST_HIT_POINTS + members + c] = table[c, C_SHOTS]
-            state[e, ST_HIT_POINTS + 2 * members + c] = 0
+        start_fight(table, state, e, indices[e])
         for f in range(counts.shape[1]):
             counts[e, f] = 0
         write_views(table, config, state, e, obs, mask)
+
+
+def start_fight(table, state, e, index):
+    """Env ``e``'s state at the start of fight ``index``: no words drawn, no unit played, every
+    member at full hit points and shots, no damage taken."""
+    members = table.shape[0]
+    state[e, S_INDEX] = index
+    state[e, S_WORDS] = 0
+    state[e, S_RETRIES] = 0
+    state[e, S_STEPS] = 0
+    state[e, S_OUTCOME] = RUNNING
+    state[e, S_LENGTH] = 0
+    for c in range(members):
+        state[e, ST_HIT_POINTS + c] = table[c, C_HIT_POINTS]
+        state[e, ST_HIT_POINTS + members + c] = table[c, C_SHOTS]
+        state[e, ST_HIT_POINTS + 2 * members + c] = 0
 
 
 def step(table, config, seeds, state, actions, counts, obs, mask):
@@ -286,91 +285,98 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
             continue
         # each env draws from its own fight's item stream, where its last step left it
         stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
-        play_unit(rng, table, config, state, e, actions, counts)
+        play_units(rng, table, config, state, e, actions, counts, False)
         write_views(table, config, state, e, obs, mask)
 
 
-def play_unit(rng, table, config, state, e, actions, counts):
-    """One unit of env ``e``, drawing from ``rng`` (its fight's item stream, at the position
-    ``state`` records, which it records again): ``step`` without the views. A whole fight plays
-    its units on one stream, resumed once."""
+def play_units(rng, table, config, state, e, actions, counts, to_the_end):
+    """Env ``e``'s next unit (``step`` without the views) or, ``to_the_end``, every unit left of
+    its fight, drawing from ``rng``: its fight's item stream at the position ``state`` records,
+    and records again (a whole fight's units read on from one stream, resumed once).
+
+    A fight's units loop here, not around a call of one unit: that compiled call alone (each
+    array's pointer and strides passed) cost a tenth of the fight.
+    """
     members = table.shape[0]
     hit_on_equal = config[CF_HIT_ON_EQUAL]
     critical = config[CF_CRITICAL]
     foe_slots = config[CF_FOE_SLOTS]
     shots_at = ST_HIT_POINTS + members
     taken_at = ST_HIT_POINTS + 2 * members
-    standing0 = 0
-    standing1 = 0
-    for c in range(members):
-        standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
-        standing0 += standing if table[c, C_SIDE] == 0 else 0
-        standing1 += standing if table[c, C_SIDE] != 0 else 0
-    for a in range(members):
-        action = actions[e, a]
-        shots = state[e, shots_at + a]
-        able = can_fire(state[e, ST_HIT_POINTS + a], shots)
-        side = table[a, C_SIDE]
-        target = -1
-        if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
-            foe = action - FIRE_AT_FOE
-            if foe < config[CF_SIDE_SIZE + 1 - side]:
-                target = config[CF_SIDE_START + 1 - side] + foe
-                if state[e, ST_HIT_POINTS + target] <= 0:
-                    target = -1
-        if action != SCRIPTED and action != HOLD and target < 0:
-            counts[e, COUNT_MASKED] += 1  # masked: held
-            action = HOLD
-        if not able:
-            continue
-        enemies = standing1 if side == 0 else standing0
-        pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
-        if action == SCRIPTED:  # the pick-th standing enemy in table order
-            for t in range(members):
-                if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
-                    if pick == 0:
-                        target = t
-                        break
-                    pick -= 1
-        rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
-        armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
-        hits, dealt, _ = fire_unit(
-            rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
-            table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), np.uint64(config[dice_threshold_field(a)]),
-            table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
-            hit_on_equal, critical,
-        )
-        if target < 0:  # held: the unit's dice are drawn and thrown away
-            continue
-        if shots > 0:
-            state[e, shots_at + a] = shots - rolls
-        state[e, taken_at + target] += dealt
-        counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
-        counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
-        counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
-        counts[e, FIGHT_HITS_SIDE0 + side] += hits
-    state[e, S_WORDS] = stream_words_used(rng)
-    state[e, S_RETRIES] = stream_retries_used(rng)
-    standing0 = 0
-    standing1 = 0
-    for c in range(members):  # the damage lands
-        hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken_at + c]
-        state[e, ST_HIT_POINTS + c] = hit_points
-        state[e, taken_at + c] = 0
-        standing = 1 if hit_points > 0 else 0
-        standing0 += standing if table[c, C_SIDE] == 0 else 0
-        standing1 += standing if table[c, C_SIDE] != 0 else 0
-    state[e, S_STEPS] += 1
-    state[e, S_LENGTH] += 1
-    counts[e, FIGHT_UNITS] += 1
-    outcome = fight_outcome(standing0, standing1, state[e, S_LENGTH], config[CF_UNIT_LIMIT])
-    if outcome != RUNNING:
-        state[e, S_OUTCOME] = outcome
-        if outcome == 0 or outcome == 1:
-            counts[e, FIGHT_WINS_SIDE0 + outcome] += 1
-        else:  # the fight's counts take the unfinished as draws too
-            counts[e, FIGHT_DRAWS] += 1
-            counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
+    while True:
+        standing0 = 0
+        standing1 = 0
+        for c in range(members):
+            standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
+            standing0 += standing if table[c, C_SIDE] == 0 else 0
+            standing1 += standing if table[c, C_SIDE] != 0 else 0
+        for a in range(members):
+            action = actions[e, a]
+            shots = state[e, shots_at + a]
+            able = can_fire(state[e, ST_HIT_POINTS + a], shots)
+            side = table[a, C_SIDE]
+            target = -1
+            if action >= FIRE_AT_FOE and action < FIRE_AT_FOE + foe_slots and able:
+                foe = action - FIRE_AT_FOE
+                if foe < config[CF_SIDE_SIZE + 1 - side]:
+                    target = config[CF_SIDE_START + 1 - side] + foe
+                    if state[e, ST_HIT_POINTS + target] <= 0:
+                        target = -1
+            if action != SCRIPTED and action != HOLD and target < 0:
+                counts[e, COUNT_MASKED] += 1  # masked: held
+                action = HOLD
+            if not able:
+                continue
+            enemies = standing1 if side == 0 else standing0
+            pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
+            if action == SCRIPTED:  # the pick-th standing enemy in table order
+                for t in range(members):
+                    if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
+                        if pick == 0:
+                            target = t
+                            break
+                        pick -= 1
+            rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
+            armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
+            hits, dealt, _ = fire_unit(
+                rng, table[a, C_BONUS], table[a, C_MAXIMUM_ROLL], armour_rating, table[a, C_ADJUSTMENT],
+                table[a, C_DICE_COUNT], np.uint64(table[a, C_DICE_SIDES]), np.uint64(config[dice_threshold_field(a)]),
+                table[a, C_DICE_MODIFIER], table[a, C_DAMAGE_ADJUSTMENT], rolls, table[a, C_AUTOMATIC],
+                hit_on_equal, critical,
+            )
+            if target < 0:  # held: the unit's dice are drawn and thrown away
+                continue
+            if shots > 0:
+                state[e, shots_at + a] = shots - rolls
+            state[e, taken_at + target] += dealt
+            counts[e, FIGHT_DAMAGE_SIDE0 + side] += dealt
+            counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
+            counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
+            counts[e, FIGHT_HITS_SIDE0 + side] += hits
+        state[e, S_WORDS] = stream_words_used(rng)
+        state[e, S_RETRIES] = stream_retries_used(rng)
+        standing0 = 0
+        standing1 = 0
+        for c in range(members):  # the damage lands
+            hit_points = state[e, ST_HIT_POINTS + c] - state[e, taken_at + c]
+            state[e, ST_HIT_POINTS + c] = hit_points
+            state[e, taken_at + c] = 0
+            standing = 1 if hit_points > 0 else 0
+            standing0 += standing if table[c, C_SIDE] == 0 else 0
+            standing1 += standing if table[c, C_SIDE] != 0 else 0
+        state[e, S_STEPS] += 1
+        state[e, S_LENGTH] += 1
+        counts[e, FIGHT_UNITS] += 1
+        outcome = fight_outcome(standing0, standing1, state[e, S_LENGTH], config[CF_UNIT_LIMIT])
+        if outcome != RUNNING:
+            state[e, S_OUTCOME] = outcome
+            if outcome == 0 or outcome == 1:
+                counts[e, FIGHT_WINS_SIDE0 + outcome] += 1
+            else:  # the fight's counts take the unfinished as draws too
+                counts[e, FIGHT_DRAWS] += 1
+                counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
+        if outcome != RUNNING or not to_the_end:
+            return
 
 
 def member_standing(state, e, members, c):
@@ -393,7 +399,7 @@ def fight_outcome(standing0, standing1, units, unit_limit):
 
 def write_views(table, config, state, e, obs, mask):
     """The observation (global, self, allies, foes; empty slots all 0) and action mask of each
-    member ``c`` < obs.shape[1] (a whole fight passes buffers of no members: no views).
+    member ``c`` < obs.shape[1].
 
     Each member's fields are worked out once, in its own self slot, then copied into the others'.
     """
@@ -429,7 +435,8 @@ def write_views(table, config, state, e, obs, mask):
 
 # ---- the whole fight --------------------------------------------------------------------------------
 def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
-    """EXP fights (docs/exp.md): fight ``i`` is reset + scripted steps to the end, on item stream ``i``.
+    """EXP fights (docs/exp.md): fight ``i`` is an env's fight ``i`` (reset, then steps to the end) of
+    scripted actions, on item stream ``i``.
 
     The "exp.fight" kernel signature: ``combatants`` is the int64 combatant table (``C_*``);
     counts: ``FIGHT_*``, the histogram of units (index units - 1, unit_limit of them), then each
@@ -439,25 +446,17 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     members = combatants.shape[0]
     config = make_config(combatants, unit_limit, hit_on_equal, critical)
     rng = new_stream()
-    seeds = np.zeros(1, dtype=np.uint64)
-    seeds[0] = seed
-    indices = np.zeros(1, dtype=np.int64)
-    which = np.ones(1, dtype=np.uint8)
     state = np.zeros((1, state_size(members)), dtype=np.int64)
     actions = np.zeros((1, members), dtype=np.int64)
     for c in range(members):
         actions[0, c] = SCRIPTED
+    # every fight's counts added up: a fight starts without reset, which would zero them and write
+    # views that nobody reads
     fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
-    obs = np.zeros((1, 0, observation_size(config)), dtype=np.float32)  # no views
-    mask = np.zeros((1, 0, action_count(config)), dtype=np.int8)
     for k in range(count):
-        indices[0] = start + k
-        reset(combatants, config, seeds, indices, which, state, fight_counts, obs, mask)
+        start_fight(combatants, state, 0, start + k)
         stream_resume(rng, seed, start + k, 0, 0)
-        while state[0, S_OUTCOME] == RUNNING:
-            play_unit(rng, combatants, config, state, 0, actions, fight_counts)
-        for f in range(FIGHT_COUNTS):
-            counts[f] += fight_counts[0, f]
+        play_units(rng, combatants, config, state, 0, actions, fight_counts, True)
         units = state[0, S_LENGTH]
         counts[FIGHT_COUNTS + units - 1] += 1
         for c in range(members):  # then each member's fights ended standing
@@ -468,3 +467,5 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
             winner_out[k] = outcome if outcome == 0 or outcome == 1 else DRAW_WINNER
         if len(units_out):
             units_out[k] = units
+    for f in range(FIGHT_COUNTS):
+        counts[f] += fight_counts[0, f]
