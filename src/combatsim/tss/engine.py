@@ -31,7 +31,6 @@ from combatsim.engine import (
     S_RULESET,
     S_STEPS,
     S_WORDS,
-    SCRIPTED,
     UNFINISHED,
     new_stream,
     rejection_threshold,
@@ -42,7 +41,7 @@ from combatsim.engine import (
     stream_word,
     stream_words_used,
 )
-from combatsim.tss.model import MAX_STEPS, MORTAL, STUN, WOUND
+from combatsim.tss.model import MAX_STEPS, MORTAL, STUN, WOUND, situation_die
 
 # --- the character table: one int64 row per character (combatsim.tss.api.fight_table) -------------
 R_SIDE = 0
@@ -108,14 +107,24 @@ D20 = np.uint64(20)
 #: rejection_threshold(D20), computed once
 THRESHOLD20 = np.uint64(rejection_threshold(20))
 
+#: The Difficulty Scale (model.situation_die) by steps - LEAST_STEPS for steps LEAST_STEPS .. MAX_STEPS
+#: (beyond either end it is that end's): one lookup per roll, thresholds included, where branches
+#: and a division per roll were measured slower.
+LEAST_STEPS = -5
+_SCALE = tuple(situation_die(steps) for steps in range(LEAST_STEPS, MAX_STEPS + 1))
+SITUATION_SIGN = tuple(sign for sign, _, _ in _SCALE)
+SITUATION_DICE = tuple(dice for _, dice, _ in _SCALE)
+SITUATION_SIDES = tuple(sides for _, _, sides in _SCALE)
+SITUATION_THRESHOLD = tuple(rejection_threshold(sides) for _, _, sides in _SCALE)
+
 #: Inlined into their callers: small helpers, and the per-member loops whose array arguments cost
 #: more as a call than their code (measured); the attack and the round's opening stay calls, which
 #: keeps the compile time down.
-NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation",
+NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
                 "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "_reset_envs", "_step_envs")
+NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "start_fight", "play_step", "_reset_envs", "_step_envs")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -131,35 +140,11 @@ def tier_of(control, total, amazing, good, ordinary):
     return 3
 
 
-def situation(steps):
-    """The Difficulty Scale (sign, count, sides), steps clamped to -5..MAX_STEPS (model.situation_die)."""
-    if steps <= -5:
-        return -1, 1, 20
-    if steps > 7:
-        return 1, min(steps, MAX_STEPS) - 4, 20
-    if steps == -4:
-        return -1, 1, 12
-    if steps == -3:
-        return -1, 1, 8
-    if steps == -2:
-        return -1, 1, 6
-    if steps == -1:
-        return -1, 1, 4
-    if steps == 0:
-        return 0, 0, 1
-    if steps == 1:
-        return 1, 1, 4
-    if steps == 2:
-        return 1, 1, 6
-    if steps == 3:
-        return 1, 1, 8
-    if steps == 4:
-        return 1, 1, 12
-    if steps == 5:
-        return 1, 1, 20
-    if steps == 6:
-        return 1, 2, 20
-    return 1, 3, 20
+def situation_roll(rng, steps):
+    """The situation dice of ``steps`` summed, with their sign (0 at steps 0: no die)."""
+    k = min(max(steps, LEAST_STEPS), MAX_STEPS) - LEAST_STEPS
+    return SITUATION_SIGN[k] * stream_roll(rng, SITUATION_DICE[k], np.uint64(SITUATION_SIDES[k]),
+                                           np.uint64(SITUATION_THRESHOLD[k]), 0)
 
 
 def dealt(amount, damage_type, soak):
@@ -281,9 +266,9 @@ def begin_round(table, state, counts, e, rng):
             resolve = stream_die(rng, D20, THRESHOLD20)
             tier = tier_of(resolve, resolve, table[c, R_RESOLVE], table[c, R_RESOLVE + 1], table[c, R_RESOLVE + 2])
             state[e, b + M_NEGATED] = 3 - tier if tier <= 2 else 0
-        sign, dice, sides = situation(dazed(table, state, e, c))
+        steps = dazed(table, state, e, c)
         check = stream_die(rng, D20, THRESHOLD20)
-        check += sign * roll(rng, dice, sides, 0)
+        check += situation_roll(rng, steps)
         # The action check never fails: above Ordinary is the Marginal phase.
         state[e, b + M_PHASE] = min(3, tier_of(0, check, table[c, R_ACTION_CHECK], table[c, R_ACTION_CHECK + 1],
                                                table[c, R_ACTION_CHECK + 2]))
@@ -307,9 +292,8 @@ def attack(table, config, state, counts, e, rng, c, target):
     state[e, b + M_USED] += 1
     counts[e, C_ATTACKS] += 1
     steps = table[c, R_ATTACK_STEPS] + table[target, R_DEFENCE_STEPS] + dazed(table, state, e, c)
-    sign, dice, sides = situation(steps)
     control = stream_die(rng, D20, THRESHOLD20)
-    total = control + sign * roll(rng, dice, sides, 0)
+    total = control + situation_roll(rng, steps)
     tier = tier_of(control, total, table[c, R_SKILL], table[c, R_SKILL + 1], table[c, R_SKILL + 2])
     if tier > 2:
         return -1
@@ -464,23 +448,10 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
 
 
 def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, rng):
-    n = table.shape[0]
     for e in range(state.shape[0]):
         if which[e] == 0:
             continue
-        for k in range(state.shape[1]):
-            state[e, k] = 0
-        for k in range(counts.shape[1]):
-            counts[e, k] = 0
-        state[e, S_INDEX] = indices[e]
-        state[e, S_OUTCOME] = RUNNING
-        for c in range(n):
-            state[e, S_MEMBERS + M_WIDTH * c + M_IN] = 1
-        stream_resume(rng, seeds[e], indices[e], 0, 0)
-        if config[K_MAX_ROUNDS] >= 1:
-            begin_round(table, state, counts, e, rng)
-        else:
-            finish(state, counts, e, UNFINISHED)
+        start_fight(table, config, state, counts, e, rng, seeds[e], indices[e])
         state[e, S_WORDS] = stream_words_used(rng)
         state[e, S_RETRIES] = stream_retries_used(rng)
         write_views(table, config, state, e, obs, mask)
@@ -490,27 +461,53 @@ def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
     for e in range(state.shape[0]):
         if state[e, S_OUTCOME] != RUNNING:
             continue
+        # Each env's fight has its own stream: it goes on where this env's last step left it.
         stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
         take_actions(table, config, state, actions, counts, e)
-        winner = play_phase(table, config, state, counts, e, rng)
-        state[e, S_STEPS] += 1
-        if winner >= 0:
-            finish(state, counts, e, winner)
-        elif state[e, S_PHASE] < 3:
-            state[e, S_PHASE] += 1
-        elif state[e, S_LENGTH] >= config[K_MAX_ROUNDS]:
-            finish(state, counts, e, UNFINISHED)
-        else:
-            begin_round(table, state, counts, e, rng)
+        play_step(table, config, state, counts, e, rng)
         state[e, S_WORDS] = stream_words_used(rng)
         state[e, S_RETRIES] = stream_retries_used(rng)
         write_views(table, config, state, e, obs, mask)
 
 
+def start_fight(table, config, state, counts, e, rng, seed, index):
+    """Env e starts fight ``index`` of ``seed``: ``rng`` is that fight's stream from its start, and
+    round 1 begins. Every member's intent is scripted, as a step leaves it."""
+    for k in range(state.shape[1]):
+        state[e, k] = 0
+    for k in range(counts.shape[1]):
+        counts[e, k] = 0
+    state[e, S_INDEX] = index
+    state[e, S_OUTCOME] = RUNNING
+    for c in range(table.shape[0]):
+        state[e, S_MEMBERS + M_WIDTH * c + M_IN] = 1
+        state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = INTENT_SCRIPTED
+    stream_resume(rng, seed, index, 0, 0)
+    if config[K_MAX_ROUNDS] >= 1:
+        begin_round(table, state, counts, e, rng)
+    else:
+        finish(state, counts, e, UNFINISHED)
+
+
+def play_step(table, config, state, counts, e, rng):
+    """Env e's step with its intents taken and ``rng`` where its fight's stream is: the phase, then
+    the next phase, the next round or the fight's end."""
+    winner = play_phase(table, config, state, counts, e, rng)
+    state[e, S_STEPS] += 1
+    if winner >= 0:
+        finish(state, counts, e, winner)
+    elif state[e, S_PHASE] < 3:
+        state[e, S_PHASE] += 1
+    elif state[e, S_LENGTH] >= config[K_MAX_ROUNDS]:
+        finish(state, counts, e, UNFINISHED)
+    else:
+        begin_round(table, state, counts, e, rng)
+
+
 def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
           rounds_out):
     """Fights ``start .. start + count - 1`` of ``seed`` between side 0 and side 1, every member
-    scripted: reset, then step until the end (the fight kernel tss.fight; layouts in docs/tss.md).
+    scripted: start, then step until the end (the fight kernel tss.fight; layouts in docs/tss.md).
 
     ``counts``: side 0 wins, side 1 wins, draws (a fight unfinished after ``max_rounds`` rounds),
     rounds, attacks, stun, wound, mortal, then the fights by rounds (0 .. max_rounds), then each
@@ -518,25 +515,18 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     """
     n = n_characters
     table = characters.reshape((n, ROW_BASE + 4 * n_classes))
-    slots = side_slots(table)
-    config = np.zeros(config_size(n, slots), dtype=np.int64)
+    config = np.zeros(config_size(n, side_slots(table)), dtype=np.int64)
     fill_config(table, max_rounds, one_step, config)
-    seeds = np.zeros(1, dtype=np.uint64)
-    seeds[0] = seed
-    indices = np.zeros(1, dtype=np.int64)
-    which = np.ones(1, dtype=np.uint8)
     state = np.zeros((1, state_size(n)), dtype=np.int64)
-    actions = np.full((1, n), SCRIPTED, dtype=np.int64)
     episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
-    obs = np.zeros((1, 0, observation_size(slots)), dtype=np.float32)  # no views: nobody watches
-    mask = np.zeros((1, 0, action_count(slots)), dtype=np.int8)
     rng = new_stream()
     keep = winner_out.shape[0] > 0
     for k in range(count):
-        indices[0] = start + k
-        _reset_envs(table, config, seeds, indices, which, state, episode, obs, mask, rng)
+        # One stream for the whole fight: no step resumes it, and nobody reads the views, so
+        # none are written. Every intent stays scripted (start_fight, play_phase).
+        start_fight(table, config, state, episode, 0, rng, seed, start + k)
         while state[0, S_OUTCOME] == RUNNING:
-            _step_envs(table, config, seeds, state, actions, episode, obs, mask, rng)
+            play_step(table, config, state, episode, 0, rng)
         outcome = state[0, S_OUTCOME]
         winner = outcome if outcome <= 1 else -1
         rounds = state[0, S_LENGTH]
