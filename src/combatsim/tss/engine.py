@@ -117,14 +117,15 @@ SITUATION_DICE = tuple(dice for _, dice, _ in _SCALE)
 SITUATION_SIDES = tuple(sides for _, _, sides in _SCALE)
 SITUATION_THRESHOLD = tuple(rejection_threshold(sides) for _, _, sides in _SCALE)
 
-#: Inlined into their callers: small helpers, and the per-member loops whose array arguments cost
-#: more as a call than their code (measured); the attack and the round's opening stay calls, which
-#: keeps the compile time down.
+#: Inlined into their callers (by Numba; the Cython build's are ``inline``): small helpers, the
+#: per-member loops whose array arguments cost more as a call than their code, and the step and a
+#: fight's start, which only dispatch (measured); the attack and the round's opening stay calls,
+#: which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "roll", "dazed", "acts_before", "may_act", "first_foe")
+                "dealt", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "start_fight", "play_step", "_reset_envs", "_step_envs")
+NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "_reset_envs", "_step_envs")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -233,11 +234,15 @@ def acts_before(table, state, e, i, j):
 
 
 def may_act(table, state, e, c):
-    """Member c may act in the phase the next step plays: in the fight, its phase reached, actions left."""
+    """Member c may act in the phase the next step plays (the fight still running)."""
+    return (state[e, S_OUTCOME] == RUNNING) & acts_in(table, state, e, c, state[e, S_PHASE])
+
+
+def acts_in(table, state, e, c, phase):
+    """Member c may act in ``phase`` of a running fight: in the fight, its phase reached, actions left."""
     b = S_MEMBERS + M_WIDTH * c
     # & of the comparisons, not ``and``: no branch to mispredict (the compiled engine's hot spot)
-    return ((state[e, S_OUTCOME] == RUNNING) & (state[e, b + M_IN] != 0)
-            & (state[e, b + M_PHASE] <= state[e, S_PHASE]) & (state[e, b + M_USED] < table[c, R_ACTIONS]))
+    return (state[e, b + M_IN] != 0) & (state[e, b + M_PHASE] <= phase) & (state[e, b + M_USED] < table[c, R_ACTIONS])
 
 
 def first_foe(table, state, e, c):
@@ -355,9 +360,10 @@ def play_phase(table, config, state, counts, e, rng):
     its chosen foe; on the first foe still in if that one went out earlier in the phase). Returns
     the side that won in it, or -1."""
     winner = -1
+    phase = state[e, S_PHASE]
     for slot in range(state[e, S_ORDERED]):
         c = state[e, S_MEMBERS + M_WIDTH * slot + M_ORDER]
-        if not may_act(table, state, e, c):
+        if not acts_in(table, state, e, c, phase):
             continue
         target = state[e, S_MEMBERS + M_WIDTH * c + M_INTENT]
         if target == INTENT_HOLD:
@@ -367,9 +373,6 @@ def play_phase(table, config, state, counts, e, rng):
         winner = attack(table, config, state, counts, e, rng, c, target)
         if winner >= 0:
             break
-    # The intents are this step's scratch: cleared, the state is the fight's alone.
-    for c in range(table.shape[0]):
-        state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = INTENT_SCRIPTED
     return winner
 
 
@@ -465,6 +468,9 @@ def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
         stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
         take_actions(table, config, state, actions, counts, e)
         play_step(table, config, state, counts, e, rng)
+        # The intents are this step's scratch: cleared, the state is the fight's alone.
+        for c in range(table.shape[0]):
+            state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = INTENT_SCRIPTED
         state[e, S_WORDS] = stream_words_used(rng)
         state[e, S_RETRIES] = stream_retries_used(rng)
         write_views(table, config, state, e, obs, mask)
@@ -523,7 +529,7 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     keep = winner_out.shape[0] > 0
     for k in range(count):
         # One stream for the whole fight: no step resumes it, and nobody reads the views, so
-        # none are written. Every intent stays scripted (start_fight, play_phase).
+        # none are written. Every intent stays the scripted one start_fight wrote.
         start_fight(table, config, state, episode, 0, rng, seed, start + k)
         while state[0, S_OUTCOME] == RUNNING:
             play_step(table, config, state, episode, 0, rng)
