@@ -107,9 +107,9 @@ D20 = np.uint64(20)
 #: rejection_threshold(D20), computed once
 THRESHOLD20 = np.uint64(rejection_threshold(20))
 
-#: The Difficulty Scale (model.situation_die) by steps - LEAST_STEPS for steps LEAST_STEPS .. MAX_STEPS
-#: (beyond either end it is that end's): one lookup per roll, thresholds included, where branches
-#: and a division per roll were measured slower.
+#: The Difficulty Scale, model.situation_die's (the rule's one copy), by steps - LEAST_STEPS for steps
+#: LEAST_STEPS .. MAX_STEPS (beyond either end it is that end's), with each sides' rejection
+#: threshold: tables, as compiled code cannot call the model (as fast as a chain of branches, measured).
 LEAST_STEPS = -5
 _SCALE = tuple(situation_die(steps) for steps in range(LEAST_STEPS, MAX_STEPS + 1))
 SITUATION_SIGN = tuple(sign for sign, _, _ in _SCALE)
