@@ -20,7 +20,9 @@ types and turns Numba's spellings into C ones.
 - Functions. Every function the kernels (``reset``, ``step``, ``fight``) reach is a ``cdef``
   function, ``noexcept nogil`` unless it allocates. A kernel that allocates nothing is a C function
   ``<kernel>_nogil`` (the engine's calls to it call that) behind a Python function of the kernel's
-  name that releases the GIL around it; one that allocates (a fight's buffers) is ``cpdef``.
+  name that releases the GIL around it; one that allocates (a fight's buffers) is ``cpdef``, and
+  a call it makes, as a statement of its own, of a function that needs no GIL (the fights' loop)
+  runs inside ``with nogil``.
 
 setup.py writes the files (they are not committed) before it builds the extensions. Each carries
 the digest of what it was written from; ``combatsim.engine`` refuses a build whose digest is not
@@ -465,12 +467,22 @@ def _body(module) -> str:
         out += [f"    cdef {kind} {v}" for v, kind in scalars[name].items()]
         if function.makes_stream:
             out.append("    cdef Stream _stream")
-        text = "\n".join(ast.unparse(statement) for statement in body)
+        text = "\n".join(_statement(statement, name in gil, gil, functions) for statement in body)
         text = text.replace("__STREAM_ADDRESS", "&_stream")
         for ctype in CASTS.values():
             text = text.replace(f"__CAST_{ctype}(", f"<{ctype}>(")
         out += ["    " + line if line else line for line in text.splitlines()]
     return "\n".join(out).strip() + "\n"
+
+
+def _statement(statement: ast.stmt, holds_gil: bool, gil: set[str], functions: dict) -> str:
+    """A top-level statement of a function; in one that holds the GIL (it allocates), a call of an
+    engine function that needs none runs without it, so a fight's loop runs with other threads."""
+    text = ast.unparse(statement)
+    if (holds_gil and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            and _name(statement.value.func) in functions and _name(statement.value.func) not in gil):
+        return "with nogil:\n    " + text
+    return text
 
 
 def generate(ruleset: str) -> str:

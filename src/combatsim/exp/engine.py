@@ -445,7 +445,6 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     """
     members = combatants.shape[0]
     config = make_config(combatants, unit_limit, hit_on_equal, critical)
-    rng = new_stream()
     state = np.zeros((1, state_size(members)), dtype=np.int64)
     actions = np.zeros((1, members), dtype=np.int64)
     for c in range(members):
@@ -453,6 +452,15 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     # every fight's counts added up: a fight starts without reset, which would zero them and write
     # views that nobody reads
     fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
+    play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out)
+
+
+def play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out):
+    """``fight``'s fights on the buffers it made. It allocates nothing, so the compiled builds run
+    it without the GIL (fights split over threads run side by side)."""
+    members = combatants.shape[0]
+    unit_limit = config[CF_UNIT_LIMIT]
+    rng = new_stream()
     for k in range(count):
         start_fight(combatants, state, 0, start + k)
         stream_resume(rng, seed, start + k, 0, 0)

@@ -525,6 +525,13 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     fill_config(table, max_rounds, one_step, config)
     state = np.zeros((1, state_size(n)), dtype=np.int64)
     episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
+    play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out)
+
+
+def play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out):
+    """``fight``'s fights on the buffers it made. It allocates nothing, so the compiled builds run
+    it without the GIL (fights split over threads run side by side)."""
+    n = table.shape[0]
     rng = new_stream()
     keep = winner_out.shape[0] > 0
     for k in range(count):
