@@ -1,12 +1,10 @@
-# EXP tactical-combat kernels for Cython: "exp.attack" and "exp.fight" (word layout: docs/exp.md).
+# EXP tactical-combat kernels for Cython: "exp.attack" (word layout: docs/exp.md).
 # Included at the end of _cy.pyx (it uses _min, _max and KILODIE from there); the reference is
 # combatsim.exp.reference.
 from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, AheadStream, Stream, Words, ahead_die, ahead_start, ahead_word, block,
-                 pick as pick_word, rejection_threshold, stream_bounded, stream_die, stream_retry_word, stream_start)
-
-import numpy as np
+from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
+                 stream_die, stream_retry_word, stream_start)
 
 
 cdef extern from "attack_count.h" nogil:
@@ -18,11 +16,6 @@ cdef extern from "attack_count.h" nogil:
 
 cdef enum:
     ROUNDS_PER_BURST = 3
-    FIGHT_COUNTS = 13
-    DRAW = -1
-    # Fights in flight at once per kernel call; a lane restarts with the next fight as its own ends.
-    # One measured fastest: the branch predictor learns from the same fight's earlier units.
-    LANES = 1
     # Damage dice the joint-die fast path covers.
     FAST_DICE = 3
 
@@ -39,28 +32,14 @@ ctypedef struct Fired:
     int64_t rounds_hit
 
 
-ctypedef fused ItemStream:
-    # A unit of fire draws from either: an attack's unit from its own item stream, a fight's from
-    # the fight's stream drawn ahead (rng.pxd's AheadStream).
-    Stream
-    AheadStream
-
-
-cdef inline int64_t _die(ItemStream* stream, uint32_t sides, uint32_t threshold) noexcept nogil:
-    if ItemStream is AheadStream:
-        return ahead_die(stream, sides, threshold)
-    else:
-        return stream_die(stream, sides, threshold)
-
-
-cdef inline int64_t _dice(ItemStream* stream, int64_t count, uint32_t sides, uint32_t threshold) noexcept nogil:
+cdef inline int64_t _dice(Stream* stream, int64_t count, uint32_t sides, uint32_t threshold) noexcept nogil:
     cdef int64_t total = 0, j
     for j in range(count):
-        total += _die(stream, sides, threshold)
+        total += stream_die(stream, sides, threshold)
     return total
 
 
-cdef inline Fired _fire_unit(ItemStream* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
+cdef inline Fired _fire_unit(Stream* stream, int64_t bonus, int64_t maximum_roll, int64_t armour_rating,
                              int64_t adjustment, int64_t dice_count, uint32_t dice_sides, uint32_t dice_threshold,
                              int64_t dice_modifier, int64_t damage_adjustment, int64_t rolls, bint automatic,
                              bint hit_on_equal, bint critical, uint32_t kilodie_threshold) noexcept nogil:
@@ -75,11 +54,11 @@ cdef inline Fired _fire_unit(ItemStream* stream, int64_t bonus, int64_t maximum_
     out.damage = 0
     out.rounds_hit = 0
     for r in range(rolls):
-        roll = _die(stream, KILODIE, kilodie_threshold)
+        roll = stream_die(stream, KILODIE, kilodie_threshold)
         cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
         hit = _min(roll + bonus + penalty, cap) + boost > hit_bar
         if automatic:
-            landed = _die(stream, ROUNDS_PER_BURST + 1, 0) - 1
+            landed = stream_die(stream, ROUNDS_PER_BURST + 1, 0) - 1
             for round_number in range(ROUNDS_PER_BURST):
                 dealt = _max(_dice(stream, dice_count, dice_sides, dice_threshold) + offset, 0)
                 out.damage += dealt * hit * (round_number < landed)
@@ -316,129 +295,3 @@ cdef class OneAttack:
                                       self.damage_adjustment, self.rolls, self.automatic, self.hit_on_equal,
                                       self.critical, self.kilodie_threshold)
         return fired.hits, fired.rounds_hit, fired.damage
-
-
-cdef inline void _start_fight(AheadStream* stream, uint64_t seed, int64_t index, const int64_t[:, ::1] combatants,
-                              int64_t[::1] hit_points, int64_t[::1] shots) noexcept nogil:
-    cdef Py_ssize_t a
-    ahead_start(stream, seed, <uint64_t>index)
-    for a in range(combatants.shape[0]):
-        hit_points[a] = combatants[a, 1]
-        shots[a] = combatants[a, 12]
-
-
-def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] combatants, int64_t unit_limit,
-          bint hit_on_equal, bint critical, int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] units_out):
-    """Fights in LANES lockstep lanes; fight ``i`` uses item stream ``i`` (reference.fight)."""
-    cdef uint32_t kilodie_threshold = rejection_threshold(KILODIE)
-    cdef Py_ssize_t members = combatants.shape[0]
-    cdef int64_t lanes = _min(LANES, count)
-    if lanes <= 0:
-        return
-    # Per-call state (never per fight): thresholds per die size, lane streams, hit points, shots.
-    cdef uint32_t[::1] dice_threshold = np.empty(members, dtype=np.uint32)
-    cdef uint32_t[::1] target_threshold = np.zeros(members + 1, dtype=np.uint32)
-    cdef int64_t[:, ::1] hit_points = np.empty((lanes, members), dtype=np.int64)
-    cdef int64_t[:, ::1] shots = np.empty((lanes, members), dtype=np.int64)
-    cdef int64_t[::1] taken = np.zeros(members, dtype=np.int64)
-    cdef int64_t[::1] lane_fight = np.empty(lanes, dtype=np.int64)
-    cdef int64_t[::1] lane_units = np.zeros(lanes, dtype=np.int64)
-    cdef int64_t[::1] local = np.zeros(counts.shape[0], dtype=np.int64)
-    cdef AheadStream streams[LANES]
-    cdef AheadStream* stream
-    cdef Py_ssize_t a, t
-    cdef int64_t lane, k, next_fight = 0, running, standing0, standing1, side, enemies, pick, target
-    cdef int64_t n_rolls, units, winner, alive
-    cdef bint auto
-    cdef bint keep_winner = winner_out.shape[0] > 0, keep_units = units_out.shape[0] > 0
-    cdef Fired fired
-    for a in range(members):
-        dice_threshold[a] = rejection_threshold(<uint32_t>combatants[a, 7])
-    for a in range(1, members + 1):
-        target_threshold[a] = rejection_threshold(<uint32_t>a)
-    with nogil:
-        for lane in range(lanes):
-            lane_fight[lane] = next_fight
-            _start_fight(&streams[lane], seed, start + next_fight, combatants, hit_points[lane], shots[lane])
-            next_fight += 1
-        running = lanes
-        while running:
-            for lane in range(lanes):
-                k = lane_fight[lane]
-                if k < 0:
-                    continue
-                stream = &streams[lane]
-                standing0 = 0
-                standing1 = 0
-                for a in range(members):
-                    alive = hit_points[lane, a] > 0
-                    standing0 += alive * (combatants[a, 0] == 0)
-                    standing1 += alive * (combatants[a, 0] != 0)
-                    taken[a] = 0
-                for a in range(members):
-                    if hit_points[lane, a] <= 0 or shots[lane, a] == 0:
-                        continue
-                    side = combatants[a, 0]
-                    enemies = standing1 if side == 0 else standing0
-                    pick = stream_bounded(&stream.stream, ahead_word(stream), <uint32_t>enemies,
-                                          target_threshold[enemies])
-                    target = 0
-                    for t in range(members):  # the pick-th standing enemy in table order
-                        if combatants[t, 0] != side and hit_points[lane, t] > 0:
-                            if pick == 0:
-                                target = t
-                                break
-                            pick -= 1
-                    n_rolls = combatants[a, 10]
-                    if shots[lane, a] > 0:
-                        n_rolls = _min(n_rolls, shots[lane, a])
-                        shots[lane, a] -= n_rolls
-                    auto = combatants[a, 11] != 0
-                    fired = _fire_unit(stream, combatants[a, 3], combatants[a, 4], combatants[target, 2],
-                                        combatants[a, 5], combatants[a, 6], <uint32_t>combatants[a, 7],
-                                        dice_threshold[a], combatants[a, 8], combatants[a, 9], n_rolls, auto,
-                                        hit_on_equal, critical, kilodie_threshold)
-                    taken[target] += fired.damage
-                    local[5 + side] += fired.damage
-                    local[7 + side] += n_rolls * (ROUNDS_PER_BURST if auto else 1)
-                    local[9 + side] += n_rolls
-                    local[11 + side] += fired.hits
-                standing0 = 0
-                standing1 = 0
-                for a in range(members):
-                    hit_points[lane, a] -= taken[a]
-                    alive = hit_points[lane, a] > 0
-                    standing0 += alive * (combatants[a, 0] == 0)
-                    standing1 += alive * (combatants[a, 0] != 0)
-                units = lane_units[lane] + 1
-                lane_units[lane] = units
-                if standing0 == 0 or standing1 == 0 or units >= unit_limit:
-                    if standing0 > 0 and standing1 == 0:
-                        winner = 0
-                        local[0] += 1
-                    elif standing1 > 0 and standing0 == 0:
-                        winner = 1
-                        local[1] += 1
-                    else:
-                        winner = DRAW
-                        local[2] += 1
-                        local[3] += standing0 == 0 and standing1 == 0
-                    local[4] += units
-                    local[FIGHT_COUNTS + units - 1] += 1
-                    for a in range(members):  # each member's fights ended standing, after the histogram
-                        local[FIGHT_COUNTS + unit_limit + a] += hit_points[lane, a] > 0
-                    if keep_winner:
-                        winner_out[k] = <int8_t>winner
-                    if keep_units:
-                        units_out[k] = <int32_t>units
-                    lane_units[lane] = 0
-                    if next_fight < count:  # the lane restarts at once with the next fight
-                        lane_fight[lane] = next_fight
-                        _start_fight(&streams[lane], seed, start + next_fight, combatants, hit_points[lane],
-                                     shots[lane])
-                        next_fight += 1
-                    else:
-                        lane_fight[lane] = -1
-                        running -= 1
-    for a in range(counts.shape[0]):
-        counts[a] += local[a]

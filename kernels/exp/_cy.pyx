@@ -4,6 +4,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from rng cimport Stream, Words, dense_block, dense_die_in, rejection_threshold
 
+from combatsim.engine import engine_kernels
+
 
 cdef extern from "dense_count.h" nogil:
     # Counts dense-layout dice at or above a bar, twelve Philox blocks at a time (AVX2 where
@@ -113,5 +115,11 @@ def to_hit(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     counts[0] += hits
 
 
-# The tactical combat system ("exp.attack", "exp.fight") lives in its own include file.
+def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, counts, winner_out, units_out):
+    """Fights: the engine's own ``fight`` (combatsim.exp.engine, the reference) as its Cython build."""
+    engine_kernels("combatsim.exp.engine", "cython").fight(seed, start, count, combatants, unit_limit, hit_on_equal,
+                                                            critical, counts, winner_out, units_out)
+
+
+# Attacks with damage ("exp.attack") live in their own include file.
 include "_combat.pxi"
