@@ -5,9 +5,10 @@ from libc.stdlib cimport calloc, free
 
 import numpy as np
 
-from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, AheadStream, Stream, Words, ahead_die, ahead_start, ahead_word, block,
-                  dense_block, dense_die, dense_die_in, rejection_threshold, stream_bounded, stream_die,
-                  stream_start, stream_word)
+from rng cimport (DOMAIN_DENSE, DOMAIN_ITEM, Stream, Words, block, dense_block, dense_die, dense_die_in,
+                  rejection_threshold, stream_bounded, stream_die, stream_start, stream_word)
+
+from combatsim.engine import engine_kernels
 
 
 cdef extern from "philox.h" nogil:
@@ -25,8 +26,6 @@ cdef extern from "tss/joint_histogram.h" nogil:
 
 cdef enum:
     TILE = 1024
-    # Fight counts: wins A, wins B, draws, rounds, attacks, stun, wound, mortal; then the rounds histogram.
-    FIGHT_COUNTS = 8
     # Dense blocks whose Philox rounds run side by side in the joint fast path.
     LANES = 64
     # Dense blocks per tile of the histogram pass (85 AVX2 steps of 12 blocks): the span a
@@ -50,25 +49,6 @@ cdef enum:
     C_JOINT = 23
     C_JOINT_SIDES = 24
     C_JOINT_DAMAGE = 25
-    # Fight row layout (combatsim.tss.reference).
-    R_SIDE = 0
-    R_SKILL = 1
-    R_ACTION_CHECK = 4
-    R_ACTIONS = 7
-    R_ATTACK_STEPS = 8
-    R_DEFENCE_STEPS = 9
-    R_HAS_RESOLVE = 10
-    R_RESOLVE = 11
-    R_STUN = 14
-    R_WOUND = 15
-    R_MORTAL = 16
-    R_WEAPON_QUALITY = 17
-    R_WEAPON_CLASS = 18
-    R_ARMOUR_QUALITY = 19
-    R_DAMAGE = 20
-    R_ARMOUR = 32
-    ROW_BASE = 32
-    MAX_CHARACTERS = 64
 
 ctypedef struct Situation:
     int64_t sign
@@ -746,250 +726,8 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] confi
         counts[j] += totals[j]
 
 
-cdef inline int64_t _dazed(const int64_t[::1] characters, int64_t row, int64_t* lost,
-                           int64_t negated) noexcept nogil:
-    cdef int64_t penalty = ((2 * lost[0] >= characters[row + R_STUN]) + (2 * lost[1] >= characters[row + R_WOUND])
-                            + lost[2])
-    return _max(0, penalty - negated)
-
-
-cdef inline bint _before(const int64_t[::1] characters, int64_t width, uint32_t* tiebreak, int64_t i,
-                         int64_t j) noexcept nogil:
-    # Within a phase: higher action check score, then higher tie-break word, then lower index.
-    cdef int64_t score_i = characters[i * width + R_ACTION_CHECK + 2]
-    cdef int64_t score_j = characters[j * width + R_ACTION_CHECK + 2]
-    if score_i != score_j:
-        return score_i > score_j
-    if tiebreak[i] != tiebreak[j]:
-        return tiebreak[i] > tiebreak[j]
-    return i < j
-
-
-cdef enum:
-    # Fights in flight per kernel call: each lane holds one fight's state and restarts with the
-    # next fight index when its fight ends (docs/tss.md, "Fight kernel"). One measured fastest: the
-    # branch predictor learns from the same fight's earlier rounds.
-    FIGHT_LANES = 1
-
-
-cdef inline int64_t _dice(AheadStream* ahead, int64_t count, int64_t sides) noexcept nogil:
-    cdef int64_t total = 0, j
-    cdef uint32_t threshold
-    if count > 0:
-        threshold = rejection_threshold(<uint32_t>sides)
-        for j in range(count):
-            total += ahead_die(ahead, <uint32_t>sides, threshold)
-    return total
-
-
-cdef enum:
-    # situation() is the same for every steps value at or below LEAST_STEPS, and at or above MAX_STEPS.
-    LEAST_STEPS = -5
-
-
-# situation(steps) for steps LEAST_STEPS .. MAX_STEPS: one load in a round, not a chain of branches.
-cdef Situation SITUATIONS[MAX_STEPS - LEAST_STEPS + 1]
-
-
-cdef void _fill_situations() noexcept nogil:
-    cdef int64_t steps
-    for steps in range(LEAST_STEPS, MAX_STEPS + 1):
-        SITUATIONS[steps - LEAST_STEPS] = situation(steps)
-
-
-_fill_situations()
-
-
-cdef inline Situation _situation(int64_t steps) noexcept nogil:
-    return SITUATIONS[_min(_max(steps, LEAST_STEPS), MAX_STEPS) - LEAST_STEPS]
-
-
-cdef inline int64_t _round(AheadStream* stream, const int64_t[::1] characters, int64_t width, int64_t n,
-                           bint one_step, int64_t* lost, bint* active, int64_t* negated, int64_t* phase,
-                           int64_t* used, uint32_t* tiebreak, int64_t* order, uint32_t threshold20,
-                           int64_t* tally) noexcept nogil:
-    # One round (action checks, then four phases) of the fight whose stream is `stream`. `lost`
-    # (3 per character), `active` and `tally` (attacks, stun, wound, mortal) are the lane's own;
-    # the rest is scratch that lives for one round. Returns the winner, or -1.
-    cdef int64_t damage[3]
-    cdef bint standing
-    cdef int64_t i, j, row, winner = -1, n_order = 0, position, current, slot
-    cdef int64_t roll, tier, side, target, defender, steps, control, total, base, amount, damage_type
-    cdef int64_t armour, soak, shift, defending_side
-    cdef Situation sit
-    for i in range(n):
-        if not active[i]:
-            continue
-        row = i * width
-        negated[i] = 0
-        if characters[row + R_HAS_RESOLVE]:
-            roll = ahead_die(stream, 20, threshold20)
-            tier = tier_of(roll, roll, characters[row + R_RESOLVE], characters[row + R_RESOLVE + 1],
-                           characters[row + R_RESOLVE + 2])
-            negated[i] = 3 - tier if tier <= 2 else 0
-        sit = _situation(_dazed(characters, row, &lost[3 * i], negated[i]))
-        roll = ahead_die(stream, 20, threshold20)
-        roll += sit.sign * _dice(stream, sit.count, sit.sides)
-        phase[i] = _min(3, tier_of(0, roll, characters[row + R_ACTION_CHECK],
-                                   characters[row + R_ACTION_CHECK + 1],
-                                   characters[row + R_ACTION_CHECK + 2]))
-        tiebreak[i] = ahead_word(stream)
-        used[i] = 0
-        position = n_order
-        while position > 0 and _before(characters, width, tiebreak, i, order[position - 1]):
-            order[position] = order[position - 1]
-            position -= 1
-        order[position] = i
-        n_order += 1
-    for current in range(4):
-        for slot in range(n_order):
-            i = order[slot]
-            row = i * width
-            if not active[i] or phase[i] > current or used[i] >= characters[row + R_ACTIONS]:
-                continue
-            used[i] += 1
-            tally[0] += 1
-            side = characters[row + R_SIDE]
-            target = 0
-            while not (active[target] and characters[target * width + R_SIDE] != side):
-                target += 1
-            defender = target * width
-            steps = (characters[row + R_ATTACK_STEPS] + characters[defender + R_DEFENCE_STEPS]
-                     + _dazed(characters, row, &lost[3 * i], negated[i]))
-            sit = _situation(steps)
-            control = ahead_die(stream, 20, threshold20)
-            total = control + sit.sign * _dice(stream, sit.count, sit.sides)
-            tier = tier_of(control, total, characters[row + R_SKILL], characters[row + R_SKILL + 1],
-                           characters[row + R_SKILL + 2])
-            if tier <= 2:
-                base = row + R_DAMAGE + 4 * tier
-                amount = _dice(stream, characters[base], characters[base + 1]) + characters[base + 2]
-                damage_type = characters[base + 3]
-                armour = defender + R_ARMOUR + 4 * characters[row + R_WEAPON_CLASS]
-                soak = 0
-                if characters[armour]:
-                    shift = characters[row + R_WEAPON_QUALITY] - characters[defender + R_ARMOUR_QUALITY]
-                    if one_step:
-                        shift = _max(-1, _min(1, shift))
-                    damage_type = _max(0, _min(3, damage_type + shift))
-                    soak = _dice(stream, characters[armour + 1], characters[armour + 2]) + characters[armour + 3]
-                dealt(amount, damage_type, soak, damage)
-                lost[3 * target] += damage[0]
-                lost[3 * target + 1] += damage[1]
-                lost[3 * target + 2] += damage[2]
-                tally[1] += damage[0]
-                tally[2] += damage[1]
-                tally[3] += damage[2]
-                if (lost[3 * target] >= characters[defender + R_STUN]
-                        or lost[3 * target + 1] >= characters[defender + R_WOUND]
-                        or lost[3 * target + 2] >= characters[defender + R_MORTAL]):
-                    active[target] = False
-                    standing = False
-                    defending_side = characters[defender + R_SIDE]
-                    for j in range(n):
-                        if active[j] and characters[j * width + R_SIDE] == defending_side:
-                            standing = True
-                    if not standing:
-                        winner = side
-                        break
-        if winner >= 0:
-            break
-    return winner
-
-
-cdef inline void _start_lane(AheadStream* stream, uint64_t seed, uint64_t index, int64_t n, int64_t* lost,
-                             bint* active, int64_t* tally) noexcept nogil:
-    cdef int64_t i
-    ahead_start(stream, seed, index)
-    for i in range(n):
-        lost[3 * i] = lost[3 * i + 1] = lost[3 * i + 2] = 0
-        active[i] = True
-    tally[0] = tally[1] = tally[2] = tally[3] = 0
-
-
-cdef void _fights(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n,
-                  int64_t n_classes, int64_t max_rounds, bint one_step, int64_t* counts,
-                  int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
-    # FIGHT_LANES fights in flight, advanced round by round in lockstep; a lane whose fight ends
-    # starts the next fight index. Fight k draws only from item stream start + k, so its outcome
-    # and every count are those of the reference, which runs fight by fight.
-    cdef AheadStream streams[FIGHT_LANES]
-    cdef int64_t lost[FIGHT_LANES * 3 * MAX_CHARACTERS]
-    cdef bint active[FIGHT_LANES * MAX_CHARACTERS]
-    cdef int64_t fight_of[FIGHT_LANES]  # the lane's fight k, -1 when idle
-    cdef int64_t rounds_of[FIGHT_LANES]
-    cdef int64_t tally[FIGHT_LANES * 4]  # attacks, stun, wound, mortal of the lane's fight
-    # Scratch for one round of one lane.
-    cdef int64_t negated[MAX_CHARACTERS]
-    cdef int64_t phase[MAX_CHARACTERS]
-    cdef int64_t used[MAX_CHARACTERS]
-    cdef uint32_t tiebreak[MAX_CHARACTERS]
-    cdef int64_t order[MAX_CHARACTERS]
-    cdef uint32_t threshold20 = rejection_threshold(20)
-    cdef int64_t width = ROW_BASE + 4 * n_classes
-    cdef bint keep = winner_out.shape[0] > 0
-    cdef int64_t lane, k, winner, rounds, i, issued = 0, busy = 0
-    # Each member's fights ended still standing (neither knocked out nor dying) follow the rounds
-    # histogram.
-    cdef int64_t standing_at = FIGHT_COUNTS + max_rounds + 1
-    if max_rounds < 1:  # no round is played: every fight is a draw in round 0 (the reference's loop)
-        counts[2] += count
-        counts[FIGHT_COUNTS] += count
-        for i in range(n):
-            counts[FIGHT_COUNTS + 1 + i] += count
-        if keep:
-            for k in range(count):
-                winner_out[k] = -1
-                rounds_out[k] = 0
-        return
-    for lane in range(FIGHT_LANES):
-        fight_of[lane] = -1
-        if issued < count:
-            _start_lane(&streams[lane], seed, <uint64_t>(start + issued), n, &lost[lane * 3 * MAX_CHARACTERS],
-                        &active[lane * MAX_CHARACTERS], &tally[4 * lane])
-            fight_of[lane] = issued
-            rounds_of[lane] = 0
-            issued += 1
-            busy += 1
-    while busy > 0:
-        for lane in range(FIGHT_LANES):
-            k = fight_of[lane]
-            if k < 0:
-                continue
-            winner = _round(&streams[lane], characters, width, n, one_step, &lost[lane * 3 * MAX_CHARACTERS],
-                            &active[lane * MAX_CHARACTERS], negated, phase, used, tiebreak, order, threshold20,
-                            &tally[4 * lane])
-            rounds = rounds_of[lane] + 1
-            rounds_of[lane] = rounds
-            if winner < 0 and rounds < max_rounds:
-                continue
-            counts[winner if winner >= 0 else 2] += 1
-            counts[3] += rounds
-            counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-            counts[4] += tally[4 * lane]
-            counts[5] += tally[4 * lane + 1]
-            counts[6] += tally[4 * lane + 2]
-            counts[7] += tally[4 * lane + 3]
-            for i in range(n):
-                counts[standing_at + i] += active[lane * MAX_CHARACTERS + i]
-            if keep:
-                winner_out[k] = <int8_t>winner
-                rounds_out[k] = <int32_t>rounds
-            if issued < count:  # the lane restarts with the next fight
-                _start_lane(&streams[lane], seed, <uint64_t>(start + issued), n, &lost[lane * 3 * MAX_CHARACTERS],
-                            &active[lane * MAX_CHARACTERS], &tally[4 * lane])
-                fight_of[lane] = issued
-                rounds_of[lane] = 0
-                issued += 1
-            else:
-                fight_of[lane] = -1
-                busy -= 1
-
-
-def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] characters, int64_t n_characters,
-          int64_t n_classes, int64_t max_rounds, bint one_step, int64_t[::1] counts, int8_t[::1] winner_out,
-          int32_t[::1] rounds_out):
-    # counts: the fixed counts, the rounds histogram (FIGHT_COUNTS + rounds), each member's fights ended standing
-    with nogil:
-        _fights(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, &counts[0],
-                winner_out, rounds_out)
+def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
+          rounds_out):
+    """Fights: the engine's own ``fight`` (combatsim.tss.engine, the reference) as its Cython build."""
+    engine_kernels("combatsim.tss.engine", "cython").fight(seed, start, count, characters, n_characters, n_classes,
+                                                            max_rounds, one_step, counts, winner_out, rounds_out)

@@ -311,7 +311,7 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
     actions`` (combatsim.policies): those members are played by them, every other member by its
     scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (one thread;
     ``backend`` auto, cython, numba or python: auto is Cython where built, else Numba). Without
-    policies this is ``combatsim fight``'s run on the fast fight kernels. Either way the summary is
+    policies this is ``combatsim fight``'s run on the fight kernels. Either way the summary is
     the one ``combatsim fight`` reports; ``progress(done, n)`` is told as fights finish.
     """
     from combatsim.game import as_scenario
