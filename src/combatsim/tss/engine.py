@@ -116,16 +116,20 @@ SITUATION_SIGN = tuple(sign for sign, _, _ in _SCALE)
 SITUATION_DICE = tuple(dice for _, dice, _ in _SCALE)
 SITUATION_SIDES = tuple(sides for _, _, sides in _SCALE)
 SITUATION_THRESHOLD = tuple(rejection_threshold(sides) for _, _, sides in _SCALE)
+#: rejection_threshold(sides) of the dice up to a d20 (0 for 0 sides): the damage and armour
+#: dice's thresholds without a division per roll.
+DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in range(21))
 
 #: Inlined into their callers (by Numba; the Cython build's are ``inline``): small helpers, the
-#: per-member loops whose array arguments cost more as a call than their code, and the step and a
-#: fight's start, which only dispatch (measured); the attack and the round's opening stay calls,
-#: which keeps the compile time down.
+#: per-member loops whose array arguments cost more as a call than their code (a phase's too: a
+#: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
+#: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step")
+                "dealt", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step",
+                "play_phase")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "begin_round", "play_phase", "_reset_envs", "_step_envs")
+NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -161,7 +165,10 @@ def dealt(amount, damage_type, soak):
 
 def roll(rng, count, sides, modifier):
     """``count`` dice of ``sides`` plus ``modifier`` (no die, no threshold: a constant may have 0 sides)."""
-    threshold = rejection_threshold(np.uint64(sides)) if count > 0 else np.uint64(0)
+    if count <= 0:
+        return modifier
+    tabled = sides < len(DIE_THRESHOLD)
+    threshold = np.uint64(DIE_THRESHOLD[sides]) if tabled else rejection_threshold(np.uint64(sides))
     return stream_roll(rng, count, np.uint64(sides), threshold, modifier)
 
 
@@ -241,8 +248,8 @@ def may_act(table, state, e, c):
 def acts_in(table, state, e, c, phase):
     """Member c may act in ``phase`` of a running fight: in the fight, its phase reached, actions left."""
     b = S_MEMBERS + M_WIDTH * c
-    # & of the comparisons, not ``and``: no branch to mispredict (the compiled engine's hot spot)
-    return (state[e, b + M_IN] != 0) & (state[e, b + M_PHASE] <= phase) & (state[e, b + M_USED] < table[c, R_ACTIONS])
+    # ``and``, not ``&``: in a phase most members have not reached theirs, and the rest is skipped
+    return state[e, b + M_IN] != 0 and state[e, b + M_PHASE] <= phase and state[e, b + M_USED] < table[c, R_ACTIONS]
 
 
 def first_foe(table, state, e, c):
@@ -525,14 +532,14 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     fill_config(table, max_rounds, one_step, config)
     state = np.zeros((1, state_size(n)), dtype=np.int64)
     episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
-    play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out)
+    play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out,
+                new_stream())
 
 
-def play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out):
+def play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out, rng):
     """``fight``'s fights on the buffers it made. It allocates nothing, so the compiled builds run
     it without the GIL (fights split over threads run side by side)."""
     n = table.shape[0]
-    rng = new_stream()
     keep = winner_out.shape[0] > 0
     for k in range(count):
         # One stream for the whole fight: no step resumes it, and nobody reads the views, so
