@@ -1,10 +1,10 @@
 # EXP tactical-combat kernels for Cython: "exp.attack" (word layout: docs/exp.md).
 # Included at the end of _cy.pyx (it uses _min, _max and KILODIE from there); the reference is
 # combatsim.exp.reference.
-from libc.stdint cimport int8_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_bounded,
-                 stream_die, stream_retry_word, stream_start)
+from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_die,
+                 stream_retry_word, stream_start)
 
 
 cdef extern from "attack_count.h" nogil:
