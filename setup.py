@@ -10,8 +10,9 @@ bundled .pxd files, which are new in every isolated build environment, so withou
 `pip install ".[extra]"` translated and recompiled every kernel.
 
 Every kernels/**/*.pyx is an extension. The engines' Cython builds kernels/<ruleset>/engine_cy.pyx
-are written here from the engines' own sources (combatsim.engine_cython; not committed), each only
-when its text changed, so an unchanged engine's translation is reused; one that cannot be written or
+and the attack rules kernels/<ruleset>/attack_rules.pxi that the attack kernels include are written
+here from the engines' own sources (combatsim.engine_cython; not committed), each only when its
+text changed, so an unchanged engine's translation is reused; one that cannot be written or
 translated is left out with a warning (combatsim then runs that engine with Numba), not the build.
 """
 
@@ -29,7 +30,8 @@ if os.environ.get("COMBATSIM_NATIVE", "") not in ("", "0"):
     compile_args.append("-march=native")
 
 
-SHARED_SOURCES = sorted(str(path) for pattern in ("*.h", "*.pxd", "*.pxi") for path in Path("kernels").rglob(pattern))
+def shared_sources() -> list[str]:
+    return sorted(str(path) for pattern in ("*.h", "*.pxd", "*.pxi") for path in Path("kernels").rglob(pattern))
 
 
 def extension(source: Path) -> Extension:
@@ -58,17 +60,18 @@ def translation_current(pyx: Path) -> bool:
 
 def write_engine_sources() -> None:
     sys.path.insert(0, str(Path("src").resolve()))
-    from combatsim.engine_cython import RULESETS, generate
+    from combatsim.engine_cython import GENERATED, RULESETS
 
     for ruleset in RULESETS:
-        path = Path("kernels") / ruleset / "engine_cy.pyx"
-        try:
-            text = generate(ruleset)
-        except Exception as problem:  # an engine the generator cannot write must not stop the other kernels
-            warn(path, "written", problem)
-            continue
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
+        for name, generate in GENERATED.items():
+            path = Path("kernels") / ruleset / name
+            try:
+                text = generate(ruleset)
+            except Exception as problem:  # an engine the generator cannot write must not stop the other kernels
+                warn(path, "written", problem)
+                continue
+            if not path.exists() or path.read_text() != text:
+                path.write_text(text)
 
 
 def warn(pyx: Path, what: str, problem: Exception) -> None:
@@ -90,6 +93,7 @@ def translate(stale: list[Path], cores: int) -> list[Extension]:
 
 
 write_engine_sources()
+SHARED_SOURCES = shared_sources()
 cores = os.cpu_count() or 1
 pyx_files = sorted(Path("kernels").rglob("*.pyx"))
 current = [pyx for pyx in pyx_files if translation_current(pyx)]

@@ -7,10 +7,12 @@ from __future__ import annotations
 import copy
 import importlib
 import sys
+import types
 
 import numpy as np
 import pytest
 
+from combatsim import registry
 from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
 from combatsim.engine_cython import RULESETS, body_digest
 from combatsim.game import scenario_game
@@ -51,6 +53,21 @@ def test_every_cython_engine_is_built_from_the_current_source():
     for ruleset in RULESETS:
         built = importlib.import_module(f"combatsim.kernels.{ruleset}.engine_cy")
         assert body_digest(importlib.import_module(f"combatsim.{ruleset}.engine")) == built.BODY_DIGEST, ruleset
+
+
+def test_every_attack_kernel_includes_the_current_attack_rules():
+    """Each Cython attack kernel module's included rules (kernels/<ruleset>/attack_rules.pxi) are the
+    generator's for the engine's ATTACK_RULES as they are now, and a build from other rules is refused."""
+    for ruleset in RULESETS:
+        engine = importlib.import_module(f"combatsim.{ruleset}.engine")
+        if not getattr(engine, "ATTACK_RULES", ()):
+            continue
+        built = importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
+        assert body_digest(engine, engine.ATTACK_RULES) == built.ATTACK_RULES_DIGEST, ruleset
+        registry._check_attack_rules(ruleset, built)
+        stale = types.SimpleNamespace(__name__=built.__name__, ATTACK_RULES_DIGEST="0" * 64)
+        with pytest.raises(ValueError, match=f"{built.__name__} was built from older combatsim.{ruleset}.engine"):
+            registry._check_attack_rules(ruleset, stale)
 
 
 def test_auto_is_the_cython_build_and_unknown_backends_are_refused():

@@ -35,25 +35,8 @@ cdef enum:
     # the joint die: the fold evaluates each face once, so it must be amortised. Here the direct
     # fast pass is slow enough (no vectorised Philox) that one attack per face already pays.
     HISTOGRAM_MIN_ATTACKS_PER_FACE = 1
-    MAX_STEPS = 24
-    # Attack config layout (combatsim.tss.reference).
-    C_SIT_SIGN = 3
-    C_SIT_COUNT = 4
-    C_SIT_SIDES = 5
-    C_DAMAGE_WORDS = 6
-    C_ARMOUR_PRESENT = 7
-    C_ARMOUR_COUNT = 8
-    C_ARMOUR_SIDES = 9
-    C_ARMOUR_MODIFIER = 10
-    C_DAMAGE = 11
-    C_JOINT = 23
-    C_JOINT_SIDES = 24
-    C_JOINT_DAMAGE = 25
 
-ctypedef struct Situation:
-    int64_t sign
-    int64_t count
-    uint32_t sides
+include "attack_rules.pxi"
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
@@ -69,197 +52,24 @@ cdef inline int64_t _clamp0(int64_t x) noexcept nogil:
     return x & ~(x >> 63)
 
 
-cdef inline int64_t tier_of(int64_t control, int64_t total, int64_t amazing, int64_t good,
-                            int64_t ordinary) noexcept nogil:
-    if control == 20:
-        return 4
-    if total <= amazing:
-        return 0
-    if total <= good:
-        return 1
-    if total <= ordinary:
-        return 2
-    return 3
-
-
-cdef inline Situation situation(int64_t steps) noexcept nogil:
-    # The Difficulty Scale (combatsim.tss.reference.situation).
-    cdef Situation s
-    s.sign = 1
-    s.count = 1
-    if steps <= -5:
-        s.sign = -1
-        s.sides = 20
-    elif steps > 7:
-        s.count = _min(steps, MAX_STEPS) - 4
-        s.sides = 20
-    elif steps == 0:
-        s.sign = 0
-        s.count = 0
-        s.sides = 1
-    else:
-        if steps < 0:
-            s.sign = -1
-            steps = -steps
-        if steps == 1:
-            s.sides = 4
-        elif steps == 2:
-            s.sides = 6
-        elif steps == 3:
-            s.sides = 8
-        elif steps == 4:
-            s.sides = 12
-        else:
-            s.sides = 20
-            s.count = steps - 4 if steps > 5 else 1
-    return s
-
-
-cdef inline void dealt(int64_t amount, int64_t damage_type, int64_t soak, int64_t* out) noexcept nogil:
-    # (stun, wound, mortal): secondary from the pre-armour amount, soak off the primary only.
-    cdef int64_t primary, half
-    amount = _max(amount, 0)
-    primary = _max(amount - _max(soak, 0), 0)
-    half = amount >> 1
-    out[0] = primary if damage_type == 1 else (half if damage_type >= 2 else 0)
-    out[1] = primary if damage_type == 2 else (half if damage_type == 3 else 0)
-    out[2] = primary if damage_type == 3 else 0
-
-
-ctypedef struct ExactAttack:
-    # The per-die layout's config values and rejection thresholds, read once per call: locals the
-    # compiler keeps in registers (read from config in the attack loop, they cost 10 %).
-    int64_t amazing
-    int64_t good
-    int64_t ordinary
-    int64_t sign
-    int64_t sit_count
-    int64_t damage_words
-    int64_t present
-    int64_t armour_count
-    int64_t armour_modifier
-    uint32_t sit_sides
-    uint32_t armour_sides
-    uint32_t control_threshold
-    uint32_t sit_threshold
-    uint32_t armour_threshold
-    int64_t dice[3]
-    int64_t modifier[3]
-    int64_t damage_type[3]
-    uint32_t sides[3]
-    uint32_t damage_threshold[3]
-
-
-cdef inline void _exact_attack(const int64_t[::1] config, ExactAttack* a) noexcept nogil:
-    cdef int64_t tier, base
-    a.amazing = config[0]
-    a.good = config[1]
-    a.ordinary = config[2]
-    a.sign = config[C_SIT_SIGN]
-    a.sit_count = config[C_SIT_COUNT]
-    a.damage_words = config[C_DAMAGE_WORDS]
-    a.present = config[C_ARMOUR_PRESENT]
-    a.armour_count = config[C_ARMOUR_COUNT] if a.present else 0
-    a.armour_modifier = config[C_ARMOUR_MODIFIER]
-    a.sit_sides = <uint32_t>config[C_SIT_SIDES]
-    a.armour_sides = <uint32_t>config[C_ARMOUR_SIDES]
-    a.control_threshold = rejection_threshold(20)
-    a.sit_threshold = rejection_threshold(a.sit_sides)
-    a.armour_threshold = rejection_threshold(a.armour_sides)
-    for tier in range(3):
-        base = C_DAMAGE + 4 * tier
-        a.dice[tier] = config[base]
-        a.sides[tier] = <uint32_t>config[base + 1]
-        a.modifier[tier] = config[base + 2]
-        a.damage_type[tier] = config[base + 3]
-        a.damage_threshold[tier] = rejection_threshold(a.sides[tier])
-
-
-cdef inline int64_t _exact_outcome(Stream* stream, const ExactAttack* a, int64_t* damage) noexcept nogil:
-    # One attack of the per-die layout from its item stream (started by the caller): its tier,
-    # its (stun, wound, mortal) into damage. The bulk kernel and the prepared OneAttack use it.
-    cdef int64_t j, control, situation_total, tier, amount, soak
-    cdef uint32_t word
-    control = stream_die(stream, 20, a.control_threshold)
-    situation_total = 0
-    for j in range(a.sit_count):
-        situation_total += stream_die(stream, a.sit_sides, a.sit_threshold)
-    tier = tier_of(control, control + a.sign * situation_total, a.amazing, a.good, a.ordinary)
-    damage[0] = damage[1] = damage[2] = 0
-    if tier <= 2:
-        amount = a.modifier[tier]
-        for j in range(a.damage_words):
-            word = stream_word(stream)
-            if j < a.dice[tier]:
-                amount += stream_bounded(stream, word, a.sides[tier], a.damage_threshold[tier]) + 1
-        soak = 0
-        if a.present:
-            for j in range(a.armour_count):
-                soak += stream_bounded(stream, stream_word(stream), a.armour_sides, a.armour_threshold) + 1
-            soak += a.armour_modifier
-        dealt(amount, a.damage_type[tier], soak, damage)
-    return tier
-
-
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
     cdef Stream stream
-    cdef ExactAttack attack
-    cdef int64_t k, tier
-    cdef int64_t damage[3]
+    cdef int64_t k, tier, stun, wound, mortal
     cdef bint keep = tier_out.shape[0] > 0
-    _exact_attack(config, &attack)
     for k in range(count):
         stream_start(&stream, seed, <uint64_t>(start + k))
-        tier = _exact_outcome(&stream, &attack, damage)
+        tier, stun, wound, mortal = attack_outcome(&stream, config)
         tally[tier] += 1
-        tally[5] += damage[0]
-        tally[6] += damage[1]
-        tally[7] += damage[2]
+        tally[5] += stun
+        tally[6] += wound
+        tally[7] += mortal
         if keep:
             tier_out[k] = <int8_t>tier
-            stun_out[k] = <int32_t>damage[0]
-            wound_out[k] = <int32_t>damage[1]
-            mortal_out[k] = <int32_t>damage[2]
-
-
-cdef inline int64_t _joint_outcome(const int64_t[::1] config, int64_t value, int64_t* positions,
-                                   int64_t* damage) noexcept nogil:
-    # The tier of the joint die's 0-based value, its (stun, wound, mortal) into damage (digits:
-    # docs/tss.md). The exact path and the histogram fold both evaluate attacks here.
-    # `positions` is scratch for the damage positions.
-    cdef int64_t amazing = config[0], good = config[1], ordinary = config[2]
-    cdef int64_t sign = config[C_SIT_SIGN], sit_count = config[C_SIT_COUNT], sit_sides = config[C_SIT_SIDES]
-    cdef int64_t damage_words = config[C_DAMAGE_WORDS], present = config[C_ARMOUR_PRESENT]
-    cdef int64_t armour_count = config[C_ARMOUR_COUNT] if present else 0
-    cdef int64_t armour_sides = config[C_ARMOUR_SIDES], modulus = config[C_JOINT_DAMAGE]
-    cdef int64_t j, control, situation_total, tier, base, sides, amount, soak
-    control = value % 20 + 1
-    value //= 20
-    situation_total = 0
-    for j in range(sit_count):
-        situation_total += value % sit_sides + 1
-        value //= sit_sides
-    for j in range(damage_words):
-        positions[j] = value % modulus
-        value //= modulus
-    tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-    damage[0] = damage[1] = damage[2] = 0
-    if tier <= 2:
-        base = C_DAMAGE + 4 * tier
-        sides = config[base + 1]
-        amount = config[base + 2]
-        for j in range(config[base]):
-            amount += positions[j] % sides + 1
-        soak = 0
-        if present:
-            for j in range(armour_count):
-                soak += value % armour_sides + 1
-                value //= armour_sides
-            soak += config[C_ARMOUR_MODIFIER]
-        dealt(amount, config[base + 3], soak, damage)
-    return tier
+            stun_out[k] = <int32_t>stun
+            wound_out[k] = <int32_t>wound
+            mortal_out[k] = <int32_t>mortal
 
 
 cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
@@ -269,25 +79,23 @@ cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const
     cdef Stream stream
     cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
     cdef uint32_t threshold = rejection_threshold(faces)
-    cdef int64_t positions[64]
-    cdef int64_t k, value, tier
-    cdef int64_t damage[3]
+    cdef int64_t k, value, tier, stun, wound, mortal
     cdef Words words
     cdef bint keep = tier_out.shape[0] > 0
     for k in range(count):
         if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
             words = dense_block(seed, <uint64_t>(start + k))
         value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, faces, threshold) - 1
-        tier = _joint_outcome(config, value, positions, damage)
+        tier, stun, wound, mortal = joint_outcome(config, value)
         tally[tier] += 1
-        tally[5] += damage[0]
-        tally[6] += damage[1]
-        tally[7] += damage[2]
+        tally[5] += stun
+        tally[6] += wound
+        tally[7] += mortal
         if keep:
             tier_out[k] = <int8_t>tier
-            stun_out[k] = <int32_t>damage[0]
-            wound_out[k] = <int32_t>damage[1]
-            mortal_out[k] = <int32_t>damage[2]
+            stun_out[k] = <int32_t>stun
+            wound_out[k] = <int32_t>wound
+            mortal_out[k] = <int32_t>mortal
 
 
 cdef void _joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t faces,
@@ -332,18 +140,16 @@ def joint_histogram_paths(uint64_t seed, int64_t first_block, int64_t count, uin
 cdef void _joint_fold(const int64_t[::1] config, uint32_t* histogram, int64_t* totals) noexcept nogil:
     # Adds histogram[v] attacks of joint value v to totals for every v and zeroes the histogram:
     # each face is evaluated once, by the exact path's own function.
-    cdef int64_t positions[64]
-    cdef int64_t damage[3]
-    cdef int64_t value, attacks, tier
+    cdef int64_t value, attacks, tier, stun, wound, mortal
     for value in range(config[C_JOINT_SIDES]):
         attacks = histogram[value]
         if attacks:
             histogram[value] = 0
-            tier = _joint_outcome(config, value, positions, damage)
+            tier, stun, wound, mortal = joint_outcome(config, value)
             totals[tier] += attacks
-            totals[5] += attacks * damage[0]
-            totals[6] += attacks * damage[1]
-            totals[7] += attacks * damage[2]
+            totals[5] += attacks * stun
+            totals[6] += attacks * wound
+            totals[7] += attacks * mortal
 
 
 cdef bint _attack_joint_histogram(uint64_t seed, int64_t first_block, int64_t last_block,
@@ -669,7 +475,6 @@ cdef class OneAttack:
     ``attack`` with this config, as (tier, stun, wound, mortal). Callers validate."""
 
     cdef const int64_t[::1] config
-    cdef ExactAttack exact
     cdef uint32_t faces, joint_threshold
     cdef bint joint
 
@@ -678,20 +483,14 @@ cdef class OneAttack:
         self.joint = config[C_JOINT] != 0
         self.faces = <uint32_t>config[C_JOINT_SIDES] if self.joint else 1
         self.joint_threshold = rejection_threshold(self.faces)
-        _exact_attack(config, &self.exact)
 
     def resolve(self, uint64_t seed, int64_t index):
         cdef Stream stream
-        cdef int64_t positions[64]
-        cdef int64_t damage[3]
-        cdef int64_t tier
         if self.joint:
-            tier = _joint_outcome(self.config, dense_die(&stream, seed, <uint64_t>index, self.faces,
-                                                         self.joint_threshold) - 1, positions, damage)
-        else:
-            stream_start(&stream, seed, <uint64_t>index)
-            tier = _exact_outcome(&stream, &self.exact, damage)
-        return tier, damage[0], damage[1], damage[2]
+            return joint_outcome(self.config, dense_die(&stream, seed, <uint64_t>index, self.faces,
+                                                        self.joint_threshold) - 1)
+        stream_start(&stream, seed, <uint64_t>index)
+        return attack_outcome(&stream, self.config)
 
 
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config, int64_t[::1] counts,

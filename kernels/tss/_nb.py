@@ -23,10 +23,7 @@ from ..rng_nb import (
     pick,
     rejection_threshold,
     seed_key,
-    stream_bounded,
-    stream_die,
     stream_start,
-    stream_word,
 )
 
 #: Items per tile of the fast path: a tile whose fast pass saw a rejected word is redone exactly.
@@ -40,53 +37,19 @@ C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
 D20 = np.uint64(20)
 
 
-# The tier and damage rules are the engine's (the one source), compiled by Numba.
+# Each attack's outcome is the engine's (the one source), compiled by Numba.
 _ENGINE = engine_kernels("combatsim.tss.engine", "numba")
-tier_of = _ENGINE.tier_of
-dealt = _ENGINE.dealt
+attack_outcome = _ENGINE.attack_outcome
+joint_outcome = _ENGINE.joint_outcome
 
 
 @njit
 def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     """Attack by attack, exactly as the reference."""
-    amazing, good, ordinary = config[0], config[1], config[2]
-    sign = config[C_SIT_SIGN]
-    sit_count = config[C_SIT_COUNT]
-    sit_sides = np.uint64(config[C_SIT_SIDES])
-    sit_threshold = rejection_threshold(sit_sides)
-    damage_words = config[C_DAMAGE_WORDS]
-    present = config[C_ARMOUR_PRESENT]
-    armour_count = config[C_ARMOUR_COUNT] if present else 0
-    armour_sides = np.uint64(config[C_ARMOUR_SIDES])
-    armour_threshold = rejection_threshold(armour_sides)
-    thresholds = np.zeros(3, dtype=np.uint64)
-    for t in range(3):
-        thresholds[t] = rejection_threshold(np.uint64(config[C_DAMAGE + 4 * t + 1]))
-    threshold20 = rejection_threshold(D20)
     keep = tier_out.shape[0] > 0
     for k in range(count):
         stream_start(state, k0, k1, start + k)
-        control = stream_die(state, D20, threshold20)
-        situation_total = np.int64(0)
-        for _ in range(sit_count):
-            situation_total += stream_die(state, sit_sides, sit_threshold)
-        tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-        stun = wound = mortal = 0
-        if tier <= 2:
-            base = C_DAMAGE + 4 * tier
-            dice = config[base]
-            sides = np.uint64(config[base + 1])
-            amount = config[base + 2]
-            for j in range(damage_words):
-                word = stream_word(state)
-                if j < dice:
-                    amount += stream_bounded(state, word, sides, thresholds[tier]) + 1
-            soak = np.int64(0)
-            if present:
-                for _ in range(armour_count):
-                    soak += stream_bounded(state, stream_word(state), armour_sides, armour_threshold) + 1
-                soak += config[C_ARMOUR_MODIFIER]
-            stun, wound, mortal = dealt(amount, config[base + 3], soak)
+        tier, stun, wound, mortal = attack_outcome(state, config)
         counts[tier] += 1
         counts[5] += stun
         counts[6] += wound
@@ -98,63 +61,19 @@ def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_ou
             mortal_out[k] = mortal
 
 
-@njit(inline="always")
-def _joint_outcome(config, value, positions):
-    """(tier, stun, wound, mortal) of the joint die's 0-based value (its digits: docs/tss.md).
-
-    The exact path and the histogram fold both evaluate attacks here, exactly as the reference.
-    ``positions`` is scratch for the damage positions (at least the damage words long).
-    """
-    amazing, good, ordinary = config[0], config[1], config[2]
-    sign = config[C_SIT_SIGN]
-    sit_count = config[C_SIT_COUNT]
-    sit_sides = config[C_SIT_SIDES]
-    damage_words = config[C_DAMAGE_WORDS]
-    present = config[C_ARMOUR_PRESENT]
-    armour_count = config[C_ARMOUR_COUNT] if present else 0
-    armour_sides = config[C_ARMOUR_SIDES]
-    modulus = config[C_JOINT_DAMAGE]
-    control = value % 20 + 1
-    value //= 20
-    situation_total = np.int64(0)
-    for _ in range(sit_count):
-        situation_total += value % sit_sides + 1
-        value //= sit_sides
-    for j in range(damage_words):
-        positions[j] = value % modulus
-        value //= modulus
-    tier = tier_of(control, control + sign * situation_total, amazing, good, ordinary)
-    stun = wound = mortal = np.int64(0)
-    if tier <= 2:
-        base = C_DAMAGE + 4 * tier
-        sides = config[base + 1]
-        amount = config[base + 2]
-        for j in range(config[base]):
-            amount += positions[j] % sides + 1
-        soak = np.int64(0)
-        if present:
-            for _ in range(armour_count):
-                soak += value % armour_sides + 1
-                value //= armour_sides
-            soak += config[C_ARMOUR_MODIFIER]
-        stun, wound, mortal = dealt(amount, config[base + 3], soak)
-    return tier, stun, wound, mortal
-
-
 @njit
 def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     """The joint layout attack by attack, exactly as the reference."""
     faces = np.uint64(config[C_JOINT_SIDES])
     threshold = rejection_threshold(faces)
-    positions = np.zeros(max(config[C_DAMAGE_WORDS], 1), dtype=np.int64)
     keep = tier_out.shape[0] > 0
     w0 = w1 = w2 = w3 = np.uint64(0)
     for k in range(count):
         i = start + k
         if k == 0 or i & 3 == 0:  # one dense block serves four attacks
             w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        value = dense_die_in(state, k0, k1, i, w0, w1, w2, w3, faces, threshold) - 1
-        tier, stun, wound, mortal = _joint_outcome(config, value, positions)
+        value = np.int64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, faces, threshold) - 1)
+        tier, stun, wound, mortal = joint_outcome(config, value)
         counts[tier] += 1
         counts[5] += stun
         counts[6] += wound
@@ -240,12 +159,11 @@ def _joint_histogram(k0, k1, state, first_block, last_block, faces, threshold, h
 def _joint_fold(config, histogram, counts):
     """Adds ``histogram[v]`` attacks of joint value v to ``counts`` for every v, and zeroes the
     histogram: each face is evaluated once, by the exact path's own function."""
-    positions = np.zeros(max(config[C_DAMAGE_WORDS], 1), dtype=np.int64)
     for value in range(histogram.shape[0]):
         attacks = np.int64(histogram[value])
         if attacks:
             histogram[value] = 0
-            tier, stun, wound, mortal = _joint_outcome(config, np.int64(value), positions)
+            tier, stun, wound, mortal = joint_outcome(config, np.int64(value))
             counts[tier] += attacks
             counts[5] += attacks * stun
             counts[6] += attacks * wound

@@ -109,5 +109,22 @@ def get_kernel(name: str, backend: str) -> Callable:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     path = _MODULE_OVERRIDES.get(ruleset, _MODULES)[backend].format(ruleset=ruleset)
-    found = _kernels[(name, backend)] = getattr(importlib.import_module(path), kernel)
+    module = importlib.import_module(path)
+    if backend == "cython":
+        _check_attack_rules(ruleset, module)
+    found = _kernels[(name, backend)] = getattr(module, kernel)
     return found
+
+
+def _check_attack_rules(ruleset: str, module: object) -> None:
+    """A Cython kernel module includes its engine's attack rules (combatsim.engine_cython): refuse
+    one built from another source than the engine's current one, as the engine builds are."""
+    built = getattr(module, "ATTACK_RULES_DIGEST", None)
+    if built is None:
+        return
+    from combatsim.engine_cython import body_digest
+
+    engine = importlib.import_module(f"combatsim.{ruleset}.engine")
+    if body_digest(engine, tuple(engine.ATTACK_RULES)) != built:
+        raise ValueError(f"backend cython: {module.__name__} was built from older {engine.__name__} attack rules "
+                         "(rebuild the extensions: python setup.py build_ext --inplace)")

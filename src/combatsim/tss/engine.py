@@ -34,6 +34,7 @@ from combatsim.engine import (
     UNFINISHED,
     new_stream,
     rejection_threshold,
+    stream_bounded,
     stream_die,
     stream_resume,
     stream_retries_used,
@@ -103,6 +104,30 @@ F = len(MEMBER_NAMES)
 DAZED_SCALE = 8
 MAX_ACTIONS = 4
 
+# --- the attack kernel's config (int64, CONFIG_SIZE entries; combatsim.tss.api.attack_config) --------
+C_AMAZING, C_GOOD, C_ORDINARY = 0, 1, 2  # skill thresholds
+C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES = 3, 4, 5  # situation die: -1/0/+1, dice, sides
+C_DAMAGE_WORDS = 6  # words reserved for damage dice: the largest count over the three tiers
+C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
+#: Damage per tier (AMAZING, GOOD, ORDINARY): dice count, sides, modifier, type after the shift.
+C_DAMAGE = 11
+#: The joint layout (docs/tss.md): 1 when every die of the attack comes from one joint die of
+#: JOINT_SIDES faces; JOINT_DAMAGE is the modulus of each damage position (lcm of the tiers' sides).
+C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
+CONFIG_SIZE = 26
+#: The joint layout is used when the joint die has at most this many faces (so every quotient
+#: of its mixed-radix decomposition is exact by multiply-shift in the compiled kernels).
+JOINT_MAX_SIDES = 1 << 16
+#: counts of the attack kernel: amazing, good, ordinary, failure, critical_failure, stun, wound, mortal.
+ATTACK_COUNTS = 8
+#: One attack's outcome, for the attack kernels of every backend (combatsim.engine_cython): per die
+#: from its item stream, or from the 0-based value of its joint die.
+ATTACK_RULES = ("attack_outcome", "joint_outcome")
+#: The attack config layout, which the compiled attack kernels read too.
+ATTACK_CONSTANTS = ("C_AMAZING", "C_GOOD", "C_ORDINARY", "C_SIT_SIGN", "C_SIT_COUNT", "C_SIT_SIDES", "C_DAMAGE_WORDS",
+                    "C_ARMOUR_PRESENT", "C_ARMOUR_COUNT", "C_ARMOUR_SIDES", "C_ARMOUR_MODIFIER", "C_DAMAGE", "C_JOINT",
+                    "C_JOINT_SIDES", "C_JOINT_DAMAGE", "ATTACK_COUNTS")
+
 D20 = np.uint64(20)
 #: rejection_threshold(D20), computed once
 THRESHOLD20 = np.uint64(rejection_threshold(20))
@@ -170,6 +195,62 @@ def roll(rng, count, sides, modifier):
     tabled = sides < len(DIE_THRESHOLD)
     threshold = np.uint64(DIE_THRESHOLD[sides]) if tabled else rejection_threshold(np.uint64(sides))
     return stream_roll(rng, count, np.uint64(sides), threshold, modifier)
+
+
+def attack_outcome(rng, config):
+    """(tier, stun, wound, mortal) of one attack of the per-die layout, from its item stream: word 0
+    the control d20, then the situation dice, then ``C_DAMAGE_WORDS`` damage words (the tier's
+    first ``count`` of them rolled, on a hit only), then the armour dice (on a hit only)."""
+    control = stream_die(rng, D20, THRESHOLD20)
+    situation = roll(rng, config[C_SIT_COUNT], config[C_SIT_SIDES], 0)
+    tier = tier_of(control, control + config[C_SIT_SIGN] * situation, config[C_AMAZING], config[C_GOOD],
+                   config[C_ORDINARY])
+    if tier > 2:
+        return tier, 0, 0, 0
+    base = C_DAMAGE + 4 * tier
+    sides = config[base + 1]
+    threshold = np.uint64(DIE_THRESHOLD[sides]) if sides < len(DIE_THRESHOLD) else rejection_threshold(np.uint64(sides))
+    amount = config[base + 2]
+    for j in range(config[C_DAMAGE_WORDS]):
+        word = stream_word(rng)
+        if j < config[base]:
+            amount += stream_bounded(rng, word, np.uint64(sides), threshold) + 1
+    soak = 0
+    if config[C_ARMOUR_PRESENT]:
+        soak = roll(rng, config[C_ARMOUR_COUNT], config[C_ARMOUR_SIDES], config[C_ARMOUR_MODIFIER])
+    stun, wound, mortal = dealt(amount, config[base + 3], soak)
+    return tier, stun, wound, mortal
+
+
+def joint_outcome(config, value):
+    """(tier, stun, wound, mortal) of one attack of the joint layout from its joint die's 0-based
+    ``value``, read in mixed radix, least significant digit first: the control d20, the situation
+    dice, ``C_DAMAGE_WORDS`` damage positions (the tier's die j is position j % sides + 1), the
+    armour dice."""
+    control = value % 20 + 1
+    value //= 20
+    situation = 0
+    for _ in range(config[C_SIT_COUNT]):
+        situation += value % config[C_SIT_SIDES] + 1
+        value //= config[C_SIT_SIDES]
+    tier = tier_of(control, control + config[C_SIT_SIGN] * situation, config[C_AMAZING], config[C_GOOD],
+                   config[C_ORDINARY])
+    if tier > 2:
+        return tier, 0, 0, 0
+    base = C_DAMAGE + 4 * tier
+    amount = config[base + 2]
+    for j in range(config[C_DAMAGE_WORDS]):
+        if j < config[base]:
+            amount += value % config[C_JOINT_DAMAGE] % config[base + 1] + 1
+        value //= config[C_JOINT_DAMAGE]
+    soak = 0
+    if config[C_ARMOUR_PRESENT]:
+        soak = config[C_ARMOUR_MODIFIER]
+        for _ in range(config[C_ARMOUR_COUNT]):
+            soak += value % config[C_ARMOUR_SIDES] + 1
+            value //= config[C_ARMOUR_SIDES]
+    stun, wound, mortal = dealt(amount, config[base + 3], soak)
+    return tier, stun, wound, mortal
 
 
 # --- layout sizes ----------------------------------------------------------------------------------
