@@ -8,6 +8,8 @@ import pytest
 from combatsim.dice import Dice
 from combatsim.rng import dense_die
 from combatsim.tss.api import attack_config, simulate_attacks
+from combatsim.tss.engine import dealt as damage_dealt
+from combatsim.tss.engine import shift_type
 from combatsim.tss.model import (
     AMAZING,
     CRITICAL_FAILURE,
@@ -25,11 +27,9 @@ from combatsim.tss.model import (
     Score,
     Weapon,
     attack_steps,
-    damage_dealt,
     dazed_penalty,
     phases_played,
     quality_grade,
-    shift_type,
     situation_die,
     situation_die_text,
     two_weapon_steps,

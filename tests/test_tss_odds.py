@@ -70,7 +70,9 @@ def test_exact_attack_matches_every_roll(skill, steps, damage, weapon_quality, a
     """Every control, situation, damage and armour face enumerated together, the way the rule
     reads, against exact_attack's per-tier pairing, outcome by outcome."""
     from combatsim.dice import Dice
-    from combatsim.tss.model import CRITICAL_FAILURE, DamageTrack, Score, damage_dealt, quality_grade, shift_type, situation_die
+    from combatsim.tss.engine import dealt as damage_dealt
+    from combatsim.tss.engine import shift_type
+    from combatsim.tss.model import CRITICAL_FAILURE, DamageTrack, Score, quality_grade, situation_die
     from combatsim.tss.odds import exact_attack
 
     score, track = Score.parse(skill), DamageTrack.parse(damage)

@@ -20,7 +20,8 @@ from fractions import Fraction
 from combatsim.dice import Dice
 from combatsim.fight_odds.chain import PRUNE_BELOW as PRUNE
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
-from combatsim.tss.model import damage_dealt, shift_type
+from combatsim.tss.engine import dealt, shift_type, tier_of
+from combatsim.tss.model import MAX_STEPS, situation_die
 from combatsim.tss.reference import (
     R_ACTION_CHECK,
     R_ACTIONS,
@@ -46,38 +47,24 @@ TIE_FACES = 2**32
 #: Phases: Amazing, Good, Ordinary, Marginal; a character out of the fight gets NEVER.
 PHASES = 4
 NEVER = PHASES
-#: The largest sum of steps (docs/tss.md, section 3): a larger sum counts as this.
-MAX_STEPS = 24
 #: The state of a character out of the fight.
 OUT = None
 
 
 def situation_law(steps: int) -> dict[int, Fraction]:
-    """The signed situation roll of the Difficulty Scale for ``steps``."""
-    steps = min(max(steps, -5), MAX_STEPS)
-    if steps > 7:
-        sign, count, sides = 1, steps - 4, 20
-    else:
-        sign, count, sides = {-5: (-1, 1, 20), -4: (-1, 1, 12), -3: (-1, 1, 8), -2: (-1, 1, 6), -1: (-1, 1, 4),
-                              0: (0, 0, 1), 1: (1, 1, 4), 2: (1, 1, 6), 3: (1, 1, 8), 4: (1, 1, 12),
-                              5: (1, 1, 20), 6: (1, 2, 20), 7: (1, 3, 20)}[steps]
+    """The signed situation roll of the Difficulty Scale for ``steps`` (a larger sum counts as MAX_STEPS)."""
+    sign, count, sides = situation_die(min(steps, MAX_STEPS))
     if count == 0:
         return {0: Fraction(1)}
     return {sign * total: p for total, p in Dice(count, sides).distribution().items()}
 
 
-def degree(total: int, amazing: int, good: int, ordinary: int) -> int:
-    """0 Amazing, 1 Good, 2 Ordinary, 3 failure: success at or under a threshold."""
-    return 0 if total <= amazing else 1 if total <= good else 2 if total <= ordinary else 3
-
-
 def tier_law(steps: int, amazing: int, good: int, ordinary: int) -> dict[int, Fraction]:
-    """An attack's degree: d20 control die plus the situation roll; a control die of 20 is a
-    critical failure (4) whatever the total."""
+    """An attack's degree: d20 control die plus the situation roll (the engine's tier_of)."""
     law: dict[int, Fraction] = {}
     for roll, p in situation_law(steps).items():
         for control in range(1, 21):
-            tier = 4 if control == 20 else degree(control + roll, amazing, good, ordinary)
+            tier = tier_of(control, control + roll, amazing, good, ordinary)
             law[tier] = law.get(tier, 0) + p / 20
     return law
 
@@ -147,7 +134,7 @@ class TssChain:
             if row[R_HAS_RESOLVE]:
                 resolve: dict[int, Fraction] = {}
                 for roll in range(1, 21):
-                    tier = 4 if roll == 20 else degree(roll, *row[R_RESOLVE:R_RESOLVE + 3])
+                    tier = tier_of(roll, roll, *row[R_RESOLVE:R_RESOLVE + 3])
                     negated = 3 - tier if tier <= 2 else 0
                     resolve[negated] = resolve.get(negated, 0) + Fraction(1, 20)
             else:
@@ -158,7 +145,7 @@ class TssChain:
                 for negated, q in resolve.items():
                     for roll, p in situation_law(max(0, penalty - negated)).items():
                         for die in range(1, 21):
-                            phase = min(3, degree(die + roll, *row[R_ACTION_CHECK:R_ACTION_CHECK + 3]))
+                            phase = min(3, tier_of(0, die + roll, *row[R_ACTION_CHECK:R_ACTION_CHECK + 3]))
                             joint[negated, phase] = joint.get((negated, phase), 0) + q * p / 20
                 laws[penalty] = joint
             denominator = lcm_all([p.denominator for law in laws.values() for p in law.values()])
@@ -174,8 +161,8 @@ class TssChain:
                     steps = row[R_ATTACK_STEPS] + self.rows[j][R_DEFENCE_STEPS] + penalty
                     law: dict[tuple[int, int, int], Fraction] = {}
                     for tier, p in tier_law(steps, *row[R_SKILL:R_SKILL + 3]).items():
-                        for dealt, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
-                            law[dealt] = law.get(dealt, 0) + p * q
+                        for done, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
+                            law[done] = law.get(done, 0) + p * q
                     raw[i, j, penalty] = law
         self.attack_denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == i
                                              for p in law.values()]) if exact else 1 for i in range(self.count)]
@@ -198,8 +185,8 @@ class TssChain:
         law: dict[tuple[int, int, int], Fraction] = {}
         for amount, p in amounts.items():
             for soak, q in soaks.items():
-                dealt = damage_dealt(amount, damage_type, soak)
-                law[dealt] = law.get(dealt, 0) + p * q
+                done = dealt(amount, damage_type, soak)
+                law[done] = law.get(done, 0) + p * q
         return law
 
     def run(self, tally: Tally, max_states: int) -> int:

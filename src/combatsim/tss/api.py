@@ -12,6 +12,7 @@ from combatsim.dice import Dice
 from combatsim.runner import Work, check_run, simulate
 from combatsim.validation import check_int, memoize_simple, register_immutable
 
+from .engine import shift_type
 from .model import (
     MAX_ARMOUR_DICE,
     MAX_DURABILITY,
@@ -25,7 +26,6 @@ from .model import (
     Weapon,
     _check_dice,
     quality_grade,
-    shift_type,
     situation_die,
 )
 from .reference import (

@@ -42,7 +42,7 @@ from combatsim.engine import (
     stream_word,
     stream_words_used,
 )
-from combatsim.tss.model import MAX_STEPS, MORTAL, STUN, WOUND, situation_die
+from combatsim.tss.model import MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die
 
 # --- the character table: one int64 row per character (combatsim.tss.api.fight_table) -------------
 R_SIDE = 0
@@ -150,8 +150,8 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
 #: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step",
-                "play_phase")
+                "dealt", "shift_type", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe",
+                "start_fight", "play_step", "play_phase")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
 NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights")
@@ -175,6 +175,15 @@ def situation_roll(rng, steps):
     k = min(max(steps, LEAST_STEPS), MAX_STEPS) - LEAST_STEPS
     return SITUATION_SIGN[k] * stream_roll(rng, SITUATION_DICE[k], np.uint64(SITUATION_SIDES[k]),
                                            np.uint64(SITUATION_THRESHOLD[k]), 0)
+
+
+def shift_type(damage_type, weapon_quality, armour_quality, one_step=False):
+    """Quality shifts the damage type by (weapon grade - armour grade) along nothing < stun < wound <
+    mortal, clamped; option ``one_step``: one step at most."""
+    shift = weapon_quality - armour_quality
+    if one_step:
+        shift = max(-1, min(1, shift))
+    return max(NOTHING, min(MORTAL, damage_type + shift))
 
 
 def dealt(amount, damage_type, soak):
@@ -396,10 +405,8 @@ def attack(table, config, state, counts, e, rng, c, target):
     armour = R_ARMOUR + 4 * table[c, R_WEAPON_CLASS]
     soak = 0
     if table[target, armour]:
-        shift = table[c, R_WEAPON_QUALITY] - table[target, R_ARMOUR_QUALITY]
-        if config[K_ONE_STEP]:
-            shift = max(-1, min(1, shift))
-        damage_type = max(0, min(MORTAL, damage_type + shift))
+        damage_type = shift_type(damage_type, table[c, R_WEAPON_QUALITY], table[target, R_ARMOUR_QUALITY],
+                                 config[K_ONE_STEP])
         soak = roll(rng, table[target, armour + 1], table[target, armour + 2], table[target, armour + 3])
     stun, wound, mortal = dealt(amount, damage_type, soak)
     state[e, t + M_STUN] += stun

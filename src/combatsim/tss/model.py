@@ -371,29 +371,3 @@ class Armour:
             if name.lower() == damage_class.lower():
                 return die
         return None
-
-
-def shift_type(damage_type: int, weapon_quality: int, armour_quality: int, one_step: bool = False) -> int:
-    """Quality shifts the type by (weapon grade - armour grade) along nothing < stun < wound <
-    mortal, clamped; option ``one_step``: one step at most (RULINGS.md, TSS)."""
-    shift = weapon_quality - armour_quality
-    if one_step:
-        shift = max(-1, min(1, shift))
-    return max(NOTHING, min(MORTAL, damage_type + shift))
-
-
-def damage_dealt(amount: int, damage_type: int, soak: int) -> tuple[int, int, int]:
-    """(stun, wound, mortal) inflicted by ``amount`` of ``damage_type`` (already shifted) against
-    an armour roll of ``soak``: secondary damage from the pre-armour amount, armour subtracted from
-    the primary damage only, never below 0 (RULINGS.md, TSS; the thug's Ceremetal example)."""
-    amount = max(0, amount)
-    soak = max(0, soak)
-    primary = max(0, amount - soak)
-    half = amount // 2
-    if damage_type == MORTAL:
-        return half, half, primary
-    if damage_type == WOUND:
-        return half, primary, 0
-    if damage_type == STUN:
-        return primary, 0, 0
-    return 0, 0, 0

@@ -13,15 +13,14 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
+from combatsim.tss import engine
 from combatsim.tss.model import (
     CRITICAL_FAILURE,
     FAILURE,
     TIER_NAMES,
     DamageTrack,
     Score,
-    damage_dealt,
     quality_grade,
-    shift_type,
     situation_die,
 )
 
@@ -74,13 +73,13 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
         damage_tier = track.tier(degree)
         damage_type = damage_tier.type
         if armour:
-            damage_type = shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
-                                     one_step)
+            damage_type = engine.shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
+                                            one_step)
         dice = damage_tier.dice
         weights: list[dict[int, int]] = [{}, {}, {}]
         for amount, amount_ways in enumerate(dice.ways(), start=dice.minimum):
             for roll, roll_ways in enumerate(soak_ways, start=soak_minimum):
-                for k, dealt in enumerate(damage_dealt(amount, damage_type, roll)):
+                for k, dealt in enumerate(engine.dealt(amount, damage_type, roll)):
                     weights[k][dealt] = weights[k].get(dealt, 0) + amount_ways * roll_ways
         damaging.append((tiers[degree], dice.sides**dice.count * soak_rolls, weights))
     moments = []
