@@ -29,7 +29,7 @@ from combatsim.scenario import example_path, load, ruleset_module, validate
 from combatsim.tss import engine as tss_engine
 from combatsim.tss import reference as tss_reference
 from combatsim.tss.api import fight_table
-from combatsim.tss.reference import R_HAS_RESOLVE
+from combatsim.tss.engine import R_HAS_RESOLVE
 
 RUNS = [100_000, pytest.param(1_000_000, marks=pytest.mark.slow)]
 
@@ -295,7 +295,7 @@ def tss_kernel(spec):
 
     def fight(seed, index):
         stream = TSS_DICE.ItemStream(seed, index)
-        counts = np.zeros(tss_reference.FIGHT_COUNTS + max_rounds + 1 + count, dtype=np.int64)
+        counts = np.zeros(tss_engine.FIGHT_COUNTS + max_rounds + 1 + count, dtype=np.int64)
         winner, rounds = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(tss_engine, "stream_resume", lambda rng, *position: None)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from combatsim import rng
 from combatsim.kernels.tss import _cy, _nb
 from combatsim.tss.api import attack_config
-from combatsim.tss.reference import ATTACK_COUNTS
+from combatsim.tss.engine import ATTACK_COUNTS
 
 from .test_tss_kernels import REJECTED_JOINT_ITEM, qualities, run_attack, scores
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from combatsim.registry import get_kernel
 from combatsim.tss.api import Combatant, attack_config, fight_table, simulate_attacks, simulate_fights
+from combatsim.tss.engine import ATTACK_COUNTS, FIGHT_COUNTS
 from combatsim.tss.model import Armour, Weapon
-from combatsim.tss.reference import ATTACK_COUNTS, FIGHT_COUNTS
 
 BACKENDS = ("python", "numba", "cython")
 #: Seed 0, item 447859920: in the per-die layout word 0 (the control d20) is rejected and retries.

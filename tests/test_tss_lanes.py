@@ -8,8 +8,8 @@ import pytest
 
 from combatsim.registry import get_kernel
 from combatsim.tss.api import Combatant, fight_table
+from combatsim.tss.engine import FIGHT_COUNTS
 from combatsim.tss.model import Armour, Weapon
-from combatsim.tss.reference import FIGHT_COUNTS
 
 
 def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step, outputs=True):

@@ -1,10 +1,25 @@
-"""TSS kernels for Numba; the reference is combatsim.tss.reference (word layouts: docs/tss.md)."""
+"""TSS kernels for Numba; the reference is combatsim.tss.reference, each attack's outcome and the config
+layout combatsim.tss.engine's (word layouts: docs/tss.md)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from combatsim.engine import engine_kernels
+from combatsim.tss.engine import (
+    C_ARMOUR_COUNT,
+    C_ARMOUR_MODIFIER,
+    C_ARMOUR_PRESENT,
+    C_ARMOUR_SIDES,
+    C_DAMAGE,
+    C_DAMAGE_WORDS,
+    C_JOINT,
+    C_JOINT_DAMAGE,
+    C_JOINT_SIDES,
+    C_SIT_COUNT,
+    C_SIT_SIDES,
+    C_SIT_SIGN,
+)
 
 from .._numba import njit
 from ..rng_nb import (
@@ -28,11 +43,6 @@ from ..rng_nb import (
 
 #: Items per tile of the fast path: a tile whose fast pass saw a rejected word is redone exactly.
 TILE = 1024
-# Attack config layout (combatsim.tss.reference).
-C_SIT_SIGN, C_SIT_COUNT, C_SIT_SIDES, C_DAMAGE_WORDS = 3, 4, 5, 6
-C_ARMOUR_PRESENT, C_ARMOUR_COUNT, C_ARMOUR_SIDES, C_ARMOUR_MODIFIER = 7, 8, 9, 10
-C_DAMAGE = 11
-C_JOINT, C_JOINT_SIDES, C_JOINT_DAMAGE = 23, 24, 25
 
 D20 = np.uint64(20)
 

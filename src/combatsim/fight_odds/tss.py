@@ -20,9 +20,7 @@ from fractions import Fraction
 from combatsim.dice import Dice
 from combatsim.fight_odds.chain import PRUNE_BELOW as PRUNE
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
-from combatsim.tss.engine import dealt, shift_type, tier_of
-from combatsim.tss.model import MAX_STEPS, situation_die
-from combatsim.tss.reference import (
+from combatsim.tss.engine import (
     R_ACTION_CHECK,
     R_ACTIONS,
     R_ARMOUR,
@@ -40,7 +38,11 @@ from combatsim.tss.reference import (
     R_WEAPON_QUALITY,
     R_WOUND,
     ROW_BASE,
+    dealt,
+    shift_type,
+    tier_of,
 )
+from combatsim.tss.model import MAX_STEPS, situation_die
 
 #: Faces of a tie-break word (a raw 32-bit word).
 TIE_FACES = 2**32

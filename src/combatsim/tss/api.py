@@ -12,23 +12,7 @@ from combatsim.dice import Dice
 from combatsim.runner import Work, check_run, simulate
 from combatsim.validation import check_int, memoize_simple, register_immutable
 
-from .engine import shift_type
-from .model import (
-    MAX_ARMOUR_DICE,
-    MAX_DURABILITY,
-    MAX_STEPS,
-    TIER_NAMES,
-    ActionCheck,
-    Armour,
-    DamageTier,
-    DamageTrack,
-    Score,
-    Weapon,
-    _check_dice,
-    quality_grade,
-    situation_die,
-)
-from .reference import (
+from .engine import (
     ATTACK_COUNTS,
     C_ARMOUR_COUNT,
     C_ARMOUR_MODIFIER,
@@ -62,6 +46,22 @@ from .reference import (
     R_WEAPON_QUALITY,
     R_WOUND,
     ROW_BASE,
+    shift_type,
+)
+from .model import (
+    MAX_ARMOUR_DICE,
+    MAX_DURABILITY,
+    MAX_STEPS,
+    TIER_NAMES,
+    ActionCheck,
+    Armour,
+    DamageTier,
+    DamageTrack,
+    Score,
+    Weapon,
+    _check_dice,
+    quality_grade,
+    situation_die,
 )
 
 # Frozen and checked when made, with immutable fields (not Armour: it holds a dict of dice).
@@ -101,7 +101,7 @@ def attack_config(
     one_step_shift: bool = False,
     joint_layout: bool = True,
 ) -> np.ndarray:
-    """The attack kernel's int64 config (layout: combatsim.tss.reference, docs/tss.md).
+    """The attack kernel's int64 config (layout: combatsim.tss.engine, docs/tss.md).
 
     ``joint_layout=False`` forces the per-die word layout (for tests and reproductions)."""
     score = Score.parse(skill, "skill")

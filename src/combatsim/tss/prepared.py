@@ -11,8 +11,8 @@ import numpy as np
 from combatsim.dice import Dice
 from combatsim.prepared import PreparedAttack
 from combatsim.tss.api import attack_config
+from combatsim.tss.engine import ATTACK_COUNTS
 from combatsim.tss.model import Armour, DamageTrack, Score
-from combatsim.tss.reference import ATTACK_COUNTS
 
 
 class AttackOutcome(NamedTuple):
