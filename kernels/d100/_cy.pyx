@@ -1,5 +1,8 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md)."""
+"""d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md).
+
+Each attack's outcome is the engine's (combatsim.d100.engine.attack_outcome, the one source),
+included from kernels/d100/attack_rules.pxi, which setup.py writes from the engine."""
 import numpy as np
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
@@ -75,10 +78,9 @@ cdef enum:
     TILE_BLOCKS = 96
     TIER_CRITICAL = 0
     TIER_SUCCESS = 2
-    FLESH = 1
-    SERIOUS = 2
-    LETHAL = 3
-    INSTANT_DEATH = 4
+
+# The engine's attack rules (attack_outcome, tier_bars, damage_bars, ...) and the wound severities.
+include "attack_rules.pxi"
 
 LAYOUT = (
     ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
@@ -91,16 +93,16 @@ LAYOUT = (
 )
 
 ctypedef struct Bars:
-    # 0-based attack bars (attack value < bar: roll <= bar) and damage bars.
-    uint64_t critical
-    uint64_t hard
-    uint64_t success
-    uint64_t critical_failure
-    uint64_t lethal1
-    uint64_t worse1
-    uint64_t lethal2
-    uint64_t worse2
-    uint64_t two
+    # The tier bars (tier_bars) and each weapon's damage bars (damage_bars): a roll <= bar is in.
+    int64_t critical
+    int64_t hard
+    int64_t success
+    int64_t critical_failure
+    int64_t lethal1
+    int64_t worse1
+    int64_t lethal2
+    int64_t worse2
+    int64_t two
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
@@ -111,27 +113,8 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
-cdef inline int64_t _floor_div(int64_t a, int64_t b) noexcept nogil:
-    # Python's floor division (cdivision truncates toward zero).
-    cdef int64_t q = a / b
-    if (a % b != 0) and ((a < 0) != (b < 0)):
-        q -= 1
-    return q
-
-
-cdef inline void _tier_bars(int64_t skill, int64_t* bars) noexcept nogil:
-    # model.tier_bars
-    cdef int64_t capped = _min(95, skill)
-    cdef int64_t success_bar = _max(0, capped)
-    cdef int64_t hard_bar = _max(0, _min(capped, _floor_div(skill, 2)))
-    bars[0] = _max(0, _min(hard_bar, _floor_div(skill, 10)))
-    bars[1] = hard_bar
-    bars[2] = success_bar
-    bars[3] = 100 - (100 - success_bar + 9) / 10
-
-
 cdef inline void _split(uint64_t value, uint64_t* attack, uint64_t* damage, uint64_t* damage2) noexcept nogil:
-    # model.split_attack_value, 0-based, by exact multiply-shifts (v // 10000, r // 100).
+    # The fight's split_attack_value, 0-based, by exact multiply-shifts (v // 10000, r // 100).
     cdef uint64_t a = (value * 429497u) >> 32
     cdef uint64_t rest = value - a * 10000u
     cdef uint64_t d = (rest * 5243u) >> 19
@@ -140,24 +123,23 @@ cdef inline void _split(uint64_t value, uint64_t* attack, uint64_t* damage, uint
     damage2[0] = rest - d * 100u
 
 
-cdef inline void _tally(uint64_t value, const Bars* b, int64_t* t) noexcept nogil:
-    # One attack's contributions, branch-free (see the Numba twin's _tallies).
-    cdef uint64_t a, d1, d2
-    cdef int64_t critical, success, lethal1, lethal2
-    _split(value, &a, &d1, &d2)
-    critical = a < b.critical
-    success = a < b.success
-    lethal1 = success & (d1 < b.lethal1)
-    lethal2 = success & <int64_t>b.two & (d2 < b.lethal2)
+cdef inline void _tally(int64_t value, const Bars* b, int64_t* t) noexcept nogil:
+    # One attack's contributions from its 0-based value, branch-free (see the Numba twin's _tallies).
+    cdef int64_t roll, damage, damage2, critical, success, lethal1, lethal2
+    roll, damage, damage2 = split_attack_value(value)
+    critical = roll <= b.critical
+    success = roll <= b.success
+    lethal1 = success & (damage <= b.lethal1)
+    lethal2 = success & b.two & (damage2 <= b.lethal2)
     t[0] += critical
-    t[1] += a < b.hard
+    t[1] += roll <= b.hard
     t[2] += success
-    t[3] += a >= b.critical_failure
+    t[3] += roll > b.critical_failure
     t[4] += lethal1
-    t[5] += success & (d1 < b.worse1)
+    t[5] += success & (damage <= b.worse1)
     t[6] += lethal1 & critical
     t[7] += lethal2
-    t[8] += success & <int64_t>b.two & (d2 < b.worse2)
+    t[8] += success & b.two & (damage2 <= b.worse2)
     t[9] += lethal2 & critical
 
 
@@ -179,9 +161,9 @@ cdef extern from "word_tally.h" nogil:
                          uint32_t* tallies)
 
 
-cdef inline uint32_t _word_bar(uint64_t bar) noexcept nogil:
+cdef inline uint32_t _word_bar(int64_t bar) noexcept nogil:
     # ceil(bar 2^32 / 100), at most 2^32 - 1: r1 and r2 are multiples of 4, never 2^32 - 1.
-    cdef uint64_t threshold = ((bar << 32) + 99) / 100
+    cdef uint64_t threshold = ((<uint64_t>bar << 32) + 99) / 100
     return <uint32_t>(threshold if threshold < 0xFFFFFFFFu else 0xFFFFFFFFu)
 
 
@@ -245,9 +227,9 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     last_block = _max(first_block, end >> 2)
     # Items outside whole blocks (at most 3 at each end) go one by one.
     for i in range(start, _min(end, first_block * 4)):
-        _tally(<uint64_t>(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1), b, totals)
+        _tally(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1, b, totals)
     for i in range(_max(last_block * 4, start), end):
-        _tally(<uint64_t>(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1), b, totals)
+        _tally(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1, b, totals)
     tile = first_block
     while tile < last_block:
         tile_end = _min(tile + TILE_BLOCKS, last_block)
@@ -260,7 +242,7 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
                 if <uint32_t>product < threshold:
                     _untally_word(word, &wb, totals)
                     stream_start(&stream, seed, <uint64_t>(tile * 4 + j))
-                    _tally(<uint64_t>stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
+                    _tally(stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
         tile = tile_end
     counts[0] += totals[0]
     counts[1] += totals[1] - totals[0]
@@ -269,63 +251,16 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     counts[4] += totals[3]
     counts[A_LETHAL] += totals[4] + totals[7]
     counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
-    counts[A_FLESH] += totals[2] * (1 + <int64_t>b.two) - totals[5] - totals[8]
+    counts[A_FLESH] += totals[2] * (1 + b.two) - totals[5] - totals[8]
     counts[A_INSTANT_DEATH] += totals[6] + totals[9]
 
 
-cdef inline void _damage_bars(int64_t lethality, int64_t serious, int64_t nonlethal,
-                              int64_t* lethal_bar, int64_t* worse_bar) noexcept nogil:
-    # model.damage_bars
-    lethal_bar[0] = 0 if nonlethal else lethality
-    worse_bar[0] = _max(lethality, serious)
-
-
-ctypedef struct Outcome:
-    # One attack's tier and wounds (AttackResult's tier, wound, second_wound).
-    int64_t tier
-    int64_t wound
-    int64_t second_wound
-
-
-cdef inline Outcome _attack_item(uint64_t value, int64_t full_skill, int64_t lethality, int64_t serious,
-                                 int64_t nonlethal, int64_t lethality2, int64_t serious2, int64_t nonlethal2,
-                                 int64_t weapons, int64_t* local) noexcept nogil:
-    # One attack from its 0-based attack value (the reference's attack, one item), its counts
-    # added to ``local``: the bulk kernel's attacks with outcomes and the prepared OneAttack.
-    cdef uint64_t a, d1, d2
-    cdef int64_t bars[4]
-    cdef int64_t lb, wb, roll, roll_w, w, wound
-    cdef Outcome out
-    _split(value, &a, &d1, &d2)
-    roll = <int64_t>a + 1
-    _tier_bars(full_skill, bars)
-    out.tier = (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
-    out.wound = 0
-    out.second_wound = 0
-    local[out.tier] += 1
-    if out.tier <= TIER_SUCCESS:
-        for w in range(weapons):
-            if w == 0:
-                _damage_bars(lethality, serious, nonlethal, &lb, &wb)
-                roll_w = <int64_t>d1 + 1
-            else:
-                _damage_bars(lethality2, serious2, nonlethal2, &lb, &wb)
-                roll_w = <int64_t>d2 + 1
-            if roll_w <= lb:
-                wound = INSTANT_DEATH if out.tier == TIER_CRITICAL else LETHAL
-                local[A_LETHAL] += 1
-                local[A_INSTANT_DEATH] += out.tier == TIER_CRITICAL
-            elif roll_w <= wb:
-                wound = SERIOUS
-                local[A_SERIOUS] += 1
-            else:
-                wound = FLESH
-                local[A_FLESH] += 1
-            if w == 0:
-                out.wound = wound
-            else:
-                out.second_wound = wound
-    return out
+cdef inline void _count_wound(int64_t* counts, int64_t wound) noexcept nogil:
+    # A weapon's wound into the counts (the reference's _count_wound; NO_WOUND counts nowhere).
+    counts[A_LETHAL] += wound >= LETHAL
+    counts[A_INSTANT_DEATH] += wound == INSTANT_DEATH
+    counts[A_SERIOUS] += wound == SERIOUS
+    counts[A_FLESH] += wound == FLESH
 
 
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_skill,
@@ -336,11 +271,8 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     cdef uint32_t threshold = rejection_threshold(ATTACK_SIDES)
     cdef Stream stream
     cdef Bars b
-    cdef int64_t bars[4]
-    cdef int64_t lb, wb, k
-    cdef int64_t value
+    cdef int64_t k, value, tier, wound, wound2
     cdef Words words
-    cdef Outcome outcome
     cdef int64_t local[ATTACK_COUNTS]
     cdef int j
     cdef bint uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
@@ -350,17 +282,9 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     for j in range(ATTACK_COUNTS):
         local[j] = 0
     if uniform and not keep:
-        _tier_bars(full_skill[0], bars)
-        b.critical = bars[0]
-        b.hard = bars[1]
-        b.success = bars[2]
-        b.critical_failure = bars[3]
-        _damage_bars(lethality[0], serious[0], nonlethal[0], &lb, &wb)
-        b.lethal1 = lb
-        b.worse1 = wb
-        _damage_bars(lethality2[0], serious2[0], nonlethal2[0], &lb, &wb)
-        b.lethal2 = lb
-        b.worse2 = wb
+        b.critical, b.hard, b.success, b.critical_failure = tier_bars(full_skill[0])
+        b.lethal1, b.worse1 = damage_bars(lethality[0], serious[0], nonlethal[0])
+        b.lethal2, b.worse2 = damage_bars(lethality2[0], serious2[0], nonlethal2[0])
         b.two = weapons[0] == 2
         with nogil:
             _uniform_attacks(seed, start, count, &b, local)
@@ -370,20 +294,21 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
                 if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
                     words = dense_block(seed, <uint64_t>(start + k))
                 value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold)
-                outcome = _attack_item(value - 1, full_skill[k if full_skill.shape[0] > 1 else 0],
-                                       lethality[k if lethality.shape[0] > 1 else 0],
-                                       serious[k if serious.shape[0] > 1 else 0],
-                                       nonlethal[k if nonlethal.shape[0] > 1 else 0],
-                                       lethality2[k if lethality2.shape[0] > 1 else 0],
-                                       serious2[k if serious2.shape[0] > 1 else 0],
-                                       nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
-                                       weapons[k if weapons.shape[0] > 1 else 0], local)
+                tier, wound, wound2 = attack_outcome(
+                    value - 1, full_skill[k if full_skill.shape[0] > 1 else 0],
+                    lethality[k if lethality.shape[0] > 1 else 0], serious[k if serious.shape[0] > 1 else 0],
+                    nonlethal[k if nonlethal.shape[0] > 1 else 0], lethality2[k if lethality2.shape[0] > 1 else 0],
+                    serious2[k if serious2.shape[0] > 1 else 0], nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
+                    weapons[k if weapons.shape[0] > 1 else 0])
+                local[tier] += 1
+                _count_wound(local, wound)
+                _count_wound(local, wound2)
                 if tier_out.shape[0]:
-                    tier_out[k] = <int8_t>outcome.tier
+                    tier_out[k] = <int8_t>tier
                 if wound_out.shape[0]:
-                    wound_out[k] = <int8_t>outcome.wound
+                    wound_out[k] = <int8_t>wound
                 if wound2_out.shape[0]:
-                    wound2_out[k] = <int8_t>outcome.second_wound
+                    wound2_out[k] = <int8_t>wound2
     for j in range(ATTACK_COUNTS):
         counts[j] += local[j]
 
@@ -407,11 +332,9 @@ cdef class OneAttack:
 
     def resolve(self, uint64_t seed, int64_t index):
         cdef Stream stream
-        cdef int64_t local[ATTACK_COUNTS]  # the counts _attack_item adds to, unused here
         cdef int64_t value = dense_die(&stream, seed, <uint64_t>index, ATTACK_SIDES, rejection_threshold(ATTACK_SIDES))
-        cdef Outcome outcome = _attack_item(value - 1, self.full_skill, self.lethality, self.serious, self.nonlethal,
-                                            self.lethality2, self.serious2, self.nonlethal2, self.weapons, local)
-        return outcome.tier, outcome.wound, outcome.second_wound
+        return attack_outcome(value - 1, self.full_skill, self.lethality, self.serious, self.nonlethal,
+                              self.lethality2, self.serious2, self.nonlethal2, self.weapons)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ from combatsim.d100.layout import (
     A_INSTANT_DEATH,
     A_LETHAL,
     A_SERIOUS,
-    ATTACK_COUNTS,
     ATTACK_SIDES,
 )
+from combatsim.d100.model import FLESH, INSTANT_DEATH, LETHAL, SERIOUS
 from combatsim.engine import engine_kernels
 
 from .._numba import njit
@@ -29,61 +29,41 @@ from ..rng_nb import (
     stream_start,
 )
 
+# Each attack's outcome, and the bars the counting path compares with, are the engine's (the one
+# source), compiled by Numba.
+_ENGINE = engine_kernels("combatsim.d100.engine", "numba")
+attack_outcome = _ENGINE.attack_outcome
+tier_bars = _ENGINE.tier_bars
+damage_bars = _ENGINE.damage_bars
+split_attack_value = _ENGINE.split_attack_value
+
 #: Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
 TILE_BLOCKS = 96
-# Exact digit extraction without division (checked exhaustively in the tests):
-# v // 10000 == (v * 429497) >> 32 for v < 1000000; r // 100 == (r * 5243) >> 19 for r < 10000.
-DIV10000_M = np.uint64(429497)
-DIV10000_S = np.uint64(32)
-DIV100_M = np.uint64(5243)
-DIV100_S = np.uint64(19)
-TIER_SUCCESS = 2
-TIER_CRITICAL = 0
-FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 1, 2, 3, 4
-
-
-@njit
-def tier_bars(skill):
-    """model.tier_bars: (critical, hard, success, critical-failure) roll bars of a full skill."""
-    capped = min(95, skill)
-    success_bar = max(0, capped)
-    hard_bar = max(0, min(capped, skill // 2))
-    critical_bar = max(0, min(hard_bar, skill // 10))
-    failure_range = 100 - success_bar
-    return critical_bar, hard_bar, success_bar, 100 - (failure_range + 9) // 10
-
-
-@njit
-def _split(value):
-    """model.split_attack_value, 0-based: (attack, damage, second damage) in 0..99."""
-    attack = (value * DIV10000_M) >> DIV10000_S
-    rest = value - attack * np.uint64(10000)
-    damage = (rest * DIV100_M) >> DIV100_S
-    return attack, damage, rest - damage * np.uint64(100)
 
 
 @njit
 def _tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
-    """One attack's contributions, branch-free: bars are 0-based (value < bar means roll <= bar).
+    """One attack's contributions from its 0-based value, branch-free: the tier bars (tier_bars)
+    and damage bars (damage_bars), a roll <= bar is in.
 
     Returns (critical, hard-or-better, success-or-better, critical failure, lethal 1, serious-or-worse 1,
     instant 1, lethal 2, serious-or-worse 2, instant 2).
     """
-    attack, damage, damage2 = _split(value)
-    critical = np.int64(attack < cb)
-    success = np.int64(attack < sb)
-    lethal1 = success & np.int64(damage < lb1)
-    lethal2 = success & two & np.int64(damage2 < lb2)
+    roll, damage, damage2 = split_attack_value(value)
+    critical = np.int64(roll <= cb)
+    success = np.int64(roll <= sb)
+    lethal1 = success & np.int64(damage <= lb1)
+    lethal2 = success & two & np.int64(damage2 <= lb2)
     return (
         critical,
-        np.int64(attack < hb),
+        np.int64(roll <= hb),
         success,
-        np.int64(attack >= fb),
+        np.int64(roll > fb),
         lethal1,
-        success & np.int64(damage < wb1),
+        success & np.int64(damage <= wb1),
         lethal1 & critical,
         lethal2,
-        success & two & np.int64(damage2 < wb2),
+        success & two & np.int64(damage2 <= wb2),
         lethal2 & critical,
     )
 
@@ -182,18 +162,18 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     totals = np.zeros(10, dtype=np.int64)
     c, h, s, f = tier_bars(skill)
-    cb, hb, sb, fb = np.uint64(c), np.uint64(h), np.uint64(s), np.uint64(f)
-    lb1, wb1 = np.uint64(lethal1), np.uint64(serious1)
-    lb2, wb2 = np.uint64(lethal2), np.uint64(serious2)
+    cb, hb, sb, fb = np.int64(c), np.int64(h), np.int64(s), np.int64(f)
+    lb1, wb1 = np.int64(lethal1), np.int64(serious1)
+    lb2, wb2 = np.int64(lethal2), np.int64(serious2)
     end = start + count
     first_block = (start + 3) >> 2
     last_block = max(first_block, end >> 2)
     # Items outside whole blocks (at most 3 at each end) go one by one.
     for i in range(start, min(end, first_block * 4)):
-        value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
+        value = np.int64(dense_die(state, k0, k1, i, sides, threshold) - 1)
         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     for i in range(max(last_block * 4, start), end):
-        value = np.uint64(dense_die(state, k0, k1, i, sides, threshold) - 1)
+        value = np.int64(dense_die(state, k0, k1, i, sides, threshold) - 1)
         _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
     buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint32)
@@ -212,7 +192,7 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
                 if ((word * sides) & MASK32) < threshold:
                     _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two))
                     stream_start(state, k0, k1, tile * 4 + j)
-                    value = np.uint64(stream_bounded(state, word, sides, threshold))
+                    value = np.int64(stream_bounded(state, word, sides, threshold))
                     _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     critical, hard_or_better, success_or_better, critical_failure = totals[0], totals[1], totals[2], totals[3]
     counts[0] += critical
@@ -226,24 +206,25 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
     counts[A_INSTANT_DEATH] += totals[6] + totals[9]
 
 
-@njit
-def _damage_bars(lethality, serious, nonlethal):
-    """model.damage_bars: (lethal bar, serious-or-worse bar)."""
-    worst = max(lethality, serious)
-    return (0 if nonlethal else lethality), worst
+@njit(inline="always")
+def _count_wound(counts, wound):
+    """A weapon's wound into the counts (the reference's _count_wound; NO_WOUND counts nowhere)."""
+    counts[A_LETHAL] += wound >= LETHAL
+    counts[A_INSTANT_DEATH] += wound == INSTANT_DEATH
+    counts[A_SERIOUS] += wound == SERIOUS
+    counts[A_FLESH] += wound == FLESH
 
 
 @njit
 def one_attack(seed, index, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons):
     """Item ``index`` of _attack_kernel alone (combatsim.d100.Attack): (tier, wound, second wound),
-    from the bulk kernel's own per-item loop over that one item. (The loop body as an inline
-    function shared with it ran the bulk attacks with outcomes at 1.5x the time.)"""
-    p = np.array((full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons),
-                 dtype=np.int64)
-    out = np.empty(3, dtype=np.int8)
-    _attack_kernel(seed, index, 1, p[0:1], p[1:2], p[2:3], p[3:4], p[4:5], p[5:6], p[6:7], p[7:8],
-                   np.zeros(ATTACK_COUNTS, dtype=np.int64), out[0:1], out[1:2], out[2:3])
-    return out[0], out[1], out[2]
+    the bulk kernel's per-item outcome (the engine's attack_outcome) of that one item's value."""
+    k0, k1 = seed_key(seed)
+    sides = np.uint64(ATTACK_SIDES)
+    state = np.zeros(STREAM_SIZE, dtype=np.uint64)
+    value = np.int64(dense_die(state, k0, k1, index, sides, rejection_threshold(sides)) - 1)
+    return attack_outcome(value, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
+                          weapons)
 
 
 @njit
@@ -254,8 +235,8 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
                and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
     keep = tier_out.shape[0] > 0 or wound_out.shape[0] > 0 or wound2_out.shape[0] > 0
     if uniform and not keep:
-        lb1, wb1 = _damage_bars(lethality[0], serious[0], nonlethal[0])
-        lb2, wb2 = _damage_bars(lethality2[0], serious2[0], nonlethal2[0])
+        lb1, wb1 = damage_bars(lethality[0], serious[0], nonlethal[0])
+        lb2, wb2 = damage_bars(lethality2[0], serious2[0], nonlethal2[0])
         _uniform_attacks(seed, start, count, full_skill[0], lb1, wb1, lb2, wb2, np.int64(weapons[0] == 2), counts)
         return
     k0, k1 = seed_key(seed)
@@ -267,44 +248,19 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
         i = start + k
         if k == 0 or i & 3 == 0:  # one dense block serves four attacks
             w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        value = np.uint64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, sides, threshold) - 1)
-        attack_value, damage, damage2 = _split(value)
-        roll = np.int64(attack_value) + 1
-        c, h, s, f = tier_bars(full_skill[k if full_skill.shape[0] > 1 else 0])
-        tier = np.int64(roll > c) + np.int64(roll > h) + np.int64(roll > s) + np.int64(roll > f)
+        value = np.int64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, sides, threshold) - 1)
+        tier, wound, wound2 = attack_outcome(
+            value, full_skill[k if full_skill.shape[0] > 1 else 0], lethality[k if lethality.shape[0] > 1 else 0],
+            serious[k if serious.shape[0] > 1 else 0], nonlethal[k if nonlethal.shape[0] > 1 else 0],
+            lethality2[k if lethality2.shape[0] > 1 else 0], serious2[k if serious2.shape[0] > 1 else 0],
+            nonlethal2[k if nonlethal2.shape[0] > 1 else 0], weapons[k if weapons.shape[0] > 1 else 0])
         counts[tier] += 1
-        wound1 = 0
-        wound2 = 0
-        if tier <= TIER_SUCCESS:
-            for w in range(weapons[k if weapons.shape[0] > 1 else 0]):
-                if w == 0:
-                    lb, wb = _damage_bars(lethality[k if lethality.shape[0] > 1 else 0],
-                                          serious[k if serious.shape[0] > 1 else 0],
-                                          nonlethal[k if nonlethal.shape[0] > 1 else 0])
-                    roll_w = np.int64(damage) + 1
-                else:
-                    lb, wb = _damage_bars(lethality2[k if lethality2.shape[0] > 1 else 0],
-                                          serious2[k if serious2.shape[0] > 1 else 0],
-                                          nonlethal2[k if nonlethal2.shape[0] > 1 else 0])
-                    roll_w = np.int64(damage2) + 1
-                if roll_w <= lb:
-                    wound = INSTANT_DEATH if tier == TIER_CRITICAL else LETHAL
-                    counts[A_LETHAL] += 1
-                    counts[A_INSTANT_DEATH] += tier == TIER_CRITICAL
-                elif roll_w <= wb:
-                    wound = SERIOUS
-                    counts[A_SERIOUS] += 1
-                else:
-                    wound = FLESH
-                    counts[A_FLESH] += 1
-                if w == 0:
-                    wound1 = wound
-                else:
-                    wound2 = wound
+        _count_wound(counts, wound)
+        _count_wound(counts, wound2)
         if tier_out.shape[0]:
             tier_out[k] = tier
         if wound_out.shape[0]:
-            wound_out[k] = wound1
+            wound_out[k] = wound
         if wound2_out.shape[0]:
             wound2_out[k] = wound2
 

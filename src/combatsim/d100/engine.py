@@ -3,7 +3,9 @@
 The one source of the d100 fight rules in the kernels' path: run as it is, this module is the
 pure-Python reference (``reference.fight`` is :func:`fight`); ``combatsim.kernels.engine_nb``
 compiles the same functions with Numba. The contract (kernel signatures, shared state columns,
-outcome codes) is :mod:`combatsim.engine`'s.
+outcome codes) is :mod:`combatsim.engine`'s. It is the one source of each "d100.attack" attack's
+outcome too (:func:`attack_outcome`, ``ATTACK_RULES``): the reference attack kernel runs it, the
+Numba kernels compile it, the Cython kernels include its translation (combatsim.engine_cython).
 
 One step is one pass (docs/d100.md, "Rounds, passes and the scripted policy"): declarations, the
 quick attacks, the standard attacks, engagements, the other actions. A member's action is its
@@ -65,7 +67,12 @@ from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.d100.model import (
     CRITICAL_SUCCESS,
     FLEE_STEP,
+    FLESH,
     FLESH_PER_SERIOUS,
+    INSTANT_DEATH,
+    LETHAL,
+    NO_WOUND,
+    SERIOUS,
     SERIOUS_PER_LETHAL,
     SUCCESS,
     TARGET_CAP,
@@ -134,10 +141,19 @@ MEMBER_NAMES = ("in_fight", "escaped", "flesh", "serious", "in_cover", "defendin
 GLOBAL_FIELDS = len(GLOBAL_NAMES)
 BLOCK_FIELDS = len(MEMBER_NAMES)
 
-NUMBA_INLINE = ("_at", "_damage_column", "_tier", "_legal")
+#: One attack's outcome, for the "d100.attack" kernels of every backend (combatsim.engine_cython):
+#: the tier and wounds of an attack's 0-based value, and the bars the kernels' counting paths compare
+#: digits with.
+ATTACK_RULES = ("attack_outcome", "tier_bars", "damage_bars")
+#: The wound severities the compiled attack kernels count by.
+ATTACK_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
+
+NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
+                "wound_severity", "_legal")
 #: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
 NUMBA_NO_RUNTIME = (
-    "_at", "_damage_column", "_tier", "_first_wins", "_first_foe_in", "_target_of", "_release",
+    "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
+    "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
@@ -188,6 +204,60 @@ def _tier(roll, critical_bar, hard_bar, success_bar, critical_failure_bar):
     flip to the branch predictor)."""
     return ((1 if roll > critical_bar else 0) + (1 if roll > hard_bar else 0) + (1 if roll > success_bar else 0)
             + (1 if roll > critical_failure_bar else 0))
+
+
+# ---- one attack: the "d100.attack" kernels' rules (model's functions of these names are these) ------
+def tier_bars(skill):
+    """(critical bar, hard bar, success bar, critical-failure bar) of a full skill (model.tier_bars).
+
+    A skill below 0 has a capped target below 0, so its halves and tenths, whichever way they
+    round, are clamped to 0 with it (the C build divides with truncation)."""
+    capped = min(TARGET_CAP, skill)
+    success_bar = max(0, capped)
+    hard_bar = max(0, min(capped, skill // 2))
+    critical_bar = max(0, min(hard_bar, skill // 10))
+    # failure range F = 100 - success bar; a failed roll above 100 - ceil(F / 10) is critical
+    return critical_bar, hard_bar, success_bar, 100 - (100 - success_bar + 9) // 10
+
+
+def damage_bars(lethality, serious, nonlethal):
+    """(lethal bar, serious-or-worse bar) of a weapon (model.damage_bars): a nonlethal weapon has no
+    lethal results, its lethal range counts as serious."""
+    return (0 if nonlethal else lethality), max(lethality, serious)
+
+
+def split_attack_value(value):
+    """The attack, damage and second damage d100s (1..100) of an attack's 0-based value 0..999999
+    (model.split_attack_value; docs/d100.md)."""
+    return value // 10000 + 1, value // 100 % 100 + 1, value % 100 + 1
+
+
+def wound_severity(damage_roll, lethality, serious, nonlethal, critical):
+    """The wound of a successful attack's damage d100 (model.wound_severity), by the damage bars."""
+    lethal_bar, worse_bar = damage_bars(lethality, serious, nonlethal)
+    if damage_roll <= lethal_bar:
+        return INSTANT_DEATH if critical else LETHAL
+    if damage_roll <= worse_bar:
+        return SERIOUS
+    return FLESH
+
+
+def attack_outcome(value, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons):
+    """(tier, wound, second wound) of one "d100.attack" attack from its 0-based value 0..999999: the
+    attack d100 against the full skill's tier bars; on a success, the damage d100 against the first
+    weapon's bars and, when ``weapons`` is 2 (dual wield), the second damage d100 against the second
+    weapon's. A weapon that dealt no wound has NO_WOUND."""
+    roll, damage, damage2 = split_attack_value(value)
+    critical_bar, hard_bar, success_bar, critical_failure_bar = tier_bars(full_skill)
+    tier = _tier(roll, critical_bar, hard_bar, success_bar, critical_failure_bar)
+    if tier > SUCCESS:
+        return tier, NO_WOUND, NO_WOUND
+    critical = tier == CRITICAL_SUCCESS
+    wound = wound_severity(damage, lethality, serious, nonlethal, critical)
+    second = NO_WOUND
+    if weapons == 2:
+        second = wound_severity(damage2, lethality2, serious2, nonlethal2, critical)
+    return tier, wound, second
 
 
 def _first_wins(table, first, first_column, roll, other, other_column, other_roll):
@@ -340,13 +410,13 @@ def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
 def _attack(table, s, m, c, t, quick, rng, counts):
     """One attack roll by ``c`` on ``t`` (a lethal wound takes ``t`` out when its batch's wounds
     have all landed). One value 1..1000000 is the attack, damage and second damage d100s
-    (model.split_attack_value)."""
+    (split_attack_value)."""
     ranged = table[c, C_RANGED] != 0
     cover = 1 if ranged and s[_at(M_COVER, t, m)] != 0 else 0  # cover counts for ranged attacks only
     dual = s[_at(M_DUAL, c, m)]
     steps = quick + dual + cover + s[_at(M_DEFENDING, t, m)]  # each -20
-    value = stream_die(rng, np.uint64(ATTACK_SIDES), np.uint64(ATTACK_THRESHOLD)) - 1
-    roll = value // 10000 + 1
+    roll, damage, damage2 = split_attack_value(
+        stream_die(rng, np.uint64(ATTACK_SIDES), np.uint64(ATTACK_THRESHOLD)) - 1)
     counts[F_ATTACKS] += 1
     s[_at(M_ATTACKED, c, m)] = t
     bars = C_ATTACK + 4 * steps
@@ -354,9 +424,9 @@ def _attack(table, s, m, c, t, quick, rng, counts):
     if tier > SUCCESS:
         return
     critical = tier == CRITICAL_SUCCESS
-    _wound(table, s, m, c, t, 0, value // 100 % 100 + 1, cover, critical, counts)
+    _wound(table, s, m, c, t, 0, damage, cover, critical, counts)
     if dual != 0:
-        _wound(table, s, m, c, t, 1, value % 100 + 1, cover, critical, counts)
+        _wound(table, s, m, c, t, 1, damage2, cover, critical, counts)
 
 
 def _press_spent(s, m, c):

@@ -3,7 +3,9 @@
 Every function here is exact integer (or :class:`fractions.Fraction`) arithmetic: multipliers
 such as the specialty multiplier (1.0..1.5) and the lethality factors (x 0.5, x 0.75) are
 rationals, and each result rounds down once at the end, so no value can land on x.9999.
-The API builds kernel parameters from these functions; the reference kernels use them directly.
+The API builds kernel parameters from these functions. The per-attack rules among them (tier and
+damage bars, wound severity, the split of an attack value) are :mod:`combatsim.d100.engine`'s,
+which every backend's kernels run; the functions here call them.
 """
 
 from __future__ import annotations
@@ -137,13 +139,9 @@ def tier_bars(skill: int) -> tuple[int, int, int, int]:
     r <= capped; critical failure (RULINGS): F = 100 - max(0, capped), a failed roll above
     100 - ceil(F / 10).
     """
-    capped = capped_target(skill)
-    success_bar = max(0, capped)
-    hard_bar = max(0, min(capped, floor_div(skill, 2)))
-    critical_bar = max(0, min(hard_bar, floor_div(skill, 10)))
-    failure_range = 100 - success_bar
-    critical_failure_bar = 100 - (-(-failure_range // 10))
-    return critical_bar, hard_bar, success_bar, critical_failure_bar
+    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
+
+    return engine.tier_bars(skill)
 
 
 def tier(roll: int, skill: int) -> int:
@@ -195,21 +193,17 @@ def wound_severity(damage_roll: int, lethality: int, serious: int, nonlethal: bo
     threshold: serious; otherwise flesh. Nonlethal weapons cap lethal and instant-death
     results at serious.
     """
-    if damage_roll <= lethality:
-        if nonlethal:
-            return SERIOUS
-        return INSTANT_DEATH if critical else LETHAL
-    if damage_roll <= serious:
-        return SERIOUS
-    return FLESH
+    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
+
+    return engine.wound_severity(damage_roll, lethality, serious, nonlethal, critical)
 
 
 def damage_bars(lethality: int, serious: int, nonlethal: bool) -> tuple[int, int]:
     """(lethal bar, serious-or-worse bar): damage <= lethal bar is lethal, <= the other at least
     serious. A nonlethal weapon has no lethal results, and its lethal range counts as serious."""
-    if nonlethal:
-        return 0, max(lethality, serious)
-    return lethality, max(lethality, serious)
+    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
+
+    return engine.damage_bars(lethality, serious, nonlethal)
 
 
 def record_wound(
@@ -289,4 +283,6 @@ def split_attack_value(value: int) -> tuple[int, int, int]:
     value = 10000 (attack - 1) + 100 (damage - 1) + (second damage - 1): three independent,
     exactly uniform d100s from one exactly uniform 1..1000000 draw (docs/d100.md).
     """
-    return value // 10000 + 1, value // 100 % 100 + 1, value % 100 + 1
+    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
+
+    return engine.split_attack_value(value)

@@ -1,17 +1,18 @@
 """d100 reference kernels: plain loops, the executable specification (docs/d100.md).
 
 Kernel signature (shared by the Numba and Cython twins):
-``kernel(seed, start, count, *params, counts, *outputs)``. Rule arithmetic comes from
-:mod:`combatsim.d100.model`; the parameters are the already-derived rule values (full skill,
-final lethality, ...) or, for fights, the combatant table built by :mod:`combatsim.d100.api`.
-The fight is the engine's (:mod:`combatsim.d100.engine`): reset, then one pass a step with every
+``kernel(seed, start, count, *params, counts, *outputs)``. The parameters are the already-derived
+rule values (full skill, final lethality, ...; :mod:`combatsim.d100.model`) or, for fights, the
+combatant table built by :mod:`combatsim.d100.api`. The rules are the engine's
+(:mod:`combatsim.d100.engine`): each attack's outcome is its ``attack_outcome``, which this loop
+feeds the attacks' values; the fight is its ``fight``: reset, then one pass a step with every
 combatant's scripted policy, until the end.
 """
 
 from __future__ import annotations
 
 from combatsim.d100 import model
-from combatsim.d100.engine import fight
+from combatsim.d100.engine import attack_outcome, fight
 from combatsim.d100.layout import A_FLESH, A_INSTANT_DEATH, A_LETHAL, A_SERIOUS, ATTACK_SIDES
 from combatsim.rng import dense_die
 
@@ -26,33 +27,25 @@ def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethal
            weapons, counts, tier_out, wound_out, wound2_out) -> None:
     """Attacks with damage (d100-combat-math.txt, "Roll result tiers", "Damage resolution").
 
-    Attack ``start + k`` draws one value 1..1000000 from the dense layout and splits it into the
-    attack d100, the damage d100 and the second weapon's damage d100 (model.split_attack_value).
-    ``counts`` gains the five tiers (0..4), then lethal (instant deaths included), serious,
-    flesh and instant deaths (5..8), over every weapon that dealt damage. ``weapons`` is 2 for a
-    dual-wield attack (both weapons deal damage on a success), else 1.
+    Attack ``start + k`` draws one value 1..1000000 from the dense layout, whose 0-based value is
+    the attack d100, the damage d100 and the second weapon's damage d100
+    (engine.split_attack_value). ``counts`` gains the five tiers (0..4), then lethal (instant
+    deaths included), serious, flesh and instant deaths (5..8), over every weapon that dealt
+    damage. ``weapons`` is 2 for a dual-wield attack (both weapons deal damage on a success), else 1.
     """
     for k in range(count):
-        roll, damage, damage2 = model.split_attack_value(dense_die(seed, start + k, ATTACK_SIDES) - 1)
-        tier = model.tier(roll, _at(full_skill, k))
+        tier, wound, wound2 = attack_outcome(
+            dense_die(seed, start + k, ATTACK_SIDES) - 1, _at(full_skill, k), _at(lethality, k), _at(serious, k),
+            _at(nonlethal, k), _at(lethality2, k), _at(serious2, k), _at(nonlethal2, k), _at(weapons, k))
         counts[tier] += 1
-        wounds = [model.NO_WOUND, model.NO_WOUND]
-        if tier <= model.SUCCESS:
-            critical = tier == model.CRITICAL_SUCCESS
-            weapon_values = [
-                (damage, _at(lethality, k), _at(serious, k), _at(nonlethal, k)),
-                (damage2, _at(lethality2, k), _at(serious2, k), _at(nonlethal2, k)),
-            ]
-            for w in range(_at(weapons, k)):
-                roll_w, lethal_w, serious_w, nonlethal_w = weapon_values[w]
-                wounds[w] = model.wound_severity(roll_w, lethal_w, serious_w, bool(nonlethal_w), critical)
-                _count_wound(counts, wounds[w])
+        _count_wound(counts, wound)
+        _count_wound(counts, wound2)
         if len(tier_out):
             tier_out[k] = tier
         if len(wound_out):
-            wound_out[k] = wounds[0]
+            wound_out[k] = wound
         if len(wound2_out):
-            wound2_out[k] = wounds[1]
+            wound2_out[k] = wound2
 
 
 def _count_wound(counts, wound: int) -> None:
