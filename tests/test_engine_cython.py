@@ -14,7 +14,7 @@ import pytest
 
 from combatsim import registry
 from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
-from combatsim.engine_cython import RULESETS, body_digest
+from combatsim.engine_cython import RULESETS, body_digest, generate_rules
 from combatsim.game import scenario_game
 from combatsim.scenario import example_names, example_path, load
 
@@ -68,6 +68,18 @@ def test_every_attack_kernel_includes_the_current_attack_rules():
         stale = types.SimpleNamespace(__name__=built.__name__, ATTACK_RULES_DIGEST="0" * 64)
         with pytest.raises(ValueError, match=f"{built.__name__} was built from older combatsim.{ruleset}.engine"):
             registry._check_attack_rules(ruleset, stale)
+
+
+def test_included_attack_rules_divide_as_python_does():
+    """The attack kernel modules compile with C division; the rules they include must floor as the
+    reference does (d100's tier bars divide a negative skill), so each is marked cdivision(False)."""
+    for ruleset in RULESETS:
+        if not getattr(importlib.import_module(f"combatsim.{ruleset}.engine"), "ATTACK_RULES", ()):
+            continue
+        lines = generate_rules(ruleset).splitlines()
+        functions = [i for i, line in enumerate(lines) if line.startswith("cdef inline")]
+        assert functions, ruleset
+        assert all(lines[i - 1] == "@cython.cdivision(False)" for i in functions), ruleset
 
 
 def test_auto_is_the_cython_build_and_unknown_backends_are_refused():

@@ -26,7 +26,8 @@ types and turns Numba's spellings into C ones.
 
 The same translation writes kernels/<ruleset>/attack_rules.pxi: the engine's ``ATTACK_RULES`` (the
 per-attack outcome of the bulk attack kernels) and what they call, as ``cdef inline`` functions
-that kernels/<ruleset>/_cy.pyx includes, with that module's streams (kernels/rng.pxd); the Numba
+that kernels/<ruleset>/_cy.pyx includes, with that module's streams (kernels/rng.pxd) and Python's
+floor division whatever that module's directives; the Numba
 attack kernels call the same functions compiled from the engine, and the reference runs them.
 
 setup.py writes the files (they are not committed) before it builds the extensions. Each carries
@@ -461,7 +462,7 @@ def _body(module, roots: tuple[str, ...] = KERNELS) -> str:
     if rules:  # the including module's streams: kernels/rng.pxd
         streams = sorted({n.id for f in functions.values() for n in ast.walk(f.node)
                           if isinstance(n, ast.Name) and n.id in STREAM_FUNCTIONS})
-        out = ["from libc.stdint cimport int64_t, uint32_t, uint64_t", "",
+        out = ["cimport cython", "from libc.stdint cimport int64_t, uint32_t, uint64_t", "",
                f"from rng cimport {', '.join(['Stream', *streams])}", "", *out]
     # Float arguments and return types, callees' results feeding callers' locals: to a fixpoint.
     module_doubles = {name for name in used if isinstance(getattr(module, name), float)}
@@ -488,7 +489,10 @@ def _body(module, roots: tuple[str, ...] = KERNELS) -> str:
         node = rewrite.visit(function.node)
         body = node.body[1:] if (node.body and isinstance(node.body[0], ast.Expr)
                                  and isinstance(node.body[0].value, ast.Constant)) else node.body
-        out += ["", "", _signature(function, types, doubles[name], returns[name], name in gil, name in inline)]
+        # Python's floor division and modulo, as the reference's, whatever the including module's directives.
+        decorator = ["@cython.cdivision(False)"] if rules else []
+        out += ["", "", *decorator, _signature(function, types, doubles[name], returns[name], name in gil,
+                                               name in inline)]
         locals_ = sorted({variable for (f, variable) in types if f == name} - set(function.arguments))
         out += [f"    cdef {_memoryview(*types[(name, v)])} {v}" for v in locals_]
         out += [f"    cdef {kind} {v}" for v, kind in scalars[name].items()]
