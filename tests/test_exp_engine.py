@@ -383,3 +383,38 @@ def test_outcomes_unfinished_and_draw():
             assert b["obs"][0, 0, 0] == 1.0  # all the units played
         else:
             assert (b["mask"][0, :, engine.FIRE_AT_FOE] == 0).all()  # both out: only hold
+
+
+# --- the attack kernels' rules (engine.ATTACK_RULES) -----------------------------------------------
+@given(st.integers(0, 2**32 - 1), st.sampled_from([(0, 1), (1, 4), (1, 8), (2, 6), (3, 10), (1, 2_000_000), (5, 7)]))
+def test_fire_joint_reads_the_documented_digits_from_the_word(word, dice):
+    """fire_joint's chain of multiplies gives the kilodie and damage dice docs/exp.md reads from the
+    joint die's value v = word x faces >> 32, in mixed radix (reference.joint_dice)."""
+    from combatsim.exp.reference import joint_dice
+
+    count, sides = dice
+    faces = engine.joint_faces(1, 0, count, sides)
+    assert faces == 1000 * sides**count
+    kilodie, rolled = joint_dice((word * faces) >> 32, count, sides)
+    # no cap, no adjustment: hit exactly when kilodie > AR; damage = the dice + 2 - 1
+    for armour_rating, hits in ((kilodie - 1, 1), (kilodie, 0)):
+        assert engine.fire_joint(word, 0, 10_000, armour_rating, 0, count, sides, 2, -1, False, False) == (
+            hits, hits * (sum(rolled) + 1), hits)
+
+
+def test_joint_faces_only_single_rolls_that_fit():
+    assert engine.joint_faces(1, 0, 2, 6) == 36_000 and engine.joint_faces(1, 0, 0, 1) == 1000
+    assert engine.joint_faces(2, 0, 1, 6) == engine.joint_faces(1, 1, 1, 6) == 0
+    assert engine.joint_faces(1, 0, 1, engine.JOINT_FACES_LIMIT // 1000) == 1000 * (engine.JOINT_FACES_LIMIT // 1000)
+    assert engine.joint_faces(1, 0, 1, engine.JOINT_FACES_LIMIT // 1000 + 1) == 0
+    assert engine.joint_faces(1, 0, 40, 2) == 0
+
+
+@given(st.integers(-1200, 1200), st.integers(-100, 1300), st.integers(-100, 1300), st.integers(-300, 300),
+       st.booleans(), st.booleans())
+def test_kilodie_bar_is_the_least_kilodie_that_hits(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal,
+                                                    critical):
+    hitting = [v for v in range(engine.KILODIE) if engine.is_hit(
+        engine.to_hit_roll(v + 1, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)]
+    bar = engine.kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical)
+    assert hitting == list(range(bar, engine.KILODIE))

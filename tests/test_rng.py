@@ -85,6 +85,15 @@ def test_dense_layout_takes_one_word_per_item():
     assert [rng.dense_word(11, i) for i in range(8)] == list(words)
 
 
+def test_dense_die_word_is_the_word_dense_die_reads():
+    sides = 300_000_000  # rejects about one word in 45
+    words = [rng.dense_die_word(5, i, sides) for i in range(400)]
+    assert [rng.scale(w, sides)[0] + 1 for w in words] == [rng.dense_die(5, i, sides) for i in range(400)]
+    replaced = [i for i in range(400) if words[i] != rng.dense_word(5, i)]
+    assert replaced and all(rng.scale(rng.dense_word(5, i), sides)[1] < rng.rejection_threshold(sides)
+                            for i in replaced)
+
+
 def test_rejection_retries_come_from_the_retry_domain():
     # sides = 2**31 + 1 rejects almost half of all words, so retries are exercised constantly.
     sides = 2**31 + 1

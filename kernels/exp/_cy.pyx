@@ -14,12 +14,14 @@ cdef extern from "dense_count.h" nogil:
                         uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
 
 cdef enum:
-    KILODIE = 1000
     # Blocks per tile; a tile whose fast pass saw a rejected word is counted again fast in
     # sub-tiles, and only those that reject are recounted exactly (the exact path is ~15x slower;
     # about one tile in 900 rejects a word at d1000).
     TILE_BLOCKS = 4092
     SUB_TILE_BLOCKS = 372
+
+# The to-hit rule and each unit of fire's outcome: the engine's (combatsim.exp.engine), generated.
+include "attack_rules.pxi"
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
@@ -30,8 +32,8 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
-cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bonus,
-                         int64_t maximum_roll, int64_t hit_bar, uint32_t threshold) noexcept nogil:
+cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bonus, int64_t maximum_roll,
+                         int64_t armour_rating, bint hit_on_equal, uint32_t threshold) noexcept nogil:
     # Hits of items first..last - 1, each die exactly as dense_die draws it (a tile's recount).
     cdef Stream stream
     cdef Words words
@@ -39,13 +41,14 @@ cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bon
     for i in range(first, last):
         if i == first or (i & 3) == 0:
             words = dense_block(seed, <uint64_t>i)
-        hits += _min(dense_die_in(&stream, seed, <uint64_t>i, words, KILODIE, threshold) + bonus,
-                     maximum_roll) > hit_bar
+        hits += is_hit(to_hit_roll(dense_die_in(&stream, seed, <uint64_t>i, words, KILODIE, threshold), bonus,
+                                   maximum_roll, 0, False), armour_rating, hit_on_equal)
     return hits
 
 
 cdef int64_t _tile_hits(uint64_t seed, int64_t first_block, int64_t last_block, uint64_t bar, int64_t bonus,
-                       int64_t maximum_roll, int64_t hit_bar, uint32_t threshold, int64_t sub_blocks) noexcept nogil:
+                        int64_t maximum_roll, int64_t armour_rating, bint hit_on_equal, uint32_t threshold,
+                        int64_t sub_blocks) noexcept nogil:
     # Hits of dense blocks first_block..last_block - 1: the fast count, else sub-tiles (see TILE_BLOCKS).
     cdef int64_t rejected, hits, sub
     hits = dense_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block, KILODIE, bar, threshold,
@@ -53,34 +56,39 @@ cdef int64_t _tile_hits(uint64_t seed, int64_t first_block, int64_t last_block, 
     if not rejected:
         return hits
     if last_block - first_block <= sub_blocks:
-        return _exact_hits(seed, first_block * 4, last_block * 4, bonus, maximum_roll, hit_bar, threshold)
+        return _exact_hits(seed, first_block * 4, last_block * 4, bonus, maximum_roll, armour_rating, hit_on_equal,
+                           threshold)
     hits = 0
     sub = first_block
     while sub < last_block:
-        hits += _tile_hits(seed, sub, _min(sub + sub_blocks, last_block), bar, bonus, maximum_roll, hit_bar,
-                           threshold, sub_blocks)
+        hits += _tile_hits(seed, sub, _min(sub + sub_blocks, last_block), bar, bonus, maximum_roll, armour_rating,
+                           hit_on_equal, threshold, sub_blocks)
         sub += sub_blocks
     return hits
 
 
 cdef int64_t _uniform_hits(uint64_t seed, int64_t start, int64_t count, int64_t bonus,
-                          int64_t maximum_roll, int64_t hit_bar) noexcept nogil:
+                          int64_t maximum_roll, int64_t armour_rating, bint hit_on_equal) noexcept nogil:
     # Same bonus, MR and AR for every attack, no per-attack output: dense blocks in tiles.
     cdef uint32_t threshold = rejection_threshold(KILODIE)
     cdef int64_t end = start + count, first_block, last_block, tile, tile_end
     cdef int64_t hits
-    # roll + bonus > hit_bar  <=>  0-based roll value >= hit_bar - bonus
-    cdef uint64_t bar = (<uint64_t>_min(_max(hit_bar - bonus, 0), KILODIE)) << 32
-    if maximum_roll <= hit_bar:
+    # a hit: 0-based roll value >= first_hit_value, so roll word * 1000 >= bar
+    cdef int64_t first_hit_value = kilodie_bar(bonus, maximum_roll, armour_rating, 0, hit_on_equal, False)
+    cdef uint64_t bar = (<uint64_t>first_hit_value) << 32
+    if first_hit_value >= KILODIE:
         return 0
     first_block = (start + 3) >> 2
     last_block = _max(first_block, end >> 2)
-    hits = _exact_hits(seed, start, _min(end, first_block * 4), bonus, maximum_roll, hit_bar, threshold)
-    hits += _exact_hits(seed, _max(last_block * 4, start), end, bonus, maximum_roll, hit_bar, threshold)
+    hits = _exact_hits(seed, start, _min(end, first_block * 4), bonus, maximum_roll, armour_rating, hit_on_equal,
+                       threshold)
+    hits += _exact_hits(seed, _max(last_block * 4, start), end, bonus, maximum_roll, armour_rating, hit_on_equal,
+                        threshold)
     tile = first_block
     while tile < last_block:
         tile_end = _min(tile + TILE_BLOCKS, last_block)
-        hits += _tile_hits(seed, tile, tile_end, bar, bonus, maximum_roll, hit_bar, threshold, SUB_TILE_BLOCKS)
+        hits += _tile_hits(seed, tile, tile_end, bar, bonus, maximum_roll, armour_rating, hit_on_equal, threshold,
+                           SUB_TILE_BLOCKS)
         tile = tile_end
     return hits
 
@@ -91,25 +99,22 @@ def to_hit(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
     cdef uint32_t threshold = rejection_threshold(KILODIE)
     cdef Stream stream
     cdef Words words
-    cdef int64_t k, b, cap, armour, total, hits = 0
+    cdef int64_t k, total, hits = 0
     cdef bint keep = to_hit_out.shape[0] > 0
     cdef bint many_bonus = bonus.shape[0] > 1, many_cap = maximum_roll.shape[0] > 1
     cdef bint many_armour = armour_rating.shape[0] > 1
     if not (many_bonus or many_cap or many_armour or keep):
         with nogil:
-            hits = _uniform_hits(seed, start, count, bonus[0], maximum_roll[0],
-                                 armour_rating[0] - hit_on_equal)  # a hit: to-hit > hit_bar
+            hits = _uniform_hits(seed, start, count, bonus[0], maximum_roll[0], armour_rating[0], hit_on_equal)
         counts[0] += hits
         return
     with nogil:
         for k in range(count):
             if k == 0 or ((start + k) & 3) == 0:
                 words = dense_block(seed, <uint64_t>(start + k))
-            b = bonus[k if many_bonus else 0]
-            cap = maximum_roll[k if many_cap else 0]
-            armour = armour_rating[k if many_armour else 0]
-            total = _min(dense_die_in(&stream, seed, <uint64_t>(start + k), words, KILODIE, threshold) + b, cap)
-            hits += total > armour - hit_on_equal
+            total = to_hit_roll(dense_die_in(&stream, seed, <uint64_t>(start + k), words, KILODIE, threshold),
+                                bonus[k if many_bonus else 0], maximum_roll[k if many_cap else 0], 0, False)
+            hits += is_hit(total, armour_rating[k if many_armour else 0], hit_on_equal)
             if keep:
                 to_hit_out[k] = <int32_t>total
     counts[0] += hits

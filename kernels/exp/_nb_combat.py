@@ -1,11 +1,15 @@
 """EXP tactical-combat kernels for Numba: "exp.attack" (word layout: docs/exp.md).
 
 The reference is combatsim.exp.reference; kernels/exp/_nb.py re-exports these for the registry.
+Each unit of fire's outcome is the engine's (combatsim.exp.engine: ``fire_unit``, ``fire_joint``),
+compiled by Numba; these kernels draw its dice, and count whole blocks of joint words fast.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from combatsim.engine import engine_kernels
 
 from .._numba import njit
 from ..rng_nb import (
@@ -17,61 +21,26 @@ from ..rng_nb import (
     pick,
     rejection_threshold,
     seed_key,
-    stream_die,
     stream_retry_word,
     stream_start,
 )
 
-KILODIE = 1000
+# Each unit of fire's outcome is the engine's (the one source), compiled by Numba.
+_ENGINE = engine_kernels("combatsim.exp.engine", "numba")
+KILODIE = _ENGINE.KILODIE
+ROUNDS_PER_BURST = _ENGINE.ROUNDS_PER_BURST
+fire_unit = _ENGINE.fire_unit
+fire_joint = _ENGINE.fire_joint
+joint_faces = _ENGINE.joint_faces
+kilodie_bar = _ENGINE.kilodie_bar
 #: Dense blocks per tile of the joint-die fast path: a tile with a rejected word gets those words fixed.
 TILE_BLOCKS = 256
-#: The most faces a joint die may have (reference.JOINT_FACES_LIMIT).
-JOINT_FACES_LIMIT = np.uint64(1) << np.uint64(31)
-ROUNDS_PER_BURST = 3
-#: The cap a critical natural 1000 uses instead of MR (above any to-hit).
-NO_CAP = np.int64(1) << np.int64(60)
 #: Damage dice the joint-die fast path covers.
 FAST_DICE = 3
 
 
 @njit(inline="always")
-def _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_threshold,
-               dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical, kilodie_threshold):
-    """One unit of fire from ``state``'s item stream: (hits, damage, rounds hit);
-    reference.fire_unit."""
-    kilodie = np.uint64(KILODIE)
-    four = np.uint64(ROUNDS_PER_BURST + 1)
-    penalty = min(adjustment, 0)
-    boost = max(adjustment, 0)
-    hit_bar = armour_rating - np.int64(hit_on_equal)  # a hit: to-hit > hit_bar
-    offset = dice_modifier + damage_adjustment
-    hits = np.int64(0)
-    total = np.int64(0)
-    rounds_hit = np.int64(0)
-    for _ in range(rolls):
-        roll = stream_die(state, kilodie, kilodie_threshold)
-        cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
-        hit = np.int64(min(roll + bonus + penalty, cap) + boost > hit_bar)
-        if automatic:
-            landed = stream_die(state, four, np.uint64(0)) - 1
-            for round_number in range(ROUNDS_PER_BURST):
-                dealt = offset
-                for _ in range(dice_count):
-                    dealt += stream_die(state, dice_sides, dice_threshold)
-                total += max(dealt, 0) * hit * np.int64(round_number < landed)
-            rounds_hit += landed * hit
-        else:
-            dealt = offset
-            for _ in range(dice_count):
-                dealt += stream_die(state, dice_sides, dice_threshold)
-            total += max(dealt, 0) * hit
-            rounds_hit += hit
-        hits += hit
-    return hits, total, rounds_hit
-
-
-@njit(inline="always")
-def _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base):
+def _joint_word_tally(word, bar, sides1, sides2, sides3, base):
     """One joint word: (hit, damage dealt, the chain's last low word); attack_count.h's attack_word.
 
     Digits most significant first: q0 = word * 1000 (the kilodie), q_j = (q_{j-1} mod 2**32) *
@@ -84,11 +53,11 @@ def _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base):
     q2 = (q1 & MASK32) * (sides2 & MASK32)
     q3 = (q2 & MASK32) * (sides3 & MASK32)
     dealt = np.int64(q1 >> SHIFT32) + np.int64(q2 >> SHIFT32) + np.int64(q3 >> SHIFT32) + base
-    return np.int64(q0 >= kilodie_bar), max(dealt, 0), q3 & MASK32
+    return np.int64(q0 >= bar), max(dealt, 0), q3 & MASK32
 
 
 @njit
-def _joint_pass(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold):
+def _joint_pass(k0, k1, first_block, last_block, bar, sides1, sides2, sides3, base, threshold):
     """Units of whole dense blocks with one joint die: (hits, damage, rejected words).
 
     Branch-free so LLVM vectorises it; the caller fixes the rejected words (``_joint_fix``).
@@ -98,10 +67,10 @@ def _joint_pass(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, si
     rejected = np.int64(0)
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        h0, d0, l0 = _joint_word_tally(w0, kilodie_bar, sides1, sides2, sides3, base)
-        h1, d1, l1 = _joint_word_tally(w1, kilodie_bar, sides1, sides2, sides3, base)
-        h2, d2, l2 = _joint_word_tally(w2, kilodie_bar, sides1, sides2, sides3, base)
-        h3, d3, l3 = _joint_word_tally(w3, kilodie_bar, sides1, sides2, sides3, base)
+        h0, d0, l0 = _joint_word_tally(w0, bar, sides1, sides2, sides3, base)
+        h1, d1, l1 = _joint_word_tally(w1, bar, sides1, sides2, sides3, base)
+        h2, d2, l2 = _joint_word_tally(w2, bar, sides1, sides2, sides3, base)
+        h3, d3, l3 = _joint_word_tally(w3, bar, sides1, sides2, sides3, base)
         hits += h0 + h1 + h2 + h3
         total += h0 * d0 + h1 * d1 + h2 * d2 + h3 * d3
         rejected += (
@@ -111,7 +80,7 @@ def _joint_pass(k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, si
 
 
 @njit
-def _joint_fix(state, k0, k1, first_block, last_block, kilodie_bar, sides1, sides2, sides3, base, threshold):
+def _joint_fix(state, k0, k1, first_block, last_block, bar, sides1, sides2, sides3, base, threshold):
     """(hits, damage) to add to ``_joint_pass``'s: each rejected word's tally replaced by its retry's."""
     hits = np.int64(0)
     total = np.int64(0)
@@ -119,7 +88,7 @@ def _joint_fix(state, k0, k1, first_block, last_block, kilodie_bar, sides1, side
         words = block(k0, k1, g, 0, DOMAIN_DENSE)
         for position in range(4):
             word = pick(words[0], words[1], words[2], words[3], position)
-            hit, dealt, low = _joint_word_tally(word, kilodie_bar, sides1, sides2, sides3, base)
+            hit, dealt, low = _joint_word_tally(word, bar, sides1, sides2, sides3, base)
             if low >= threshold:
                 continue
             hits -= hit
@@ -127,46 +96,22 @@ def _joint_fix(state, k0, k1, first_block, last_block, kilodie_bar, sides1, side
             stream_start(state, k0, k1, g * 4 + position)
             while low < threshold:
                 hit, dealt, low = _joint_word_tally(
-                    stream_retry_word(state), kilodie_bar, sides1, sides2, sides3, base)
+                    stream_retry_word(state), bar, sides1, sides2, sides3, base)
             hits += hit
             total += hit * dealt
     return hits, total
 
 
-@njit
-def _joint_faces(rolls, automatic, dice_count, dice_sides):
-    """reference.joint_faces: 1000 * sides ** dice for a single roll that fits, else 0."""
-    if rolls != 1 or automatic:
-        return np.uint64(0)
-    faces = np.uint64(KILODIE)
-    for _ in range(dice_count):
-        faces *= np.uint64(dice_sides)
-        if faces > JOINT_FACES_LIMIT:
-            return np.uint64(0)
-    return faces
-
-
-@njit
-def _fire_joint(state, k0, k1, index, faces, threshold, bonus, maximum_roll, armour_rating, adjustment, dice_count,
-                dice_sides, dice_modifier, damage_adjustment, hit_on_equal, critical):
-    """One roll from unit ``index``'s joint die: (hits, damage, rounds hit); reference.fire_joint.
-
-    The accepted word's digits come from the chain of multiplies (``_joint_word_tally``), no division.
-    """
+@njit(inline="always")
+def _joint_word(state, k0, k1, index, faces, threshold):
+    """The word of unit ``index``'s joint die of ``faces`` faces (``threshold``: its rejection
+    threshold): its dense word or, while Lemire's method rejects it, its next retry word."""
     words = block(k0, k1, index >> 2, 0, DOMAIN_DENSE)
     word = pick(words[0], words[1], words[2], words[3], index & 3)
     stream_start(state, k0, k1, index)
     while ((word * faces) & MASK32) < threshold:
         word = stream_retry_word(state)
-    product = word * np.uint64(KILODIE)
-    roll = np.int64(product >> SHIFT32) + 1
-    dice = np.int64(dice_count)
-    for _ in range(dice_count):
-        product = (product & MASK32) * np.uint64(dice_sides)
-        dice += np.int64(product >> SHIFT32)
-    cap = NO_CAP if (critical and roll == KILODIE) else maximum_roll
-    hit = np.int64(min(roll + bonus + min(adjustment, 0), cap) + max(adjustment, 0) > armour_rating - np.int64(hit_on_equal))
-    return hit, hit * max(dice + dice_modifier + damage_adjustment, 0), hit
+    return np.int64(word)
 
 
 @njit
@@ -177,47 +122,27 @@ def _joint_units(state, k0, k1, first, last, faces, bonus, maximum_roll, armour_
     hits = np.int64(0)
     total = np.int64(0)
     for k in range(first, last):
-        h, t, _ = _fire_joint(state, k0, k1, k, faces, threshold, bonus, maximum_roll, armour_rating, adjustment,
-                              dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal, critical)
+        h, t, _ = fire_joint(_joint_word(state, k0, k1, k, faces, threshold), bonus, maximum_roll, armour_rating,
+                             adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
+                             critical)
         hits += h
         total += t
     return hits, total
 
 
-@njit
-def _kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical):
-    """The least 0-based kilodie value that hits, as a product bar (``<< 32``); above all if none.
-
-    to-hit = min(v + bonus + penalty, cap) + boost > hit_bar holds for v >= v_min when the cap
-    allows a hit at all; otherwise only a critical natural 1000 (if it reaches v_min) can hit.
-    """
-    penalty = min(adjustment, 0)
-    boost = max(adjustment, 0)
-    hit_bar = armour_rating - np.int64(hit_on_equal)
-    v_min = hit_bar - bonus - penalty - boost + 1
-    if maximum_roll + boost > hit_bar:
-        u_min = min(max(v_min - 1, 0), KILODIE)
-    elif critical and v_min <= KILODIE:
-        u_min = KILODIE - 1
-    else:
-        u_min = KILODIE
-    return np.uint64(u_min) << SHIFT32
-
-
 @njit(inline="always")
 def _fire_item(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll, armour_rating, adjustment, dice_count,
-               dice_sides, dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
-               kilodie_threshold):
+               dice_sides, dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical):
     """Unit of fire ``index``: its joint die when it has one (faces > 0), else its item stream:
-    (hits, damage, rounds hit). attack's units with outcomes and one_attack use it."""
+    (hits, damage, rounds hit). attack's units with outcomes and one_attack use it. ``dice_sides``
+    is an int64, ``dice_threshold`` the uint64 rejection threshold of the damage die."""
     if faces:
-        return _fire_joint(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll, armour_rating,
-                           adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment, hit_on_equal,
-                           critical)
+        return fire_joint(_joint_word(state, k0, k1, index, faces, joint_threshold), bonus, maximum_roll,
+                          armour_rating, adjustment, dice_count, dice_sides, dice_modifier, damage_adjustment,
+                          hit_on_equal, critical)
     stream_start(state, k0, k1, index)
-    return _fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides,
-                      dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical,
-                      kilodie_threshold)
+    return fire_unit(state, bonus, maximum_roll, armour_rating, adjustment, dice_count, np.uint64(dice_sides),
+                     dice_threshold, dice_modifier, damage_adjustment, rolls, automatic, hit_on_equal, critical)
 
 
 @njit
@@ -226,13 +151,12 @@ def one_attack(seed, index, bonus, maximum_roll, armour_rating, adjustment, dice
     """Unit ``index`` of attack alone (combatsim.exp.Attack): (hits, rounds hit, damage)."""
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
-    sides = np.uint64(dice_sides)
-    faces = _joint_faces(rolls, automatic != 0, dice_count, sides)
+    faces = np.uint64(joint_faces(rolls, automatic, dice_count, dice_sides))
     joint_threshold = rejection_threshold(faces) if faces else np.uint64(0)
     hits, total, rounds_hit = _fire_item(state, k0, k1, index, faces, joint_threshold, bonus, maximum_roll,
-                                         armour_rating, adjustment, dice_count, sides, rejection_threshold(sides),
-                                         dice_modifier, damage_adjustment, rolls, automatic != 0, hit_on_equal,
-                                         critical, rejection_threshold(KILODIE))
+                                         armour_rating, adjustment, dice_count, dice_sides,
+                                         rejection_threshold(np.uint64(dice_sides)), dice_modifier, damage_adjustment,
+                                         rolls, automatic, hit_on_equal, critical)
     return hits, rounds_hit, total
 
 
@@ -240,7 +164,6 @@ def one_attack(seed, index, bonus, maximum_roll, armour_rating, adjustment, dice
 def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
            damage_adjustment, rolls, automatic, hit_on_equal, critical, counts, hits_out, rounds_hit_out, damage_out):
     k0, k1 = seed_key(seed)
-    kilodie_threshold = rejection_threshold(KILODIE)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     uniform = (
         bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
@@ -249,12 +172,14 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
         and automatic.shape[0] == 1
     )
     outputs = hits_out.shape[0] > 0 or rounds_hit_out.shape[0] > 0 or damage_out.shape[0] > 0
-    faces = _joint_faces(rolls[0], automatic[0] != 0, dice_count[0], dice_sides[0])
+    faces = np.uint64(joint_faces(rolls[0], automatic[0], dice_count[0], dice_sides[0]))
     if uniform and not outputs and faces and dice_count[0] <= FAST_DICE:
         # Whole dense blocks in the fast path, tile by tile; the units at either end one by one.
         weapon = (bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], dice_count[0], dice_sides[0],
                   dice_modifier[0], damage_adjustment[0], hit_on_equal, critical)
-        bar = _kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal, critical)
+        # a hit: the kilodie product word * 1000 >= bar
+        bar = np.uint64(kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal,
+                                    critical)) << SHIFT32
         one = np.uint64(1)
         sides = np.uint64(dice_sides[0])
         sides1 = sides if dice_count[0] >= 1 else one
@@ -284,19 +209,19 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
         counts[3] += count
         counts[4] += hits
         return
-    last_sides = np.uint64(0)
+    last_sides = np.int64(0)
     dice_threshold = np.uint64(0)
     last_faces = np.uint64(0)
     joint_threshold = np.uint64(0)
     for k in range(count):
-        sides = np.uint64(dice_sides[k if dice_sides.shape[0] > 1 else 0])
+        sides = dice_sides[k if dice_sides.shape[0] > 1 else 0]
         if sides != last_sides:  # a threshold is a division: only when the die size changes
-            dice_threshold = rejection_threshold(sides)
+            dice_threshold = rejection_threshold(np.uint64(sides))
             last_sides = sides
         n_rolls = rolls[k if rolls.shape[0] > 1 else 0]
         auto = automatic[k if automatic.shape[0] > 1 else 0] != 0
         n_dice = dice_count[k if dice_count.shape[0] > 1 else 0]
-        faces = _joint_faces(n_rolls, auto, n_dice, sides)
+        faces = np.uint64(joint_faces(n_rolls, auto, n_dice, sides))
         if faces != last_faces:
             joint_threshold = rejection_threshold(faces) if faces else np.uint64(0)
             last_faces = faces
@@ -305,8 +230,7 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
             maximum_roll[k if maximum_roll.shape[0] > 1 else 0], armour_rating[k if armour_rating.shape[0] > 1 else 0],
             adjustment[k if adjustment.shape[0] > 1 else 0], n_dice, sides, dice_threshold,
             dice_modifier[k if dice_modifier.shape[0] > 1 else 0],
-            damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0], n_rolls, auto, hit_on_equal, critical,
-            kilodie_threshold)
+            damage_adjustment[k if damage_adjustment.shape[0] > 1 else 0], n_rolls, auto, hit_on_equal, critical)
         counts[0] += n_rolls
         counts[1] += hits
         counts[2] += total

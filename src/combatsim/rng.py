@@ -111,6 +111,18 @@ def dense_word(seed: int, index: int) -> int:
     return block(seed, index >> 2, 0, DOMAIN_DENSE)[index & 3]
 
 
+def dense_die_word(seed: int, index: int, sides: int) -> int:
+    """The word ``dense_die(seed, index, sides)`` reads: item ``index``'s dense word or, while
+    Lemire's method rejects it, the item's next retry word. The die is ``scale(word, sides)[0] + 1``."""
+    word = dense_word(seed, index)
+    threshold = rejection_threshold(sides)
+    if scale(word, sides)[1] < threshold:
+        stream = ItemStream(seed, index)
+        while scale(word, sides)[1] < threshold:
+            word = stream.retry_word()
+    return word
+
+
 def dense_die(seed: int, index: int, sides: int) -> int:
     """The one die, 1..sides, of an item in a one-word-per-item kernel."""
     return ItemStream(seed, index).bounded(dense_word(seed, index), sides) + 1

@@ -10,6 +10,10 @@ allow). Damage lands at the end of the unit, so attacks are simultaneous. The fi
 side has no one standing (both at once: a draw) or when ``unit_limit`` units have been played
 (unfinished; ``fight`` counts it as a draw, as the fight kernels do).
 
+The attack kernels (``exp.to_hit``, ``exp.attack``) take their rules from here too
+(``ATTACK_RULES``): every backend fires a unit with ``fire_unit`` or ``fire_joint`` (the Cython
+kernels include them as kernels/exp/attack_rules.pxi, combatsim.engine_cython).
+
 Actions of each member: ``HOLD`` (0, do not fire this unit: no shots spent), then ``FIRE_AT_FOE``
 + j (fire at foe j, the j-th member of the other side in table order). ``SCRIPTED`` fires at the
 standing enemy its target die picks. Every member that could fire draws the same dice whatever its
@@ -49,6 +53,11 @@ KILODIE_THRESHOLD = (2**32 - KILODIE) % KILODIE
 ROUNDS_PER_BURST = 3
 #: Above any to-hit a kernel can produce: the cap a critical natural 1000 uses instead of MR.
 NO_CAP = 1 << 60
+#: The most faces a joint die may have (1000 x sides ** dice): products of a word and the faces
+#: stay below 2**63, so the compiled fast paths compare them as signed 64-bit integers.
+JOINT_FACES_LIMIT = 2**31
+#: The low 32 bits of a word's product with a die's faces (Lemire's multiply-shift: docs/rng.md).
+LOW_WORD = 2**32 - 1
 
 #: Columns of the combatant table (one int64 row per combatant; exp.api.combatant_table).
 (
@@ -116,7 +125,13 @@ MEMBER_FIELDS = 5
 HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
-NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "can_fire", "member_view", "fight_outcome",
+#: The attack kernels' rules (combatsim.engine_cython): a unit of fire from its item stream or from
+#: its joint die's word, which units have a joint die, and the to-hit rule as a bar on the kilodie.
+ATTACK_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar")
+#: The constants the compiled attack kernels read too.
+ATTACK_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
+
+NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "can_fire", "member_view", "fight_outcome",
                 "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",
                 "target_threshold_field", "slot_row")
 
@@ -176,6 +191,63 @@ def fire_unit(rng, bonus, maximum_roll, armour_rating, adjustment, dice_count, d
             rounds_hit += hit
         hits += hit
     return hits, total, rounds_hit
+
+
+def joint_faces(rolls, automatic, dice_count, dice_sides):
+    """Faces of the joint die a unit of fire rolls from its one dense word, or 0 (its item stream).
+
+    A single to-hit roll (weapon types A, B, C) whose kilodie and damage dice fit a die of at most
+    ``JOINT_FACES_LIMIT`` faces, 1000 x ``dice_sides`` ** ``dice_count``, reads one word (docs/exp.md);
+    every other unit reads its item stream.
+    """
+    if rolls != 1 or automatic != 0:
+        return 0
+    faces = KILODIE
+    for _ in range(dice_count):
+        faces *= dice_sides
+        if faces > JOINT_FACES_LIMIT:
+            return 0
+    return faces
+
+
+def fire_joint(word, bonus, maximum_roll, armour_rating, adjustment, dice_count, dice_sides, dice_modifier,
+               damage_adjustment, hit_on_equal, critical):
+    """A unit of fire with a joint die (``joint_faces``): its one to-hit roll -> (hits, damage, rounds hit).
+
+    ``word`` is the 32-bit word the joint die's value v = word x faces >> 32 comes from (the unit's
+    dense word, or the retry that replaced a rejected one). v's digits in mixed radix, most
+    significant first, are the kilodie, then damage dice 1, 2, ... of ``dice_sides`` (docs/exp.md);
+    they come from a chain of multiplies, without division (floor(floor(x) / n) = floor(x / n)):
+    q0 = word x 1000 gives the kilodie q0 >> 32, and q_j = (q_{j-1} mod 2**32) x ``dice_sides``
+    damage die j, q_j >> 32 (0-based digits).
+    """
+    product = word * KILODIE
+    kilodie = (product >> 32) + 1
+    dice_total = dice_count  # the dice are 1-based
+    for _ in range(dice_count):
+        product = (product & LOW_WORD) * dice_sides
+        dice_total += product >> 32
+    hit = 1 if is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating,
+                      hit_on_equal) else 0
+    return hit, hit * damage(dice_total, dice_modifier, damage_adjustment), hit
+
+
+def kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical):
+    """The least 0-based kilodie value (kilodie - 1) whose to-hit roll hits, KILODIE if none does.
+
+    The to-hit roll never falls as the kilodie rises (a critical natural 1000 only lifts the cap),
+    so exactly the values at or above the bar hit: the counting kernels compare a word's kilodie
+    product with it. Found by bisection of ``to_hit_roll`` and ``is_hit`` themselves.
+    """
+    low = 0
+    high = KILODIE  # values below low miss; values at or above high hit, but KILODIE is no value
+    while low < high:
+        middle = (low + high) >> 1
+        if is_hit(to_hit_roll(middle + 1, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal):
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 # ---- the scenario's arrays ------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""EXP reference kernels: plain loops, the executable specification (RULINGS.md, EXP).
+"""EXP reference kernels: plain loops, the executable specification (RULINGS.md, EXP). Each to-hit
+roll and unit of fire is the engine's (combatsim.exp.engine, the one source of the rules); these
+loops draw the dice.
 
 Kernel signature (shared by the Numba and Cython twins):
 ``kernel(seed, start, count, *params, counts, *outputs)``; per-attack params have length 1
@@ -38,16 +40,20 @@ from combatsim.exp.engine import (  # noqa: F401  (the fight's layout and rules,
     FIGHT_UNITS,
     FIGHT_WINS_SIDE0,
     FIGHT_WINS_SIDE1,
+    JOINT_FACES_LIMIT,
     KILODIE,
     NO_CAP,
     ROUNDS_PER_BURST,
     damage,
     fight,
+    fire_joint,
     fire_unit,
     is_hit,
+    joint_faces,
+    kilodie_bar,
     to_hit_roll,
 )
-from combatsim.rng import dense_die
+from combatsim.rng import dense_die, dense_die_word
 
 
 def _at(values, k: int) -> int:
@@ -61,10 +67,8 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
     ``counts[0]`` gains the hits; ``to_hit_out[k]`` gets attack ``start + k``'s to-hit roll.
     """
     for k in range(count):
-        roll = dense_die(seed, start + k, KILODIE)
-        total = min(roll + _at(bonus, k), _at(maximum_roll, k))
-        armour = _at(armour_rating, k)
-        if total > armour or (hit_on_equal and total == armour):
+        total = to_hit_roll(dense_die(seed, start + k, KILODIE), _at(bonus, k), _at(maximum_roll, k), 0, False)
+        if is_hit(total, _at(armour_rating, k), hit_on_equal):
             counts[0] += 1
         if len(to_hit_out):
             to_hit_out[k] = total
@@ -73,7 +77,8 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
 # ---------------------------------------------------------------------------------------------
 # The tactical combat system: attacks with damage, and whole fights (docs/exp.md). The fight and
 # the rules of a unit of fire live in combatsim.exp.engine (the one source the fight kernels and
-# the RL environments are tested against); the attack kernel fires the engine's unit of fire.
+# the RL environments are tested against); the attack kernel draws each unit's dice and fires the
+# engine's unit of fire (``fire_unit`` from the item stream, ``fire_joint`` from a joint die).
 # ---------------------------------------------------------------------------------------------
 #: counts layout of "exp.attack".
 ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROUNDS_HIT = range(5)
@@ -82,54 +87,14 @@ ATTACK_COUNTS = 5
 DRAW = DRAW_WINNER
 
 
-#: The most faces a joint word may have (1000 x sides ** dice): products of a word and the faces
-#: stay below 2**63, so the compiled fast paths compare them as signed 64-bit integers.
-JOINT_FACES_LIMIT = 2**31
-
-
-def joint_faces(rolls: int, automatic: bool, dice_count: int, dice_sides: int) -> int:
-    """Faces of the joint die a unit of fire rolls from its one dense word, or 0 (item stream).
-
-    A single to-hit roll (weapon types A, B, C) whose kilodie and damage dice fit
-    ``JOINT_FACES_LIMIT`` faces together reads one word (docs/exp.md); everything else reads
-    the item stream.
-    """
-    if rolls != 1 or automatic:
-        return 0
-    faces = KILODIE * dice_sides**dice_count
-    return faces if faces <= JOINT_FACES_LIMIT else 0
-
-
 def joint_dice(value: int, dice_count: int, dice_sides: int) -> tuple[int, list[int]]:
-    """The kilodie and the damage dice (1-based) in ``value`` (0-based) of a joint die.
-
-    Mixed radix, most significant first: the kilodie, then damage die 1, 2, ... in base ``dice_sides``.
+    """The kilodie and the damage dice (1-based) in ``value`` (0-based) of a joint die, as docs/exp.md
+    reads them: mixed radix, most significant first, the kilodie, then damage die 1, 2, ... in base
+    ``dice_sides``. (``fire_joint`` reads the same digits from the word the value came from.)
     """
     place = dice_sides**dice_count
     dice = [(value // dice_sides ** (dice_count - 1 - j)) % dice_sides + 1 for j in range(dice_count)]
     return value // place + 1, dice
-
-
-def fire_joint(
-    value: int,
-    bonus: int,
-    maximum_roll: int,
-    armour_rating: int,
-    adjustment: int,
-    dice_count: int,
-    dice_sides: int,
-    dice_modifier: int,
-    damage_adjustment: int,
-    hit_on_equal: bool,
-    critical: bool,
-) -> tuple[int, int, int]:
-    """One to-hit roll and its damage from ``value`` (0-based) of the joint die: (hits, damage, rounds hit)."""
-    kilodie, dice = joint_dice(value, dice_count, dice_sides)
-    dice_total = sum(dice)
-    hit = is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
-    if not hit:
-        return 0, 0, 0
-    return 1, damage(dice_total, dice_modifier, damage_adjustment), 1
 
 
 def attack(
@@ -155,8 +120,8 @@ def attack(
 ) -> None:
     """EXP attacks with damage: item ``i`` is one unit of fire of one weapon (docs/exp.md).
 
-    A unit with a joint die (``joint_faces``) reads item ``i``'s one dense word; any other reads
-    item stream ``i``.
+    A unit with a joint die (``joint_faces``) reads item ``i``'s one dense word and fires the
+    engine's ``fire_joint``; any other reads item stream ``i`` and fires the engine's ``fire_unit``.
 
     counts += [to-hit rolls, hits, damage total, rounds fired, rounds hit]. ``rolls`` is the
     to-hit rolls this unit (1 for A/B/C, 2/3/4 for D/E/F, 5 bursts for automatic, fewer when the
@@ -171,10 +136,10 @@ def attack(
             _at(dice_count, k), _at(dice_sides, k), _at(dice_modifier, k), _at(damage_adjustment, k))
         faces = joint_faces(n_rolls, auto, unit_dice_count, unit_dice_sides)
         if faces:
-            value = dense_die(seed, start + k, faces) - 1
             hits, total, rounds_hit = fire_joint(
-                value, unit_bonus, unit_maximum_roll, unit_armour_rating, unit_adjustment, unit_dice_count,
-                unit_dice_sides, unit_dice_modifier, unit_damage_adjustment, bool(hit_on_equal), bool(critical))
+                dense_die_word(seed, start + k, faces), unit_bonus, unit_maximum_roll, unit_armour_rating,
+                unit_adjustment, unit_dice_count, unit_dice_sides, unit_dice_modifier, unit_damage_adjustment,
+                bool(hit_on_equal), bool(critical))
         else:
             rng = new_stream()
             stream_resume(rng, seed, start + k, 0, 0)
