@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
+import threading
 from importlib import import_module
 from pathlib import Path
 
@@ -537,11 +538,17 @@ def _attack_rules(ruleset: str) -> tuple[str, ...]:
     return tuple(getattr(import_module(f"combatsim.{ruleset}.engine"), "ATTACK_RULES", ()))
 
 
+#: body_digest runs where kernels are first fetched, in worker threads too, and Python 3.11's
+#: ast.parse is not thread-safe ("AST constructor recursion depth mismatch"): one at a time.
+_PARSING = threading.Lock()
+
+
 def body_digest(module, roots: tuple[str, ...] = KERNELS) -> str:
     """The digest of the Cython text of engine ``module``'s functions that ``roots`` reach, as its
     source is now: the engine build's BODY_DIGEST, or (``roots`` its ATTACK_RULES) the attack
     kernel module's ATTACK_RULES_DIGEST."""
-    return hashlib.sha256(_body(module, roots).encode()).hexdigest()
+    with _PARSING:
+        return hashlib.sha256(_body(module, roots).encode()).hexdigest()
 
 
 #: Generated files per ruleset: name -> the function writing its text.
