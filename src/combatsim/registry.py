@@ -43,6 +43,8 @@ _warned_fallback = False
 #: Resolved kernels and backend probes, so a call after the first costs a dictionary lookup.
 _kernels: dict[tuple[str, str], Callable] = {}
 _available: dict[str, bool] = {}
+#: ATTACK_RULES_DIGESTs found current (each engine source is parsed once a process).
+_current_rules: set[str] = set()
 
 
 def kernel_names() -> list[str]:
@@ -120,7 +122,7 @@ def _check_attack_rules(ruleset: str, module: object) -> None:
     """A Cython kernel module includes its engine's attack rules (combatsim.engine_cython): refuse
     one built from another source than the engine's current one, as the engine builds are."""
     built = getattr(module, "ATTACK_RULES_DIGEST", None)
-    if built is None:
+    if built is None or built in _current_rules:
         return
     from combatsim.engine_cython import body_digest
 
@@ -128,3 +130,4 @@ def _check_attack_rules(ruleset: str, module: object) -> None:
     if body_digest(engine, tuple(engine.ATTACK_RULES)) != built:
         raise ValueError(f"backend cython: {module.__name__} was built from older {engine.__name__} attack rules "
                          "(rebuild the extensions: python setup.py build_ext --inplace)")
+    _current_rules.add(built)
