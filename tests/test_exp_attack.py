@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from combatsim.cli import main
 from combatsim.exp.api import simulate_attack
+from combatsim.exp.engine import KILODIE, damage, is_hit, joint_faces, to_hit_roll
 from combatsim.exp.model import Persona, Weapon
-from combatsim.exp.reference import KILODIE, damage, is_hit, joint_dice, joint_faces, to_hit_roll
+from combatsim.exp.reference import joint_dice
 from combatsim.registry import get_kernel
 from combatsim.rng import dense_die
 

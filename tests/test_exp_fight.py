@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from combatsim.exp.api import Combatant, combatant_table, simulate_fight
+from combatsim.exp.engine import DRAW_WINNER as DRAW
+from combatsim.exp.engine import FIGHT_COUNTS, KILODIE
 from combatsim.exp.model import Persona, Weapon
-from combatsim.exp.reference import DRAW, FIGHT_COUNTS, KILODIE
 from combatsim.registry import get_kernel
 
 WEAPON_TYPES = ("A", "B", "C", "D", "E", "F", "automatic")

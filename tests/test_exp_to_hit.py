@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from combatsim.cli import main as cli_main
 from combatsim.exp import simulate_to_hit
-from combatsim.exp.reference import KILODIE
+from combatsim.exp.engine import KILODIE
 from combatsim.registry import get_kernel
 from combatsim.rng import DOMAIN_DENSE, dense_die, dense_word, rejection_threshold
 

@@ -210,7 +210,7 @@ def exp_kernel(table, spec):
     """The reference fight (the EXP engine), its dice drawn from ``EXP_DICE.ItemStream(seed, index)``."""
     def fight(seed, index):
         stream = EXP_DICE.ItemStream(seed, index)
-        counts = np.zeros(exp_reference.FIGHT_COUNTS + spec["unit_limit"] + len(table), dtype=np.int64)
+        counts = np.zeros(exp_engine.FIGHT_COUNTS + spec["unit_limit"] + len(table), dtype=np.int64)
         winner, units = np.zeros(1, dtype=np.int8), np.zeros(1, dtype=np.int32)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(exp_engine, "stream_resume", lambda rng, *position: None)
@@ -229,18 +229,18 @@ def exp_turns(table, draws):
     A turn is the target die and one unit of fire (docs/exp.md, `exp.fight`): per to-hit roll a
     kilodie and the damage dice (a burst: a d4 and three rounds' dice), as ammunition allows.
     """
-    shots = [int(row[exp_reference.C_SHOTS]) for row in table]
+    shots = [int(row[exp_engine.C_SHOTS]) for row in table]
     units, position = [], 0
     while position < len(draws) and any(shots):
         unit = []
         for member, row in enumerate(table):
             if shots[member] == 0:
                 continue
-            rolls = int(row[exp_reference.C_ROLLS])
+            rolls = int(row[exp_engine.C_ROLLS])
             if shots[member] > 0:
                 rolls = min(rolls, shots[member])
                 shots[member] -= rolls
-            size = 1 + rolls * (5 if row[exp_reference.C_AUTOMATIC] else 2)
+            size = 1 + rolls * (5 if row[exp_engine.C_AUTOMATIC] else 2)
             turn = draws[position:position + size]
             assert turn[0][0] == ("die", 1)  # the target die of one foe
             unit.append((member, turn))
@@ -272,14 +272,14 @@ def test_exp_fight_replayed_with_the_sides_exchanged_is_the_mirrored_fight(monke
         mirrored_winner, mirrored_units, mirrored = replayed_fight(monkeypatch, EXP_DICE,
                                                                   exp_kernel(swapped_table, other.spec), exchanged)
         assert (mirrored_winner, mirrored_units) == (1 - winner if winner >= 0 else winner, units)
-        for side0, side1 in ((exp_reference.FIGHT_WINS_SIDE0, exp_reference.FIGHT_WINS_SIDE1),
-                             (exp_reference.FIGHT_DAMAGE_SIDE0, exp_reference.FIGHT_DAMAGE_SIDE1),
-                             (exp_reference.FIGHT_AMMUNITION_SIDE0, exp_reference.FIGHT_AMMUNITION_SIDE1),
-                             (exp_reference.FIGHT_ROLLS_SIDE0, exp_reference.FIGHT_ROLLS_SIDE1),
-                             (exp_reference.FIGHT_HITS_SIDE0, exp_reference.FIGHT_HITS_SIDE1)):
+        for side0, side1 in ((exp_engine.FIGHT_WINS_SIDE0, exp_engine.FIGHT_WINS_SIDE1),
+                             (exp_engine.FIGHT_DAMAGE_SIDE0, exp_engine.FIGHT_DAMAGE_SIDE1),
+                             (exp_engine.FIGHT_AMMUNITION_SIDE0, exp_engine.FIGHT_AMMUNITION_SIDE1),
+                             (exp_engine.FIGHT_ROLLS_SIDE0, exp_engine.FIGHT_ROLLS_SIDE1),
+                             (exp_engine.FIGHT_HITS_SIDE0, exp_engine.FIGHT_HITS_SIDE1)):
             assert (mirrored[side0], mirrored[side1]) == (counts[side1], counts[side0])
-        assert mirrored[exp_reference.FIGHT_DRAWS] == counts[exp_reference.FIGHT_DRAWS]
-        assert mirrored[exp_reference.FIGHT_MUTUAL] == counts[exp_reference.FIGHT_MUTUAL]
+        assert mirrored[exp_engine.FIGHT_DRAWS] == counts[exp_engine.FIGHT_DRAWS]
+        assert mirrored[exp_engine.FIGHT_MUTUAL] == counts[exp_engine.FIGHT_MUTUAL]
         winners.add(winner)
     assert {0, 1} <= winners  # both sides win some of the fights replayed
 

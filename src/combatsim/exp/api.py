@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.exp.reference import (
+from combatsim.exp.engine import (
     ATTACK_COUNTS,
     COMBATANT_FIELDS,
     FIGHT_AMMUNITION_SIDE0,
@@ -27,6 +26,7 @@ from combatsim.exp.reference import (
     FIGHT_WINS_SIDE0,
     FIGHT_WINS_SIDE1,
 )
+from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
 from combatsim.runner import Work, check_run, simulate
 from combatsim.validation import (
     check_bool,
@@ -405,7 +405,7 @@ class Combatant:
         )
 
     def row(self, side: int) -> list[int]:
-        """This combatant's row of the kernel's combatant table (reference.C_* columns)."""
+        """This combatant's row of the kernel's combatant table (engine.C_* columns)."""
         dice = self.weapon.damage
         return [
             side, self.hit_points, self.armour_rating, self.bonus, self.maximum_roll, self.adjustment,

@@ -127,6 +127,9 @@ ARMOUR_RATING_SCALE = 1000.0
 
 #: The attack kernels' rules (combatsim.engine_cython): a unit of fire from its item stream or from
 #: its joint die's word, which units have a joint die, and the to-hit rule as a bar on the kilodie.
+#: counts layout of "exp.attack".
+ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROUNDS_HIT = range(5)
+ATTACK_COUNTS = 5
 ATTACK_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar")
 #: The constants the compiled attack kernels read too.
 ATTACK_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")

@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
-from combatsim.exp.reference import KILODIE, ROUNDS_PER_BURST, damage, is_hit, to_hit_roll
+from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, is_hit, to_hit_roll
 from combatsim.validation import check_int
 
 #: Exact odds convolve at most this many pairs of outcomes (an integer product each): 0.2 s at most.

@@ -9,8 +9,8 @@ import numpy as np
 
 from combatsim.dice import Dice
 from combatsim.exp.api import attack_inputs
+from combatsim.exp.engine import ATTACK_COUNTS
 from combatsim.exp.model import Persona, Weapon
-from combatsim.exp.reference import ATTACK_COUNTS
 from combatsim.prepared import PreparedAttack
 
 

@@ -10,7 +10,12 @@ Kernel signature (shared by the Numba and Cython twins):
 from __future__ import annotations
 
 from combatsim.engine import new_stream, stream_resume
-from combatsim.exp.engine import (  # noqa: F401  (the fight's layout and rules, re-exported)
+from combatsim.exp.engine import (  # noqa: F401  fight: the engine's
+    ATTACK_DAMAGE,
+    ATTACK_HITS,
+    ATTACK_ROUNDS_FIRED,
+    ATTACK_ROUNDS_HIT,
+    ATTACK_TO_HIT_ROLLS,
     C_ADJUSTMENT,
     C_ARMOUR_RATING,
     C_AUTOMATIC,
@@ -19,32 +24,12 @@ from combatsim.exp.engine import (  # noqa: F401  (the fight's layout and rules,
     C_DICE_COUNT,
     C_DICE_MODIFIER,
     C_DICE_SIDES,
-    C_HIT_POINTS,
     C_MAXIMUM_ROLL,
     C_ROLLS,
-    C_SHOTS,
-    C_SIDE,
-    COMBATANT_FIELDS,
-    DRAW_WINNER,
-    FIGHT_AMMUNITION_SIDE0,
-    FIGHT_AMMUNITION_SIDE1,
-    FIGHT_COUNTS,
-    FIGHT_DAMAGE_SIDE0,
-    FIGHT_DAMAGE_SIDE1,
-    FIGHT_DRAWS,
-    FIGHT_HITS_SIDE0,
-    FIGHT_HITS_SIDE1,
-    FIGHT_MUTUAL,
-    FIGHT_ROLLS_SIDE0,
-    FIGHT_ROLLS_SIDE1,
-    FIGHT_UNITS,
-    FIGHT_WINS_SIDE0,
-    FIGHT_WINS_SIDE1,
     JOINT_FACES_LIMIT,
     KILODIE,
     NO_CAP,
     ROUNDS_PER_BURST,
-    damage,
     fight,
     fire_joint,
     fire_unit,
@@ -80,11 +65,6 @@ def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal,
 # the RL environments are tested against); the attack kernel draws each unit's dice and fires the
 # engine's unit of fire (``fire_unit`` from the item stream, ``fire_joint`` from a joint die).
 # ---------------------------------------------------------------------------------------------
-#: counts layout of "exp.attack".
-ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROUNDS_HIT = range(5)
-ATTACK_COUNTS = 5
-#: winner_out value of a draw (unit limit reached, or both sides out in the same unit).
-DRAW = DRAW_WINNER
 
 
 def joint_dice(value: int, dice_count: int, dice_sides: int) -> tuple[int, list[int]]:

@@ -223,6 +223,6 @@ def engine_figures(spec: dict, results) -> dict:
 
 
 def wins(spec: dict, totals) -> tuple[list[int], int]:
-    from combatsim.exp.reference import FIGHT_DRAWS, FIGHT_WINS_SIDE0, FIGHT_WINS_SIDE1
+    from combatsim.exp.engine import FIGHT_DRAWS, FIGHT_WINS_SIDE0, FIGHT_WINS_SIDE1
 
     return [int(totals[FIGHT_WINS_SIDE0]), int(totals[FIGHT_WINS_SIDE1])], int(totals[FIGHT_DRAWS])
