@@ -14,7 +14,7 @@ import pytest
 
 from combatsim import registry
 from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
-from combatsim.engine_cython import RULESETS, body_digest, generate_rules
+from combatsim.engine_cython import FLOOR_FUNCTIONS, RULESETS, body_digest, generate_rules
 from combatsim.game import scenario_game
 from combatsim.scenario import example_names, example_path, load
 
@@ -71,15 +71,27 @@ def test_every_attack_kernel_includes_the_current_attack_rules():
 
 
 def test_included_attack_rules_divide_as_python_does():
-    """The attack kernel modules compile with C division; the rules they include must floor as the
-    reference does (d100's tier bars divide a negative skill), so each is marked cdivision(False)."""
+    """The attack kernel modules compile with C division, which truncates; the rules they include
+    (d100's tier bars divide a negative skill) must floor as the reference does, so every ``//``
+    and ``%`` there is a call of the floor functions, whose arithmetic is checked against Python's
+    here for the positive divisors the rules use."""
+    import re
+
     for ruleset in RULESETS:
         if not getattr(importlib.import_module(f"combatsim.{ruleset}.engine"), "ATTACK_RULES", ()):
             continue
-        lines = generate_rules(ruleset).splitlines()
-        functions = [i for i, line in enumerate(lines) if line.startswith("cdef inline")]
-        assert functions, ruleset
-        assert all(lines[i - 1] == "@cython.cdivision(False)" for i in functions), ruleset
+        text = generate_rules(ruleset)
+        body = text.split(FLOOR_FUNCTIONS)[1]
+        assert not re.search(r"//|\s%\s|%=", body), ruleset
+    # The floor functions' C arithmetic, written out in Python with truncating division.
+    def truncating(a, b):
+        return int(a / b) if abs(a) < 2**52 else -(-a // b) if (a < 0) != (b < 0) else a // b
+
+    for a in [*range(-45, 46), -(2**62) - 7, 2**62 + 7]:
+        for b in (1, 2, 3, 10, 20, 10000):  # positive divisors: dice sides and constants
+            q, r = truncating(a, b), a - b * truncating(a, b)
+            assert q - (r < 0) == a // b
+            assert r + b * (r < 0) == a % b
 
 
 def test_auto_is_the_cython_build_and_unknown_backends_are_refused():
