@@ -47,11 +47,6 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
-cdef inline int64_t _clamp0(int64_t x) noexcept nogil:
-    # max(x, 0) without a branch (the sign is random in the hot loops).
-    return x & ~(x >> 63)
-
-
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
@@ -260,7 +255,7 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
     cdef int64_t n_amazing = 0, n_good = 0, n_ordinary = 0, n_failure = 0, n_critical = 0
     cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
     cdef int64_t control, situation_total, soak, total, critical, standing
-    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, primary, half
+    cdef int64_t is_amazing, is_good, is_ordinary, hit, dice, amount, damage_type, stun, wound, mortal
     cdef int64_t product, value, q1, q2, q3, q4, q5, q6, q7, position1, position2, sides, magic
     cdef int64_t lane, lanes, g
     cdef uint32_t x0[LANES]
@@ -293,7 +288,7 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
             position1 = q3 - q4 * l1
             position2 = q4 - q5 * l2
             soak = (q5 - q6 * as1 + 1) * f1 + (q6 - q7 * as2 + 1) * f2
-            soak = _clamp0(soak + armour_modifier)
+            soak += armour_modifier
             total = control + sign * situation_total
             critical = control == 20
             standing = 1 - critical
@@ -313,12 +308,10 @@ cdef void _attack_joint_fast(uint64_t seed, int64_t first_block, int64_t last_bl
                       + ((position1 - ((position1 * magic) >> 32) * sides) + 1) * (dice >= 1)
                       + ((position2 - ((position2 * magic) >> 32) * sides) + 1) * (dice >= 2))
             damage_type = type2 + type21 * is_good + type10 * is_amazing
-            amount = _clamp0(amount) * hit
-            primary = _clamp0(amount - soak)
-            half = amount >> 1
-            n_stun += (damage_type == 1) * primary + (damage_type >= 2) * half
-            n_wound += (damage_type == 2) * primary + (damage_type == 3) * half
-            n_mortal += (damage_type == 3) * primary
+            stun, wound, mortal = dealt(amount * hit, damage_type, soak)
+            n_stun += stun
+            n_wound += wound
+            n_mortal += mortal
         g += LANES
     tally[0] += n_amazing
     tally[1] += n_good
@@ -412,7 +405,7 @@ cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t
     cdef uint64_t dm1 = dm[1], dm2 = dm[2], dm3 = dm[3]
     cdef int64_t n_amazing = 0, n_good = 0, n_ordinary = 0, n_failure = 0, n_critical = 0
     cdef int64_t n_stun = 0, n_wound = 0, n_mortal = 0, rejected = 0
-    cdef int64_t i, control, v1, v2, v3, total, hit, dice, modifier, damage_type, amount, soak, primary, half
+    cdef int64_t i, control, v1, v2, v3, total, hit, dice, modifier, damage_type, amount, stun, wound, mortal
     cdef bint critical, is_amazing, is_good, is_ordinary
     cdef uint64_t p0, p1, p2, p3, q1, q2, q3, sides
     cdef uint32_t threshold
@@ -452,13 +445,10 @@ cdef void _attack_fast(uint64_t seed, int64_t first, int64_t last, const int64_t
                               + (<uint32_t>q3 < threshold) * dm3)
         amount = ((<int64_t>(q1 >> 32) + 1) * (di1 < dice) + (<int64_t>(q2 >> 32) + 1) * (di2 < dice)
                   + (<int64_t>(q3 >> 32) + 1) * (di3 < dice) + modifier)
-        amount = _max(amount, 0) * hit
-        soak = _max(v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, 0)
-        primary = _max(amount - soak, 0)
-        half = amount >> 1
-        n_stun += (damage_type == 1) * primary + (damage_type >= 2) * half
-        n_wound += (damage_type == 2) * primary + (damage_type == 3) * half
-        n_mortal += (damage_type == 3) * primary
+        stun, wound, mortal = dealt(amount * hit, damage_type, v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier)
+        n_stun += stun
+        n_wound += wound
+        n_mortal += mortal
     tally[0] += n_amazing
     tally[1] += n_good
     tally[2] += n_ordinary

@@ -51,6 +51,7 @@ D20 = np.uint64(20)
 _ENGINE = engine_kernels("combatsim.tss.engine", "numba")
 attack_outcome = _ENGINE.attack_outcome
 joint_outcome = _ENGINE.joint_outcome
+dealt = _ENGINE.dealt
 
 
 @njit
@@ -330,7 +331,7 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
             position1 = q3 - (q4 & LOW) * l1
             position2 = q4 - (q5 & LOW) * l2
             soak = (q5 - (q6 & LOW) * as1 + 1) * f1 + (q6 - (q7 & LOW) * as2 + 1) * f2
-            soak = max(soak + armour_modifier, 0)
+            soak += armour_modifier
             total = control + sign * situation_total
             critical = np.int64(control == 20)
             standing = 1 - critical
@@ -355,12 +356,10 @@ def _attack_joint_fast(k0, k1, first_block, last_block, config, tally):
                 * np.int64(dice >= 2)
             )
             damage_type = type2 + type21 * is_good + type10 * is_amazing
-            amount = max(amount, 0) * hit
-            primary = max(amount - soak, 0)
-            half = amount >> 1
-            n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
-            n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
-            n_mortal += np.int64(damage_type == 3) * primary
+            stun, wound, mortal = dealt(amount * hit, damage_type, soak)
+            n_stun += stun
+            n_wound += wound
+            n_mortal += mortal
     tally[0] += n_amazing
     tally[1] += n_good
     tally[2] += n_ordinary
@@ -456,13 +455,10 @@ def _attack_fast(k0, k1, first, last, config, tally):
             + (np.int64(q3 >> SHIFT32) + 1) * np.int64(di3 < dice)
             + modifier
         )
-        amount = max(amount, 0) * hit
-        soak = max(v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, 0)
-        primary = max(amount - soak, 0)
-        half = amount >> 1
-        n_stun += np.int64(damage_type == 1) * primary + np.int64(damage_type >= 2) * half
-        n_wound += np.int64(damage_type == 2) * primary + np.int64(damage_type == 3) * half
-        n_mortal += np.int64(damage_type == 3) * primary
+        stun, wound, mortal = dealt(amount * hit, damage_type, v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier)
+        n_stun += stun
+        n_wound += wound
+        n_mortal += mortal
     tally[0] += n_amazing
     tally[1] += n_good
     tally[2] += n_ordinary
