@@ -191,9 +191,10 @@ def dealt(amount, damage_type, soak):
     amount = max(0, amount)
     primary = max(0, amount - max(0, soak))
     half = amount >> 1
-    stun = primary if damage_type == STUN else (half if damage_type >= WOUND else 0)
-    wound = primary if damage_type == WOUND else (half if damage_type == MORTAL else 0)
-    mortal = primary if damage_type == MORTAL else 0
+    # Products with the type's tests, not branches: the compiled attack passes stay vectorised.
+    stun = primary * (damage_type == STUN) + half * (damage_type >= WOUND)
+    wound = primary * (damage_type == WOUND) + half * (damage_type == MORTAL)
+    mortal = primary * (damage_type == MORTAL)
     return stun, wound, mortal
 
 
