@@ -150,8 +150,8 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
 #: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "shift_type", "roll", "dazed", "acts_before", "may_act", "acts_in", "first_foe",
-                "start_fight", "play_step", "play_phase")
+                "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "acts_before", "may_act",
+                "acts_in", "first_foe", "start_fight", "play_step", "play_phase")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
 NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights")
@@ -202,9 +202,18 @@ def roll(rng, count, sides, modifier):
     """``count`` dice of ``sides`` plus ``modifier`` (no die, no threshold: a constant may have 0 sides)."""
     if count <= 0:
         return modifier
-    tabled = sides < len(DIE_THRESHOLD)
-    threshold = np.uint64(DIE_THRESHOLD[sides]) if tabled else rejection_threshold(np.uint64(sides))
-    return stream_roll(rng, count, np.uint64(sides), threshold, modifier)
+    return stream_roll(rng, count, np.uint64(sides), die_threshold(sides), modifier)
+
+
+def die_threshold(sides):
+    """rejection_threshold(sides), from the table up to a d20."""
+    return np.uint64(DIE_THRESHOLD[sides]) if sides < len(DIE_THRESHOLD) else rejection_threshold(np.uint64(sides))
+
+
+def attack_tier(config, control, situation):
+    """The attack config's tier of a control die and a situation roll (unsigned)."""
+    return tier_of(control, control + config[C_SIT_SIGN] * situation, config[C_AMAZING], config[C_GOOD],
+                   config[C_ORDINARY])
 
 
 def attack_outcome(rng, config):
@@ -212,14 +221,12 @@ def attack_outcome(rng, config):
     the control d20, then the situation dice, then ``C_DAMAGE_WORDS`` damage words (the tier's
     first ``count`` of them rolled, on a hit only), then the armour dice (on a hit only)."""
     control = stream_die(rng, D20, THRESHOLD20)
-    situation = roll(rng, config[C_SIT_COUNT], config[C_SIT_SIDES], 0)
-    tier = tier_of(control, control + config[C_SIT_SIGN] * situation, config[C_AMAZING], config[C_GOOD],
-                   config[C_ORDINARY])
+    tier = attack_tier(config, control, roll(rng, config[C_SIT_COUNT], config[C_SIT_SIDES], 0))
     if tier > 2:
         return tier, 0, 0, 0
     base = C_DAMAGE + 4 * tier
     sides = config[base + 1]
-    threshold = np.uint64(DIE_THRESHOLD[sides]) if sides < len(DIE_THRESHOLD) else rejection_threshold(np.uint64(sides))
+    threshold = die_threshold(sides)
     amount = config[base + 2]
     for j in range(config[C_DAMAGE_WORDS]):
         word = stream_word(rng)
@@ -243,8 +250,7 @@ def joint_outcome(config, value):
     for _ in range(config[C_SIT_COUNT]):
         situation += value % config[C_SIT_SIDES] + 1
         value //= config[C_SIT_SIDES]
-    tier = tier_of(control, control + config[C_SIT_SIGN] * situation, config[C_AMAZING], config[C_GOOD],
-                   config[C_ORDINARY])
+    tier = attack_tier(config, control, situation)
     if tier > 2:
         return tier, 0, 0, 0
     base = C_DAMAGE + 4 * tier
