@@ -18,7 +18,7 @@ from combatsim.rng import ItemStream
 from .test_d100_kernels import SEEDS, _lane_fighters, combatants, run_fight
 
 #: The most combatants the lanes take, the fights they play at once, and the fewest fights a call
-#: must ask for (fewer run the scalar kernel, which is faster for them).
+#: must ask for (fewer run the engine's fight).
 FIGHTERS, LANES, MIN_FIGHTS = _cy.lockstep_fighters, _cy.lockstep_lanes, _cy.lockstep_min_fights
 
 
@@ -50,7 +50,7 @@ def random_fighters(rng, m):
 
 def test_the_lockstep_limits():
     """The lanes take fights of at least 8 combatants; a 64-combatant fight (test_d100_kernels)
-    still runs the scalar path."""
+    still runs the engine's fight."""
     assert 8 <= FIGHTERS < api.MAX_COMBATANTS
     assert 1 <= LANES <= MIN_FIGHTS
 
@@ -67,7 +67,7 @@ def test_lockstep_lanes_match_the_reference_for_any_count():
 
 
 def test_lockstep_lanes_at_and_past_their_combatant_limit():
-    """The largest fight the lanes take and the smallest they leave to the scalar kernel; passes
+    """The largest fight the lanes take and the smallest they leave to the engine's fight; passes
     up to 3 and ambushes make the most dice a pass and a fight's start can draw."""
     rng = np.random.default_rng(FIGHTERS)
     for m in (2, FIGHTERS - 1, FIGHTERS, FIGHTERS + 1):

@@ -229,14 +229,11 @@ def _lane_fighters():
 
 @pytest.mark.parametrize("backend_name", ["numba", "cython"])
 def test_fight_lanes_match_the_reference_for_any_count(backend_name):
-    """Issue 4: the compiled kernels keep FIGHT_LANES fights in flight; counts that are not a
-    multiple of the lanes, and tiny ones (0, 1, L-1, L, L+1), give the reference's results fight
-    by fight, with or without per-fight outputs."""
-    from combatsim.kernels.d100 import _cy
-
-    lanes = _cy.fight_lanes
+    """Issue 4: the compiled kernels' fights (below the Cython lanes' minimum: the engine's fight)
+    give the reference's results fight by fight for tiny counts (0, 1, 2) and odd ones, with or
+    without per-fight outputs."""
     table = api.fight_table(_lane_fighters(), model.TAPERS[0])
-    for count in (0, 1, lanes - 1, lanes, lanes + 1, 2 * lanes + 3, 61):
+    for count in (0, 1, 2, 5, 61):
         for passes, max_rounds, ambush_side in ((2, 6, -1), (1, 1, 0), (3, 12, 1)):
             seed, start = 2**63 + 12345 + count, 7 * count
             expected = run_fight("python", seed, start, count, table, passes, max_rounds, ambush_side)

@@ -2,20 +2,21 @@
 """d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md).
 
 Each attack's outcome is the engine's (combatsim.d100.engine.attack_outcome, the one source),
-included from kernels/d100/attack_rules.pxi, which setup.py writes from the engine."""
+included from kernels/d100/attack_rules.pxi, which setup.py writes from the engine. The fights are
+the engine's too: its Cython build's fight, or the vector lanes (fight_lanes.h), whose fights start
+with the engine's ambush contests (ambush_contests, included likewise)."""
 import numpy as np
+
+from combatsim.d100 import engine
+from combatsim.engine import engine_kernels
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memset
 
 from rng cimport (
     DOMAIN_DENSE,
-    PHILOX_AHEAD_BLOCKS,
-    AheadStream,
     Stream,
     Words,
-    ahead_die,
-    ahead_start,
     dense_block,
     dense_die,
     dense_die_in,
@@ -25,10 +26,10 @@ from rng cimport (
     stream_start,
 )
 
-# combatsim.d100.layout, repeated (tests compare LAYOUT with the Python tuple).
+# combatsim.d100.layout, repeated (tests compare LAYOUT with the Python tuple); D100, C_SIDE,
+# C_AMBUSH_ATTACK, C_AMBUSH_DEFEND and F_SURPRISED come with the engine's rules (attack_rules.pxi).
 cdef enum:
     ATTACK_SIDES = 1000000
-    D100 = 100
     A_LETHAL = 5
     A_SERIOUS = 6
     A_FLESH = 7
@@ -47,7 +48,6 @@ cdef enum:
     F_INSTANT_DEATH = 13
     F_ESCALATED_SERIOUS = 14
     F_ESCALATED_LETHAL = 15
-    F_SURPRISED = 16
     FIGHT_COUNTS = 17
     UNFINISHED = -1
     DRAW = -2
@@ -61,14 +61,11 @@ cdef enum:
     ACTION_CHARGE = 7
     ACTION_TAKE_COVER = 8
     ACTION_TOGGLE_DUAL_WIELD = 9
-    C_SIDE = 0
     C_RANGED = 1
     C_ARMOUR = 2
     C_DUAL_ALLOWED = 3
     C_FLEE_BASE = 4
     C_PRESS = 5
-    C_AMBUSH_ATTACK = 10
-    C_AMBUSH_DEFEND = 15
     C_ATTACK = 20
     C_NONLETHAL = 40
     C_DAMAGE = 42
@@ -79,7 +76,8 @@ cdef enum:
     TIER_CRITICAL = 0
     TIER_SUCCESS = 2
 
-# The engine's attack rules (attack_outcome, tier_bars, damage_bars, ...) and the wound severities.
+# The engine's rules (attack_outcome, tier_bars, damage_bars, ambush_contests, and what they call)
+# with the constants they read, and the wound severities.
 include "attack_rules.pxi"
 
 LAYOUT = (
@@ -338,17 +336,11 @@ cdef class OneAttack:
 
 
 # ---------------------------------------------------------------------------------------------
-# Fights: the reference's _Fight. Combatant c is bit c of the yes/no states (m <= 64), so "first
-# active opponent", "is a side out" and "every active combatant in order" are bit operations, not
-# loops over the table; the per-combatant counters are int32 arrays.
+# Fights. In lockstep vector lanes (fight_lanes.h) where they pay and take the table; else the
+# engine's own fight (combatsim.d100.engine.fight, the reference) as its Cython build. A lane's
+# fight starts with the engine's ambush contests (ambush_contests, from attack_rules.pxi).
+# Combatant c is bit c of the lanes' masks.
 # ---------------------------------------------------------------------------------------------
-cdef enum:
-    # api.MAX_COMBATANTS: one bit each in a uint64.
-    MAX_FIGHTERS = 64
-    # The actions that attack (and mark their target as targeted), as a set of bits.
-    ATTACKING = ((1 << ACTION_ATTACK) | (1 << ACTION_QUICK_ATTACK) | (1 << ACTION_PRESS)
-                 | (1 << ACTION_CHARGE))
-
 cdef extern from *:
     """
     /* The index of the lowest set bit of a nonzero word. */
@@ -365,330 +357,8 @@ cdef extern from *:
     int64_t d100_lowest_bit(uint64_t x) noexcept nogil
 
 
-ctypedef struct Fight:
-    const int64_t* table  # m x FIELDS
-    # m x 2 x 101: the action of combatant c, not engaged or engaged, for policy roll 1..100 (the
-    # scripted policy's choice and the overrides that depend on being engaged; one load, not a
-    # loop over the bounds).
-    const int8_t* policy
-    int64_t m
-    int64_t* counts
-    AheadStream stream
-    uint32_t attack_threshold
-    uint32_t d100_threshold
-    uint64_t sides[2]  # the combatants of side 0 and of side 1 (constant)
-    uint64_t active
-    uint64_t cover
-    uint64_t dual
-    uint64_t defending
-    uint64_t targeted
-    uint64_t surprised
-    uint64_t escaped
-    int32_t deadly_flesh[MAX_FIGHTERS]
-    int32_t serious[MAX_FIGHTERS]  # lethal wounds are not kept: one takes the combatant out
-    int32_t failed_flee[MAX_FIGHTERS]
-    int32_t engaged[MAX_FIGHTERS]
-    int32_t action[MAX_FIGHTERS]
-    int32_t target[MAX_FIGHTERS]
-    int32_t attacked[MAX_FIGHTERS]  # whom each attacked this pass (-1: nobody)
-    uint64_t involved[MAX_FIGHTERS]  # with whom each is in an engaging attack this pass
-
-
-cdef inline const int64_t* _row(Fight* f, int64_t c) noexcept nogil:
-    return &f.table[c * FIELDS]
-
-
 cdef inline uint64_t _bit(int64_t c) noexcept nogil:
     return (<uint64_t>1) << c
-
-
-cdef inline int64_t _has(uint64_t bits, int64_t c) noexcept nogil:
-    return <int64_t>((bits >> c) & 1)
-
-
-cdef inline int64_t _contest_tier(int64_t roll, const int64_t* bars) noexcept nogil:
-    return (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3])
-
-
-cdef inline bint _first_wins(Fight* f, int64_t roll, int64_t c, int64_t column, int64_t opposing_roll,
-                             int64_t o, int64_t opposing_column) noexcept nogil:
-    cdef const int64_t* own_bars = _row(f, c) + column
-    cdef const int64_t* other_bars = _row(f, o) + opposing_column
-    cdef int64_t own = _contest_tier(roll, own_bars)
-    cdef int64_t other = _contest_tier(opposing_roll, other_bars)
-    if own != other:
-        return own < other
-    return own_bars[4] - roll > other_bars[4] - opposing_roll
-
-
-cdef inline int64_t _first_active_opponent(Fight* f, int64_t c) noexcept nogil:
-    cdef uint64_t opponents = f.active & f.sides[1 - _row(f, c)[C_SIDE]]
-    return d100_lowest_bit(opponents) if opponents else -1
-
-
-cdef inline int64_t _end_if_out(Fight* f, int64_t side) noexcept nogil:
-    # The winning side when ``side`` has nobody left in the fight, else -1.
-    return -1 if f.active & f.sides[side] else 1 - side
-
-
-cdef inline void _release(Fight* f, int64_t c) noexcept nogil:
-    cdef int64_t partner = f.engaged[c]
-    if partner >= 0 and f.engaged[partner] == c:
-        f.engaged[partner] = -1
-    f.engaged[c] = -1
-
-
-cdef inline int64_t _wound(Fight* f, int64_t t, const int64_t* bars, int64_t damage_roll, int64_t critical,
-                           int64_t deadly) noexcept nogil:
-    # One weapon's wound on t, and its escalation, without branches: which wound a hit deals is a
-    # coin flip no predictor learns. Returns 1 when t now has a lethal wound (direct or escalated).
-    # (Whether the attack hits is a branch in _attack: skipping both wounds on a miss measured
-    # faster than masking them.)
-    cdef int64_t lethal = damage_roll <= bars[0]
-    cdef int64_t serious = (damage_roll > bars[0]) & (damage_roll <= bars[1])
-    cdef int64_t flesh = damage_roll > bars[1]
-    cdef int64_t deadly_flesh, serious_wounds, to_serious, to_lethal
-    f.counts[F_LETHAL] += lethal
-    f.counts[F_INSTANT_DEATH] += lethal & critical
-    f.counts[F_SERIOUS] += serious
-    f.counts[F_FLESH] += flesh
-    # Escalation, cascading: three deadly flesh -> serious, two serious -> lethal.
-    deadly_flesh = f.deadly_flesh[t] + (flesh & deadly)  # nonlethal flesh wounds do not count
-    to_serious = deadly_flesh >= 3
-    f.deadly_flesh[t] = <int32_t>(deadly_flesh - 3 * to_serious)
-    serious_wounds = f.serious[t] + serious + to_serious
-    to_lethal = serious_wounds >= 2
-    f.serious[t] = <int32_t>(serious_wounds - 2 * to_lethal)
-    f.counts[F_ESCALATED_SERIOUS] += to_serious
-    f.counts[F_ESCALATED_LETHAL] += to_lethal
-    return lethal | to_lethal
-
-
-cdef inline int64_t _attack(Fight* f, int64_t c, int64_t t, int64_t quick) noexcept nogil:
-    # c attacks t (the reference's attack); returns 1 when t now has a lethal wound (it goes out
-    # when its batch's wounds have all landed).
-    cdef const int64_t* row = _row(f, c)
-    cdef int64_t cover = _has(f.cover, t) & row[C_RANGED]
-    cdef int64_t dual = _has(f.dual, c)
-    cdef int64_t steps = quick + dual + cover + _has(f.defending, t)
-    cdef int64_t armour = _row(f, t)[C_ARMOUR]
-    cdef uint64_t a, d1, d2
-    cdef int64_t tier, critical, out
-    _split(<uint64_t>(ahead_die(&f.stream, ATTACK_SIDES, f.attack_threshold) - 1), &a, &d1, &d2)
-    tier = _contest_tier(<int64_t>a + 1, row + C_ATTACK + 4 * steps)
-    f.counts[F_ATTACKS] += 1
-    f.attacked[c] = <int32_t>t
-    if tier > TIER_SUCCESS:
-        return 0
-    critical = tier == TIER_CRITICAL
-    # Weapon 0, then weapon 1 when dual wielding (layout.damage_column).
-    out = _wound(f, t, row + C_DAMAGE + 2 * ((cover * 3 + armour) * 2 + dual), <int64_t>d1 + 1, critical,
-                 1 - row[C_NONLETHAL])
-    if dual:
-        out |= _wound(f, t, row + C_DAMAGE + 2 * (((2 + cover) * 3 + armour) * 2 + dual), <int64_t>d2 + 1,
-                      critical, 1 - row[C_NONLETHAL + 1])
-    return out
-
-
-cdef inline void _declare(Fight* f, int64_t c, bint first_pass) noexcept nogil:
-    cdef const int64_t* row = _row(f, c)
-    cdef int64_t action, target, partner, engaged
-    f.attacked[c] = -1
-    if first_pass and _has(f.surprised, c):
-        f.action[c] = ACTION_NONE
-        return
-    partner = f.engaged[c]
-    engaged = partner >= 0
-    action = f.policy[(2 * c + engaged) * (D100 + 1) + ahead_die(&f.stream, D100, f.d100_threshold)]
-    if row[C_DUAL_ALLOWED] & (1 - _has(f.dual, c)):
-        action = ACTION_TOGGLE_DUAL_WIELD
-    target = partner if engaged else _first_active_opponent(f, c)
-    f.action[c] = <int32_t>action
-    f.target[c] = <int32_t>target
-    # A running fight always has an active opponent (target >= 0); the mask only keeps the shift
-    # defined.
-    f.targeted |= <uint64_t>((ATTACKING >> action) & 1) << (target & 63)
-    f.defending |= <uint64_t>(action == ACTION_DEFEND) << c
-
-
-cdef inline void _attack_batch(Fight* f, bint quick) noexcept nogil:
-    # The quick attacks (quick attack, charge) or the standard ones (attack, a press not spent
-    # blocking a disengage) of every combatant in the fight, in table order, all against the
-    # state before the batch: whom it takes out goes out after it (the reference's attack_batch).
-    cdef uint64_t struck = 0, todo = f.active
-    cdef int64_t c, t, action, target
-    while todo:
-        c = d100_lowest_bit(todo)
-        todo &= todo - 1
-        action = f.action[c]
-        target = f.target[c]
-        if quick:
-            if not ((action == ACTION_QUICK_ATTACK) | (action == ACTION_CHARGE)):
-                continue
-        elif action == ACTION_PRESS:
-            if (f.action[target] == ACTION_DISENGAGE) & (f.target[target] == c):
-                continue  # the press is spent blocking the disengage
-        elif action != ACTION_ATTACK:
-            continue
-        if not _has(f.active, target):  # out in the quick attacks: the first opponent still in
-            target = _first_active_opponent(f, c)
-            if target < 0:
-                continue
-        struck |= <uint64_t>_attack(f, c, target, quick) << target
-    todo = struck
-    while todo:
-        t = d100_lowest_bit(todo)
-        todo &= todo - 1
-        _release(f, t)
-    f.active &= ~struck
-
-
-cdef inline int64_t _outcome(Fight* f) noexcept nogil:
-    # The fight's outcome when a side has nobody left in it (the winning side, or DRAW), else
-    # UNFINISHED (it goes on).
-    cdef uint64_t in0 = f.active & f.sides[0], in1 = f.active & f.sides[1]
-    if in0 and in1:
-        return UNFINISHED
-    if in0:
-        return 0
-    return 1 if in1 else DRAW
-
-
-cdef inline int64_t _engaging_attack(Fight* f, int64_t c) noexcept nogil:
-    # Whom c made an engaging attack on this pass (a charge, or a melee attack); -1 for nobody.
-    cdef int64_t t = f.attacked[c]
-    return t if (t >= 0) & ((f.action[c] == ACTION_CHARGE) | (1 - _row(f, c)[C_RANGED])) else -1
-
-
-cdef inline void _move(Fight* f, int64_t c) noexcept nogil:
-    # c's action after the attacks: take cover, toggle dual wield, disengage or flee.
-    cdef const int64_t* row = _row(f, c)
-    cdef int64_t action = f.action[c]
-    cdef int64_t partner, disengage_roll, press_roll, flee_target
-    if action == ACTION_TAKE_COVER:
-        f.cover |= _bit(c)
-    elif action == ACTION_TOGGLE_DUAL_WIELD:
-        f.dual |= _bit(c)
-    elif action == ACTION_DISENGAGE:
-        partner = f.engaged[c]
-        if partner < 0:
-            return
-        if (f.action[partner] == ACTION_PRESS) & (f.target[partner] == c):
-            disengage_roll = ahead_die(&f.stream, D100, f.d100_threshold)
-            press_roll = ahead_die(&f.stream, D100, f.d100_threshold)
-            if _first_wins(f, disengage_roll, c, C_PRESS, press_roll, partner, C_PRESS):
-                _release(f, c)
-        else:
-            _release(f, c)
-    elif action == ACTION_FLEE:
-        if f.engaged[c] >= 0:
-            return
-        if _has(f.targeted, c):
-            flee_target = _min(95, row[C_FLEE_BASE] + 20 * f.failed_flee[c])
-            if ahead_die(&f.stream, D100, f.d100_threshold) > flee_target:
-                f.failed_flee[c] += 1
-                f.cover |= _bit(c)
-                return
-        f.active &= ~_bit(c)
-        f.escaped |= _bit(c)
-
-
-cdef enum:
-    # Fights in flight per kernel call (docs/d100.md, "Kernels and speed"): each lane holds one
-    # fight's state and stream; the lanes advance one pass each in turn, and a lane whose fight
-    # ended starts the next fight index at once. Fight i draws only from item stream i. One lane
-    # is fastest: the branch predictor then learns from the same fight's earlier passes (bench
-    # fight, A/B in one process: 1 lane 50.9, 2 lanes 54.6, 8 lanes 60.9 ns an attack).
-    FIGHT_LANES = 1
-
-#: FIGHT_LANES, for the tests.
-fight_lanes = FIGHT_LANES
-
-cdef void _begin(Fight* f, uint64_t seed, uint64_t index, int64_t ambush_side, const int64_t* ambushers,
-                 int64_t ambusher_count) noexcept nogil:
-    # A fight's start: fresh combatants, then the ambush contests (the stream's first words).
-    cdef int64_t c, d, a, rank, attacker_roll, defender_roll
-    ahead_start(&f.stream, seed, index)
-    f.active = f.sides[0] | f.sides[1]
-    f.cover = 0
-    f.dual = 0
-    f.defending = 0
-    f.targeted = 0
-    f.surprised = 0
-    f.escaped = 0
-    for c in range(f.m):
-        f.deadly_flesh[c] = 0
-        f.serious[c] = 0
-        f.failed_flee[c] = 0
-        f.engaged[c] = -1
-    if ambush_side >= 0:
-        rank = 0
-        for d in range(f.m):
-            if _row(f, d)[C_SIDE] == ambush_side:
-                continue
-            a = ambushers[rank % ambusher_count]
-            rank += 1
-            attacker_roll = ahead_die(&f.stream, D100, f.d100_threshold)
-            defender_roll = ahead_die(&f.stream, D100, f.d100_threshold)
-            if _first_wins(f, attacker_roll, a, C_AMBUSH_ATTACK, defender_roll, d, C_AMBUSH_DEFEND):
-                f.surprised |= _bit(d)
-                f.counts[F_SURPRISED] += 1
-
-
-cdef int64_t _one_pass(Fight* f, int64_t round_number, int64_t pass_number) noexcept nogil:
-    # One pass (the reference's play_pass): declarations, the quick attacks, the standard
-    # attacks, then engagements and the other actions. Returns the fight's outcome when it ended
-    # in this pass, else UNFINISHED. Actions need no reset: every combatant whose action is read
-    # (an active one, its partner, its declared target) declared this pass.
-    cdef int64_t c, t, outcome
-    cdef uint64_t todo, declared
-    cdef bint first_pass = round_number == 1 and pass_number == 1
-    if pass_number == 1:
-        f.targeted = 0
-    f.defending = 0
-    declared = f.active
-    todo = declared
-    while todo:
-        _declare(f, d100_lowest_bit(todo), first_pass)
-        todo &= todo - 1
-    _attack_batch(f, True)
-    _attack_batch(f, False)
-    outcome = _outcome(f)
-    if outcome != UNFINISHED:
-        return outcome
-    # Engagements: an engaging attack (a charge, or a melee attack) pairs attacker and target when
-    # both are still in the fight, unless either is in another engaging attack of the pass (the
-    # reference's engage_after_attacks). involved: with whom each is in one. A charger leaves its
-    # cover.
-    todo = declared
-    while todo:
-        f.involved[d100_lowest_bit(todo)] = 0
-        todo &= todo - 1
-    todo = declared
-    while todo:
-        c = d100_lowest_bit(todo)
-        todo &= todo - 1
-        f.cover &= ~(<uint64_t>((f.attacked[c] >= 0) & (f.action[c] == ACTION_CHARGE)) << c)
-        t = _engaging_attack(f, c)
-        if t >= 0:
-            f.involved[c] |= _bit(t)
-            f.involved[t] |= _bit(c)
-    todo = declared
-    while todo:
-        c = d100_lowest_bit(todo)
-        todo &= todo - 1
-        t = _engaging_attack(f, c)
-        if (t >= 0 and _has(f.active, c) & _has(f.active, t) and f.involved[c] == _bit(t) and f.involved[t] == _bit(c)
-                and f.engaged[c] != t):
-            _release(f, c)
-            _release(f, t)
-            f.engaged[c] = <int32_t>t
-            f.engaged[t] = <int32_t>c
-    todo = f.active
-    while todo:
-        _move(f, d100_lowest_bit(todo))
-        todo &= todo - 1
-    return _outcome(f)
 
 
 cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
@@ -766,10 +436,10 @@ cdef extern from "fight_lanes.h" nogil:
     int d100f_lanes_pay()
 
 cdef enum:
-    # Fewer fights than this in a call go to the scalar kernel: every pass costs the lanes' loops
-    # whatever the fights in them (bench fight, ns a fight, scalar vs 128 lanes: 256 fights 454 vs
-    # 599, 384 fights 467 vs 519, 512 fights 475 vs 478, 1024 fights 602 vs 388).
-    LOCKSTEP_MIN_FIGHTS = 4 * D100F_LANES
+    # Fewer fights than this in a call go to the engine's fight: every pass costs the lanes' loops
+    # whatever the fights in them (bench fight, ns a fight, engine vs 128 lanes: 64 fights 1239 vs
+    # 1845, 128 fights 1153 vs 813, 256 fights 1193 vs 509, 512 fights 1150 vs 376).
+    LOCKSTEP_MIN_FIGHTS = D100F_LANES
 
 #: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, the
 #: fewest fights a call gives it, and whether this CPU takes it at all (AVX2 or AVX-512).
@@ -804,7 +474,7 @@ cdef inline int32_t _bar_byte(int64_t bar) noexcept nogil:
 
 cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, uint64_t seed,
                       D100FightTable* k) noexcept nogil:
-    # The table as the lanes read it; False when the lanes do not take it (the scalar kernel
+    # The table as the lanes read it; False when the lanes do not take it (the engine's fight
     # does): too many combatants, a side without any, flags that are not 0/1, attack bars or policy
     # bounds that do not ascend (the lanes read only the critical and success bars, and count the
     # bounds below the policy roll), values outside int32 steps. api.fight_table's tables pass.
@@ -868,28 +538,36 @@ cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_r
     return True
 
 
-cdef void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j, Fight* scratch, uint64_t seed,
-                      int64_t index, int64_t ambush_side, const int64_t* ambushers,
-                      int64_t ambusher_count) noexcept nogil:
-    # The scalar kernel's start of a fight (ambush contests included), handed to lane j with the
-    # stream's words it has not used. Without an ambush a fight starts with no word read: the lane
-    # takes it as it is (the scalar start and hand-over were a tenth of the bench fight).
+cdef inline void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j, uint64_t seed, int64_t index,
+                             const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[::1] scratch,
+                             int64_t[::1] local) noexcept nogil:
+    # Fight ``index``'s start, handed to lane j: without an ambush no word is read yet, and the lane
+    # takes the fight as it is; with one, the engine's ambush contests roll the item stream's first
+    # words (their surprised defenders into the state row ``scratch``, counted in ``local``), and
+    # the lane goes on from where they stopped: the retries used, the unread words of the current
+    # block, the blocks drawn, and the surprised bits.
+    cdef Stream stream
+    cdef int64_t m = table.shape[0], c, at
     cdef uint64_t used
-    if ambush_side < 0:
-        d100f_run_load(lanes, k, j, <uint64_t>index, 0, &scratch.stream.words[0], 0, 0, 0)
+    cdef uint32_t surprised = 0
+    if config[G_AMBUSH_SIDE] < 0:
+        d100f_run_load(lanes, k, j, <uint64_t>index, 0, &stream.words[0], 0, 0, 0)
         return
-    _begin(scratch, seed, <uint64_t>index, ambush_side, ambushers, ambusher_count)
-    used = scratch.stream.stream.used
-    d100f_run_load(lanes, k, j, <uint64_t>index, scratch.stream.stream.retries,
-                   &scratch.stream.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)],
-                   <int32_t>(scratch.stream.drawn - used), <uint32_t>(scratch.stream.drawn >> 2),
-                   <uint32_t>scratch.surprised)
+    stream_start(&stream, seed, <uint64_t>index)
+    ambush_contests(table, config, scratch, local, &stream)
+    for c in range(m):
+        at = _at(M_SURPRISED, c, m)
+        surprised |= <uint32_t>(scratch[at] != 0) << c
+        scratch[at] = 0
+    used = stream.used
+    d100f_run_load(lanes, k, j, <uint64_t>index, stream.retries, &stream.words[used & 3],
+                   <int32_t>((4 - (used & 3)) & 3), <uint32_t>((used + 3) >> 2), surprised)
 
 
-cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun* lanes, uint64_t seed,
-                           int64_t start, int64_t count, int64_t ambush_side, const int64_t* ambushers,
-                           int64_t ambusher_count, int64_t standing_at, int64_t* local, int64_t[::1] counts, int8_t[::1] winner_out,
-                           int32_t[::1] rounds_out) noexcept nogil:
+cdef void _lockstep_fights(const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[::1] scratch,
+                           const D100FightTable* k, D100FightRun* lanes, uint64_t seed, int64_t start,
+                           int64_t count, const uint64_t* sides, int64_t standing_at, int64_t[::1] local,
+                           int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
     # Fights start..start+count-1 in the lanes; each lane that ends a fight records it and starts
     # the next index. Every count is a sum, and fight i rolls only item stream i, so the order in
     # which lanes finish does not change any result.
@@ -902,7 +580,7 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun
         item[j] = -1
         if next_fight < count:
             item[j] = next_fight
-            _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers, ambusher_count)
+            _start_lane(lanes, k, j, seed, start + next_fight, table, config, scratch, local)
             next_fight += 1
             running += 1
         else:
@@ -915,12 +593,11 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun
                     j = <int>(64 * w + d100_lowest_bit(bits))
                     bits &= bits - 1
                     _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), d100f_run_escaped(lanes, j),
-                            d100f_run_active(lanes, j), scratch.sides, standing_at, local, counts, winner_out,
+                            d100f_run_active(lanes, j), sides, standing_at, &local[0], counts, winner_out,
                             rounds_out)
                     if next_fight < count:
                         item[j] = next_fight
-                        _start_lane(lanes, k, j, scratch, seed, start + next_fight, ambush_side, ambushers,
-                                    ambusher_count)
+                        _start_lane(lanes, k, j, seed, start + next_fight, table, config, scratch, local)
                         next_fight += 1
                     else:
                         item[j] = -1
@@ -928,125 +605,42 @@ cdef void _lockstep_fights(Fight* scratch, const D100FightTable* k, D100FightRun
                         running -= 1
         sweeps += 1
         if sweeps % D100F_COUNT_PASSES == 0:  # before a lane's 16-bit counts could overflow
-            d100f_run_take_counts(lanes, local + F_ATTACKS)
-    d100f_run_take_counts(lanes, local + F_ATTACKS)
+            d100f_run_take_counts(lanes, &local[F_ATTACKS])
+    d100f_run_take_counts(lanes, &local[F_ATTACKS])
 
 
 def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] table, int64_t passes,
           int64_t max_rounds, int64_t ambush_side, int64_t[::1] counts, int8_t[::1] winner_out,
           int32_t[::1] rounds_out):
-    # Fights start..start+count-1. Up to D100F_MAX combatants and at least LOCKSTEP_MIN_FIGHTS
-    # fights, on a CPU with AVX2: in lockstep vector lanes (fight_lanes.h, _lockstep_fights).
-    # Else in FIGHT_LANES scalar lanes advanced in turn, one pass per lane per sweep; a lane whose
-    # fight ends starts the next fight index at once. Fight i uses item stream i only, and every
-    # count is a sum, so either way the results equal the reference's fight-by-fight loop.
-    cdef int64_t m = table.shape[0]
+    """Fights start..start+count-1 (the engine's ``fight``, whose signature and results these are).
+
+    Up to D100F_MAX combatants and at least LOCKSTEP_MIN_FIGHTS fights, on a CPU with AVX2, and a
+    table the lanes take (_lane_table): in lockstep vector lanes (fight_lanes.h, _lockstep_fights).
+    Else the engine's own fight as its Cython build (combatsim.d100.engine, kernels/d100/engine_cy.pyx).
+    Fight i uses item stream i only, and every count is a sum, so either way the results equal the
+    reference's fight-by-fight loop."""
+    cdef int64_t m = table.shape[0], c, j
     cdef uint64_t sides[2]
-    cdef int8_t[::1] policy = np.zeros(2 * m * (D100 + 1), dtype=np.int8)
-    cdef int64_t roll, choice, engaged, action
-    cdef int64_t[::1] ambushers = np.zeros(m + 1, dtype=np.int64)
-    cdef int64_t local[FIGHT_COUNTS]
-    cdef Fight lanes[FIGHT_LANES]
-    cdef int64_t item[FIGHT_LANES]
-    cdef int64_t round_of[FIGHT_LANES]
-    cdef int64_t pass_of[FIGHT_LANES]
-    cdef int64_t ambusher_count = 0, k, c, j, outcome, round_number, pass_number
-    cdef int64_t next_fight = 0, running = 0
     cdef D100FightTable lane_table
     cdef uint8_t[::1] lane_buffer
     cdef D100FightRun* lane_state
-    # A fight with no pass at all (passes or max_rounds 0; the API never asks for one) is a draw
-    # after max_rounds rounds, as in the reference.
-    cdef bint empty = passes <= 0 or max_rounds <= 0
-    cdef int64_t empty_rounds = _max(max_rounds, 0)
-    cdef int64_t standing_at = FIGHT_COUNTS + empty_rounds + 1  # after the rounds histogram
-    if m > MAX_FIGHTERS:
-        raise ValueError(f"at most {MAX_FIGHTERS} combatants, got {m}")
-    for j in range(FIGHT_COUNTS):
-        local[j] = 0
+    cdef int64_t[::1] config, scratch, local
+    if not (count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay()
+            and _lane_table(table, passes, max_rounds, seed, &lane_table)):
+        engine_kernels("combatsim.d100.engine", "cython").fight(seed, start, count, table, passes, max_rounds,
+                                                                ambush_side, counts, winner_out, rounds_out)
+        return
+    config = engine.make_config(table, passes, max_rounds, ambush_side)
+    scratch = np.zeros(engine.state_size(m), dtype=np.int64)  # the ambush's surprised defenders
+    local = np.zeros(FIGHT_COUNTS, dtype=np.int64)
     sides[0] = 0
     sides[1] = 0
     for c in range(m):
-        for engaged in range(2):
-            for roll in range(1, D100 + 1):
-                # The first action whose cumulative bound is >= the roll (layout.POLICY_ACTIONS is
-                # ATTACK..TAKE_COVER in order; the last bound is 100), then the overrides that
-                # depend on being engaged.
-                choice = 0
-                while roll > table[c, C_POLICY + choice]:
-                    choice += 1
-                action = ACTION_ATTACK + choice
-                if action == ACTION_FLEE and engaged:
-                    action = ACTION_DISENGAGE
-                elif action == ACTION_DISENGAGE and not engaged:
-                    action = ACTION_ATTACK
-                policy[(2 * c + engaged) * (D100 + 1) + roll] = <int8_t>action
-    for c in range(m):
         sides[table[c, C_SIDE]] |= _bit(c)
-        if table[c, C_SIDE] == ambush_side:
-            ambushers[ambusher_count] = c
-            ambusher_count += 1
-    for j in range(FIGHT_LANES):
-        lanes[j].table = &table[0, 0]
-        lanes[j].policy = &policy[0]
-        lanes[j].m = m
-        lanes[j].sides[0] = sides[0]
-        lanes[j].sides[1] = sides[1]
-        lanes[j].counts = local
-        lanes[j].attack_threshold = rejection_threshold(ATTACK_SIDES)
-        lanes[j].d100_threshold = rejection_threshold(D100)
-        item[j] = -1
-        round_of[j] = 0
-        pass_of[j] = 0
-    if count >= LOCKSTEP_MIN_FIGHTS and d100f_lanes_pay() and _lane_table(table, passes, max_rounds, seed,
-                                                                         &lane_table):
-        lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
-        lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
-        with nogil:  # with an ambush, lanes[0] starts each fight (_begin) before a vector lane takes it
-            _lockstep_fights(&lanes[0], &lane_table, lane_state, seed, start, count, ambush_side, &ambushers[0],
-                             ambusher_count, standing_at, local, counts, winner_out, rounds_out)
-        for j in range(FIGHT_COUNTS):
-            counts[j] += local[j]
-        return
+    lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
+    lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
     with nogil:
-        # Sweeps: each running lane plays one pass; ended lanes take the next fight index.
-        while True:
-            for j in range(FIGHT_LANES):
-                k = item[j]
-                if k >= 0:
-                    round_number = round_of[j]
-                    pass_number = pass_of[j]
-                    outcome = _one_pass(&lanes[j], round_number, pass_number)
-                    if outcome != UNFINISHED:
-                        _finish(k, outcome, round_number, lanes[j].escaped, lanes[j].active, sides, standing_at,
-                                local, counts, winner_out, rounds_out)
-                        k = -1
-                    elif pass_number < passes:
-                        pass_of[j] = pass_number + 1
-                    elif round_number < max_rounds:
-                        round_of[j] = round_number + 1
-                        pass_of[j] = 1
-                    else:
-                        _finish(k, UNFINISHED, max_rounds, lanes[j].escaped, lanes[j].active, sides, standing_at,
-                                local, counts, winner_out, rounds_out)
-                        k = -1
-                while k < 0 and next_fight < count:
-                    k = next_fight
-                    next_fight += 1
-                    _begin(&lanes[j], seed, <uint64_t>(start + k), ambush_side, &ambushers[0], ambusher_count)
-                    if empty:
-                        _finish(k, UNFINISHED, empty_rounds, 0, lanes[j].active, sides, standing_at, local, counts,
-                                winner_out, rounds_out)
-                        k = -1
-                    else:
-                        round_of[j] = 1
-                        pass_of[j] = 1
-                if k >= 0 and item[j] < 0:
-                    running += 1
-                elif k < 0 and item[j] >= 0:
-                    running -= 1
-                item[j] = k
-            if running == 0 and next_fight >= count:
-                break
+        _lockstep_fights(table, config, scratch, &lane_table, lane_state, seed, start, count, sides,
+                         FIGHT_COUNTS + max_rounds + 1, local, counts, winner_out, rounds_out)
     for j in range(FIGHT_COUNTS):
         counts[j] += local[j]

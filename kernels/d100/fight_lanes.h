@@ -1,6 +1,6 @@
 /* d100 fights in lockstep lanes: the Cython "d100.fight" fast path (docs/d100.md, "Kernels and speed").
  *
- * The scalar kernel (_cy.pyx, fight) plays one fight at a time, and its branches follow the dice
+ * The engine's fight (combatsim.d100.engine) plays one fight at a time, and its branches follow the dice
  * (the policy's action, hit or miss, the wound, who is out), so the CPU mispredicts several of
  * them a pass. Here D100F_LANES fights run at once, one a lane, and a pass of every lane is a run
  * of loops over the lanes, for each combatant in turn: its declaration, its quick attack, its
@@ -9,7 +9,7 @@
  * attack loops a combatant where one did when a pass resolved in table order: bench fight, A/B
  * with both builds in one process, best of 9: 9.7 -> 13.5 ns an attack (0.71x to 0.81x over runs).
  *
- * A lane is the scalar kernel's state spread out: the yes/no states are bits of per-lane masks,
+ * A lane is the engine's state spread out: the yes/no states are bits of per-lane masks,
  * the wound counters bit fields (deadly flesh 0..2 in two bits a combatant, serious 0..1 in one:
  * an escalation leaves no more), the engaged partners 4-bit fields, so that "combatant t's value"
  * for a t that differs by lane is a shift, and an update a masked insert (stores to computed
@@ -37,8 +37,9 @@
  * the stream does (d100f_accept), before the step rolls it.
  *
  * The caller (the Cython kernel) holds the lanes of either width as a D100FightRun and starts
- * each fight in a lane (d100f_run_load): after the scalar kernel's _begin when there is an ambush
- * (its contests roll the stream's first words, which the lane takes over), else directly; and
+ * each fight in a lane (d100f_run_load): after the engine's ambush_contests when there is an ambush
+ * (they roll the stream's first words; the lane takes over the rest of their last block and goes
+ * on from the next block), else directly; and
  * records each ended fight (ended_bits).
  */
 #ifndef COMBATSIM_D100_FIGHT_LANES_H
@@ -142,7 +143,7 @@ static inline int32_t d100f_marked(uint32_t w) {
 
 /* Whether the lanes pay on this CPU in this build: their loops in AVX2 or AVX-512 (clones.h). The
  * portable clone (SSE2, no gathers) ran the bench fight at 128 ns an attack against the scalar
- * kernel's 40; the AVX2 one at 26, the AVX-512 one at 22 (when the lanes were first built). */
+ * fight's 40; the AVX2 one at 26, the AVX-512 one at 22 (when the lanes were first built). */
 static inline int d100f_lanes_pay(void) {
 #ifdef D100F_GATHER_PATHS
     return combatsim_cpu_has_avx2() && COMBATSIM_CODE_LEVEL >= 1;
@@ -155,7 +156,7 @@ static inline int32_t d100f_min(int32_t a, int32_t b) { return a < b ? a : b; }
 
 static inline int32_t d100f_clamp(int32_t x, int32_t low, int32_t high) { return x < low ? low : x > high ? high : x; }
 
-/* The quick contest of a disengage against its partner's press (the scalar kernel's
+/* The quick contest of a disengage against its partner's press (the engine's
  * _first_wins on the press bars): does the disengage win? Ties go to the blocker. */
 static inline int32_t d100f_tier(int32_t roll, const int32_t *bars) {
     return (roll > bars[0]) + (roll > bars[1]) + (roll > bars[2]) + (roll > bars[3]);

@@ -333,7 +333,7 @@ static inline __attribute__((always_inline)) void D100F_F(declare)(D100F_S *rest
 }
 
 /* One weapon's wound on a target whose deadly flesh and serious wounds are *flesh, *serious
- * (the scalar kernel's _wound); returns 1 when the target now has a lethal wound. */
+ * (the engine's _wound); returns 1 when the target now has a lethal wound. */
 static inline D100F_L D100F_F(wound)(D100F_L hit, D100F_L damage, D100F_L lethal_bar, D100F_L worse_bar,
                                      D100F_L critical, D100F_L deadly, D100F_L *flesh, D100F_L *serious,
                                      D100F_L *counts) {

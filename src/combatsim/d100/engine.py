@@ -141,10 +141,12 @@ MEMBER_NAMES = ("in_fight", "escaped", "flesh", "serious", "in_cover", "defendin
 GLOBAL_FIELDS = len(GLOBAL_NAMES)
 BLOCK_FIELDS = len(MEMBER_NAMES)
 
-#: One attack's outcome, for the "d100.attack" kernels of every backend (combatsim.engine_cython):
-#: the tier and wounds of an attack's 0-based value, and the bars the kernels' counting paths compare
-#: digits with.
-ATTACK_RULES = ("attack_outcome", "tier_bars", "damage_bars")
+#: The rules the hand-written Cython kernels include (combatsim.engine_cython; the name is the
+#: contract's, though not every one is an attack's): one attack's outcome, for the "d100.attack"
+#: kernels of every backend (the tier and wounds of an attack's 0-based value, and the bars the
+#: kernels' counting paths compare digits with), and the ambush's contests, with which the Cython
+#: "d100.fight" kernel starts a fight before its vector lanes play it.
+ATTACK_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
 #: The wound severities the compiled attack kernels count by.
 ATTACK_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
 
@@ -157,7 +159,7 @@ NUMBA_NO_RUNTIME = (
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
-    "_begin", "_advance",
+    "_begin", "ambush_contests", "_advance",
 )
 
 
@@ -692,7 +694,6 @@ def _begin(table, config, seed, index, s, counts, rng):
     """Starts fight ``index`` of ``seed`` in the state row ``s``, zeroing its ``counts``: the
     ambush's contests (docs/d100.md, "Ambush"); ``rng`` is left where the first pass reads on."""
     m = table.shape[0]
-    ambush_side = config[G_AMBUSH_SIDE]
     for j in range(s.shape[0]):
         s[j] = 0
     for j in range(counts.shape[0]):
@@ -706,32 +707,42 @@ def _begin(table, config, seed, index, s, counts, rng):
         s[_at(M_ATTACKED, c, m)] = -1
         s[_at(M_INVOLVED, c, m)] = -1
     stream_resume(rng, seed, index, 0, 0)
-    if ambush_side >= 0:
-        # Each member of the ambushed side, in table order, against the next ambusher (cycling).
-        ambushers = 0
-        for a in range(m):
-            if table[a, C_SIDE] == ambush_side:
-                ambushers += 1
-        rank = 0
-        for d in range(m):
-            if table[d, C_SIDE] == ambush_side:
-                continue
-            wanted = rank % ambushers
-            rank += 1
-            a = 0
-            while True:
-                if table[a, C_SIDE] == ambush_side:
-                    if wanted == 0:
-                        break
-                    wanted -= 1
-                a += 1
-            attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
-            defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
-            if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
-                s[_at(M_SURPRISED, d, m)] = 1
-                counts[F_SURPRISED] += 1
+    ambush_contests(table, config, s, counts, rng)
     s[S_WORDS] = stream_words_used(rng)
     s[S_RETRIES] = stream_retries_used(rng)
+
+
+def ambush_contests(table, config, s, counts, rng):
+    """The ambush's contests (docs/d100.md, "Ambush"), the first dice of a fight's stream ``rng``:
+    each member of the ambushed side, in table order, against the next ambusher (cycling); a
+    defender who loses is surprised (its M_SURPRISED set in ``s``, counted in F_SURPRISED). No
+    contest without an ambush (G_AMBUSH_SIDE -1)."""
+    m = table.shape[0]
+    ambush_side = config[G_AMBUSH_SIDE]
+    if ambush_side < 0:
+        return
+    ambushers = 0
+    for a in range(m):
+        if table[a, C_SIDE] == ambush_side:
+            ambushers += 1
+    rank = 0
+    for d in range(m):
+        if table[d, C_SIDE] == ambush_side:
+            continue
+        wanted = rank % ambushers
+        rank += 1
+        a = 0
+        while True:
+            if table[a, C_SIDE] == ambush_side:
+                if wanted == 0:
+                    break
+                wanted -= 1
+            a += 1
+        attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+        defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
+        if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
+            s[_at(M_SURPRISED, d, m)] = 1
+            counts[F_SURPRISED] += 1
 
 
 def _advance(table, config, s, actions, counts, rng):
