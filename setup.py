@@ -10,7 +10,7 @@ bundled .pxd files, which are new in every isolated build environment, so withou
 `pip install ".[extra]"` translated and recompiled every kernel.
 
 Every kernels/**/*.pyx is an extension. The engines' Cython builds kernels/<ruleset>/engine_cy.pyx
-and the attack rules kernels/<ruleset>/attack_rules.pxi that the attack kernels include are written
+and the kernel rules kernels/<ruleset>/kernel_rules.pxi that the Cython kernels include are written
 here from the engines' own sources (combatsim.engine_cython; not committed), each only when its
 text changed, so an unchanged engine's translation is reused; one that cannot be written or
 translated is left out with a warning (combatsim then runs that engine with Numba), not the build.

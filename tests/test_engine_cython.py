@@ -55,22 +55,22 @@ def test_every_cython_engine_is_built_from_the_current_source():
         assert body_digest(importlib.import_module(f"combatsim.{ruleset}.engine")) == built.BODY_DIGEST, ruleset
 
 
-def test_every_attack_kernel_includes_the_current_attack_rules():
-    """Each Cython attack kernel module's included rules (kernels/<ruleset>/attack_rules.pxi) are the
-    generator's for the engine's ATTACK_RULES as they are now, and a build from other rules is refused."""
+def test_every_kernel_module_includes_the_current_rules():
+    """Each Cython attack kernel module's included rules (kernels/<ruleset>/kernel_rules.pxi) are the
+    generator's for the engine's KERNEL_RULES as they are now, and a build from other rules is refused."""
     for ruleset in RULESETS:
         engine = importlib.import_module(f"combatsim.{ruleset}.engine")
-        if not getattr(engine, "ATTACK_RULES", ()):
+        if not getattr(engine, "KERNEL_RULES", ()):
             continue
         built = importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
-        assert body_digest(engine, engine.ATTACK_RULES) == built.ATTACK_RULES_DIGEST, ruleset
-        registry._check_attack_rules(ruleset, built)
-        stale = types.SimpleNamespace(__name__=built.__name__, ATTACK_RULES_DIGEST="0" * 64)
+        assert body_digest(engine, engine.KERNEL_RULES) == built.KERNEL_RULES_DIGEST, ruleset
+        registry._check_kernel_rules(ruleset, built)
+        stale = types.SimpleNamespace(__name__=built.__name__, KERNEL_RULES_DIGEST="0" * 64)
         with pytest.raises(ValueError, match=f"{built.__name__} was built from older combatsim.{ruleset}.engine"):
-            registry._check_attack_rules(ruleset, stale)
+            registry._check_kernel_rules(ruleset, stale)
 
 
-def test_included_attack_rules_divide_as_python_does():
+def test_included_rules_divide_as_python_does():
     """The attack kernel modules compile with C division, which truncates; the rules they include
     (d100's tier bars divide a negative skill) must floor as the reference does, so every ``//``
     and ``%`` there is a call of the floor functions, whose arithmetic is checked against Python's
@@ -78,7 +78,7 @@ def test_included_attack_rules_divide_as_python_does():
     import re
 
     for ruleset in RULESETS:
-        if not getattr(importlib.import_module(f"combatsim.{ruleset}.engine"), "ATTACK_RULES", ()):
+        if not getattr(importlib.import_module(f"combatsim.{ruleset}.engine"), "KERNEL_RULES", ()):
             continue
         text = generate_rules(ruleset)
         body = text.split(FLOOR_FUNCTIONS)[1]

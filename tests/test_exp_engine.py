@@ -385,7 +385,7 @@ def test_outcomes_unfinished_and_draw():
             assert (b["mask"][0, :, engine.FIRE_AT_FOE] == 0).all()  # both out: only hold
 
 
-# --- the attack kernels' rules (engine.ATTACK_RULES) -----------------------------------------------
+# --- the attack kernels' rules (engine.KERNEL_RULES) -----------------------------------------------
 @given(st.integers(0, 2**32 - 1), st.sampled_from([(0, 1), (1, 4), (1, 8), (2, 6), (3, 10), (1, 2_000_000), (5, 7)]))
 def test_fire_joint_reads_the_documented_digits_from_the_word(word, dice):
     """fire_joint's chain of multiplies gives the kilodie and damage dice docs/exp.md reads from the

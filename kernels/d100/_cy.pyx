@@ -2,7 +2,7 @@
 """d100 kernels for Cython; the reference is combatsim.d100.reference (layout: docs/d100.md).
 
 Each attack's outcome is the engine's (combatsim.d100.engine.attack_outcome, the one source),
-included from kernels/d100/attack_rules.pxi, which setup.py writes from the engine. The fights are
+included from kernels/d100/kernel_rules.pxi, which setup.py writes from the engine. The fights are
 the engine's too: its Cython build's fight, or the vector lanes (fight_lanes.h), whose fights start
 with the engine's ambush contests (ambush_contests, included likewise)."""
 import numpy as np
@@ -27,7 +27,7 @@ from rng cimport (
 )
 
 # combatsim.d100.layout, repeated (tests compare LAYOUT with the Python tuple); D100, C_SIDE,
-# C_AMBUSH_ATTACK, C_AMBUSH_DEFEND and F_SURPRISED come with the engine's rules (attack_rules.pxi).
+# C_AMBUSH_ATTACK, C_AMBUSH_DEFEND and F_SURPRISED come with the engine's rules (kernel_rules.pxi).
 cdef enum:
     ATTACK_SIDES = 1000000
     A_LETHAL = 5
@@ -78,7 +78,7 @@ cdef enum:
 
 # The engine's rules (attack_outcome, tier_bars, damage_bars, ambush_contests, and what they call)
 # with the constants they read, and the wound severities.
-include "attack_rules.pxi"
+include "kernel_rules.pxi"
 
 LAYOUT = (
     ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
@@ -338,7 +338,7 @@ cdef class OneAttack:
 # ---------------------------------------------------------------------------------------------
 # Fights. In lockstep vector lanes (fight_lanes.h) where they pay and take the table; else the
 # engine's own fight (combatsim.d100.engine.fight, the reference) as its Cython build. A lane's
-# fight starts with the engine's ambush contests (ambush_contests, from attack_rules.pxi).
+# fight starts with the engine's ambush contests (ambush_contests, from kernel_rules.pxi).
 # Combatant c is bit c of the lanes' masks.
 # ---------------------------------------------------------------------------------------------
 cdef extern from *:

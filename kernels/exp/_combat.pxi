@@ -1,5 +1,5 @@
 # EXP tactical-combat kernels for Cython: "exp.attack" (word layout: docs/exp.md).
-# Included at the end of _cy.pyx (it uses _min, _max and the engine's attack rules from there); the
+# Included at the end of _cy.pyx (it uses _min, _max and the engine's kernel rules from there); the
 # reference is combatsim.exp.reference, each unit of fire's outcome the engine's fire_unit and fire_joint.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 

@@ -21,7 +21,7 @@ cdef enum:
     SUB_TILE_BLOCKS = 372
 
 # The to-hit rule and each unit of fire's outcome: the engine's (combatsim.exp.engine), generated.
-include "attack_rules.pxi"
+include "kernel_rules.pxi"
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:

@@ -36,7 +36,7 @@ cdef enum:
     # fast pass is slow enough (no vectorised Philox) that one attack per face already pays.
     HISTOGRAM_MIN_ATTACKS_PER_FACE = 1
 
-include "attack_rules.pxi"
+include "kernel_rules.pxi"
 
 
 cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:

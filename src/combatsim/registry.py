@@ -43,7 +43,7 @@ _warned_fallback = False
 #: Resolved kernels and backend probes, so a call after the first costs a dictionary lookup.
 _kernels: dict[tuple[str, str], Callable] = {}
 _available: dict[str, bool] = {}
-#: ATTACK_RULES_DIGESTs found current (each engine source is parsed once a process).
+#: KERNEL_RULES_DIGESTs found current (each engine source is parsed once a process).
 _current_rules: set[str] = set()
 
 
@@ -113,21 +113,21 @@ def get_kernel(name: str, backend: str) -> Callable:
     path = _MODULE_OVERRIDES.get(ruleset, _MODULES)[backend].format(ruleset=ruleset)
     module = importlib.import_module(path)
     if backend == "cython":
-        _check_attack_rules(ruleset, module)
+        _check_kernel_rules(ruleset, module)
     found = _kernels[(name, backend)] = getattr(module, kernel)
     return found
 
 
-def _check_attack_rules(ruleset: str, module: object) -> None:
-    """A Cython kernel module includes its engine's attack rules (combatsim.engine_cython): refuse
+def _check_kernel_rules(ruleset: str, module: object) -> None:
+    """A Cython kernel module includes its engine's kernel rules (combatsim.engine_cython): refuse
     one built from another source than the engine's current one, as the engine builds are."""
-    built = getattr(module, "ATTACK_RULES_DIGEST", None)
+    built = getattr(module, "KERNEL_RULES_DIGEST", None)
     if built is None or built in _current_rules:
         return
     from combatsim.engine_cython import body_digest
 
     engine = importlib.import_module(f"combatsim.{ruleset}.engine")
-    if body_digest(engine, tuple(engine.ATTACK_RULES)) != built:
-        raise ValueError(f"backend cython: {module.__name__} was built from older {engine.__name__} attack rules "
+    if body_digest(engine, tuple(engine.KERNEL_RULES)) != built:
+        raise ValueError(f"backend cython: {module.__name__} was built from older {engine.__name__} kernel rules "
                          "(rebuild the extensions: python setup.py build_ext --inplace)")
     _current_rules.add(built)

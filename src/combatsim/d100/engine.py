@@ -4,7 +4,7 @@ The one source of the d100 fight rules in the kernels' path: run as it is, this 
 pure-Python reference (``reference.fight`` is :func:`fight`); ``combatsim.kernels.engine_nb``
 compiles the same functions with Numba. The contract (kernel signatures, shared state columns,
 outcome codes) is :mod:`combatsim.engine`'s. It is the one source of each "d100.attack" attack's
-outcome too (:func:`attack_outcome`, ``ATTACK_RULES``): the reference attack kernel runs it, the
+outcome too (:func:`attack_outcome`, ``KERNEL_RULES``): the reference attack kernel runs it, the
 Numba kernels compile it, the Cython kernels include its translation (combatsim.engine_cython).
 
 One step is one pass (docs/d100.md, "Rounds, passes and the scripted policy"): declarations, the
@@ -141,14 +141,14 @@ MEMBER_NAMES = ("in_fight", "escaped", "flesh", "serious", "in_cover", "defendin
 GLOBAL_FIELDS = len(GLOBAL_NAMES)
 BLOCK_FIELDS = len(MEMBER_NAMES)
 
-#: The rules the hand-written Cython kernels include (combatsim.engine_cython; the name is the
-#: contract's, though not every one is an attack's): one attack's outcome, for the "d100.attack"
-#: kernels of every backend (the tier and wounds of an attack's 0-based value, and the bars the
-#: kernels' counting paths compare digits with), and the ambush's contests, with which the Cython
-#: "d100.fight" kernel starts a fight before its vector lanes play it.
-ATTACK_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
+#: The rules the compiled kernels run as well (combatsim.engine_cython writes them for the Cython
+#: kernels): one attack's outcome, for the "d100.attack" kernels of every backend (the tier and
+#: wounds of an attack's 0-based value, and the bars the kernels' counting paths compare digits
+#: with), and the ambush's contests, with which the Cython "d100.fight" kernel starts a fight
+#: before its vector lanes play it.
+KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
 #: The wound severities the compiled attack kernels count by.
-ATTACK_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
+KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
 
 NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
                 "wound_severity", "_legal")

@@ -11,8 +11,8 @@ side has no one standing (both at once: a draw) or when ``unit_limit`` units hav
 (unfinished; ``fight`` counts it as a draw, as the fight kernels do).
 
 The attack kernels (``exp.to_hit``, ``exp.attack``) take their rules from here too
-(``ATTACK_RULES``): every backend fires a unit with ``fire_unit`` or ``fire_joint`` (the Cython
-kernels include them as kernels/exp/attack_rules.pxi, combatsim.engine_cython).
+(``KERNEL_RULES``): every backend fires a unit with ``fire_unit`` or ``fire_joint`` (the Cython
+kernels include them as kernels/exp/kernel_rules.pxi, combatsim.engine_cython).
 
 Actions of each member: ``HOLD`` (0, do not fire this unit: no shots spent), then ``FIRE_AT_FOE``
 + j (fire at foe j, the j-th member of the other side in table order). ``SCRIPTED`` fires at the
@@ -125,14 +125,15 @@ MEMBER_FIELDS = 5
 HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
-#: The attack kernels' rules (combatsim.engine_cython): a unit of fire from its item stream or from
-#: its joint die's word, which units have a joint die, and the to-hit rule as a bar on the kilodie.
 #: counts layout of "exp.attack".
 ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROUNDS_HIT = range(5)
 ATTACK_COUNTS = 5
-ATTACK_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar")
+#: The rules the attack kernels of every backend run (combatsim.engine_cython writes them for the
+#: Cython kernels): a unit of fire from its item stream or from its joint die's word, which units
+#: have a joint die, and the to-hit rule as a bar on the kilodie.
+KERNEL_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar")
 #: The constants the compiled attack kernels read too.
-ATTACK_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
+KERNEL_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
 
 NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "can_fire", "member_view", "fight_outcome",
                 "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",

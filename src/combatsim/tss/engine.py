@@ -120,11 +120,12 @@ CONFIG_SIZE = 26
 JOINT_MAX_SIDES = 1 << 16
 #: counts of the attack kernel: amazing, good, ordinary, failure, critical_failure, stun, wound, mortal.
 ATTACK_COUNTS = 8
-#: One attack's outcome, for the attack kernels of every backend (combatsim.engine_cython): per die
-#: from its item stream, or from the 0-based value of its joint die.
-ATTACK_RULES = ("attack_outcome", "joint_outcome")
+#: The rules the attack kernels of every backend run (combatsim.engine_cython writes them for the
+#: Cython kernels): one attack's outcome, per die from its item stream or from the 0-based value of
+#: its joint die.
+KERNEL_RULES = ("attack_outcome", "joint_outcome")
 #: The attack config layout, which the compiled attack kernels read too.
-ATTACK_CONSTANTS = ("C_AMAZING", "C_GOOD", "C_ORDINARY", "C_SIT_SIGN", "C_SIT_COUNT", "C_SIT_SIDES", "C_DAMAGE_WORDS",
+KERNEL_CONSTANTS = ("C_AMAZING", "C_GOOD", "C_ORDINARY", "C_SIT_SIGN", "C_SIT_COUNT", "C_SIT_SIDES", "C_DAMAGE_WORDS",
                     "C_ARMOUR_PRESENT", "C_ARMOUR_COUNT", "C_ARMOUR_SIDES", "C_ARMOUR_MODIFIER", "C_DAMAGE", "C_JOINT",
                     "C_JOINT_SIDES", "C_JOINT_DAMAGE", "ATTACK_COUNTS")
 
