@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.d100 import model
+from combatsim.d100.engine import _first_wins, _tier
 from combatsim.d100.layout import (
     ACTION_ATTACK,
     ACTION_CHARGE,
@@ -69,27 +70,13 @@ WOUND_LEVELS = model.FLESH_PER_SERIOUS * model.SERIOUS_PER_LETHAL
 QUICK, STANDARD, DEFENDS, NO_ATTACK = range(4)
 
 
-def contest_tier(roll: int, bars) -> int:
-    """Tier of a d100 ``roll`` against (critical, hard, success, critical-failure) bars."""
-    if roll <= bars[0]:
-        return model.CRITICAL_SUCCESS
-    if roll <= bars[1]:
-        return model.HARD_SUCCESS
-    if roll <= bars[2]:
-        return model.SUCCESS
-    return model.CRITICAL_FAILURE if roll > bars[3] else model.FAILURE
-
-
 def first_wins(bars, other_bars) -> Fraction:
-    """A quick contest: the better tier wins, then the larger margin (capped target - roll); a
-    full tie goes to the other side (the defender, or the blocker)."""
-    wins = 0
-    for roll in range(1, D100 + 1):
-        own = contest_tier(roll, bars)
-        for other in range(1, D100 + 1):
-            theirs = contest_tier(other, other_bars)
-            wins += own < theirs or (own == theirs and bars[4] - roll > other_bars[4] - other)
-    return Fraction(wins, D100 * D100)
+    """The chance that a quick contest with target ``bars`` beats one with ``other_bars`` (the
+    engine's rule: the better tier wins, then the larger margin; a full tie goes to the other side,
+    the defender or the blocker), over every pair of d100 rolls."""
+    pair = np.array([bars, other_bars], dtype=np.int64)
+    wins = sum(_first_wins(pair, 0, 0, roll, 1, 0, other) for roll in range(1, D100 + 1) for other in range(1, D100 + 1))
+    return Fraction(int(wins), D100 * D100)
 
 
 class Numbering:
@@ -513,7 +500,7 @@ class D100Chain:
         if law is None:
             row = self.table[c]
             bars = row[C_ATTACK + 4 * steps:C_ATTACK + 4 * steps + 4]
-            successes = sum(contest_tier(roll, bars) <= model.SUCCESS for roll in range(1, D100 + 1))
+            successes = sum(_tier(roll, *bars[:4]) <= model.SUCCESS for roll in range(1, D100 + 1))
             per_weapon = []
             for w in range(2 if dual else 1):
                 column = damage_column(w, int(cover), self.table[t][C_ARMOUR], int(dual))
