@@ -1,8 +1,9 @@
 """Exact fight odds: the probability of every outcome of a scenario's fight, and of its length.
 
 ``fight_odds(scenario)`` works over the fight's states, not over samples: each ruleset's chain
-(``combatsim.fight_odds.<ruleset>``) is written from the rules and the documented step order,
-apart from the kernels, so it also checks them. Probabilities are exact fractions, or float64
+(``combatsim.fight_odds.<ruleset>``) enumerates the laws of each step from the documented step
+order, with each roll's rule taken from the ruleset's engine (the one source of the rules), so it
+also checks the kernels' stepping, targeting and dice. Probabilities are exact fractions, or float64
 with a stated error bound when the fight is too large for exact arithmetic to be quick
 (docs/fight-odds.md).
 """

@@ -6,7 +6,7 @@ the to-hit rolls its ammunition has left. In a unit every combatant standing at 
 weapon can fire picks a uniformly random enemy standing at the start and fires one unit of fire;
 the damage lands at the end of the unit. The chain enumerates, attacker by attacker in table
 order, the target die and the exact law of the unit's damage (kilodie faces, the damage dice,
-bursts), written here from the rules, not taken from the kernels.
+bursts), each roll's rule (the to-hit, a hit, the damage dealt) the engine's.
 """
 
 from __future__ import annotations
@@ -15,25 +15,14 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
+from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, kilodie_bar
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
-
-KILODIE = 1000
-#: A fully automatic burst that hits lands a uniform 0..3 rounds (RULINGS.md, EXP).
-ROUNDS_PER_BURST = 3
 
 
 def hit_faces(bonus: int, maximum_roll: int, adjustment: int, armour_rating: int, hit_on_equal: bool,
               critical: bool) -> int:
-    """Kilodie faces that hit: to-hit = min(kilodie + bonus + penalty, MR) + boost (a penalty before
-    the MR cap, a boost after it) must exceed the AR (or equal it, with ``hit_on_equal``); with
-    ``critical`` a natural 1000 ignores the cap."""
-    penalty, boost = min(adjustment, 0), max(adjustment, 0)
-    faces = 0
-    for kilodie in range(1, KILODIE + 1):
-        cap = math.inf if critical and kilodie == KILODIE else maximum_roll
-        to_hit = min(kilodie + bonus + penalty, cap) + boost
-        faces += to_hit > armour_rating or (hit_on_equal and to_hit == armour_rating)
-    return faces
+    """Kilodie faces that hit: those at or above the engine's kilodie bar."""
+    return KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical)
 
 
 def _convolve(a: dict[int, Fraction], b: dict[int, Fraction], cap: int) -> dict[int, Fraction]:
@@ -54,7 +43,7 @@ def unit_damage_law(faces: int, dice: Dice, damage_adjustment: int, rolls: int, 
     """
     one_round: dict[int, Fraction] = {}
     for total, p in dice.distribution().items():
-        dealt = min(max(total + damage_adjustment, 0), cap)
+        dealt = min(damage(total, 0, damage_adjustment), cap)
         one_round[dealt] = one_round.get(dealt, 0) + p
     if automatic:
         per_hit: dict[int, Fraction] = {}
