@@ -121,13 +121,9 @@ class Score:
 
     def tier(self, total: int) -> int:
         """AMAZING, GOOD, ORDINARY or FAILURE for a check total (the control die's 20 is separate)."""
-        if total <= self.amazing:
-            return AMAZING
-        if total <= self.good:
-            return GOOD
-        if total <= self.ordinary:
-            return ORDINARY
-        return FAILURE
+        from combatsim.tss.engine import tier_of  # the engine holds the rule (and imports this module)
+
+        return tier_of(0, total, self.amazing, self.good, self.ordinary)
 
     def __str__(self) -> str:
         return f"{self.ordinary}/{self.good}/{self.amazing}"

@@ -64,7 +64,8 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
     tiers = [Fraction(0)] * 5
     for control in range(1, 21):
         for value, p_situation in Dice(count, sides).distribution().items():
-            tiers[CRITICAL_FAILURE if control == 20 else score.tier(control + sign * value)] += p_situation / 20
+            tiers[engine.tier_of(control, control + sign * value, score.amazing, score.good, score.ordinary)] += (
+                p_situation / 20)
     soak_ways = soak.ways() if soak is not None else [1]
     soak_minimum = soak.minimum if soak is not None else 0
     soak_rolls = soak.sides**soak.count if soak is not None else 1
