@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
-from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, is_hit, to_hit_roll
+from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, is_hit, kilodie_bar, to_hit_roll
 from combatsim.validation import check_int
 
 #: Exact odds convolve at most this many pairs of outcomes (an integer product each): 0.2 s at most.
@@ -19,12 +19,9 @@ Distribution = dict[int, Fraction]
 
 
 def hit_probability(bonus: int, maximum_roll: int, armour_rating: int, hit_on_equal: bool = False) -> Fraction:
-    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal`` (RULINGS.md, EXP)."""
-    hit_bar = armour_rating - int(hit_on_equal)  # a hit: to-hit > hit_bar
-    if maximum_roll <= hit_bar:
-        return Fraction(0)
-    faces = KILODIE - min(KILODIE, max(0, hit_bar - bonus))  # faces r with r + bonus > hit_bar
-    return Fraction(faces, KILODIE)
+    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal`` (RULINGS.md, EXP): the kilodie
+    faces at or above the engine's kilodie bar."""
+    return Fraction(KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, 0, hit_on_equal, False), KILODIE)
 
 
 def _convolve(a: Distribution, b: Distribution) -> Distribution:
