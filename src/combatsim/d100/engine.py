@@ -151,11 +151,11 @@ KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
 KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
 
 NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
-                "wound_severity", "_legal")
+                "wound_severity", "escalate", "_legal")
 #: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
 NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
-    "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
+    "escalate", "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
@@ -396,17 +396,25 @@ def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
     counts[F_INSTANT_DEATH] += lethal * critical
     counts[F_SERIOUS] += serious_or_worse - lethal
     counts[F_FLESH] += flesh
-    s[_at(M_LETHAL, t, m)] += lethal
-    s[_at(M_SERIOUS, t, m)] += serious_or_worse - lethal
-    s[_at(M_FLESH, t, m)] += flesh * deadly
-    while s[_at(M_FLESH, t, m)] >= FLESH_PER_SERIOUS:
-        s[_at(M_FLESH, t, m)] -= FLESH_PER_SERIOUS
-        s[_at(M_SERIOUS, t, m)] += 1
-        counts[F_ESCALATED_SERIOUS] += 1
-    while s[_at(M_SERIOUS, t, m)] >= SERIOUS_PER_LETHAL:
-        s[_at(M_SERIOUS, t, m)] -= SERIOUS_PER_LETHAL
-        s[_at(M_LETHAL, t, m)] += 1
-        counts[F_ESCALATED_LETHAL] += 1
+    now_flesh, now_serious, now_lethal, to_serious, to_lethal = escalate(
+        s[_at(M_FLESH, t, m)] + flesh * deadly, s[_at(M_SERIOUS, t, m)] + serious_or_worse - lethal,
+        s[_at(M_LETHAL, t, m)] + lethal)
+    s[_at(M_FLESH, t, m)] = now_flesh
+    s[_at(M_SERIOUS, t, m)] = now_serious
+    s[_at(M_LETHAL, t, m)] = now_lethal
+    counts[F_ESCALATED_SERIOUS] += to_serious
+    counts[F_ESCALATED_LETHAL] += to_lethal
+
+
+def escalate(flesh, serious, lethal):
+    """Cascading wounds (RULINGS): every three deadly flesh wounds make a serious one, then every two
+    serious wounds a lethal one. (flesh, serious, lethal, flesh-to-serious escalations,
+    serious-to-lethal escalations) after them (model.record_wound)."""
+    to_serious = flesh // FLESH_PER_SERIOUS
+    serious += to_serious
+    to_lethal = serious // SERIOUS_PER_LETHAL
+    return (flesh - to_serious * FLESH_PER_SERIOUS, serious - to_lethal * SERIOUS_PER_LETHAL, lethal + to_lethal,
+            to_serious, to_lethal)
 
 
 def _attack(table, s, m, c, t, quick, rng, counts):

@@ -222,17 +222,9 @@ def record_wound(
         serious += 1
     elif severity in (LETHAL, INSTANT_DEATH):
         lethal += 1
-    to_serious = 0
-    to_lethal = 0
-    while deadly_flesh >= FLESH_PER_SERIOUS:
-        deadly_flesh -= FLESH_PER_SERIOUS
-        serious += 1
-        to_serious += 1
-    while serious >= SERIOUS_PER_LETHAL:
-        serious -= SERIOUS_PER_LETHAL
-        lethal += 1
-        to_lethal += 1
-    return deadly_flesh, serious, lethal, to_serious, to_lethal
+    from combatsim.d100.engine import escalate  # the engine holds the rule (and imports this module)
+
+    return escalate(deadly_flesh, serious, lethal)
 
 
 def flee_target(fighting: int, parkour: int, failed_attempts: int = 0) -> int:
