@@ -151,11 +151,11 @@ KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
 KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
 
 NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
-                "wound_severity", "escalate", "_legal")
+                "wound_severity", "escalate", "flee_target", "_legal")
 #: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
 NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
-    "escalate", "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
+    "escalate", "flee_target", "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
     "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
     "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
@@ -406,6 +406,12 @@ def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
     counts[F_ESCALATED_LETHAL] += to_lethal
 
 
+def flee_target(flee_base, failed_attempts):
+    """The flee roll's target: the base floor((Fighting + Parkour) / 2), + 20 per prior failed attempt,
+    capped at 95 (model.flee_target)."""
+    return min(TARGET_CAP, flee_base + FLEE_STEP * failed_attempts)
+
+
 def escalate(flesh, serious, lethal):
     """Cascading wounds (RULINGS): every three deadly flesh wounds make a serious one, then every two
     serious wounds a lethal one. (flesh, serious, lethal, flesh-to-serious escalations,
@@ -536,8 +542,7 @@ def _move(table, s, m, c, rng, counts):
             return  # engaged by an attack this pass: blocked
         if s[_at(M_TARGETED, c, m)] != 0:
             failed = s[_at(M_FAILED_FLEE, c, m)]
-            flee_target = min(TARGET_CAP, table[c, C_FLEE_BASE] + FLEE_STEP * failed)
-            if stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD)) > flee_target:
+            if stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD)) > flee_target(table[c, C_FLEE_BASE], failed):
                 s[_at(M_FAILED_FLEE, c, m)] = failed + 1
                 s[_at(M_COVER, c, m)] = 1  # failure: in cover at the current position
                 return
@@ -658,8 +663,7 @@ def _block(table, s, m, o, c, target, first_pass, row, base):
     row[base + B_ENGAGED_WITH_SELF] = 1 if partner == c else 0
     row[base + B_TARGETED] = s[_at(M_TARGETED, o, m)]
     row[base + B_SURPRISED] = 1 if first_pass and s[_at(M_SURPRISED, o, m)] != 0 else 0
-    failed = s[_at(M_FAILED_FLEE, o, m)]
-    row[base + B_FLEE_TARGET] = min(TARGET_CAP, table[o, C_FLEE_BASE] + FLEE_STEP * failed) / 100
+    row[base + B_FLEE_TARGET] = flee_target(table[o, C_FLEE_BASE], s[_at(M_FAILED_FLEE, o, m)]) / 100
     row[base + B_RANGED] = table[o, C_RANGED]
     row[base + B_ARMOUR] = table[o, C_ARMOUR] / 2
     row[base + B_ATTACK_TARGET] = table[o, C_ATTACK + 2] / 100  # capped target, no action modifiers

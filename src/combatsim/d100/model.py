@@ -229,7 +229,9 @@ def record_wound(
 
 def flee_target(fighting: int, parkour: int, failed_attempts: int = 0) -> int:
     """floor((Fighting + Parkour) / 2) + 20 per prior failed attempt, capped at 95."""
-    return min(TARGET_CAP, (fighting + parkour) // 2 + FLEE_STEP * failed_attempts)
+    from combatsim.d100.engine import flee_target as engine_flee_target  # the engine holds the rule
+
+    return engine_flee_target((fighting + parkour) // 2, failed_attempts)
 
 
 def ambush_attacker_target(fighting: int, parkour: int, perception: int,

@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.d100 import model
-from combatsim.d100.engine import _first_wins, _tier
+from combatsim.d100.engine import _first_wins, _tier, flee_target
 from combatsim.d100.layout import (
     ACTION_ATTACK,
     ACTION_CHARGE,
@@ -722,9 +722,8 @@ class D100Chain:
                     if not targeted[c]:
                         following.append((fled, w))  # nobody targets it: it leaves without a roll
                         continue
-                    flee_target = min(model.TARGET_CAP,
-                                      self.table[c][C_FLEE_BASE] + model.FLEE_STEP * s[c][FAILED])
-                    p = self._probability(Fraction(max(0, min(flee_target, D100)), D100))
+                    target = flee_target(self.table[c][C_FLEE_BASE], s[c][FAILED])
+                    p = self._probability(Fraction(max(0, min(target, D100)), D100))
                     stayed = [q.copy() for q in s]
                     stayed[c][FAILED] = min(stayed[c][FAILED] + 1, self.flee_cap[c])
                     stayed[c][COVER] = True  # a failure leaves it in cover at its position
