@@ -38,6 +38,7 @@ from combatsim.tss.engine import (
     R_WEAPON_QUALITY,
     R_WOUND,
     ROW_BASE,
+    dazed_steps,
     dealt,
     shift_type,
     tier_of,
@@ -122,8 +123,7 @@ class TssChain:
 
     def dazed(self, i: int, lost: tuple[int, int, int], negated: int) -> int:
         stun, wound, _mortal = self.tracks[i]
-        penalty = int(2 * lost[0] >= stun) + int(2 * lost[1] >= wound) + lost[2]
-        return max(0, penalty - negated)
+        return dazed_steps(lost[0], stun, lost[1], wound, lost[2], negated)
 
     def _penalties(self, i: int) -> range:
         return range(0, 2 + self.tracks[i][2])

@@ -151,7 +151,7 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
 #: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "acts_before", "may_act",
+                "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps", "acts_before", "may_act",
                 "acts_in", "first_foe", "start_fight", "play_step", "play_phase")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
@@ -320,9 +320,16 @@ def dazed(table, state, e, c):
     """Being dazed: +1 at half the stun track, +1 at half the wound track, +1 per mortal point,
     less the round's Resolve-physical negation, never below 0."""
     b = S_MEMBERS + M_WIDTH * c
-    penalty = ((1 if 2 * state[e, b + M_STUN] >= table[c, R_STUN] else 0)
-               + (1 if 2 * state[e, b + M_WOUND] >= table[c, R_WOUND] else 0) + state[e, b + M_MORTAL])
-    return max(0, penalty - state[e, b + M_NEGATED])
+    return dazed_steps(state[e, b + M_STUN], table[c, R_STUN], state[e, b + M_WOUND], table[c, R_WOUND],
+                       state[e, b + M_MORTAL], state[e, b + M_NEGATED])
+
+
+def dazed_steps(stun_lost, stun, wound_lost, wound, mortal_lost, negated):
+    """The dazed penalty in steps: +1 for at least half the stun track lost, +1 for at least half
+    the wound track, +1 per mortal point lost, less ``negated`` (the round's Resolve-physical
+    success: 1 Ordinary, 2 Good, 3 Amazing), never below 0."""
+    penalty = (1 if 2 * stun_lost >= stun else 0) + (1 if 2 * wound_lost >= wound else 0) + max(0, mortal_lost)
+    return max(0, penalty - negated)
 
 
 def acts_before(table, state, e, i, j):

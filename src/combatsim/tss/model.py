@@ -250,8 +250,9 @@ def dazed_penalty(
     for name, value in (("stun", stun), ("wound", wound), ("mortal", mortal)):
         check_int(name, value, 1, MAX_DURABILITY)
     check_int("resolve", resolve, 0, 3)
-    penalty = int(2 * stun_lost >= stun) + int(2 * wound_lost >= wound) + max(0, mortal_lost)
-    return max(0, penalty - resolve)
+    from combatsim.tss.engine import dazed_steps  # the engine holds the rule (and imports this module)
+
+    return dazed_steps(stun_lost, stun, wound_lost, wound, mortal_lost, resolve)
 
 
 @dataclass(frozen=True, slots=True)
