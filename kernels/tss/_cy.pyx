@@ -50,38 +50,24 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
+    # Attack by attack, exactly as the reference: the engine's outcome of the attack's item stream,
+    # or of its joint die's value (one dense block serves four attacks).
     cdef Stream stream
-    cdef int64_t k, tier, stun, wound, mortal
-    cdef bint keep = tier_out.shape[0] > 0
-    for k in range(count):
-        stream_start(&stream, seed, <uint64_t>(start + k))
-        tier, stun, wound, mortal = attack_outcome(&stream, config)
-        tally[tier] += 1
-        tally[5] += stun
-        tally[6] += wound
-        tally[7] += mortal
-        if keep:
-            tier_out[k] = <int8_t>tier
-            stun_out[k] = <int32_t>stun
-            wound_out[k] = <int32_t>wound
-            mortal_out[k] = <int32_t>mortal
-
-
-cdef void _attack_joint_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
-                              int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
-                              int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
-    # The joint layout attack by attack, exactly as the reference.
-    cdef Stream stream
-    cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES]
+    cdef bint joint = config[C_JOINT] != 0
+    cdef uint32_t faces = <uint32_t>config[C_JOINT_SIDES] if joint else 1
     cdef uint32_t threshold = rejection_threshold(faces)
-    cdef int64_t k, value, tier, stun, wound, mortal
+    cdef int64_t k, tier, stun, wound, mortal
     cdef Words words
     cdef bint keep = tier_out.shape[0] > 0
     for k in range(count):
-        if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
-            words = dense_block(seed, <uint64_t>(start + k))
-        value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, faces, threshold) - 1
-        tier, stun, wound, mortal = joint_outcome(config, value)
+        if joint:
+            if k == 0 or ((start + k) & 3) == 0:
+                words = dense_block(seed, <uint64_t>(start + k))
+            tier, stun, wound, mortal = joint_outcome(
+                config, dense_die_in(&stream, seed, <uint64_t>(start + k), words, faces, threshold) - 1)
+        else:
+            stream_start(&stream, seed, <uint64_t>(start + k))
+            tier, stun, wound, mortal = attack_outcome(&stream, config)
         tally[tier] += 1
         tally[5] += stun
         tally[6] += wound
@@ -338,17 +324,17 @@ cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64
     last_block = _max(first_block, end >> 2)
     histogram = 4 * (last_block - first_block) >= HISTOGRAM_MIN_ATTACKS_PER_FACE * config[C_JOINT_SIDES]
     if tier_out.shape[0] > 0 or not (unrolled or histogram):
-        _attack_joint_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
+        _attack_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
         return
     head_end = _min(end, first_block * 4)
-    _attack_joint_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
+    _attack_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
     tail_start = _max(last_block * 4, head_end)
-    _attack_joint_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out,
+    _attack_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out,
                         mortal_out)
     if histogram and _attack_joint_histogram(seed, first_block, last_block, config, totals):
         return
     if not unrolled:
-        _attack_joint_exact(seed, first_block * 4, (last_block - first_block) * 4, config, totals, tier_out,
+        _attack_exact(seed, first_block * 4, (last_block - first_block) * 4, config, totals, tier_out,
                             stun_out, wound_out, mortal_out)
         return
     tile = first_block
@@ -358,7 +344,7 @@ cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64
             tally[j] = 0
         _attack_joint_fast(seed, tile, tile_end, config, tally)
         if tally[8]:
-            _attack_joint_exact(seed, tile * 4, (tile_end - tile) * 4, config, totals, tier_out, stun_out,
+            _attack_exact(seed, tile * 4, (tile_end - tile) * 4, config, totals, tier_out, stun_out,
                                 wound_out, mortal_out)
         else:
             for j in range(8):

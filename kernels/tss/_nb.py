@@ -56,35 +56,23 @@ dealt = _ENGINE.dealt
 
 @njit
 def _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
-    """Attack by attack, exactly as the reference."""
-    keep = tier_out.shape[0] > 0
-    for k in range(count):
-        stream_start(state, k0, k1, start + k)
-        tier, stun, wound, mortal = attack_outcome(state, config)
-        counts[tier] += 1
-        counts[5] += stun
-        counts[6] += wound
-        counts[7] += mortal
-        if keep:
-            tier_out[k] = tier
-            stun_out[k] = stun
-            wound_out[k] = wound
-            mortal_out[k] = mortal
-
-
-@njit
-def _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
-    """The joint layout attack by attack, exactly as the reference."""
-    faces = np.uint64(config[C_JOINT_SIDES])
+    """Attack by attack, exactly as the reference: the engine's outcome of the attack's item stream,
+    or of its joint die's value (one dense block serves four attacks)."""
+    joint = config[C_JOINT] != 0
+    faces = np.uint64(config[C_JOINT_SIDES] if joint else 1)
     threshold = rejection_threshold(faces)
     keep = tier_out.shape[0] > 0
     w0 = w1 = w2 = w3 = np.uint64(0)
     for k in range(count):
         i = start + k
-        if k == 0 or i & 3 == 0:  # one dense block serves four attacks
-            w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
-        value = np.int64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, faces, threshold) - 1)
-        tier, stun, wound, mortal = joint_outcome(config, value)
+        if joint:
+            if k == 0 or i & 3 == 0:
+                w0, w1, w2, w3 = block(k0, k1, i >> 2, 0, DOMAIN_DENSE)
+            value = np.int64(dense_die_in(state, k0, k1, i, w0, w1, w2, w3, faces, threshold) - 1)
+            tier, stun, wound, mortal = joint_outcome(config, value)
+        else:
+            stream_start(state, k0, k1, i)
+            tier, stun, wound, mortal = attack_outcome(state, config)
         counts[tier] += 1
         counts[5] += stun
         counts[6] += wound
@@ -106,10 +94,7 @@ def one_attack(seed, index, config):
     counts = np.zeros(8, dtype=np.int64)
     tier = np.empty(1, dtype=np.int8)
     damage = np.empty((3, 1), dtype=np.int32)
-    if config[C_JOINT]:
-        _attack_joint_exact(k0, k1, state, index, 1, config, counts, tier, damage[0], damage[1], damage[2])
-    else:
-        _attack_exact(k0, k1, state, index, 1, config, counts, tier, damage[0], damage[1], damage[2])
+    _attack_exact(k0, k1, state, index, 1, config, counts, tier, damage[0], damage[1], damage[2])
     return tier[0], damage[0, 0], damage[1, 0], damage[2, 0]
 
 
@@ -522,13 +507,13 @@ def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_ou
     last_block = max(first_block, end >> 2)
     histogram = 4 * (last_block - first_block) >= HISTOGRAM_MIN_ATTACKS_PER_FACE * config[C_JOINT_SIDES]
     if tier_out.shape[0] > 0 or not (unrolled or histogram):
-        _attack_joint_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
+        _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
         return
     head_end = min(end, first_block * 4)
-    _attack_joint_exact(k0, k1, state, start, head_end - start, config, counts, tier_out, stun_out, wound_out,
+    _attack_exact(k0, k1, state, start, head_end - start, config, counts, tier_out, stun_out, wound_out,
                         mortal_out)
     tail_start = max(last_block * 4, head_end)
-    _attack_joint_exact(k0, k1, state, tail_start, end - tail_start, config, counts, tier_out, stun_out, wound_out,
+    _attack_exact(k0, k1, state, tail_start, end - tail_start, config, counts, tier_out, stun_out, wound_out,
                         mortal_out)
     if histogram:
         _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
@@ -539,7 +524,7 @@ def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_ou
         tally[:] = 0
         _attack_joint_fast(k0, k1, tile, tile_end, config, tally)
         if tally[8]:
-            _attack_joint_exact(k0, k1, state, tile * 4, (tile_end - tile) * 4, config, counts, tier_out, stun_out,
+            _attack_exact(k0, k1, state, tile * 4, (tile_end - tile) * 4, config, counts, tier_out, stun_out,
                                 wound_out, mortal_out)
         else:
             for j in range(8):
