@@ -1,4 +1,4 @@
-/* d100 fights in lockstep lanes: the Cython "d100.fight" fast path (docs/d100.md, "Kernels and speed").
+/* d100 fights in lockstep lanes: the Cython "d100.fight" fast path (docs/kernels.md, "Fights").
  *
  * The engine's fight (combatsim.d100.engine) plays one fight at a time, and its branches follow the dice
  * (the policy's action, hit or miss, the wound, who is out), so the CPU mispredicts several of
