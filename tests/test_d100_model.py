@@ -313,14 +313,6 @@ def test_split_attack_value_is_three_uniform_d100s():
     assert np.unique(attack * 10000 + damage * 100 + damage2).size == 1_000_000
 
 
-def test_kernel_division_free_digits_are_exact():
-    # kernels/d100: v // 10000 == (v * 429497) >> 32 and r // 100 == (r * 5243) >> 19
-    v = np.arange(1_000_000, dtype=np.uint64)
-    assert np.array_equal((v * np.uint64(429497)) >> np.uint64(32), v // np.uint64(10000))
-    r = np.arange(10_000, dtype=np.uint64)
-    assert np.array_equal((r * np.uint64(5243)) >> np.uint64(19), r // np.uint64(100))
-
-
 def test_fast_path_word_digits_equal_the_value_digits():
     # docs/d100.md: with r1 = 100 w mod 2^32 and r2 = 100 r1 mod 2^32, the digits of
     # v = (w 10^6) >> 32 are (100 w) >> 32, (100 r1) >> 32, (100 r2) >> 32, and the low word of

@@ -111,16 +111,6 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
-cdef inline void _split(uint64_t value, uint64_t* attack, uint64_t* damage, uint64_t* damage2) noexcept nogil:
-    # The fight's split_attack_value, 0-based, by exact multiply-shifts (v // 10000, r // 100).
-    cdef uint64_t a = (value * 429497u) >> 32
-    cdef uint64_t rest = value - a * 10000u
-    cdef uint64_t d = (rest * 5243u) >> 19
-    attack[0] = a
-    damage[0] = d
-    damage2[0] = rest - d * 100u
-
-
 cdef inline void _tally(int64_t value, const Bars* b, int64_t* t) noexcept nogil:
     # One attack's contributions from its 0-based value, branch-free (see the Numba twin's _tallies).
     cdef int64_t roll, damage, damage2, critical, success, lethal1, lethal2
