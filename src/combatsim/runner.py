@@ -120,6 +120,8 @@ class RunResult:
     partial: bool
     #: Stopped on purpose by an observer's stop rule (e.g. a target confidence interval).
     stopped_early: bool = False
+    #: From simulate: each per-item output of the items done, or None for each without outcomes.
+    outcomes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -359,36 +361,61 @@ def simulate(
     run: RunArguments,
     *,
     params: Sequence[object],
-    per_item: Sequence[bool],
+    per_item: Sequence[bool] | None = None,
     counts_size: int,
-    outputs: Sequence[np.ndarray] = (),
+    output_dtypes: Sequence[type] = (),
     work: Work = ONE_UNIT,
 ) -> tuple[RunResult, str, int]:
     """Stream the kernel over ``run.n`` items (arguments checked by check_run, inputs by the API).
 
+    ``per_item`` as in run_kernel (default: no param is per item). The kernel's per-item outputs
+    have ``output_dtypes``; with ``run.outcomes`` they are allocated for every item and returned in
+    ``result.outcomes`` cut to the items done, else ``result.outcomes`` holds a None for each.
     The kernel itself never validates. Threads used are at most the cores (and as many as the
     count buffers allow); returns (result, backend used, threads allowed).
     """
     threads = min(run.threads, CPU_COUNT, max_threads(counts_size))
+    if per_item is None:
+        per_item = (False,) * len(params)
+    if run.outcomes:
+        outputs = [np.empty(run.n, dtype=dtype) for dtype in output_dtypes]
+    else:
+        outputs = [_no_outputs(dtype) for dtype in output_dtypes]
     if run.executor.name == "dask":
         result = run_dask(run.executor, kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
                           params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
                           chunk_size=run.chunk_size, progress=run.progress, work=work)
-        return result, run.backend, threads
-    result = run_kernel(
-        get_kernel(kernel_name, run.backend),
-        n=run.n,
-        seed=run.seed,
-        params=params,
-        per_item=per_item,
-        counts_size=counts_size,
-        outputs=outputs,
-        threads=threads,
-        chunk_size=run.chunk_size,
-        progress=run.progress,
-        kernel_name=kernel_name,
-        backend=run.backend,
-        work=work,
-    )
+    else:
+        result = run_kernel(
+            get_kernel(kernel_name, run.backend),
+            n=run.n,
+            seed=run.seed,
+            params=params,
+            per_item=per_item,
+            counts_size=counts_size,
+            outputs=outputs,
+            threads=threads,
+            chunk_size=run.chunk_size,
+            progress=run.progress,
+            kernel_name=kernel_name,
+            backend=run.backend,
+            work=work,
+        )
+    if run.outcomes:
+        done = result.items_done
+        result.outcomes = tuple(out[:done] for out in outputs)
+    else:
+        result.outcomes = (None,) * len(outputs)
     return result, run.backend, threads
 
+
+#: Zero-length outputs by dtype, for runs without outcomes: kernels write nothing to them, so one
+#: array of each type serves every run (an allocation a call saved on the game loop's path).
+_empty_outputs: dict[type, np.ndarray] = {}
+
+
+def _no_outputs(dtype: type) -> np.ndarray:
+    empty = _empty_outputs.get(dtype)
+    if empty is None:
+        empty = _empty_outputs[dtype] = np.empty(0, dtype=dtype)
+    return empty

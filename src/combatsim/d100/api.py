@@ -283,19 +283,13 @@ def simulate_attacks(
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=3, progress=progress)
-    n, outcomes = run.n, run.outcomes
     p, params, work = _attack_setup(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
-                          severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
-    tier = np.empty(n if outcomes else 0, dtype=np.int8)
-    wound = np.empty(n if outcomes else 0, dtype=np.int8)
-    wound2 = np.empty(n if outcomes else 0, dtype=np.int8)
-    result, backend, threads = simulate(
-        "d100.attack", run, params=params, per_item=(False,) * len(params), counts_size=ATTACK_COUNTS,
-        outputs=(tier, wound, wound2), work=work,
-    )
-    done = result.items_done
+                                    severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
+    result, backend, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
+                                        output_dtypes=(np.int8, np.int8, np.int8), work=work)
+    tier, wound, second_wound = result.outcomes
     return AttackResult(
-        attacks=done,
+        attacks=result.items_done,
         counts=dict(zip(ATTACK_COUNT_NAMES, result.counts.tolist(), strict=True)),
         full_skill=p.full_skill,
         lethality=p.lethality,
@@ -304,9 +298,9 @@ def simulate_attacks(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        tier=tier[:done] if outcomes else None,
-        wound=wound[:done] if outcomes else None,
-        second_wound=wound2[:done] if outcomes else None,
+        tier=tier,
+        wound=wound,
+        second_wound=second_wound,
     )
 
 
@@ -554,7 +548,6 @@ def simulate_fights(
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)
-    n, outcomes = run.n, run.outcomes
     passes = check_int("passes", passes, 1, MAX_PASSES)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     ambush = -1 if ambush_side is None else check_int("ambush_side", ambush_side, 0, 1)
@@ -562,18 +555,16 @@ def simulate_fights(
     if policies is not None:
         return _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
                               policies)
-    winner = np.empty(n if outcomes else 0, dtype=np.int8)
-    rounds = np.empty(n if outcomes else 0, dtype=np.int32)
     per_round = len(table) * passes  # every combatant acts once a pass
     result, backend, threads = simulate(
-        "d100.fight", run, params=(table, passes, max_rounds, ambush), per_item=(False, False, False, False),
-        counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), outputs=(winner, rounds),
+        "d100.fight", run, params=(table, passes, max_rounds, ambush),
+        counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), output_dtypes=(np.int8, np.int32),
         work=Work(least=per_round, most=per_round * (max_rounds + 1), counted=FIGHT_ROUNDS, per_count=per_round),
     )
-    done = result.items_done
     histogram = result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
+    winner, rounds = result.outcomes
     return FightResult(
-        fights=done,
+        fights=result.items_done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
         rounds_histogram={r: c for r, c in enumerate(histogram.tolist()) if c},
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
@@ -581,8 +572,8 @@ def simulate_fights(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        winner=winner[:done] if outcomes else None,
-        rounds=rounds[:done] if outcomes else None,
+        winner=winner,
+        rounds=rounds,
     )
 
 

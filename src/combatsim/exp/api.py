@@ -102,15 +102,13 @@ def simulate_to_hit(
     bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
     maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
     armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
-    outcomes = run.outcomes
-    to_hit = np.empty(length if outcomes else 0, dtype=np.int32)
     result, backend, threads = simulate(
         "exp.to_hit",
         run,
         params=(bonus, maximum_roll, armour_rating, hit_on_equal),
         per_item=(len(bonus) > 1, len(maximum_roll) > 1, len(armour_rating) > 1, False),
         counts_size=1,
-        outputs=(to_hit,),
+        output_dtypes=(np.int32,),
     )
     return ToHitResult(
         attacks=result.items_done,
@@ -119,7 +117,7 @@ def simulate_to_hit(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        to_hit=to_hit[: result.items_done] if outcomes else None,
+        to_hit=result.outcomes[0],
     )
 
 
@@ -307,29 +305,24 @@ def simulate_attack(
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=16, progress=progress)
-    outcomes = run.outcomes
-    length = run.n
     weapon, params, per_item, work = _attack_setup(
-        length=length, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
+        length=run.n, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
         damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
         adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
     )
-    hits_out = np.empty(length if outcomes else 0, dtype=np.int32)
-    rounds_out = np.empty(length if outcomes else 0, dtype=np.int32)
-    damage_out = np.empty(length if outcomes else 0, dtype=np.int64)
     result, backend, threads = simulate(
         "exp.attack",
         run,
         params=params,
         per_item=per_item,
         counts_size=ATTACK_COUNTS,
-        outputs=(hits_out, rounds_out, damage_out),
+        output_dtypes=(np.int32, np.int32, np.int64),
         work=work,
     )
-    done = result.items_done
     counts = result.counts
+    hits_per_unit, rounds_hit_per_unit, damage_per_unit = result.outcomes
     return AttackResult(
-        units=done,
+        units=result.items_done,
         to_hit_rolls=int(counts[0]),
         hits=int(counts[1]),
         damage_total=int(counts[2]),
@@ -340,9 +333,9 @@ def simulate_attack(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        hits_per_unit=hits_out[:done] if outcomes else None,
-        rounds_hit_per_unit=rounds_out[:done] if outcomes else None,
-        damage_per_unit=damage_out[:done] if outcomes else None,
+        hits_per_unit=hits_per_unit,
+        rounds_hit_per_unit=rounds_hit_per_unit,
+        damage_per_unit=damage_per_unit,
     )
 
 
@@ -547,22 +540,18 @@ def simulate_fight(
     if policies is not None:
         return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size, policies)
     table, per_unit = _fight_setup(side0, side1)
-    length = run.n if run.outcomes else 0
-    winner = np.empty(length, dtype=np.int8)
-    units = np.empty(length, dtype=np.int32)
     result, backend, threads = simulate(
         "exp.fight",
         run,
         params=(table, unit_limit, hit_on_equal, critical),
-        per_item=(False, False, False, False),
         counts_size=FIGHT_COUNTS + unit_limit + len(table),
-        outputs=(winner, units),
+        output_dtypes=(np.int8, np.int32),
         work=Work(least=per_unit, most=per_unit * unit_limit, counted=FIGHT_UNITS, per_count=per_unit),
     )
     c = result.counts
-    done = result.items_done
+    winner, units = result.outcomes
     return FightResult(
-        fights=done,
+        fights=result.items_done,
         wins=(int(c[FIGHT_WINS_SIDE0]), int(c[FIGHT_WINS_SIDE1])),
         draws=int(c[FIGHT_DRAWS]),
         mutual=int(c[FIGHT_MUTUAL]),
@@ -576,8 +565,8 @@ def simulate_fight(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        winner=winner[:done] if run.outcomes else None,
-        units=units[:done] if run.outcomes else None,
+        winner=winner,
+        units=units,
         standing=tuple(c[FIGHT_COUNTS + unit_limit:].tolist()),
     )
 

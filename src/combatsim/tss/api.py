@@ -10,7 +10,7 @@ import numpy as np
 
 from combatsim.dice import Dice
 from combatsim.runner import Work, check_run, simulate
-from combatsim.validation import check_int, memoize_simple, register_immutable
+from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
     ATTACK_COUNTS,
@@ -73,12 +73,6 @@ MAX_ROUNDS = 100_000
 FIGHT_ROUNDS = 3
 
 
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
-
-
 def _armour_die(armour: str | Dice | Armour | None, damage_class: str) -> tuple[Dice | None, int | None]:
     if armour is None:
         return None, None
@@ -107,8 +101,8 @@ def attack_config(
     score = Score.parse(skill, "skill")
     steps = check_int("steps", steps, -1000, MAX_STEPS)
     weapon = Weapon.make(damage, damage_class, weapon_quality)
-    one_step_shift = _check_bool("one_step_shift", one_step_shift)
-    joint_layout = _check_bool("joint_layout", joint_layout)
+    one_step_shift = check_bool("one_step_shift", one_step_shift)
+    joint_layout = check_bool("joint_layout", joint_layout)
     die, grade = _armour_die(armour, weapon.damage_class)
     if grade is None:
         grade = quality_grade(armour_quality, "armour_quality")
@@ -208,7 +202,6 @@ def simulate_attacks(
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=13, progress=progress)
-    n, outcomes = run.n, run.outcomes
     config, work = _attack_setup(
         skill=skill,
         steps=steps,
@@ -220,30 +213,26 @@ def simulate_attacks(
         one_step_shift=one_step_shift,
         joint_layout=joint_layout,
     )
-    length = n if outcomes else 0
-    tier = np.empty(length, dtype=np.int8)
-    stun, wound, mortal = (np.empty(length, dtype=np.int32) for _ in range(3))
     result, backend, threads = simulate(
         "tss.attack",
         run,
         params=(config,),
-        per_item=(False,),
         counts_size=ATTACK_COUNTS,
-        outputs=(tier, stun, wound, mortal),
+        output_dtypes=(np.int8, np.int32, np.int32, np.int32),
         work=work,
     )
-    done = result.items_done
+    tier, stun, wound, mortal = result.outcomes
     return AttackResult(
-        attacks=done,
+        attacks=result.items_done,
         counts=result.counts,
         seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
-        tier=tier[:done] if outcomes else None,
-        stun=stun[:done] if outcomes else None,
-        wound=wound[:done] if outcomes else None,
-        mortal=mortal[:done] if outcomes else None,
+        tier=tier,
+        stun=stun,
+        wound=wound,
+        mortal=mortal,
     )
 
 
@@ -421,31 +410,26 @@ def simulate_fights(
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=5, progress=progress)
-    n, outcomes = run.n, run.outcomes
-    one_step_shift = _check_bool("one_step_shift", one_step_shift)
+    one_step_shift = check_bool("one_step_shift", one_step_shift)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     table, n_characters, n_classes = fight_table(side_a, side_b)
     if policies is not None:
         return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies)
-    length = n if outcomes else 0
     width = len(table) // n_characters
     # A round: each character's action check, then its actions' attacks and their damage dice.
     per_round = sum(1 + int(table[i * width + R_ACTIONS]) * (2 + int(table[i * width + R_DAMAGE]))
                     for i in range(n_characters))
-    winner = np.empty(length, dtype=np.int8)
-    rounds = np.empty(length, dtype=np.int32)
     result, backend, threads = simulate(
         "tss.fight",
         run,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
-        per_item=(False, False, False, False, False),
         counts_size=FIGHT_COUNTS + max_rounds + 1 + n_characters,
-        outputs=(winner, rounds),
+        output_dtypes=(np.int8, np.int32),
         work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
-    done = result.items_done
+    winner, rounds = result.outcomes
     return FightResult(
-        fights=done,
+        fights=result.items_done,
         counts=result.counts[:FIGHT_COUNTS],
         rounds_histogram={r: c for r, c in
                           enumerate(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1].tolist()) if c},
@@ -454,8 +438,8 @@ def simulate_fights(
         backend=backend,
         threads=threads,
         partial=result.partial,
-        winner=winner[:done] if outcomes else None,
-        rounds=rounds[:done] if outcomes else None,
+        winner=winner,
+        rounds=rounds,
     )
 
 
