@@ -291,6 +291,14 @@ def standing_by_side(standing: Sequence[int], side_sizes: Sequence[int]) -> list
     return [counts[:side_sizes[0]], counts[side_sizes[0]:side_sizes[0] + side_sizes[1]]]
 
 
+def kernel_summary(result, n: int, seed: int, step_unit: str, **figures) -> FightSummary:
+    """The summary of a ruleset's ``simulate_fight(s)`` result for ``n`` fights: how it ran, and
+    the ruleset's ``figures`` (the other FightSummary fields)."""
+    return FightSummary(fights=result.fights, seed=seed, backend=result.backend, threads=result.threads,
+                        partial=result.partial, stopped_early=result.fights < n and not result.partial,
+                        step_unit=step_unit, **figures)
+
+
 def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, stop=None) -> FightSummary:
     module = ruleset_module(scenario.ruleset)
     progress = ProgressLine(enabled=not args.json)

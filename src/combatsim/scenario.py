@@ -297,6 +297,20 @@ def call(reader: Reader, factory: Callable, *args, **kwargs):
         raise reader.error(None, str(problem)) from None
 
 
+def read_sides(sides: list[list[Reader]], read_member: Callable[[Reader, int], object],
+               fields: Sequence[Field]) -> list[list]:
+    """Each side's members as ``read_member(reader, side)`` makes them, in file order; each
+    member's table is then checked for keys that ``fields`` does not declare."""
+    members = []
+    for side, readers in enumerate(sides):
+        side_members = []
+        for reader in readers:
+            side_members.append(read_member(reader, side))
+            reader.finish(fields)
+        members.append(side_members)
+    return members
+
+
 # --- the top level, shared by every ruleset -------------------------------------------------------
 
 

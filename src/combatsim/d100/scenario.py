@@ -27,8 +27,8 @@ from combatsim.d100.api import (
     simulate_fights,
 )
 from combatsim.d100.layout import POLICY_NAMES, UNFINISHED
-from combatsim.fights import FightSummary, standing_by_side
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call
+from combatsim.fights import FightSummary, kernel_summary, standing_by_side
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call, read_sides
 
 MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
 
@@ -173,12 +173,7 @@ def build(options: Reader, sides: list[list[Reader]]) -> dict:
         "ambush_side": None if ambush < 0 else ambush,
         "taper": options.read(fields["taper"]),
     }
-    combatants = []
-    for side_index, members in enumerate(sides):
-        for member in members:
-            combatants.append(_member(member, side_index))
-            member.finish(MEMBER)
-    spec["combatants"] = combatants
+    spec["combatants"] = [combatant for side in read_sides(sides, _member, MEMBER) for combatant in side]
     return spec
 
 
@@ -205,21 +200,13 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
                              ambush_side=spec["ambush_side"], taper=spec["taper"], seed=seed, backend=backend,
                              threads=threads, chunk_size=chunk_size, outcomes=outcomes)
     counts = result.counts
-    return FightSummary(
-        fights=result.fights,
+    return kernel_summary(
+        result, n, seed, step_unit(spec),
         wins=[counts["wins_side_0"], counts["wins_side_1"]],
         draws=counts["draws"],
         unfinished=counts["unfinished"],
         rounds_histogram=result.rounds_histogram,
-        seed=seed,
-        backend=result.backend,
-        threads=result.threads,
-        partial=result.partial,
-        stopped_early=result.fights < n and not result.partial,
-        step_unit=step_unit(spec),
-        per_side=[{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
-                   "escapes_count": counts[f"escapes_side_{side}"]} for side in (0, 1)],
-        totals={label: counts[key] for key, label in TOTALS.items()},
+        **_figures(counts),
         standing=standing_by_side(result.standing, [sum(c.side == side for c in spec["combatants"]) for side in (0, 1)]),
         # The report pairs and charts "no side won" as one outcome: draws and unfinished fights.
         winner=None if result.winner is None else np.maximum(result.winner, UNFINISHED, out=result.winner),
@@ -227,13 +214,16 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     )
 
 
-def engine_figures(spec: dict, results) -> dict:
-    """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
-    counts = results.totals
-    return {"draws": results.draws, "unfinished": results.unfinished,
-            "per_side": [{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
+def _figures(counts: dict) -> dict:
+    """The per-side figures and the totals, from the fight counts by name."""
+    return {"per_side": [{"wins_by_flight_count": counts[f"wins_by_flight_side_{side}"],
                           "escapes_count": counts[f"escapes_side_{side}"]} for side in (0, 1)],
             "totals": {label: counts[key] for key, label in TOTALS.items()}}
+
+
+def engine_figures(spec: dict, results) -> dict:
+    """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
+    return {"draws": results.draws, "unfinished": results.unfinished, **_figures(results.totals)}
 
 
 def wins(spec: dict, totals) -> tuple[list[int], int]:

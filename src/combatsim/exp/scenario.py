@@ -31,8 +31,8 @@ from combatsim.exp.model import (
     Persona,
     Weapon,
 )
-from combatsim.fights import FightSummary, standing_by_side
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call
+from combatsim.fights import FightSummary, kernel_summary, standing_by_side
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call, read_sides
 
 MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
 
@@ -132,7 +132,7 @@ def _weapon(table: Reader) -> Weapon:
     return weapon
 
 
-def _member(reader: Reader) -> Combatant:
+def _member(reader: Reader, side: int) -> Combatant:
     kind = reader.read(_FIELD["kind"])
     for name in _ONLY[kind]:
         if name in reader.table:
@@ -161,14 +161,7 @@ def _member(reader: Reader) -> Combatant:
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
     spec = {f.name: options.read(f) for f in OPTIONS}
-    members = []
-    for side in sides:
-        side_members = []
-        for member in side:
-            side_members.append(_member(member))
-            member.finish(MEMBER)
-        members.append(side_members)
-    spec["sides"] = members
+    spec["sides"] = read_sides(sides, _member, MEMBER)
     return spec
 
 
@@ -181,26 +174,13 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     result = simulate_fight(n, spec["sides"][0], spec["sides"][1], unit_limit=spec["unit_limit"],
                             hit_on_equal=spec["hit_on_equal"], critical=spec["critical"], seed=seed,
                             backend=backend, threads=threads, chunk_size=chunk_size, outcomes=outcomes)
-    fights = result.fights or 1
-    return FightSummary(
-        fights=result.fights,
+    return kernel_summary(
+        result, n, seed, step_unit(spec),
         wins=list(result.wins),
         draws=result.draws,
         rounds_histogram={units + 1: int(c) for units, c in enumerate(result.units_histogram) if c},
-        seed=seed,
-        backend=result.backend,
-        threads=result.threads,
-        partial=result.partial,
-        stopped_early=result.fights < n and not result.partial,
-        step_unit=step_unit(spec),
-        per_side=[{
-            "damage_dealt_total": int(result.damage[side]),
-            "damage_dealt_mean_per_fight": int(result.damage[side]) / fights,
-            "to_hit_rolls_count": int(result.to_hit_rolls[side]),
-            "hits_count": int(result.hits[side]),
-            "hit_rate": int(result.hits[side]) / result.to_hit_rolls[side] if result.to_hit_rolls[side] else 0.0,
-            "ammunition_spent_count": int(result.ammunition[side]),
-        } for side in (0, 1)],
+        per_side=[_side_figures(result.fights, int(result.damage[side]), int(result.to_hit_rolls[side]),
+                                int(result.hits[side]), int(result.ammunition[side])) for side in (0, 1)],
         totals={},
         standing=standing_by_side(result.standing, [len(side) for side in spec["sides"]]),
         winner=result.winner,
@@ -208,18 +188,24 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     )
 
 
+def _side_figures(fights: int, damage: int, to_hit_rolls: int, hits: int, ammunition: int) -> dict:
+    """One side's figures over ``fights`` fights."""
+    return {
+        "damage_dealt_total": damage,
+        "damage_dealt_mean_per_fight": damage / (fights or 1),
+        "to_hit_rolls_count": to_hit_rolls,
+        "hits_count": hits,
+        "hit_rate": hits / to_hit_rolls if to_hit_rolls else 0.0,
+        "ammunition_spent_count": ammunition,
+    }
+
+
 def engine_figures(spec: dict, results) -> dict:
     """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
-    counts, fights = results.totals, results.fights or 1
-    return {"draws": results.draws + results.unfinished, "unfinished": None, "totals": {}, "per_side": [{
-        "damage_dealt_total": counts[f"damage_side_{side}"],
-        "damage_dealt_mean_per_fight": counts[f"damage_side_{side}"] / fights,
-        "to_hit_rolls_count": counts[f"to_hit_rolls_side_{side}"],
-        "hits_count": counts[f"hits_side_{side}"],
-        "hit_rate": counts[f"hits_side_{side}"] / counts[f"to_hit_rolls_side_{side}"]
-        if counts[f"to_hit_rolls_side_{side}"] else 0.0,
-        "ammunition_spent_count": counts[f"ammunition_side_{side}"],
-    } for side in (0, 1)]}
+    counts = results.totals
+    return {"draws": results.draws + results.unfinished, "unfinished": None, "totals": {}, "per_side": [
+        _side_figures(results.fights, counts[f"damage_side_{side}"], counts[f"to_hit_rolls_side_{side}"],
+                      counts[f"hits_side_{side}"], counts[f"ammunition_side_{side}"]) for side in (0, 1)]}
 
 
 def wins(spec: dict, totals) -> tuple[list[int], int]:

@@ -6,8 +6,8 @@ prints them and ``combatsim scenario new tss`` prints ``TEMPLATE``.
 
 from __future__ import annotations
 
-from combatsim.fights import FightSummary, standing_by_side
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call
+from combatsim.fights import FightSummary, kernel_summary, standing_by_side
+from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call, read_sides
 from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table, simulate_fights
 from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
 
@@ -83,7 +83,7 @@ armour = { dice = { En = "d6" }, quality = "ordinary" }      # optional
 '''
 
 
-def _member(reader: Reader) -> Combatant:
+def _member(reader: Reader, side: int) -> Combatant:
     weapon_table = reader.read(_FIELD["weapon"])
     values = {f.name: weapon_table.read(f) for f in WEAPON}
     weapon = call(weapon_table, Weapon.make, values["damage"], damage_class=values["class"],
@@ -103,14 +103,7 @@ def _member(reader: Reader) -> Combatant:
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
     spec = {f.name: options.read(f) for f in OPTIONS}
-    members = []
-    for side in sides:
-        side_members = []
-        for member in side:
-            side_members.append(_member(member))
-            member.finish(MEMBER)
-        members.append(side_members)
-    spec["sides"] = members
+    spec["sides"] = read_sides(sides, _member, MEMBER)
     return spec
 
 
@@ -124,40 +117,34 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
                              one_step_shift=spec["one_step_shift"], seed=seed, backend=backend, threads=threads,
                              chunk_size=chunk_size, outcomes=outcomes)
     c = [int(v) for v in result.counts]
-    attacks = c[4] or 1
-    return FightSummary(
-        fights=result.fights,
+    return kernel_summary(
+        result, n, seed, step_unit(spec),
         wins=[c[0], c[1]],
         draws=c[2],
         rounds_histogram=result.rounds_histogram,
-        seed=seed,
-        backend=result.backend,
-        threads=result.threads,
-        partial=result.partial,
-        stopped_early=result.fights < n and not result.partial,
-        step_unit=step_unit(spec),
         per_side=[{}, {}],
-        # points dealt after armour, secondary damage included (docs/tss.md), both sides together
-        totals={"attacks_count": c[4],
-                "stun_points_total": c[5], "stun_points_mean_per_attack": c[5] / attacks,
-                "wound_points_total": c[6], "wound_points_mean_per_attack": c[6] / attacks,
-                "mortal_points_total": c[7], "mortal_points_mean_per_attack": c[7] / attacks},
+        totals=_totals(*c[4:8]),
         standing=standing_by_side(result.standing, [len(side) for side in spec["sides"]]),
         winner=result.winner,
         rounds=result.rounds,
     )
 
 
+def _totals(attacks: int, stun: int, wound: int, mortal: int) -> dict:
+    """The attacks and the points they dealt after armour, secondary damage included (docs/tss.md),
+    both sides together."""
+    per_attack = attacks or 1
+    return {"attacks_count": attacks,
+            "stun_points_total": stun, "stun_points_mean_per_attack": stun / per_attack,
+            "wound_points_total": wound, "wound_points_mean_per_attack": wound / per_attack,
+            "mortal_points_total": mortal, "mortal_points_mean_per_attack": mortal / per_attack}
+
+
 def engine_figures(spec: dict, results) -> dict:
     """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
     counts = results.totals
-    attacks = counts["attacks"] or 1
     return {"draws": results.draws + results.unfinished, "unfinished": None, "per_side": [{}, {}],
-            "totals": {"attacks_count": counts["attacks"],
-                       "stun_points_total": counts["stun"], "stun_points_mean_per_attack": counts["stun"] / attacks,
-                       "wound_points_total": counts["wound"], "wound_points_mean_per_attack": counts["wound"] / attacks,
-                       "mortal_points_total": counts["mortal"],
-                       "mortal_points_mean_per_attack": counts["mortal"] / attacks}}
+            "totals": _totals(counts["attacks"], counts["stun"], counts["wound"], counts["mortal"])}
 
 
 def wins(spec: dict, totals) -> tuple[list[int], int]:
