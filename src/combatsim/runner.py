@@ -356,6 +356,11 @@ def check_run(
     return RunArguments(n, seed, threads, chunk_size, backend, outcomes, progress, resolve_executor(executor))
 
 
+def run_record(result: object) -> dict:
+    """How a ruleset result ran, the closing fields of its ``as_dict`` record."""
+    return {"seed": result.seed, "backend": result.backend, "threads": result.threads, "partial": result.partial}
+
+
 def simulate(
     kernel_name: str,
     run: RunArguments,

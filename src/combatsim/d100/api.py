@@ -35,7 +35,7 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.runner import Work, check_run, simulate
+from combatsim.runner import Work, check_run, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_choice,
@@ -178,10 +178,7 @@ class AttackResult:
             "capped_target": model.capped_target(self.full_skill),
             "lethality": self.lethality,
             "serious_threshold": self.serious_threshold,
-            "seed": self.seed,
-            "backend": self.backend,
-            "threads": self.threads,
-            "partial": self.partial,
+            **run_record(self),
         }
 
 
@@ -510,10 +507,7 @@ class FightResult:
             "unfinished_rate": self.unfinished_rate,
             "mean_rounds": self.mean_rounds,
             "standing": list(self.standing),
-            "seed": self.seed,
-            "backend": self.backend,
-            "threads": self.threads,
-            "partial": self.partial,
+            **run_record(self),
         }
 
 

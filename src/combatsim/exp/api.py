@@ -27,7 +27,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.runner import Work, check_run, simulate
+from combatsim.runner import Work, check_run, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_int,
@@ -66,10 +66,7 @@ class ToHitResult:
             "attacks": self.attacks,
             "hits": self.hits,
             "hit_rate": self.hit_rate,
-            "seed": self.seed,
-            "backend": self.backend,
-            "threads": self.threads,
-            "partial": self.partial,
+            **run_record(self),
         }
 
 
@@ -197,7 +194,7 @@ class AttackResult:
         if self.automatic:
             record["rounds_fired"] = self.rounds_fired
             record["rounds_hit"] = self.rounds_hit
-        record.update(seed=self.seed, backend=self.backend, threads=self.threads, partial=self.partial)
+        record.update(run_record(self))
         return record
 
 
@@ -457,10 +454,7 @@ class FightResult:
             "to_hit_rolls": list(self.to_hit_rolls),
             "hits": list(self.hits),
             "standing": list(self.standing),
-            "seed": self.seed,
-            "backend": self.backend,
-            "threads": self.threads,
-            "partial": self.partial,
+            **run_record(self),
         }
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import Work, check_run, simulate
+from combatsim.runner import Work, check_run, run_record, simulate
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -168,7 +168,7 @@ class AttackResult:
         record.update({name: int(value) for name, value in zip(names, self.counts, strict=True)})
         hits = sum(int(v) for v in self.counts[:3])
         record["hit_rate"] = hits / self.attacks if self.attacks else 0.0
-        record.update(seed=self.seed, backend=self.backend, threads=self.threads, partial=self.partial)
+        record.update(run_record(self))
         return record
 
 
@@ -378,10 +378,7 @@ class FightResult:
             "wound": c[6],
             "mortal": c[7],
             "standing": list(self.standing),
-            "seed": self.seed,
-            "backend": self.backend,
-            "threads": self.threads,
-            "partial": self.partial,
+            **run_record(self),
         }
 
 
