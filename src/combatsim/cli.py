@@ -180,6 +180,22 @@ def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000,
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a LocalCluster)")
 
 
+def add_ruleset_command(subparsers, ruleset: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None],
+                        handler: Callable[[argparse.Namespace], int], add_run_options: Callable | None = None,
+                        description: str | None = None) -> None:
+    """A ruleset's ``attack`` subcommand (with ``add_run_options``) or ``odds`` subcommand (without:
+    ``--json`` prints exact fractions): the flags of one attack from ``add_arguments``."""
+    def build(parser: argparse.ArgumentParser) -> None:
+        add_arguments(parser)
+        if add_run_options is not None:
+            add_run_options(parser, default_n=10_000_000, items="attacks")
+        else:
+            parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
+        parser.set_defaults(handler=handler)
+
+    subparsers.add_parser(ruleset, help=help, description=description, build=build)
+
+
 def run_options(args: argparse.Namespace) -> dict:
     """The keyword arguments every simulation API takes from add_run_options' flags."""
     return {"seed": args.seed, "backend": args.backend, "threads": args.threads, "chunk_size": args.chunk_size}

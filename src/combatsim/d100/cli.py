@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from combatsim.cli import add_ruleset_command, emit, integer, run_footer, run_options
+
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        add_run_options(parser, default_n=10_000_000, items="attacks")
-        parser.set_defaults(handler=run_attack)
-
-    subparsers.add_parser("d100", help="d100 attacks with damage (tiers and wounds)", build=build)
+    add_ruleset_command(subparsers, "d100", "d100 attacks with damage (tiers and wounds)", add_attack_arguments,
+                        run_attack, add_run_options)
 
 
 def _severity(text: str):
@@ -30,7 +28,6 @@ def _severity(text: str):
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack d100`` and ``odds d100``, with the API's ranges."""
-    from combatsim.cli import integer
     from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS
 
     parser.add_argument("--pool", type=integer(0, MAX_SCORE), required=True,
@@ -59,7 +56,6 @@ def attack_arguments(args: argparse.Namespace) -> dict:
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit, run_options
     from combatsim.d100.api import simulate_attacks
 
     result = simulate_attacks(
@@ -71,8 +67,6 @@ def run_attack(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    from combatsim.cli import run_footer
-
     n = record["attacks"] or 1
     lines = [
         f"d100 attacks: {record['attacks']:,} (full skill {record['full_skill']}, capped target "
@@ -86,12 +80,8 @@ def _report(record: dict) -> str:
 
 
 def add_odds_parser(subparsers) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
-        parser.set_defaults(handler=run_odds)
-
-    subparsers.add_parser("d100", help="exact d100 odds of one attack (the same flags as attack d100)", build=build)
+    add_ruleset_command(subparsers, "d100", "exact d100 odds of one attack (the same flags as attack d100)",
+                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:

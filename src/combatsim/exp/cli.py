@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from combatsim.cli import add_ruleset_command, emit, exact_integer, integer, run_footer, run_options
+
 #: Options that turn ``attack exp`` from the plain to-hit kernel into the attack-with-damage kernel.
 _ATTACK_OPTIONS = (
     "damage", "weapon_type", "persona_class", "ammunition", "adjustment", "critical", "damage_adjustment"
@@ -25,8 +27,6 @@ def _flag(name: str) -> str:
 
 
 def _bonus_triple(text: str) -> tuple[int, int, int]:
-    from combatsim.cli import exact_integer
-
     parts = [exact_integer(part) for part in text.split(",")]
     if len(parts) != 3 or None in parts:
         raise argparse.ArgumentTypeError(f"must be three integers A,B,C such as 60,80,65, got {text!r}")
@@ -44,7 +44,6 @@ def _dice(text: str):
 
 def add_persona_options(parser: argparse.ArgumentParser, required: bool) -> None:
     """A persona's class, level and attributes (Chapter 9)."""
-    from combatsim.cli import integer
     from combatsim.exp.model import CLASSES, MAX_ATTRIBUTE, MAX_LEVEL, SPECIAL_CLASSES
 
     needed = "" if required else " (with --class)"
@@ -94,26 +93,19 @@ def _persona(args: argparse.Namespace, proficiencies=()):
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        add_run_options(parser, default_n=10_000_000, items="attacks")
-        parser.set_defaults(handler=run_attack)
-
-    subparsers.add_parser(
-        "exp",
-        help="EXP kilodie attacks (to-hit against armour rating, with damage)",
+    add_ruleset_command(
+        subparsers, "exp", "EXP kilodie attacks (to-hit against armour rating, with damage)", add_attack_arguments,
+        run_attack, add_run_options,
         description=(
             "Raw numbers (--bonus, --max-roll) or a persona (--class, attributes) with a weapon "
             "(--weapon-type, --damage). Without damage, weapon or persona options this is the plain "
             "to-hit kernel."
         ),
-        build=build,
     )
 
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack exp`` and ``odds exp``, with the API's ranges."""
-    from combatsim.cli import integer
     from combatsim.exp.api import MAX_ADJUSTMENT, MAX_ARMOUR_RATING, MAX_BONUS, MAX_DAMAGE_ADJUSTMENT, MAX_ROLL
     from combatsim.exp.model import MAX_AMMUNITION, WEAPON_TYPES
 
@@ -182,8 +174,6 @@ def weapon_and_persona(args: argparse.Namespace):
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit, run_options
-
     check_mode(args)
     if is_plain_to_hit(args):
         return _run_to_hit(args)
@@ -207,7 +197,6 @@ def run_attack(args: argparse.Namespace) -> int:
 
 
 def _run_to_hit(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit, run_options
     from combatsim.exp.api import simulate_to_hit
 
     result = simulate_to_hit(
@@ -222,8 +211,6 @@ def _run_to_hit(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    from combatsim.cli import run_footer
-
     lines = [
         f"EXP to-hit: {record['attacks']:,} attacks, {record['hits']:,} hits, hit rate {record['hit_rate']:.6f}",
     ]
@@ -232,8 +219,6 @@ def _report(record: dict) -> str:
 
 
 def _attack_report(record: dict) -> str:
-    from combatsim.cli import run_footer
-
     lines = [
         f"EXP attack: {record['units']:,} units, {record['to_hit_rolls']:,} to-hit rolls, {record['hits']:,} hits, "
         f"hit rate {record['hit_rate']:.6f}",
@@ -246,12 +231,8 @@ def _attack_report(record: dict) -> str:
 
 
 def add_odds_parser(subparsers) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
-        parser.set_defaults(handler=run_odds)
-
-    subparsers.add_parser("exp", help="exact EXP odds of one attack (the same flags as attack exp)", build=build)
+    add_ruleset_command(subparsers, "exp", "exact EXP odds of one attack (the same flags as attack exp)",
+                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:

@@ -9,14 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from combatsim.cli import add_ruleset_command, emit, integer, run_footer, run_options
+
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        add_run_options(parser, default_n=10_000_000, items="attacks")
-        parser.set_defaults(handler=run_attack)
-
-    subparsers.add_parser("tss", help="TSS d20 attacks with damage and armour (tss-combat.txt)", build=build)
+    add_ruleset_command(subparsers, "tss", "TSS d20 attacks with damage and armour (tss-combat.txt)",
+                        add_attack_arguments, run_attack, add_run_options)
 
 
 def _armour_die(text: str) -> str:
@@ -33,7 +31,6 @@ def _armour_die(text: str) -> str:
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack tss`` and ``odds tss``, with the API's ranges."""
-    from combatsim.cli import integer
     from combatsim.tss.model import MAX_STEPS
 
     parser.add_argument("--skill", required=True, help="attack skill Ordinary/Good/Amazing, e.g. 16/8/4, or one score")
@@ -64,7 +61,6 @@ def attack_arguments(args: argparse.Namespace) -> dict:
 
 
 def run_attack(args: argparse.Namespace) -> int:
-    from combatsim.cli import emit, run_options
     from combatsim.tss.api import simulate_attacks
 
     result = simulate_attacks(args.n, **attack_arguments(args), **run_options(args))
@@ -72,8 +68,6 @@ def run_attack(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    from combatsim.cli import run_footer
-
     attacks = record["attacks"] or 1
     lines = [f"TSS attacks: {record['attacks']:,}, hit rate {record['hit_rate']:.6f}"]
     for name in ("amazing", "good", "ordinary", "failure", "critical_failure"):
@@ -85,12 +79,8 @@ def _report(record: dict) -> str:
 
 
 def add_odds_parser(subparsers) -> None:
-    def build(parser: argparse.ArgumentParser) -> None:
-        add_attack_arguments(parser)
-        parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")
-        parser.set_defaults(handler=run_odds)
-
-    subparsers.add_parser("tss", help="exact TSS odds of one attack (the same flags as attack tss)", build=build)
+    add_ruleset_command(subparsers, "tss", "exact TSS odds of one attack (the same flags as attack tss)",
+                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:
