@@ -3,7 +3,7 @@
 The names below are imported on first use, so that importing one module of the package (its
 command line, say) stays light."""
 
-import importlib
+from combatsim.lazy import lazy_names
 
 _MODULES = {
     "AttackResult": "combatsim.exp.api",
@@ -21,14 +21,4 @@ _MODULES = {
 }
 __all__ = sorted(_MODULES)
 
-
-def __getattr__(name: str):
-    if name not in _MODULES:
-        raise AttributeError(f"module 'combatsim.exp' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_MODULES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULES))
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
