@@ -241,14 +241,19 @@ def attack_parameters(
     return AttackParameters(skill, final, model.serious_threshold(final, severity), nonlethal, 2 if dual_wield else 1)
 
 
+def attack_scalars(p: AttackParameters) -> tuple[int, ...]:
+    """The "d100.attack" kernel's params, in its order, as ints: both weapons of a dual wield are
+    the same weapon."""
+    return (p.full_skill, p.lethality, p.serious_threshold, int(p.nonlethal),
+            p.lethality, p.serious_threshold, int(p.nonlethal), p.weapons)
+
+
 @memoize_simple
 def _attack_setup(**arguments: object) -> tuple[AttackParameters, tuple[np.ndarray, ...], Work]:
-    """attack_parameters, the "d100.attack" kernel's params (both weapons the same) and an
-    attack's work; remembered for repeated simple inputs (params shared, never written)."""
+    """attack_parameters, the "d100.attack" kernel's params and an attack's work; remembered for
+    repeated simple inputs (params shared, never written)."""
     p = attack_parameters(**arguments)
-    one = lambda value: np.array([int(value)], dtype=np.int64)  # noqa: E731
-    params = (one(p.full_skill), one(p.lethality), one(p.serious_threshold), one(p.nonlethal),
-              one(p.lethality), one(p.serious_threshold), one(p.nonlethal), one(p.weapons))
+    params = tuple(np.array([value], dtype=np.int64) for value in attack_scalars(p))
     return p, params, Work(least=p.weapons, most=p.weapons)
 
 

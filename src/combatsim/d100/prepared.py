@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from combatsim.d100.api import attack_parameters
+from combatsim.d100.api import attack_parameters, attack_scalars
 from combatsim.d100.layout import ATTACK_COUNTS
 from combatsim.prepared import PreparedAttack
 
@@ -55,9 +55,7 @@ class Attack(PreparedAttack):
             pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
             severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
         )
-        # simulate_attacks' parameters: both weapons of a dual wield are the same weapon.
-        scalars = (p.full_skill, p.lethality, p.serious_threshold, int(p.nonlethal),
-                   p.lethality, p.serious_threshold, int(p.nonlethal), p.weapons)
+        scalars = attack_scalars(p)
         params = tuple(np.array([value], dtype=np.int64) for value in scalars)
         self._prepare(params, backend, scalars)
 
