@@ -342,19 +342,27 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
     return engine_summary(scenario, results)
 
 
-def engine_summary(scenario: Scenario, results) -> FightSummary:
-    """``combatsim fight``'s summary of fights the engine played (combatsim.policies.FightResults)."""
+def engine_outcomes(results, draw: int = -1, unfinished: int = -1) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each fight's winner (0, 1, else ``draw`` or ``unfinished``; int8) and length (int32) of fights
+    the engine played (combatsim.policies.FightResults), or (None, None) without outcomes."""
     from combatsim.engine import DRAW, UNFINISHED
 
+    if results.outcome is None:
+        return None, None
+    winner = results.outcome.astype(np.int8)
+    winner[results.outcome == DRAW] = draw
+    winner[results.outcome == UNFINISHED] = unfinished
+    return winner, results.length.astype(np.int32)
+
+
+def engine_summary(scenario: Scenario, results) -> FightSummary:
+    """``combatsim fight``'s summary of fights the engine played (combatsim.policies.FightResults)."""
     module = ruleset_module(scenario.ruleset)
-    winner = None
-    if results.outcome is not None:  # the report's per-fight winner: 0, 1, or -1 when no side won
-        winner = results.outcome.astype(np.int8)
-        winner[(results.outcome == DRAW) | (results.outcome == UNFINISHED)] = -1
+    winner, rounds = engine_outcomes(results)  # the report's winner: 0, 1, or -1 when no side won
     return FightSummary(
         fights=results.fights, wins=list(results.wins), rounds_histogram=results.length_histogram,
         seed=results.seed, backend=results.backend, threads=1, step_unit=module.step_unit(scenario.spec),
-        winner=winner, rounds=None if results.length is None else results.length.astype(np.int32),
+        winner=winner, rounds=rounds,
         standing=standing_by_side(results.standing, [len(side["members"]) for side in scenario.document["sides"]]),
         **module.engine_figures(scenario.spec, results),
     )

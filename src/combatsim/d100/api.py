@@ -580,19 +580,14 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, back
                    policies) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
     named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
-    from combatsim.engine import DRAW as ENGINE_DRAW
-    from combatsim.engine import UNFINISHED as ENGINE_UNFINISHED
+    from combatsim.fights import engine_outcomes
     from combatsim.policies import api_fights
 
     spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
             "combatants": list(combatants)}
     results = api_fights("d100", spec, [c.side for c in combatants], run.n, run.seed, policies, backend,
                          chunk_size, run.outcomes)
-    winner = None
-    if results.outcome is not None:
-        winner = results.outcome.astype(np.int8)
-        winner[results.outcome == ENGINE_DRAW] = DRAW
-        winner[results.outcome == ENGINE_UNFINISHED] = UNFINISHED
+    winner, rounds = engine_outcomes(results, DRAW, UNFINISHED)
     return FightResult(
         fights=results.fights,
         counts={name: results.totals[name] for name in FIGHT_COUNT_NAMES},
@@ -602,5 +597,5 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, back
         backend=results.backend,
         threads=1,
         winner=winner,
-        rounds=None if results.length is None else results.length.astype(np.int32),
+        rounds=rounds,
     )

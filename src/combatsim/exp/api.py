@@ -568,7 +568,7 @@ def simulate_fight(
 def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size,
                    policies) -> FightResult:
     """``simulate_fight`` with ``policies``: the fights through the engine (combatsim.policies)."""
-    from combatsim.engine import DRAW, UNFINISHED
+    from combatsim.fights import engine_outcomes
     from combatsim.policies import api_fights
 
     spec = {"unit_limit": unit_limit, "hit_on_equal": hit_on_equal, "critical": critical,
@@ -579,10 +579,7 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backen
     histogram = np.zeros(unit_limit, dtype=np.int64)
     for units, fights in results.length_histogram.items():
         histogram[units - 1] = fights
-    winner = None
-    if results.outcome is not None:
-        winner = results.outcome.astype(np.int8)
-        winner[(results.outcome == DRAW) | (results.outcome == UNFINISHED)] = -1
+    winner, units = engine_outcomes(results)
     return FightResult(
         fights=results.fights,
         wins=(results.wins[0], results.wins[1]),
@@ -598,6 +595,6 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backen
         backend=results.backend,
         threads=1,
         winner=winner,
-        units=None if results.length is None else results.length.astype(np.int32),
+        units=units,
         standing=tuple(results.standing),
     )

@@ -442,15 +442,13 @@ def simulate_fights(
 
 def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
-    from combatsim.engine import RUNNING
+    from combatsim.fights import engine_outcomes
     from combatsim.policies import api_fights
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
     results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run.n, run.seed, policies, backend,
                          chunk_size, run.outcomes)
-    winner = None
-    if results.outcome is not None:  # 0, 1, or -1 when no side won
-        winner = np.where(results.outcome <= 1, results.outcome, RUNNING).astype(np.int8)
+    winner, rounds = engine_outcomes(results)  # 0, 1, or -1 when no side won
     return FightResult(
         fights=results.fights,
         # the engine's counts begin with the fight kernel's, in its order
@@ -461,5 +459,5 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chu
         backend=results.backend,
         threads=1,
         winner=winner,
-        rounds=None if results.length is None else results.length.astype(np.int32),
+        rounds=rounds,
     )
