@@ -201,12 +201,18 @@ def run_options(args: argparse.Namespace) -> dict:
     return {"seed": args.seed, "backend": args.backend, "threads": args.threads, "chunk_size": args.chunk_size}
 
 
-def run_footer(record: dict) -> list[str]:
-    """The closing lines of every attack report: how it ran, and whether it was cut short."""
-    lines = [f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)"]
+def count_lines(record: dict, names: tuple[str, ...], suffix: str = "") -> list[str]:
+    """An attack report's table: each count in ``names`` and its rate per attack."""
+    attacks = record["attacks"] or 1
+    return [f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f}{suffix}" for name in names]
+
+
+def attack_report(lines: list[str], record: dict) -> str:
+    """An attack report: ``lines``, then how the run went, and whether it was cut short."""
+    lines = [*lines, f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)"]
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all attacks ran")
-    return lines
+    return "\n".join(lines)
 
 
 def emit(args: argparse.Namespace, record: dict, human: Callable[[dict], str]) -> int:

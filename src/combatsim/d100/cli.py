@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli import add_ruleset_command, emit, integer, run_footer, run_options
+from combatsim.cli import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
@@ -67,16 +67,12 @@ def run_attack(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    n = record["attacks"] or 1
-    lines = [
+    return attack_report([
         f"d100 attacks: {record['attacks']:,} (full skill {record['full_skill']}, capped target "
         f"{record['capped_target']}, lethality {record['lethality']}, serious threshold {record['serious_threshold']})",
-    ]
-    for name in ("critical_success", "hard_success", "success", "failure", "critical_failure",
-                 "lethal", "serious", "flesh", "instant_death"):
-        lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / n:.6f}")
-    lines.extend(run_footer(record))
-    return "\n".join(lines)
+        *count_lines(record, ("critical_success", "hard_success", "success", "failure", "critical_failure",
+                              "lethal", "serious", "flesh", "instant_death")),
+    ], record)
 
 
 def add_odds_parser(subparsers) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli import add_ruleset_command, emit, exact_integer, integer, run_footer, run_options
+from combatsim.cli import add_ruleset_command, attack_report, emit, exact_integer, integer, run_options
 
 #: Options that turn ``attack exp`` from the plain to-hit kernel into the attack-with-damage kernel.
 _ATTACK_OPTIONS = (
@@ -211,11 +211,9 @@ def _run_to_hit(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    lines = [
-        f"EXP to-hit: {record['attacks']:,} attacks, {record['hits']:,} hits, hit rate {record['hit_rate']:.6f}",
-    ]
-    lines.extend(run_footer(record))
-    return "\n".join(lines)
+    return attack_report(
+        [f"EXP to-hit: {record['attacks']:,} attacks, {record['hits']:,} hits, hit rate {record['hit_rate']:.6f}"],
+        record)
 
 
 def _attack_report(record: dict) -> str:
@@ -226,8 +224,7 @@ def _attack_report(record: dict) -> str:
     ]
     if "rounds_fired" in record:
         lines.append(f"rounds fired {record['rounds_fired']:,}, rounds hit {record['rounds_hit']:,}")
-    lines.extend(run_footer(record))
-    return "\n".join(lines)
+    return attack_report(lines, record)
 
 
 def add_odds_parser(subparsers) -> None:

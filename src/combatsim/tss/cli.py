@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli import add_ruleset_command, emit, integer, run_footer, run_options
+from combatsim.cli import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
@@ -68,14 +68,11 @@ def run_attack(args: argparse.Namespace) -> int:
 
 
 def _report(record: dict) -> str:
-    attacks = record["attacks"] or 1
-    lines = [f"TSS attacks: {record['attacks']:,}, hit rate {record['hit_rate']:.6f}"]
-    for name in ("amazing", "good", "ordinary", "failure", "critical_failure"):
-        lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f}")
-    for name in ("stun", "wound", "mortal"):
-        lines.append(f"  {name:17s} {record[name]:>14,}  {record[name] / attacks:.6f} per attack")
-    lines.extend(run_footer(record))
-    return "\n".join(lines)
+    return attack_report([
+        f"TSS attacks: {record['attacks']:,}, hit rate {record['hit_rate']:.6f}",
+        *count_lines(record, ("amazing", "good", "ordinary", "failure", "critical_failure")),
+        *count_lines(record, ("stun", "wound", "mortal"), " per attack"),
+    ], record)
 
 
 def add_odds_parser(subparsers) -> None:
