@@ -3,6 +3,8 @@ buffers and argument checks on the rulesets' engines (tests/test_fight_env.py ha
 
 from __future__ import annotations
 
+import copy
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -86,18 +88,20 @@ def test_reseeding_repeats_and_reset_without_seed_plays_the_next_fight():
 
 
 def test_vector_results_are_fresh_arrays():
-    """A later step does not overwrite what an earlier one returned."""
+    """A later step does not overwrite what an earlier one returned, infos and final infos included."""
     n = 8
     vector = FightVectorEnv(n, scenario="exp_bob_too", agent="Bob Too", backend="python")
-    obs, info = vector.reset(seed=3)
-    first = vector.step(np.ones(n, dtype=np.int64))
-    kept = [np.copy(a) for a in (obs, info["action_mask"], first[0], first[1], first[4]["action_mask"])]
+    returned = [vector.reset(seed=3)]
+    while "final_info" not in returned[-1][-1]:
+        returned.append(vector.step(np.ones(n, dtype=np.int64)))
+    first, ending = returned[1], returned[-1]
+    kept = copy.deepcopy(returned)
     for _ in range(10):
         vector.step(np.ones(n, dtype=np.int64))
-    for before, now in zip(kept, (obs, info["action_mask"], first[0], first[1], first[4]["action_mask"]), strict=True):
-        assert np.array_equal(before, now)
+    assert_same(returned, kept)
     for buffer in vector._b.values():
         assert not np.shares_memory(first[0], buffer) and not np.shares_memory(first[4]["action_mask"], buffer)
+        assert not any(np.shares_memory(o, buffer) for o in ending[4]["final_obs"] if o is not None)
 
 
 def test_bad_arguments_are_one_line_errors():

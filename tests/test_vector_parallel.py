@@ -6,16 +6,43 @@ by step and across autoresets: observations, masks, rewards, ends, outcomes and 
 
 from __future__ import annotations
 
+import copy
 import pickle
+from functools import partial
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from gymnasium.vector import VectorEnv
 
 from combatsim.rl.fight_parallel import parallel_env
 from combatsim.rl.vector_parallel import vector_parallel_env
 from tests import fake_engine
+from tests.test_fight_env import assert_same
 
 FAKE_TEAMS = fake_engine.game((0, 0, 1, 1), ("A 1", "A 2", "B 1", "B 2"), ("A", "B"), limit=4)
+
+
+def batched(infos: list[dict], envs: int) -> dict:
+    """Per-env infos (None where an env has none) batched as Gymnasium's vector envs batch them."""
+    batcher = SimpleNamespace(num_envs=envs)
+    batcher._add_info = partial(VectorEnv._add_info, batcher)
+    out: dict = {}
+    for e, info in enumerate(infos):
+        if info is not None:
+            out = batcher._add_info(out, info, e)
+    return out
+
+
+def env_info(infos: dict, names: list[str]) -> dict:
+    """One env's info in the vector env's form, from the parallel env's infos by agent."""
+    info = {"action_mask": np.stack([infos[name]["action_mask"] for name in names]),
+            "masked_actions": infos[names[0]]["masked_actions"]}
+    if "outcome" in infos[names[0]]:
+        info["outcome"] = infos[names[0]]["outcome"]
+        info["episode"] = {"r": np.array([infos[name]["episode"]["r"] for name in names]),
+                           "l": infos[names[0]]["episode"]["l"]}
+    return info
 
 
 def legal_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
@@ -46,6 +73,7 @@ def test_env_e_is_the_parallel_env_seeded_s_plus_e(scenario, agents, backend):
         actions = legal_actions(rng, infos["action_mask"])
         obs, rewards, terminated, truncated, infos = vector.step(actions)
         assert obs.shape == (envs, len(names), len(vector.observation_names)) and rewards.shape == (envs, len(names))
+        last_infos, final_obs, final_infos = [], [], []
         for e, single in enumerate(singles):
             s_obs, s_rewards, s_term, s_trunc, s_infos = single.step(
                 {name: int(actions[e, k]) for k, name in enumerate(names)})
@@ -63,12 +91,23 @@ def test_env_e_is_the_parallel_env_seeded_s_plus_e(scenario, agents, backend):
                 assert final["outcome"]["text"][e] == outcome["text"]
                 assert final["outcome"]["standing"][e] == outcome["standing"]
                 assert final["outcome"]["steps"][e] == outcome["steps"]
+                final_obs.append(np.stack([s_obs[name] for name in names]))
+                final_infos.append(env_info(s_infos, names))
                 s_obs, s_infos = single.reset()  # SAME_STEP: the next fight starts in this step
-            elif "_final_obs" in infos:
-                assert not infos["_final_obs"][e]
+            else:
+                if "_final_obs" in infos:
+                    assert not infos["_final_obs"][e]
+                final_obs.append(None)
+                final_infos.append(None)
+            last_infos.append(env_info(s_infos, names))
             for k, name in enumerate(names):
                 np.testing.assert_array_equal(obs[e, k], s_obs[name])
                 np.testing.assert_array_equal(infos["action_mask"][e, k], s_infos[name]["action_mask"])
+        expected = batched(last_infos, envs)
+        if any(info is not None for info in final_infos):
+            expected = batched([{**info, "final_obs": o, "final_info": final} if final is not None else info
+                                for info, o, final in zip(last_infos, final_obs, final_infos, strict=True)], envs)
+        assert_same(infos, expected, "infos")
     assert ends > 0
 
 
@@ -118,14 +157,15 @@ def test_results_are_fresh_arrays(agents):
     vector = vector_parallel_env(FAKE_TEAMS, agents, num_envs=8, backend="python")
     obs, infos = vector.reset(seed=4)
     actions = np.ones((8, len(agents)), dtype=np.int64)
-    first = vector.step(actions)
-    returned = [obs, infos["action_mask"], first[0], first[4]["action_mask"]]
-    if "final_obs" in first[4]:
-        returned += [first[4]["final_info"]["action_mask"],
-                     *(o for o in first[4]["final_obs"] if o is not None)]
-    kept = [np.copy(a) for a in returned]
+    results = [(obs, infos)]
+    while "final_info" not in results[-1][-1]:
+        results.append(vector.step(actions))
+    kept = copy.deepcopy(results)
+    ending = results[-1][4]
+    returned = [obs, infos["action_mask"], results[1][0], results[1][4]["action_mask"],
+                ending["final_info"]["action_mask"], *(o for o in ending["final_obs"] if o is not None)]
     for _ in range(10):
         vector.step(actions)
-    for before, now in zip(kept, returned, strict=True):
-        np.testing.assert_array_equal(before, now)
+    assert_same(results, kept)
+    for now in returned:
         assert not any(np.shares_memory(now, buffer) for buffer in vector._b.values())
