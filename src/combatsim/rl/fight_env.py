@@ -59,10 +59,11 @@ class Outcomes:
     """What the end of a fight says (``info["outcome"]``), worked out for many envs at once.
 
     ``columns`` gives each field as an array over all envs, batched as Gymnasium batches the infos
-    of the envs that ended: another env's entry is None, False or 0. The fields of one kind
-    (objects, flags, integers) are the columns of one block, filled row by row for the envs that
-    ended, so the vector env's ``final_info`` costs a few array operations per step; the single env
-    takes row 0.
+    of the envs that ended: another env's entry is None, False or 0. Each field of an ended env is
+    looked up in a table by a small code (how the fight ended, the escape counts, which members
+    are in or escaped), and the fields of one kind (objects, flags, integers) are the columns of
+    one block, written for all the ended envs at once: the vector env's ``final_info`` costs the
+    same few array operations however many envs end. The single env takes row 0.
     """
 
     def __init__(self, game: Game) -> None:
@@ -71,64 +72,83 @@ class Outcomes:
         self.in_fight = names.index("self.in_fight") if "self.in_fight" in names else None
         self.escaped = names.index("self.escaped") if "self.escaped" in names else None
         self.count_names = game.count_names
-        self.count_index = {name: k for k, name in enumerate(game.count_names)}
-        self.winner_names = np.array([*game.side_names, None, None], dtype=object)
-        self.flight = [self.count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
-        self.escapes = [self.count_index.get(f"escapes_side_{side}") for side in (0, 1)]
-        # text by (outcome code, by flight)
-        self.texts = np.array([[OUTCOME_WORDS[code].format(*game.side_names),
-                                OUTCOME_WORDS[code].format(*game.side_names) + (" by flight" if code < DRAW else "")]
-                               for code in (0, 1, DRAW, UNFINISHED)], dtype=object)
+        count_index = {name: k for k, name in enumerate(game.count_names)}
+        # (side, count) pairs of the wins-by-flight counts the game has
+        self.flight = [(side, count_index[f"wins_by_flight_side_{side}"]) for side in (0, 1)
+                       if f"wins_by_flight_side_{side}" in count_index]
+        self.escapes = [count_index.get(f"escapes_side_{side}") for side in (0, 1)]
+        # by end code, outcome + 4 * by_flight: text, winner, and the flags (draw, unfinished,
+        # by_flight) as the 4-byte word of one row of columns()'s flag block
+        self.end_texts = np.empty(8, dtype=object)
+        self.end_winners = np.empty(8, dtype=object)
+        end_flags = np.zeros((8, 4), dtype=np.bool_)
+        winners = (*game.side_names, None, None)
+        for code in (0, 1, DRAW, UNFINISHED):
+            for by_flight in (False, True):
+                end = code + 4 * by_flight
+                self.end_texts[end] = (OUTCOME_WORDS[code].format(*game.side_names)
+                                       + (" by flight" if by_flight and code < DRAW else ""))
+                self.end_winners[end] = winners[code]
+                end_flags[end, :3] = code == DRAW, code == UNFINISHED, by_flight
+        self.end_flag_words = end_flags.view(np.int32)[:, 0]
         members = game.members
         self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
         if self.bits is not None:
             self.name_sets = np.empty(1 << members, dtype=object)
             for pattern in range(1 << members):
                 self.name_sets[pattern] = tuple(n for c, n in enumerate(game.member_names) if pattern >> c & 1)
-        self.no_names = np.empty(1, dtype=object)
+        # (escapes of side 0, of side 1) as tuples by escapes_0 * (members + 1) + escapes_1
+        self.escape_pairs = np.empty((members + 1) ** 2, dtype=object)
+        for flat, pair in enumerate(np.ndindex(members + 1, members + 1)):
+            self.escape_pairs[flat] = tuple(int(k) for k in pair)
+        self.no_names = np.empty(1, dtype=object)  # broadcasts () to every env
         self.no_names[0] = ()
-        # (escapes of side 0, of side 1) as tuples, looked up rather than built per env
-        self.escape_pairs = np.empty((members + 1, members + 1), dtype=object)
-        for pair in np.ndindex(self.escape_pairs.shape):
-            self.escape_pairs[pair] = tuple(int(k) for k in pair)
+        self.state_fields = [S_LENGTH, S_STEPS]
 
     def _names(self, obs: np.ndarray, field: int | None) -> np.ndarray:
-        """Per env, the tuple of member names whose flag ``field`` is set (obs (n, members, d))."""
+        """Per env, the tuple of member names whose flag ``field`` is set (obs (n, members, d));
+        where the game has no such field, one empty tuple that broadcasts to every env."""
         if field is None:
-            return self.no_names[np.zeros(len(obs), dtype=np.int64)]
+            return self.no_names
         flags = obs[:, :, field] > 0.5
         if self.bits is not None:
-            return self.name_sets[flags @ self.bits]
+            return self.name_sets.take(flags @ self.bits)
         out = np.empty(len(flags), dtype=object)
         for row, line in enumerate(flags):
             out[row] = tuple(n for n, flag in zip(self.game.member_names, line, strict=True) if flag)
         return out
 
-    def _count(self, counts: np.ndarray, index: int | None) -> np.ndarray:
-        return counts[:, index] if index is not None else np.zeros(len(counts), dtype=np.int64)
+    def _ends(self, outcome: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Each env's end code: its outcome, plus 4 where a side won by flight."""
+        if not self.flight:
+            return outcome
+        by_flight = np.zeros(len(outcome), dtype=np.bool_)
+        for side, count in self.flight:
+            by_flight |= (outcome == side) & (counts[:, count] > 0)
+        return outcome + 4 * by_flight
 
     def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray, rows: np.ndarray,
                 envs: int) -> dict[str, Any]:
         """The outcome fields of ``envs`` envs, each an array over them, from the envs in ``rows``
         (whose fights ended): their state (n, S), counts (n, K) and obs (n, members, d)."""
-        outcome = state[:, S_OUTCOME]
-        escapes = [self._count(counts, self.escapes[side]) for side in (0, 1)]
-        by_flight = (((outcome == 0) & (self._count(counts, self.flight[0]) > 0))
-                     | ((outcome == 1) & (self._count(counts, self.flight[1]) > 0)))
+        ends = self._ends(state[:, S_OUTCOME], counts)
+        ended = np.empty((len(rows), 5), dtype=object)
+        ended[:, 0] = self.end_texts.take(ends)
+        ended[:, 1] = self.end_winners.take(ends)
+        side_0, side_1 = (counts[:, k] if k is not None else np.zeros(len(rows), np.int64) for k in self.escapes)
+        ended[:, 2] = self.escape_pairs.take(side_0 * (self.game.members + 1) + side_1)
+        ended[:, 3] = self._names(obs, self.escaped)
+        ended[:, 4] = self._names(obs, self.in_fight)
         objects = np.empty((envs, 5), dtype=object)  # None throughout
-        objects[rows, 0] = self.texts[outcome, by_flight.view(np.int8)]
-        objects[rows, 1] = self.winner_names[outcome]
-        objects[rows, 2] = self.escape_pairs[escapes[0], escapes[1]]
-        objects[rows, 3] = self._names(obs, self.escaped)
-        objects[rows, 4] = self._names(obs, self.in_fight)
-        flags = np.zeros((envs, 3), dtype=np.bool_)
-        flags[rows, 0], flags[rows, 1], flags[rows, 2] = outcome == DRAW, outcome == UNFINISHED, by_flight
-        numbers = np.zeros((envs, len(self.count_names) + 2), dtype=np.int64)
-        numbers[rows, :-2] = counts
-        numbers[rows, -2] = state[:, S_LENGTH]
-        numbers[rows, -1] = state[:, S_STEPS]
+        objects[rows] = ended
+        flags = np.zeros((envs, 4), dtype=np.bool_)  # the fourth column pads a row to one int32
+        flags.view(np.int32)[:, 0][rows] = self.end_flag_words.take(ends)
+        fields = len(self.count_names)
+        numbers = np.zeros((envs, fields + 2), dtype=np.int64)
+        numbers[rows, :fields] = counts
+        numbers[rows, fields:] = state.take(self.state_fields, axis=1)
         text, winner, escapes, escaped, standing = objects.T
-        draw, unfinished, by_flight = flags.T
+        draw, unfinished, by_flight, _ = flags.T
         *counts, length, steps = numbers.T
         return {"text": text, "winner": winner, "draw": draw, "unfinished": unfinished, "by_flight": by_flight,
                 "escapes": escapes, "escaped": escaped, "standing": standing, "length": length, "steps": steps,

@@ -10,7 +10,7 @@ ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with ``_final_o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from combatsim.engine import RUNNING, S_OUTCOME, S_STEPS, Game
+from combatsim.engine import RUNNING, S_OUTCOME, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import Outcomes, PicklesWithoutEngine, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
@@ -28,18 +28,14 @@ from combatsim.validation import check_int, check_seed
 MAX_ENVS = 1 << 24
 
 
-def _with_masks(columns: dict[str, Any], present: Iterator[np.ndarray]) -> dict[str, Any]:
-    """``columns`` (arrays over all envs) with each key's ``_key`` mask taken from ``present``, as
-    Gymnasium's VectorEnv._add_info batches per-env infos."""
+def _with_masks(columns: dict[str, Any], present: np.ndarray) -> dict[str, Any]:
+    """``columns`` (arrays over all envs) with ``present`` as every key's ``_key`` mask, as
+    Gymnasium's VectorEnv._add_info batches per-env infos (which envs have the key)."""
     out: dict[str, Any] = {}
     for key, value in columns.items():
-        out[key] = _with_masks(value, present) if isinstance(value, dict) else value
-        out[f"_{key}"] = next(present)
+        out[key] = _with_masks(value, present) if type(value) is dict else value
+        out["_" + key] = present
     return out
-
-
-def _key_count(columns: dict[str, Any]) -> int:
-    return sum(1 + (_key_count(value) if isinstance(value, dict) else 0) for value in columns.values())
 
 
 class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
@@ -73,14 +69,18 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self._rewards[self._side], self._rewards[1 - self._side] = 1.0, -1.0
         self._terminates = np.array([True, True, True, False, False])
         self._truncates = np.array([False, False, False, True, False])
-        self._final_keys = 0  # how many keys and sub-keys final_info has (fixed by the game)
         self._started = False
+
+    def _agent_rows(self, buffer: np.ndarray) -> np.ndarray:
+        """A fresh copy of the agent's rows of ``buffer`` (num_envs, members, ...)."""
+        index = self.agent_index
+        return buffer[:, index].copy() if isinstance(index, slice) else buffer.take(index, axis=1)
 
     def _infos(self) -> dict[str, Any]:
         b = self._b
-        return {"action_mask": b["mask"][:, self.agent_index].copy(), "_action_mask": np.ones(self.num_envs, np.bool_),
-                "masked_actions": b["counts"][:, self._masked].copy(),
-                "_masked_actions": np.ones(self.num_envs, np.bool_)}
+        every = np.ones(self.num_envs, np.bool_)
+        return {"action_mask": self._agent_rows(b["mask"]), "_action_mask": every,
+                "masked_actions": b["counts"][:, self._masked].copy(), "_masked_actions": every}
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         first = seed[0] if isinstance(seed, list | tuple | np.ndarray) and len(seed) else seed
@@ -105,7 +105,7 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         b["which"][:] = 1
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
-        return b["obs"][:, self.agent_index].copy(), self._infos()
+        return self._agent_rows(b["obs"]), self._infos()
 
     def step(self, actions):
         b = self._b
@@ -119,26 +119,22 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         rewards = self._rewards[outcome]
         terminated, truncated = self._terminates[outcome], self._truncates[outcome]
         done = outcome != RUNNING
-        if not done.any():
-            return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, self._infos()
         ended = done.nonzero()[0]
+        if not len(ended):
+            return self._agent_rows(b["obs"]), rewards, terminated, truncated, self._infos()
         state, counts, obs, mask = (b[key].take(ended, axis=0) for key in ("state", "counts", "obs", "mask"))
         final_obs = np.empty(self.num_envs, dtype=object)  # None throughout
-        final_obs[ended] = np.fromiter(obs[:, self.agent_index], dtype=object, count=len(ended))
+        final_obs[ended] = np.fromiter(self._agent_rows(obs), dtype=object, count=len(ended))
         # every field over all envs, 0 (None) where the fight runs on
-        agent_mask = mask[:, self.agent_index]
+        agent_mask = self._agent_rows(mask)
         final_mask = np.zeros((self.num_envs, *agent_mask.shape[1:]), dtype=agent_mask.dtype)
         final_mask[ended] = agent_mask
-        numbers = np.zeros((2, self.num_envs), dtype=np.int64)
-        numbers[0, ended], numbers[1, ended] = counts[:, self._masked], state[:, S_STEPS]
-        masked_actions, lengths = numbers
+        outcomes = self._outcomes.columns(state, counts, obs, ended, self.num_envs)
         # the episode's return is its last reward (every step before the end gives 0)
-        final_info = {"action_mask": final_mask, "masked_actions": masked_actions,
-                      "outcome": self._outcomes.columns(state, counts, obs, ended, self.num_envs),
-                      "episode": {"r": rewards.copy(), "l": lengths}}
-        if not self._final_keys:
-            self._final_keys = _key_count(final_info)
-        final_info = _with_masks(final_info, iter(np.repeat(done[None], self._final_keys, axis=0)))
+        final_info = {"action_mask": final_mask, "masked_actions": outcomes["counts"]["masked"].copy(),
+                      "outcome": outcomes, "episode": {"r": rewards.copy(), "l": outcomes["steps"].copy()}}
+        present = done.copy()
+        final_info = _with_masks(final_info, present)
         # SAME_STEP: the envs that ended start their next fight now
         np.copyto(b["which"], done)
         b["indices"] += done
@@ -146,8 +142,8 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
                            b["counts"], b["obs"], b["mask"])
         infos = self._infos()
         infos["final_obs"], infos["_final_obs"] = final_obs, done
-        infos["final_info"], infos["_final_info"] = final_info, done.copy()
-        return b["obs"][:, self.agent_index].copy(), rewards, terminated, truncated, infos
+        infos["final_info"], infos["_final_info"] = final_info, present
+        return self._agent_rows(b["obs"]), rewards, terminated, truncated, infos
 
     def _check_actions(self, actions) -> np.ndarray:
         array = np.asarray(actions)
