@@ -59,9 +59,9 @@ class Outcomes:
     """What the end of a fight says (``info["outcome"]``), worked out for many envs at once.
 
     ``columns`` gives each field as an array over all envs, batched as Gymnasium batches the infos
-    of the envs that ended: another env's entry is None, False or 0. Each field of an ended env is
-    looked up in a table by a small code (how the fight ended, the escape counts, which members
-    are in or escaped), and the fields of one kind (objects, flags, integers) are the columns of
+    of the envs that ended: another env's entry is None, False or 0. An ended env's fields are
+    looked up in tables: by its end code (outcome, wins by flight, escape counts) and by which
+    members are in or escaped; the fields of one kind (objects, flags, integers) are the columns of
     one block, written for all the ended envs at once: the vector env's ``final_info`` costs the
     same few array operations however many envs end. The single env takes row 0.
     """
@@ -73,34 +73,37 @@ class Outcomes:
         self.escaped = names.index("self.escaped") if "self.escaped" in names else None
         self.count_names = game.count_names
         count_index = {name: k for k, name in enumerate(game.count_names)}
-        # (side, count) pairs of the wins-by-flight counts the game has
-        self.flight = [(side, count_index[f"wins_by_flight_side_{side}"]) for side in (0, 1)
-                       if f"wins_by_flight_side_{side}" in count_index]
-        self.escapes = [count_index.get(f"escapes_side_{side}") for side in (0, 1)]
-        # by end code, outcome + 4 * by_flight: text, winner, and the flags (draw, unfinished,
-        # by_flight) as the 4-byte word of one row of columns()'s flag block
-        self.end_texts = np.empty(8, dtype=object)
-        self.end_winners = np.empty(8, dtype=object)
-        end_flags = np.zeros((8, 4), dtype=np.bool_)
-        winners = (*game.side_names, None, None)
-        for code in (0, 1, DRAW, UNFINISHED):
-            for by_flight in (False, True):
-                end = code + 4 * by_flight
-                self.end_texts[end] = (OUTCOME_WORDS[code].format(*game.side_names)
-                                       + (" by flight" if by_flight and code < DRAW else ""))
-                self.end_winners[end] = winners[code]
-                end_flags[end, :3] = code == DRAW, code == UNFINISHED, by_flight
-        self.end_flag_words = end_flags.view(np.int32)[:, 0]
         members = game.members
+        # An ended env's text, winner, escapes and flags (draw, unfinished, by_flight) follow from
+        # its end code: outcome + 4 * (wins-by-flight counts > 0, one binary digit a side)
+        # + 4 * 2**flights * (escape counts, one digit 0..members a side). The flags of a code are
+        # the 4-byte word of one row of columns()'s flag block.
+        flights = [count_index.get(f"wins_by_flight_side_{side}") for side in (0, 1)]
+        escapes = [count_index.get(f"escapes_side_{side}") for side in (0, 1)]
+        digits = [(count, 2) for count in flights if count is not None]  # (count, radix)
+        digits += [(count, members + 1) for count in escapes if count is not None]
+        self.code_counts = [count for count, _ in digits]
+        self.code_caps = np.array([radix - 1 for _, radix in digits], dtype=np.int64)
+        self.code_weights = 4 * np.cumprod([1] + [radix for _, radix in digits])[:-1].astype(np.int64)
+        codes = 4 * int(np.prod([radix for _, radix in digits]))
+        self.end_objects = np.empty((codes, 3), dtype=object)
+        end_flags = np.zeros((codes, 4), dtype=np.bool_)
+        winners = (*game.side_names, None, None)
+        for code in range(codes):
+            outcome, rest = code % 4, code // 4
+            values = {}
+            for count, radix in digits:
+                values[count], rest = rest % radix, rest // radix
+            by_flight = outcome < DRAW and values.get(flights[outcome], 0) > 0
+            text = OUTCOME_WORDS[outcome].format(*game.side_names) + (" by flight" if by_flight else "")
+            self.end_objects[code] = text, winners[outcome], tuple(values.get(count, 0) for count in escapes)
+            end_flags[code, :3] = outcome == DRAW, outcome == UNFINISHED, by_flight
+        self.end_flag_words = end_flags.view(np.int32)[:, 0]
         self.bits = (1 << np.arange(members, dtype=np.int64)) if members <= MAX_TABLED_MEMBERS else None
         if self.bits is not None:
             self.name_sets = np.empty(1 << members, dtype=object)
             for pattern in range(1 << members):
                 self.name_sets[pattern] = tuple(n for c, n in enumerate(game.member_names) if pattern >> c & 1)
-        # (escapes of side 0, of side 1) as tuples by escapes_0 * (members + 1) + escapes_1
-        self.escape_pairs = np.empty((members + 1) ** 2, dtype=object)
-        for flat, pair in enumerate(np.ndindex(members + 1, members + 1)):
-            self.escape_pairs[flat] = tuple(int(k) for k in pair)
         self.no_names = np.empty(1, dtype=object)  # broadcasts () to every env
         self.no_names[0] = ()
         self.state_fields = [S_LENGTH, S_STEPS]
@@ -118,25 +121,19 @@ class Outcomes:
             out[row] = tuple(n for n, flag in zip(self.game.member_names, line, strict=True) if flag)
         return out
 
-    def _ends(self, outcome: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Each env's end code: its outcome, plus 4 where a side won by flight."""
-        if not self.flight:
+    def _end_codes(self, outcome: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Each env's end code (see __init__), from its outcome (n,) and counts (n, K)."""
+        if not self.code_counts:
             return outcome
-        by_flight = np.zeros(len(outcome), dtype=np.bool_)
-        for side, count in self.flight:
-            by_flight |= (outcome == side) & (counts[:, count] > 0)
-        return outcome + 4 * by_flight
+        return np.minimum(counts.take(self.code_counts, axis=1), self.code_caps) @ self.code_weights + outcome
 
     def columns(self, state: np.ndarray, counts: np.ndarray, obs: np.ndarray, rows: np.ndarray,
                 envs: int) -> dict[str, Any]:
         """The outcome fields of ``envs`` envs, each an array over them, from the envs in ``rows``
         (whose fights ended): their state (n, S), counts (n, K) and obs (n, members, d)."""
-        ends = self._ends(state[:, S_OUTCOME], counts)
+        ends = self._end_codes(state[:, S_OUTCOME], counts)
         ended = np.empty((len(rows), 5), dtype=object)
-        ended[:, 0] = self.end_texts.take(ends)
-        ended[:, 1] = self.end_winners.take(ends)
-        side_0, side_1 = (counts[:, k] if k is not None else np.zeros(len(rows), np.int64) for k in self.escapes)
-        ended[:, 2] = self.escape_pairs.take(side_0 * (self.game.members + 1) + side_1)
+        ended[:, :3] = self.end_objects.take(ends, axis=0)
         ended[:, 3] = self._names(obs, self.escaped)
         ended[:, 4] = self._names(obs, self.in_fight)
         objects = np.empty((envs, 5), dtype=object)  # None throughout
