@@ -53,6 +53,31 @@ def stream_resume(rng, seed, index, words_used, retries_used):
 
 
 @njit(inline="always")
+def stream_continue(rng, seed, index, words_used, retries_used, block_low, block_high):
+    """``stream_resume``, the partly read block's words (if any) given as ``stream_block`` packed them."""
+    seed = np.uint64(seed)
+    stream_start(rng, seed & MASK32, seed >> SHIFT32, index)
+    rng[_USED] = np.uint64(words_used)
+    rng[_RETRIES] = np.uint64(retries_used)
+    if words_used & 3:
+        low, high = np.uint64(block_low), np.uint64(block_high)
+        rng[_WORDS] = low & MASK32
+        rng[_WORDS + 1] = low >> SHIFT32
+        rng[_WORDS + 2] = high & MASK32
+        rng[_WORDS + 3] = high >> SHIFT32
+    if retries_used & 3:
+        _refill(rng, np.uint64(retries_used), DOMAIN_RETRY, _RETRY_WORDS)
+
+
+@njit(inline="always")
+def stream_block(rng, half):
+    """Two words of the partly read block packed into an int64 (combatsim.engine.stream_block), else 0."""
+    if rng[_USED] & np.uint64(3) == 0:
+        return np.int64(0)
+    return np.int64(rng[_WORDS + 2 * half] | (rng[_WORDS + 2 * half + 1] << SHIFT32))
+
+
+@njit(inline="always")
 def stream_words_used(rng):
     return np.int64(rng[_USED])
 
@@ -65,6 +90,8 @@ def stream_retries_used(rng):
 STREAMS = {
     "new_stream": new_stream,
     "stream_resume": stream_resume,
+    "stream_continue": stream_continue,
+    "stream_block": stream_block,
     "stream_words_used": stream_words_used,
     "stream_retries_used": stream_retries_used,
     "rejection_threshold": rejection_threshold,

@@ -57,6 +57,31 @@ cdef inline void stream_resume(Stream* stream, uint64_t seed, int64_t index, int
                                                           stream.ahead.stream.k0, stream.ahead.stream.k1))
 
 
+cdef inline void stream_continue(Stream* stream, uint64_t seed, int64_t index, int64_t words_used,
+                                 int64_t retries_used, int64_t block_low, int64_t block_high) noexcept nogil:
+    # stream_resume, the partly read block's words (if any) given as stream_block packed them.
+    cdef uint32_t* words
+    stream_resume(stream, seed, index, words_used & ~3, retries_used)
+    if words_used & 3:
+        words = &stream.ahead.words[words_used & (AHEAD_WORDS - 4)]
+        words[0] = <uint32_t>block_low
+        words[1] = <uint32_t>(<uint64_t>block_low >> 32)
+        words[2] = <uint32_t>block_high
+        words[3] = <uint32_t>(<uint64_t>block_high >> 32)
+        stream.ahead.stream.used = <uint64_t>words_used
+        stream.ahead.drawn = <uint64_t>(words_used & ~3) + 4
+        stream.whole = False
+
+
+cdef inline int64_t stream_block(Stream* stream, int64_t half) noexcept nogil:
+    # Two words of the block that holds the next word, packed, while that block is partly read; else 0.
+    cdef uint64_t used = stream.ahead.stream.used
+    cdef uint32_t* words = &stream.ahead.words[(used & (AHEAD_WORDS - 4)) + 2 * half]
+    if used & 3 == 0:
+        return 0
+    return <int64_t>(words[0] | (<uint64_t>words[1] << 32))
+
+
 cdef inline int64_t stream_words_used(Stream* stream) noexcept nogil:
     return <int64_t>stream.ahead.stream.used
 

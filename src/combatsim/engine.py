@@ -33,8 +33,8 @@ float32 (n, members, observation size); ``mask`` int8 (n, members, actions).
 
 The first ``S_RULESET`` state columns are the same in every ruleset (below); a scripted policy's
 random choices and every die are drawn from the fight's own item stream, whose position (words
-and retry words used) is kept in the state between steps, so an outcome depends only on (seed,
-fight index, scenario, actions).
+and retry words used, and the words of a partly read block) is kept in the state between steps,
+so an outcome depends only on (seed, fight index, scenario, actions).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
-from combatsim.rng import DOMAIN_ITEM, DOMAIN_RETRY, ItemStream, block
+from combatsim.rng import DOMAIN_ITEM, DOMAIN_RETRY, MASK32, MASK64, ItemStream, block
 from combatsim.rng import rejection_threshold as _rejection_threshold
 from combatsim.validation import check_choice
 
@@ -57,9 +57,11 @@ OUTCOME_NAMES = {0: "side 0 wins", 1: "side 1 wins", DRAW: "draw", UNFINISHED: "
 
 # State columns shared by every ruleset: the fight's item index, the stream position (words and
 # retry words used), steps played, the outcome, the fight's length in the ruleset's unit (rounds,
-# or EXP units). The ruleset's own columns start at S_RULESET.
-S_INDEX, S_WORDS, S_RETRIES, S_STEPS, S_OUTCOME, S_LENGTH = 0, 1, 2, 3, 4, 5
-S_RULESET = 6
+# or EXP units), then S_BLOCK and S_BLOCK + 1: the words of the block that holds word S_WORDS,
+# two to a column (stream_block), while that block is partly read (else 0), so a step goes on
+# reading it without drawing it again. The ruleset's own columns start at S_RULESET.
+S_INDEX, S_WORDS, S_RETRIES, S_STEPS, S_OUTCOME, S_LENGTH, S_BLOCK = 0, 1, 2, 3, 4, 5, 6
+S_RULESET = 8
 
 
 # ---- the item stream, pure-Python side (Numba twin: combatsim.kernels.engine_nb) ----
@@ -87,6 +89,31 @@ def stream_resume(rng: StreamHolder, seed, index, words_used, retries_used) -> N
     if retries_used & 3:
         stream._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY)
     rng.stream = stream
+
+
+def stream_continue(rng: StreamHolder, seed, index, words_used, retries_used, block_low, block_high) -> None:
+    """``stream_resume``, the partly read block's words (if any) given as ``stream_block`` packed them
+    (``block_low``, ``block_high``) instead of drawn again."""
+    seed, index, words_used, retries_used = int(seed), int(index), int(words_used), int(retries_used)
+    stream = ItemStream(seed, index)
+    stream.words_used = words_used
+    stream.retries_used = retries_used
+    if words_used & 3:
+        low, high = int(block_low) & MASK64, int(block_high) & MASK64
+        stream._block = (low & MASK32, low >> 32, high & MASK32, high >> 32)
+    if retries_used & 3:
+        stream._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY)
+    rng.stream = stream
+
+
+def stream_block(rng: StreamHolder, half) -> int:
+    """Words ``2 * half`` and ``2 * half + 1`` of the block that holds the next word, packed low word
+    first into an int64 (a state column), while that block is partly read; else 0."""
+    stream = rng.stream
+    if stream.words_used & 3 == 0:
+        return 0
+    packed = stream._block[2 * int(half)] | (stream._block[2 * int(half) + 1] << 32)
+    return packed - (1 << 64) if packed >> 63 else packed
 
 
 def stream_words_used(rng: StreamHolder) -> int:
@@ -123,8 +150,9 @@ def stream_roll(rng: StreamHolder, count, sides, threshold, modifier) -> int:
 
 
 #: The names above that a compiled engine takes from its backend instead.
-STREAM_FUNCTIONS = ("new_stream", "stream_resume", "stream_words_used", "stream_retries_used",
-                    "rejection_threshold", "stream_word", "stream_bounded", "stream_die", "stream_roll")
+STREAM_FUNCTIONS = ("new_stream", "stream_resume", "stream_continue", "stream_block", "stream_words_used",
+                    "stream_retries_used", "rejection_threshold", "stream_word", "stream_bounded", "stream_die",
+                    "stream_roll")
 
 
 @dataclass(frozen=True)

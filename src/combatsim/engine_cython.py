@@ -76,8 +76,8 @@ import numpy as np
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from engine_stream cimport (Stream, rejection_threshold, stream_bounded, stream_die, stream_resume,
-                            stream_retries_used, stream_roll, stream_word, stream_words_used)
+from engine_stream cimport (Stream, rejection_threshold, stream_block, stream_bounded, stream_continue, stream_die,
+                            stream_resume, stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: sha256 of everything below this line: combatsim.engine checks it against the generator's output.
 BODY_DIGEST = "{digest}"

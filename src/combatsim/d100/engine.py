@@ -80,6 +80,7 @@ from combatsim.d100.model import (
 from combatsim.engine import (
     DRAW,
     RUNNING,
+    S_BLOCK,
     S_INDEX,
     S_LENGTH,
     S_OUTCOME,
@@ -90,6 +91,8 @@ from combatsim.engine import (
     SCRIPTED,
     UNFINISHED,
     new_stream,
+    stream_block,
+    stream_continue,
     stream_die,
     stream_resume,
     stream_retries_used,
@@ -697,7 +700,8 @@ def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
         if state[e, S_OUTCOME] != RUNNING:
             continue
         # Envs step one at a time, each from where its own stream stopped.
-        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        stream_continue(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES], state[e, S_BLOCK],
+                        state[e, S_BLOCK + 1])
         _advance(table, config, state[e], actions[e], counts[e], rng)
         _observe(table, config, state[e], m, obs[e], mask[e])
 
@@ -722,6 +726,8 @@ def _begin(table, config, seed, index, s, counts, rng):
     ambush_contests(table, config, s, counts, rng)
     s[S_WORDS] = stream_words_used(rng)
     s[S_RETRIES] = stream_retries_used(rng)
+    s[S_BLOCK] = stream_block(rng, 0)
+    s[S_BLOCK + 1] = stream_block(rng, 1)
 
 
 def ambush_contests(table, config, s, counts, rng):
@@ -777,6 +783,8 @@ def _advance(table, config, s, actions, counts, rng):
         _finish(table, s, m, outcome, counts)
     s[S_WORDS] = stream_words_used(rng)
     s[S_RETRIES] = stream_retries_used(rng)
+    s[S_BLOCK] = stream_block(rng, 0)
+    s[S_BLOCK + 1] = stream_block(rng, 1)
 
 
 def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):

@@ -28,6 +28,7 @@ import numpy as np
 from combatsim.engine import (
     DRAW,
     RUNNING,
+    S_BLOCK,
     S_INDEX,
     S_LENGTH,
     S_OUTCOME,
@@ -39,6 +40,8 @@ from combatsim.engine import (
     UNFINISHED,
     new_stream,
     rejection_threshold,
+    stream_block,
+    stream_continue,
     stream_die,
     stream_resume,
     stream_retries_used,
@@ -344,6 +347,8 @@ def start_fight(table, state, e, index):
     state[e, S_INDEX] = index
     state[e, S_WORDS] = 0
     state[e, S_RETRIES] = 0
+    state[e, S_BLOCK] = 0
+    state[e, S_BLOCK + 1] = 0
     state[e, S_STEPS] = 0
     state[e, S_OUTCOME] = RUNNING
     state[e, S_LENGTH] = 0
@@ -360,7 +365,8 @@ def step(table, config, seeds, state, actions, counts, obs, mask):
         if state[e, S_OUTCOME] != RUNNING:
             continue
         # each env draws from its own fight's item stream, where its last step left it
-        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        stream_continue(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES], state[e, S_BLOCK],
+                        state[e, S_BLOCK + 1])
         play_units(rng, table, config, state, e, actions, counts, False)
         write_views(table, config, state, e, obs, mask)
 
@@ -431,6 +437,8 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             counts[e, FIGHT_HITS_SIDE0 + side] += hits
         state[e, S_WORDS] = stream_words_used(rng)
         state[e, S_RETRIES] = stream_retries_used(rng)
+        state[e, S_BLOCK] = stream_block(rng, 0)
+        state[e, S_BLOCK + 1] = stream_block(rng, 1)
         standing0 = 0
         standing1 = 0
         for c in range(members):  # the damage lands

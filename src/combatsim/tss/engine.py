@@ -24,6 +24,7 @@ import numpy as np
 
 from combatsim.engine import (
     RUNNING,
+    S_BLOCK,
     S_INDEX,
     S_LENGTH,
     S_OUTCOME,
@@ -34,7 +35,9 @@ from combatsim.engine import (
     UNFINISHED,
     new_stream,
     rejection_threshold,
+    stream_block,
     stream_bounded,
+    stream_continue,
     stream_die,
     stream_resume,
     stream_retries_used,
@@ -150,9 +153,9 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: per-member loops whose array arguments cost more as a call than their code (a phase's too: a
 #: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
 #: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
-NUMBA_INLINE = ("take_actions", "write_views", "write_member", "copy_member", "finish", "tier_of", "situation_roll",
-                "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps", "acts_before", "may_act",
-                "acts_in", "first_foe", "start_fight", "play_step", "play_phase")
+NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "copy_member", "finish", "tier_of",
+                "situation_roll", "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps",
+                "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
 NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights")
@@ -565,8 +568,7 @@ def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask, 
         if which[e] == 0:
             continue
         start_fight(table, config, state, counts, e, rng, seeds[e], indices[e])
-        state[e, S_WORDS] = stream_words_used(rng)
-        state[e, S_RETRIES] = stream_retries_used(rng)
+        save_stream(state, e, rng)
         write_views(table, config, state, e, obs, mask)
 
 
@@ -575,15 +577,23 @@ def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
         if state[e, S_OUTCOME] != RUNNING:
             continue
         # Each env's fight has its own stream: it goes on where this env's last step left it.
-        stream_resume(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES])
+        stream_continue(rng, seeds[e], state[e, S_INDEX], state[e, S_WORDS], state[e, S_RETRIES], state[e, S_BLOCK],
+                        state[e, S_BLOCK + 1])
         take_actions(table, config, state, actions, counts, e)
         play_step(table, config, state, counts, e, rng)
         # The intents are this step's scratch: cleared, the state is the fight's alone.
         for c in range(table.shape[0]):
             state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = INTENT_SCRIPTED
-        state[e, S_WORDS] = stream_words_used(rng)
-        state[e, S_RETRIES] = stream_retries_used(rng)
+        save_stream(state, e, rng)
         write_views(table, config, state, e, obs, mask)
+
+
+def save_stream(state, e, rng):
+    """Env e's stream position (and its partly read block) into its state, for its next step."""
+    state[e, S_WORDS] = stream_words_used(rng)
+    state[e, S_RETRIES] = stream_retries_used(rng)
+    state[e, S_BLOCK] = stream_block(rng, 0)
+    state[e, S_BLOCK + 1] = stream_block(rng, 1)
 
 
 def start_fight(table, config, state, counts, e, rng, seed, index):
