@@ -624,8 +624,6 @@ def _observe(table, config, s, m, obs, mask):
     for c in range(m):
         obs[c, 0] = passes_played
         obs[c, 1] = rounds_begun
-        for j in range(GLOBAL_FIELDS, end):
-            obs[c, j] = 0  # the blocks of absent allies and foes stay 0
         _block(table, s, m, c, c, -1, first_pass, obs[c], GLOBAL_FIELDS)  # its own: no one aims at itself
     for c in range(m):
         target = _target_of(table, s, m, c) if s[_at(M_ACTIVE, c, m)] != 0 else -1
@@ -649,6 +647,11 @@ def _observe(table, config, s, m, obs, mask):
             obs[c, base + B_ENGAGED_WITH_SELF] = 1 if s[_at(M_PARTNER, o, m)] == c else 0
             obs[c, base + B_ATTACKED_SELF] = 1 if s[_at(M_ATTACKED, o, m)] == c else 0
             obs[c, base + B_TARGET_OF_SELF] = 1 if o == target else 0
+        # The blocks of absent allies and foes are 0, each field written once.
+        for j in range(GLOBAL_FIELDS + BLOCK_FIELDS * (1 + allies), foe_blocks):
+            obs[c, j] = 0
+        for j in range(foe_blocks + BLOCK_FIELDS * foes, end):
+            obs[c, j] = 0
 
 
 def _block(table, s, m, o, c, target, first_pass, row, base):

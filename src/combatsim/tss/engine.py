@@ -522,7 +522,8 @@ def copy_member(obs, e, c, viewer, at):
 
 def write_views(table, config, state, e, obs, mask):
     """Every member's observation (globals, self, allies, foes in table order) and action mask.
-    A member's block is the same from every view: written once, as its self block, then copied."""
+    A member's block is the same from every view: written once, as its self block, then copied.
+    Every field is written once: the slots no member fills get their 0 there."""
     n = table.shape[0]
     viewers = obs.shape[1]  # 0 in a whole fight, which nobody watches
     slots = config[K_SLOTS]
@@ -533,15 +534,15 @@ def write_views(table, config, state, e, obs, mask):
         obs[e, c, 1] = rounds
         write_member(table, state, e, c, obs)
     for c in range(viewers):
-        for k in range(G + F, obs.shape[2]):
-            obs[e, c, k] = 0  # the slots no member fills stay 0
         side = table[c, R_SIDE]
-        allies = 0
+        at = G + F
         for j in range(config[K_SIZE + side]):
             ally = config[K_RANK + n + side * slots + j]
             if ally != c:
-                allies += 1
-                copy_member(obs, e, ally, c, G + F * allies)
+                copy_member(obs, e, ally, c, at)
+                at += F
+        for k in range(at, G + F * slots):
+            obs[e, c, k] = 0
         other = 1 - side
         acting = may_act(table, state, e, c)
         mask[e, c, HOLD] = 1
@@ -551,6 +552,9 @@ def write_views(table, config, state, e, obs, mask):
                 foe = config[K_RANK + n + other * slots + j]
                 copy_member(obs, e, foe, c, G + F * (slots + j))
                 legal = acting & (state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0)
+            else:
+                for k in range(F):
+                    obs[e, c, G + F * (slots + j) + k] = 0
             mask[e, c, ATTACK + j] = legal
 
 
