@@ -198,8 +198,8 @@ def test_a_step_by_step_scripted_episode_is_the_fight(name):
 def declared_actions(history, m):
     """The actions the scripted members declared at each step (the state keeps them; a member
     out of the fight declares nothing: "none")."""
-    column = engine.S_MEMBERS + engine.M_ACTION * m
-    return [state[:, column : column + m].copy() for state, *_ in history[1:]]
+    columns = [engine.S_MEMBERS + c * engine.MEMBER_FIELDS + engine.M_ACTION for c in range(m)]
+    return [state[:, columns].copy() for state, *_ in history[1:]]
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -261,8 +261,8 @@ def test_a_masked_action_does_nothing_and_is_counted(name):
 
 
 # Masks and observations --------------------------------------------------------------------------
-def member_field(state, field, c, m):
-    return state[:, engine.S_MEMBERS + field * m + c]
+def member_field(state, field, c):
+    return state[:, engine.S_MEMBERS + c * engine.MEMBER_FIELDS + field]
 
 
 @pytest.mark.parametrize("name", list(GAMES))
@@ -282,16 +282,16 @@ def test_masks_follow_the_rules_and_shapes_follow_the_names(name):
         assert (mask[..., NONE] == 1).all()  # always one legal action
         running = state[:, S_OUTCOME] == RUNNING
         for c in range(m):
-            active = member_field(state, engine.M_ACTIVE, c, m) != 0
-            engaged = member_field(state, engine.M_PARTNER, c, m) >= 0
-            surprised = (member_field(state, engine.M_SURPRISED, c, m) != 0) & (state[:, S_LENGTH] == 0)
+            active = member_field(state, engine.M_ACTIVE, c) != 0
+            engaged = member_field(state, engine.M_PARTNER, c) >= 0
+            surprised = (member_field(state, engine.M_SURPRISED, c) != 0) & (state[:, S_LENGTH] == 0)
             acting = active & ~surprised
             seen_engaged |= bool((engaged & running).any())
             assert (mask[~acting, c, 1:] == 0).all()
             assert (mask[acting, c, FLEE] == ~engaged[acting]).all()
             assert (mask[acting, c, DISENGAGE] == engaged[acting]).all()
             allowed = the_game.table[c, layout.C_DUAL_ALLOWED] != 0
-            dual_on = member_field(state, engine.M_DUAL, c, m) != 0
+            dual_on = member_field(state, engine.M_DUAL, c) != 0
             assert (mask[acting, c, TOGGLE] == (allowed & ~dual_on[acting])).all()
             for action in (layout.ACTION_ATTACK, layout.ACTION_QUICK_ATTACK, layout.ACTION_DEFEND,
                            layout.ACTION_PRESS, layout.ACTION_CHARGE, layout.ACTION_TAKE_COVER):
@@ -334,7 +334,7 @@ def test_a_surprised_member_may_only_do_nothing_in_the_first_pass():
     history = run_episodes(the_game, "python", np.arange(n, dtype=np.uint64), np.zeros(n, dtype=np.int64),
                            lambda step, mask: np.full(mask.shape[:2], layout.ACTION_ATTACK, dtype=np.int64))
     state, counts, obs, mask = history[0]
-    surprised = member_field(state, engine.M_SURPRISED, 1, 2) != 0
+    surprised = member_field(state, engine.M_SURPRISED, 1) != 0
     assert 0 < surprised.sum() < n and counts[:, layout.F_SURPRISED].sum() == surprised.sum()
     assert (mask[surprised, 1, 1:] == 0).all() and (mask[~surprised, 1, 1:].sum(axis=1) == 7).all()
     assert (obs[:, 1, the_game.observation_names.index("self.surprised")] == surprised).all()
@@ -422,7 +422,7 @@ def test_observations_of_a_known_state():
                            scripted_actions)
     state, counts, obs, _, _ = history[1]
     names = the_game.observation_names
-    failed = member_field(state, engine.M_FAILED_FLEE, 0, 2) == 1
+    failed = member_field(state, engine.M_FAILED_FLEE, 0) == 1
     assert 0 < failed.sum() < n  # flee target 40: some runners fail, the others escape
     assert (counts[~failed, layout.F_ESCAPES] == 1).all()
     for field, value in (("self.flee_target", 0.6), ("self.in_cover", 1), ("self.targeted", 1), ("self.in_fight", 1),

@@ -43,7 +43,7 @@ def team_document(ruleset: str) -> dict:
 def standing_in_state(ruleset: str, engine, state: np.ndarray, members: int) -> np.ndarray:
     """(fights, members) bool: each member's standing read from the engine's final state columns."""
     if ruleset == "d100":
-        columns = [engine.S_MEMBERS + engine.M_ACTIVE * members + c for c in range(members)]
+        columns = [engine.S_MEMBERS + engine.MEMBER_FIELDS * c + engine.M_ACTIVE for c in range(members)]
         return state[:, columns] != 0
     if ruleset == "exp":
         return state[:, engine.ST_HIT_POINTS:engine.ST_HIT_POINTS + members] > 0

@@ -123,7 +123,8 @@ ENGINE_COUNTS = len(COUNT_NAMES)
 # S_LENGTH holds the rounds begun (the fight's rounds once it has ended).
 S_PASS = S_RULESET
 S_MEMBERS = S_RULESET + 1
-# Member field f of member c is column S_MEMBERS + f * members + c.
+# Member field f of member c is column S_MEMBERS + c * MEMBER_FIELDS + f: a member's fields side by
+# side, so the code that reads one member's fields adds constants to one base column.
 (M_ACTIVE, M_ESCAPED, M_FLESH, M_SERIOUS, M_LETHAL, M_COVER, M_DEFENDING, M_DUAL, M_FAILED_FLEE, M_PARTNER,
  M_SURPRISED, M_TARGETED, M_ACTION, M_TARGET, M_ATTACKED, M_INVOLVED, M_INVOLVED_MANY) = range(17)
 MEMBER_FIELDS = 17
@@ -192,8 +193,9 @@ def make_config(table, passes, max_rounds, ambush_side):
 
 # ---- small helpers -------------------------------------------------------------------------------
 def _at(field, c, m):
-    """The state column of member ``c``'s ``field`` (``m`` members)."""
-    return S_MEMBERS + field * m + c
+    """The state column of member ``c``'s ``field`` (``m`` members: every caller has it, the Cython
+    fight lanes' too, though the column does not depend on it)."""
+    return S_MEMBERS + c * MEMBER_FIELDS + field
 
 
 def _damage_column(weapon, cover, armour, dual_wield):
@@ -557,8 +559,7 @@ def _move(table, s, m, c, rng, counts):
 def _play_pass(table, s, m, actions, first_pass, rng, counts):
     """One pass (docs/d100.md, "Order inside a pass"); the outcome (RUNNING while it goes on)."""
     for c in range(m):
-        # The pass's own fields start afresh (Defend lasts one pass), here in the declarations'
-        # loop: alone in a loop, each field's reset compiles to a memset call.
+        # The pass's own fields start afresh (Defend lasts one pass), here in the declarations' loop.
         s[_at(M_DEFENDING, c, m)] = 0
         s[_at(M_ATTACKED, c, m)] = -1
         s[_at(M_INVOLVED, c, m)] = -1
@@ -584,7 +585,7 @@ def _play_pass(table, s, m, actions, first_pass, rng, counts):
 def member_standing(state, e, m, c):
     """Whether member ``c`` of env ``e`` is still in the fight (neither out nor fled); ``e`` may be
     a slice (combatsim.policies reads a chunk's final states at once)."""
-    return state[e, S_MEMBERS + M_ACTIVE * m + c] != 0
+    return state[e, S_MEMBERS + c * MEMBER_FIELDS + M_ACTIVE] != 0
 
 
 def _finish(table, s, m, outcome, counts):
