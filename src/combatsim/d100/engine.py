@@ -177,18 +177,23 @@ def observation_size(ally_slots, foe_slots):
 
 def make_config(table, passes, max_rounds, ambush_side):
     """The config array; every member's observation has room for the largest side's members."""
+    config = np.zeros(CONFIG_SIZE, dtype=np.int64)
+    fill_config(table, passes, max_rounds, ambush_side, config)
+    return config
+
+
+def fill_config(table, passes, max_rounds, ambush_side, config):
+    """make_config's fields, written into ``config`` (CONFIG_SIZE long or more)."""
     members = table.shape[0]
     side1 = 0
     for c in range(members):
         side1 += table[c, C_SIDE]
     largest = max(side1, members - side1)
-    config = np.zeros(CONFIG_SIZE, dtype=np.int64)
     config[G_PASSES] = passes
     config[G_MAX_ROUNDS] = max_rounds
     config[G_AMBUSH_SIDE] = ambush_side
     config[G_ALLY_SLOTS] = largest - 1
     config[G_FOE_SLOTS] = largest
-    return config
 
 
 # ---- small helpers -------------------------------------------------------------------------------
@@ -801,15 +806,19 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
     ``rounds_out[k]`` the rounds (empty outputs: not wanted).
     """
     m = table.shape[0]
-    config = make_config(table, passes, max_rounds, ambush_side)
-    state = np.zeros((1, state_size(m)), dtype=np.int64)
-    actions = np.full((1, m), SCRIPTED, dtype=np.int64)
-    own = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
-    # One env's rows, taken once: a fight's passes read one stream in order, so it is not resumed
-    # from the state between them, and no one reads observations or masks (all members scripted).
-    s = state[0]
-    scripted = actions[0]
-    fight_counts = own[0]
+    # The fight's buffers are the rows of one array, one allocation per call (the Cython build
+    # allocates through Python): the state (row 0, an env's state row), the config, the members'
+    # actions and the counts, each in a row as long as the state, the longest of them.
+    buffers = np.zeros((4, state_size(m)), dtype=np.int64)
+    s = buffers[0]
+    config = buffers[1]
+    fill_config(table, passes, max_rounds, ambush_side, config)
+    scripted = buffers[2]
+    for c in range(m):
+        scripted[c] = SCRIPTED
+    # One env's rows: a fight's passes read one stream in order, so it is not resumed from the
+    # state between them, and no one reads observations or masks (all members scripted).
+    fight_counts = buffers[3]
     rng = new_stream()
     for k in range(count):
         _begin(table, config, seed, start + k, s, fight_counts, rng)
@@ -820,7 +829,7 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
         rounds = s[S_LENGTH]
         counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
         for c in range(m):  # then each member's fights ended still standing
-            if member_standing(state, 0, m, c):
+            if member_standing(buffers, 0, m, c):
                 counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
         outcome = s[S_OUTCOME]
         if len(winner_out):
