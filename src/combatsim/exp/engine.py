@@ -383,15 +383,16 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
     hit_on_equal = config[CF_HIT_ON_EQUAL]
     critical = config[CF_CRITICAL]
     foe_slots = config[CF_FOE_SLOTS]
+    size0 = config[CF_SIDE_SIZE]  # side 0's rows come first
     shots_at = ST_HIT_POINTS + members
     taken_at = ST_HIT_POINTS + 2 * members
-    while True:
-        standing0 = 0
-        standing1 = 0
-        for c in range(members):
-            standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
-            standing0 += standing if table[c, C_SIDE] == 0 else 0
-            standing1 += standing if table[c, C_SIDE] != 0 else 0
+    standing0 = 0
+    standing1 = 0
+    for c in range(members):
+        standing = 1 if state[e, ST_HIT_POINTS + c] > 0 else 0
+        standing0 += standing if c < size0 else 0
+        standing1 += standing if c >= size0 else 0
+    while True:  # each unit after the first starts with the standing counts the last one landed
         for a in range(members):
             action = actions[e, a]
             shots = state[e, shots_at + a]
@@ -412,12 +413,13 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             enemies = standing1 if side == 0 else standing0
             pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
             if action == SCRIPTED:  # the pick-th standing enemy in table order
-                for t in range(members):
-                    if table[t, C_SIDE] != side and state[e, ST_HIT_POINTS + t] > 0:
-                        if pick == 0:
-                            target = t
-                            break
-                        pick -= 1
+                foe_start = config[CF_SIDE_START + 1 - side]
+                # no branch on the pick, a die roll: every enemy row is visited
+                for t in range(foe_start, foe_start + config[CF_SIDE_SIZE + 1 - side]):
+                    standing = 1 if state[e, ST_HIT_POINTS + t] > 0 else 0
+                    # a product, not a choice, which the C compiler turns back into branches
+                    target += (t - target) * standing * (1 if pick == 0 else 0)
+                    pick -= standing
             rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
             armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
             hits, dealt, _ = fire_unit(
@@ -435,10 +437,6 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             counts[e, FIGHT_AMMUNITION_SIDE0 + side] += rolls * (ROUNDS_PER_BURST if table[a, C_AUTOMATIC] else 1)
             counts[e, FIGHT_ROLLS_SIDE0 + side] += rolls
             counts[e, FIGHT_HITS_SIDE0 + side] += hits
-        state[e, S_WORDS] = stream_words_used(rng)
-        state[e, S_RETRIES] = stream_retries_used(rng)
-        state[e, S_BLOCK] = stream_block(rng, 0)
-        state[e, S_BLOCK + 1] = stream_block(rng, 1)
         standing0 = 0
         standing1 = 0
         for c in range(members):  # the damage lands
@@ -446,8 +444,8 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             state[e, ST_HIT_POINTS + c] = hit_points
             state[e, taken_at + c] = 0
             standing = 1 if hit_points > 0 else 0
-            standing0 += standing if table[c, C_SIDE] == 0 else 0
-            standing1 += standing if table[c, C_SIDE] != 0 else 0
+            standing0 += standing if c < size0 else 0
+            standing1 += standing if c >= size0 else 0
         state[e, S_STEPS] += 1
         state[e, S_LENGTH] += 1
         counts[e, FIGHT_UNITS] += 1
@@ -460,6 +458,11 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
                 counts[e, FIGHT_DRAWS] += 1
                 counts[e, FIGHT_MUTUAL if outcome == DRAW else COUNT_UNFINISHED] += 1
         if outcome != RUNNING or not to_the_end:
+            # where the stream stopped, recorded once: no unit reads it
+            state[e, S_WORDS] = stream_words_used(rng)
+            state[e, S_RETRIES] = stream_retries_used(rng)
+            state[e, S_BLOCK] = stream_block(rng, 0)
+            state[e, S_BLOCK + 1] = stream_block(rng, 1)
             return
 
 
@@ -551,9 +554,8 @@ def play_fights(seed, start, count, combatants, config, state, actions, fight_co
         play_units(rng, combatants, config, state, 0, actions, fight_counts, True)
         units = state[0, S_LENGTH]
         counts[FIGHT_COUNTS + units - 1] += 1
-        for c in range(members):  # then each member's fights ended standing
-            if member_standing(state, 0, members, c):
-                counts[FIGHT_COUNTS + unit_limit + c] += 1
+        for c in range(members):  # then each member's fights ended standing (no branch on a coin toss)
+            counts[FIGHT_COUNTS + unit_limit + c] += 1 if member_standing(state, 0, members, c) else 0
         outcome = state[0, S_OUTCOME]
         if len(winner_out):
             winner_out[k] = outcome if outcome == 0 or outcome == 1 else DRAW_WINNER
