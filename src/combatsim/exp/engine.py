@@ -414,12 +414,15 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             pick = stream_die(rng, np.uint64(enemies), np.uint64(config[target_threshold_field(members, enemies)])) - 1
             if action == SCRIPTED:  # the pick-th standing enemy in table order
                 foe_start = config[CF_SIDE_START + 1 - side]
-                # no branch on the pick, a die roll: every enemy row is visited
-                for t in range(foe_start, foe_start + config[CF_SIDE_SIZE + 1 - side]):
-                    standing = 1 if state[e, ST_HIT_POINTS + t] > 0 else 0
-                    # a product, not a choice, which the C compiler turns back into branches
-                    target += (t - target) * standing * (1 if pick == 0 else 0)
-                    pick -= standing
+                foe_size = config[CF_SIDE_SIZE + 1 - side]
+                if foe_size == 1:  # a lone enemy is standing while anyone can fire
+                    target = foe_start
+                else:  # no branch on the pick, a die roll: every enemy row is visited
+                    for t in range(foe_start, foe_start + foe_size):
+                        standing = 1 if state[e, ST_HIT_POINTS + t] > 0 else 0
+                        # a product, not a choice, which the C compiler turns back into branches
+                        target += (t - target) * standing * (1 if pick == 0 else 0)
+                        pick -= standing
             rolls = table[a, C_ROLLS] if shots < 0 else min(table[a, C_ROLLS], shots)
             armour_rating = table[target, C_ARMOUR_RATING] if target >= 0 else 0
             hits, dealt, _ = fire_unit(
