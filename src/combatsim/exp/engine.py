@@ -141,6 +141,9 @@ KERNEL_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
 NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "can_fire", "member_view", "fight_outcome",
                 "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",
                 "target_threshold_field", "slot_row")
+#: The loops over envs and fights, which never allocate: compiled without Numba's runtime, the
+#: arrays handed to the helpers inlined in them are not reference counted for every env or fight.
+NUMBA_NO_RUNTIME = ("_reset_envs", "_step_envs", "play_fights")
 
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
@@ -331,6 +334,10 @@ def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating)
 
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
     """Start fight ``indices[e]`` of every env with ``which[e]``: full hit points and shots."""
+    _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask)
+
+
+def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask):
     for e in range(state.shape[0]):
         if which[e] == 0:
             continue
@@ -360,7 +367,10 @@ def start_fight(table, state, e, index):
 
 def step(table, config, seeds, state, actions, counts, obs, mask):
     """One unit of every running env (the module docstring): fire, land the damage, end or go on."""
-    rng = new_stream()
+    _step_envs(table, config, seeds, state, actions, counts, obs, mask, new_stream())
+
+
+def _step_envs(table, config, seeds, state, actions, counts, obs, mask, rng):
     for e in range(state.shape[0]):
         if state[e, S_OUTCOME] != RUNNING:
             continue
@@ -542,15 +552,16 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     # every fight's counts added up: a fight starts without reset, which would zero them and write
     # views that nobody reads
     fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
-    play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out)
+    play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out,
+                new_stream())
 
 
-def play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out):
-    """``fight``'s fights on the buffers it made. It allocates nothing, so the compiled builds run
-    it without the GIL (fights split over threads run side by side)."""
+def play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out,
+                rng):
+    """``fight``'s fights on the buffers (and stream) it made. It allocates nothing, so the compiled
+    builds run it without the GIL (fights split over threads run side by side)."""
     members = combatants.shape[0]
     unit_limit = config[CF_UNIT_LIMIT]
-    rng = new_stream()
     for k in range(count):
         start_fight(combatants, state, 0, start + k)
         stream_resume(rng, seed, start + k, 0, 0)
