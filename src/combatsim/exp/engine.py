@@ -306,8 +306,9 @@ def state_size(members):
 
 
 # ---- the state machine ------------------------------------------------------------------------------
-# Helpers called for every env take scalars only: an array passed to a helper costs Numba two
-# atomic reference-count calls, several times an EXP unit's arithmetic.
+# Helpers called for every env take scalars only: where Numba's runtime is on, an array passed to a
+# helper costs two atomic reference-count calls, several times an EXP unit's arithmetic (the loops
+# over envs and fights run without it: NUMBA_NO_RUNTIME).
 def can_fire(hit_points, shots):
     """Standing, with shots left (negative shots never run out)."""
     return hit_points > 0 and shots != 0
