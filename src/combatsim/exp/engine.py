@@ -426,7 +426,9 @@ def play_units(rng, table, config, state, e, actions, counts, to_the_end):
             if action == SCRIPTED:  # the pick-th standing enemy in table order
                 foe_start = config[CF_SIDE_START + 1 - side]
                 foe_size = config[CF_SIDE_SIZE + 1 - side]
-                if foe_size == 1:  # a lone enemy is standing while anyone can fire
+                # a lone enemy needs no search: it is standing, or the fight would have ended (every
+                # fight starts with every member's hit points above 0)
+                if foe_size == 1:
                     target = foe_start
                 else:  # no branch on the pick, a die roll: every enemy row is visited
                     for t in range(foe_start, foe_start + foe_size):
