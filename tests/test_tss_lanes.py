@@ -3,12 +3,14 @@ and count by count, and a range of fights split anywhere gives one call's result
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from combatsim.registry import get_kernel
 from combatsim.tss.api import Combatant, fight_table
-from combatsim.tss.engine import FIGHT_COUNTS
+from combatsim.tss.engine import FIGHT_COUNTS, R_STUN
 from combatsim.tss.model import Armour, Weapon
 
 
@@ -68,3 +70,33 @@ def test_lanes_split_anywhere_equal_one_call(compiled):
         np.testing.assert_array_equal(head[0] + tail[0], whole[0])
         np.testing.assert_array_equal(np.concatenate([head[1], tail[1]]), whole[1])
         np.testing.assert_array_equal(np.concatenate([head[2], tail[2]]), whole[2])
+
+
+def test_fight_table_reuse_sees_every_change():
+    """fight_table reuses the table it built for the same Combatant objects, but a reused table is
+    a fresh array, an Armour's changed dice and a list's changed durability show, and a failed
+    check is made again."""
+    a, b = _sides()
+    first = fight_table(a, b)
+    first[0][:] = -1  # the caller's copy only
+    again = fight_table(a, b)
+    np.testing.assert_array_equal(again[0], fight_table(*_sides())[0])
+    assert again[1:] == first[1:]
+
+    armour = a[0].armour
+    armour.dice["LI"] = armour.dice["En"]  # d6 where it was d4: the table must follow
+    changed = fight_table(a, b)[0]
+    assert not np.array_equal(changed, again[0])
+    rebuilt = fight_table([replace(m) for m in a], [replace(m) for m in b])[0]  # new objects: built afresh
+    np.testing.assert_array_equal(changed, rebuilt)
+
+    durability = [10, 10, 5]
+    listed = [Combatant(skill="14/7/3", action_check="13/6/3", weapon=a[0].weapon, durability=durability)]
+    assert fight_table(listed, b)[0][R_STUN] == 10
+    durability[0] = 3
+    assert fight_table(listed, b)[0][R_STUN] == 3
+
+    broken = [Combatant(skill="14/7/3", action_check="13/6/3", weapon=a[0].weapon, durability=(0, 10, 5))]
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"side_a\[0\]\.durability stun"):
+            fight_table(broken, b)

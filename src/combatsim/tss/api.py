@@ -276,8 +276,51 @@ def _parsed(parse: Callable, value: object, *field: str) -> object:
     return found
 
 
+#: Fight tables by their sides (see _sides_key), as built and checked once: a game loop that asks
+#: about the same fighters again skips a few microseconds a member.
+_tables: dict[tuple, tuple[tuple[np.ndarray, int, int], list]] = {}
+
+
+def _sides_key(side_a: object, side_b: object, held: list) -> tuple | None:
+    """A key equal only for the same Combatant objects with the same armour dice, or None (the
+    caller builds the table afresh). A frozen Combatant changes only through a list it holds or
+    its Armour's mapping: a list takes the full path, the mapping's items are part of the key, and
+    every other field the table reads is immutable once checked (text, ints, Score, Weapon)."""
+    key: list[object] = []
+    for side in (side_a, side_b):
+        if type(side) is not list and type(side) is not tuple:
+            return None
+        key.append(len(side))
+        for member in side:
+            if type(member) is not Combatant or type(member.durability) is not tuple:
+                return None
+            armour = member.armour
+            if armour is not None:
+                if type(armour) is not Armour or type(armour.dice) is not dict:
+                    return None
+                armour = tuple(armour.dice.items())
+            key += (id(member), armour)
+            held.append(member)
+    return tuple(key)
+
+
 def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tuple[np.ndarray, int, int]:
-    """(characters, n_characters, n_classes): the fight kernel's flat int64 rows (docs/tss.md)."""
+    """(characters, n_characters, n_classes): the fight kernel's flat int64 rows (docs/tss.md), a
+    fresh array each call."""
+    held: list = []
+    key = _sides_key(side_a, side_b, held)
+    found = _tables.get(key) if key is not None else None
+    if found is None:
+        found = (_build_fight_table(side_a, side_b), held)
+        if key is not None:
+            if len(_tables) >= 1024:
+                _tables.clear()
+            _tables[key] = found
+    characters, n_characters, n_classes = found[0]
+    return characters.copy(), n_characters, n_classes
+
+
+def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tuple[np.ndarray, int, int]:
     sides = [("side_a", side_a), ("side_b", side_b)]
     everyone = []
     for name, side in sides:
