@@ -44,3 +44,23 @@ def test_every_ruleset_kernel_in_the_registry_is_benchmarked():
 
     registered = {f"{ruleset}.{name}" for ruleset in RULESETS for name in KERNELS[ruleset]}
     assert registered <= set(CASES)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba", "cython"])
+def test_the_kernel_alone_rows_replay_the_api_calls_own_kernel_call(backend):
+    """calls.fixed_cost and calls.fights64 time the kernel call an API call makes, alone."""
+    import numpy as np
+
+    from combatsim.calls_bench import kernel_call
+    from combatsim.exp.api import simulate_to_hit
+
+    def call():
+        return simulate_to_hit(1000, bonus=110, maximum_roll=760, armour_rating=580, seed=7, backend=backend,
+                               threads=1)
+
+    hits = call().hits
+    kernel, arguments = kernel_call(call)
+    (counts,) = [a for a in arguments if isinstance(a, np.ndarray) and a.dtype == np.int64 and a.shape == (1,)
+                 and a.flags.writeable and a[0] == hits]
+    kernel(*arguments)
+    assert 0 < hits < 1000 and counts[0] == 2 * hits

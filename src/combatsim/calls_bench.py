@@ -1,7 +1,9 @@
 """``combatsim bench`` cases for small calls, as a game loop makes them (see combatsim.bench).
 
 - ``calls.fixed_cost.<kernel>``: ``simulate_*(1, ...)`` with validation and default threads, in
-  calls per second, against numpy's one ``Generator.integers(1, 1001)`` call in the same run.
+  calls per second, against numpy's one ``Generator.integers(1, 1001)`` call in the same run;
+  beside it the kernel's own call on that one item (its argument conversions included), the part of
+  the fixed cost that no Python-side change removes.
 - ``calls.threads.<kernel>``: default threads against ``threads=1`` at n = 1, 1e3, 1e5 and 1e7
   (1e5 for fights, whose 1e7 take seconds a call): above 1 the split paid, below 1 it lost.
 - ``calls.fights64.<ruleset>``: 64 fights of the ruleset's first example scenario through its
@@ -12,9 +14,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -81,15 +82,18 @@ def _fixed_cost(kernel: str) -> Callable[[list[str], float], list[dict]]:
         call = _calls()[kernel]
         records = []
         for backend in backends:
-            numpy_seconds = _numpy_call_seconds(seconds / 2)
-            api_seconds = _best_seconds(lambda b=backend: call(1, b, None), seconds / 2, CALLS // 4)
+            numpy_seconds = _numpy_call_seconds(seconds / 3)
+            api_seconds = _best_seconds(lambda b=backend: call(1, b, None), seconds / 3, CALLS // 4)
+            kernel_seconds = _best_seconds(_kernel_only(lambda b=backend: call(1, b, None)), seconds / 3,
+                                           CALLS // 4)
             ratio = api_seconds / numpy_seconds
             records.append({
                 "kernel": f"calls.fixed_cost.{kernel}", "backend": backend, "threads": None,
                 "items_per_second": 1 / api_seconds, "numpy_calls_per_second": 1 / numpy_seconds,
-                "ratio_to_numpy": ratio,
+                "ratio_to_numpy": ratio, "kernel_ratio_to_numpy": kernel_seconds / numpy_seconds,
                 "line": f"calls.fixed_cost.{kernel:12s} {backend:7s} {api_seconds * 1e6:8.2f} us a call, "
-                        f"{ratio:5.1f}x numpy's integers call ({numpy_seconds * 1e6:.2f} us)",
+                        f"{ratio:5.1f}x numpy's integers call ({numpy_seconds * 1e6:.2f} us); the kernel's "
+                        f"own call {kernel_seconds / numpy_seconds:4.1f}x",
             })
         return records
 
@@ -121,22 +125,30 @@ def _threads(kernel: str) -> Callable[[list[str], float], list[dict]]:
     return measure
 
 
-@contextlib.contextmanager
-def _kernel_calls(seen: list[dict]) -> Iterator[None]:
-    """Record the runner's kernel calls (kernel, params, counts size, outputs) while inside."""
+def kernel_call(call: Callable[[], object]) -> tuple[Callable, tuple]:
+    """(kernel, arguments) of the one kernel call that the API call ``call`` makes (a run of one
+    chunk): replaying it adds the same counts to the same buffer."""
     from combatsim import runner
 
-    real = runner.run_kernel
+    seen: list[tuple] = []
+    real = runner.get_kernel
 
-    def recording(kernel: Callable, **arguments: object) -> object:
-        seen.append(dict(arguments, kernel=kernel))
-        return real(kernel, **arguments)
+    def recording(name: str, backend: str) -> Callable:
+        kernel = real(name, backend)
+        return lambda *arguments: seen.append((kernel, arguments)) or kernel(*arguments)
 
-    runner.run_kernel = recording
+    runner.get_kernel = recording
     try:
-        yield
+        call()
     finally:
-        runner.run_kernel = real
+        runner.get_kernel = real
+    (found,) = seen
+    return found
+
+
+def _kernel_only(call: Callable[[], object]) -> Callable[[], None]:
+    kernel, arguments = kernel_call(call)
+    return lambda: kernel(*arguments)
 
 
 def _example(ruleset: str):
@@ -160,15 +172,7 @@ def _fights64(ruleset: str) -> Callable[[list[str], float], list[dict]]:
             def fights(b: str = backend) -> object:
                 return module.run(loaded.spec, n=64, seed=1, backend=b, threads=None)
 
-            seen: list[dict] = []
-            with _kernel_calls(seen):
-                fights()
-            kernel, params, size, outputs = (seen[0][k] for k in ("kernel", "params", "counts_size", "outputs"))
-            seed = np.uint64(1)
-
-            def kernel_only(kernel=kernel, params=params, size=size, outputs=outputs, seed=seed) -> None:
-                kernel(seed, 0, 64, *params, np.zeros(size, dtype=np.int64), *outputs)
-
+            kernel_only = _kernel_only(fights)
             numpy_seconds = _numpy_call_seconds(seconds / 3)
             kernel_seconds = _best_seconds(kernel_only, seconds / 3, 20)
             api_seconds = _best_seconds(fights, seconds / 3, 20)

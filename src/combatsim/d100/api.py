@@ -35,7 +35,7 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.runner import Work, check_run, run_record, simulate
+from combatsim.runner import Work, check_run, make_result, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_choice,
@@ -290,7 +290,8 @@ def simulate_attacks(
     result, backend, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
                                         output_dtypes=(np.int8, np.int8, np.int8), work=work)
     tier, wound, second_wound = result.outcomes
-    return AttackResult(
+    return make_result(
+        AttackResult,
         attacks=result.items_done,
         counts=dict(zip(ATTACK_COUNT_NAMES, result.counts.tolist(), strict=True)),
         full_skill=p.full_skill,
@@ -562,7 +563,8 @@ def simulate_fights(
     )
     histogram = result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
     winner, rounds = result.outcomes
-    return FightResult(
+    return make_result(
+        FightResult,
         fights=result.items_done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
         rounds_histogram={r: c for r, c in enumerate(histogram.tolist()) if c},

@@ -27,7 +27,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.runner import Work, check_run, run_record, simulate
+from combatsim.runner import Work, check_run, make_result, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_int,
@@ -107,7 +107,8 @@ def simulate_to_hit(
         counts_size=1,
         output_dtypes=(np.int32,),
     )
-    return ToHitResult(
+    return make_result(
+        ToHitResult,
         attacks=result.items_done,
         hits=int(result.counts[0]),
         seed=run.seed,
@@ -316,15 +317,16 @@ def simulate_attack(
         output_dtypes=(np.int32, np.int32, np.int64),
         work=work,
     )
-    counts = result.counts
+    counts = result.counts.tolist()
     hits_per_unit, rounds_hit_per_unit, damage_per_unit = result.outcomes
-    return AttackResult(
+    return make_result(
+        AttackResult,
         units=result.items_done,
-        to_hit_rolls=int(counts[0]),
-        hits=int(counts[1]),
-        damage_total=int(counts[2]),
-        rounds_fired=int(counts[3]),
-        rounds_hit=int(counts[4]),
+        to_hit_rolls=counts[0],
+        hits=counts[1],
+        damage_total=counts[2],
+        rounds_fired=counts[3],
+        rounds_hit=counts[4],
         automatic=weapon.automatic,
         seed=run.seed,
         backend=backend,
@@ -542,26 +544,27 @@ def simulate_fight(
         output_dtypes=(np.int8, np.int32),
         work=Work(least=per_unit, most=per_unit * unit_limit, counted=FIGHT_UNITS, per_count=per_unit),
     )
-    c = result.counts
+    c = result.counts.tolist()
     winner, units = result.outcomes
-    return FightResult(
+    return make_result(
+        FightResult,
         fights=result.items_done,
-        wins=(int(c[FIGHT_WINS_SIDE0]), int(c[FIGHT_WINS_SIDE1])),
-        draws=int(c[FIGHT_DRAWS]),
-        mutual=int(c[FIGHT_MUTUAL]),
-        units_total=int(c[FIGHT_UNITS]),
-        units_histogram=c[FIGHT_COUNTS:FIGHT_COUNTS + unit_limit].copy(),
-        damage=(int(c[FIGHT_DAMAGE_SIDE0]), int(c[FIGHT_DAMAGE_SIDE1])),
-        ammunition=(int(c[FIGHT_AMMUNITION_SIDE0]), int(c[FIGHT_AMMUNITION_SIDE1])),
-        to_hit_rolls=(int(c[FIGHT_ROLLS_SIDE0]), int(c[FIGHT_ROLLS_SIDE1])),
-        hits=(int(c[FIGHT_HITS_SIDE0]), int(c[FIGHT_HITS_SIDE1])),
+        wins=(c[FIGHT_WINS_SIDE0], c[FIGHT_WINS_SIDE1]),
+        draws=c[FIGHT_DRAWS],
+        mutual=c[FIGHT_MUTUAL],
+        units_total=c[FIGHT_UNITS],
+        units_histogram=result.counts[FIGHT_COUNTS:FIGHT_COUNTS + unit_limit].copy(),
+        damage=(c[FIGHT_DAMAGE_SIDE0], c[FIGHT_DAMAGE_SIDE1]),
+        ammunition=(c[FIGHT_AMMUNITION_SIDE0], c[FIGHT_AMMUNITION_SIDE1]),
+        to_hit_rolls=(c[FIGHT_ROLLS_SIDE0], c[FIGHT_ROLLS_SIDE1]),
+        hits=(c[FIGHT_HITS_SIDE0], c[FIGHT_HITS_SIDE1]),
         seed=run.seed,
         backend=backend,
         threads=threads,
         partial=result.partial,
         winner=winner,
         units=units,
-        standing=tuple(c[FIGHT_COUNTS + unit_limit:].tolist()),
+        standing=tuple(c[FIGHT_COUNTS + unit_limit:]),
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import Work, check_run, run_record, simulate
+from combatsim.runner import Work, check_run, make_result, run_record, simulate
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -222,7 +222,8 @@ def simulate_attacks(
         work=work,
     )
     tier, stun, wound, mortal = result.outcomes
-    return AttackResult(
+    return make_result(
+        AttackResult,
         attacks=result.items_done,
         counts=result.counts,
         seed=run.seed,
@@ -468,7 +469,8 @@ def simulate_fights(
         work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
     winner, rounds = result.outcomes
-    return FightResult(
+    return make_result(
+        FightResult,
         fights=result.items_done,
         counts=result.counts[:FIGHT_COUNTS],
         rounds_histogram={r: c for r, c in
