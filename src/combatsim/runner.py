@@ -284,8 +284,10 @@ def run_kernel(
 
 def _one_slice(unit_seconds: float, n: int, threads: int, work: Work) -> bool:
     """A run of one chunk that is not worth splitting over threads (with the default chunks)."""
-    return n <= _items(unit_seconds, CHUNK_SECONDS, work.most) and (
-        threads == 1 or n < 2 * _items(unit_seconds, SPLIT_SECONDS, work.least))
+    # _items written out (n <= int(x) is n <= x for an integer n): this decides every small call
+    if n > 1 and n > CHUNK_SECONDS / (unit_seconds * work.most):
+        return False
+    return threads == 1 or n < 2 * max(1, int(SPLIT_SECONDS / (unit_seconds * work.least)))
 
 
 def _run_whole(kernel: Callable, n: int, seed: np.uint64, params: Sequence[object], counts_size: int,

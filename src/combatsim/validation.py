@@ -157,7 +157,9 @@ def check_int_array(
 ) -> np.ndarray:
     """A scalar or a 1-D integer array of ``length`` -> C-contiguous int64 of length 1 or ``length``."""
     if type(value) is int:
-        return np.array([check_int(name, value, low, high)], dtype=np.int64)
+        if (low is not None and value < low) or (high is not None and value > high):
+            check_int(name, value, low, high)  # raises the range error
+        return np.array([value], dtype=np.int64)
     if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
         scalar = value[()] if isinstance(value, np.ndarray) else value
         return np.array([check_int(name, scalar, low, high)], dtype=np.int64)
