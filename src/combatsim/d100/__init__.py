@@ -1,4 +1,4 @@
-"""d100: the percentile combat system (d100-combat-math.txt). ``Attack`` is a prepared attack
+"""d100: the percentile combat system (docs/d100.md). ``Attack`` is a prepared attack
 (combatsim.d100.prepared), imported on first use so that importing a d100 module stays light."""
 
 from combatsim.lazy import lazy_names

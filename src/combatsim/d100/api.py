@@ -56,7 +56,7 @@ MAX_COMBATANTS = 64
 MAX_PASSES = 16
 MAX_ROUNDS = 10_000
 
-#: Attack modifier names (d100-combat-math.txt, "Attack modifiers"). "cover" is a ranged attack
+#: Attack modifier names (docs/d100.md, section 2). "cover" is a ranged attack
 #: on a target in cover: -20 and lethality x 0.5 (cover counts for ranged attacks only).
 MODIFIERS = (
     "quick", "automatic_fire", "cover", "defend", "dual_wield",
@@ -100,7 +100,7 @@ def check_severity(value: object) -> Fraction:
 
 @dataclass(frozen=True)
 class Weapon:
-    """A weapon (d100-combat-math.txt, "Damage resolution"): weapon_lethality, weapon_severity."""
+    """A weapon (docs/d100.md, section 4): weapon_lethality, weapon_severity."""
 
     lethality: int
     severity: int | Fraction | str = 1
@@ -276,7 +276,7 @@ def simulate_attacks(
     outcomes: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> AttackResult:
-    """Simulate ``n`` d100 attacks with damage (d100-combat-math.txt).
+    """Simulate ``n`` d100 attacks with damage (docs/d100.md).
 
     ``pool`` is the attack pool (Fighting or Arcane), ``specialty`` the weapon specialty ranks,
     ``modifiers`` names from :data:`MODIFIERS`. Dual wield (``dual_wield=True`` or the

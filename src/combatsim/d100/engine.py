@@ -281,7 +281,7 @@ def attack_outcome(value, full_skill, lethality, serious, nonlethal, lethality2,
 
 
 def _first_wins(table, first, first_column, roll, other, other_column, other_roll):
-    """Quick contest (RULINGS): tier first, then margin (capped target - roll); ties to the other.
+    """Quick contest: tier first, then margin (capped target - roll); ties to the other.
 
     A contest target is 5 columns: model.tier_bars, then the capped target."""
     own = _tier(roll, table[first, first_column], table[first, first_column + 1], table[first, first_column + 2],
@@ -402,7 +402,7 @@ def _declare(table, s, m, c, external, first_pass, rng, counts):
 # ---- attacks -------------------------------------------------------------------------------------
 def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
     """Weapon ``w`` of ``c`` wounds ``t``: severity from the damage bars, then escalation
-    (RULINGS: three deadly flesh wounds make a serious one, two serious a lethal one)."""
+    (three deadly flesh wounds make a serious one, two serious a lethal one)."""
     column = _damage_column(w, cover, table[t, C_ARMOUR], s[_at(M_DUAL, c, m)])
     # The bars ascend (lethal, serious or worse; model.damage_bars): the severity is counted, not
     # branched on (which wound a hit deals is a coin flip to the branch predictor).
@@ -431,7 +431,7 @@ def flee_target(flee_base, failed_attempts):
 
 
 def escalate(flesh, serious, lethal):
-    """Cascading wounds (RULINGS): every three deadly flesh wounds make a serious one, then every two
+    """Cascading wounds: every three deadly flesh wounds make a serious one, then every two
     serious wounds a lethal one. (flesh, serious, lethal, flesh-to-serious escalations,
     serious-to-lethal escalations) after them (model.record_wound)."""
     to_serious = flesh // FLESH_PER_SERIOUS

@@ -1,4 +1,4 @@
-"""d100 combat math as pure functions (d100-combat-math.txt, RULINGS.md "d100").
+"""d100 combat math as pure functions (docs/d100.md).
 
 Every function here is exact integer (or :class:`fractions.Fraction`) arithmetic: multipliers
 such as the specialty multiplier (1.0..1.5) and the lethality factors (x 0.5, x 0.75) are
@@ -35,10 +35,10 @@ TARGET_CAP = 95
 SERIOUS_CAP = 90
 #: "min(1.5, ...)": the specialty multiplier never exceeds 1.5.
 SPECIALTY_CAP = Fraction(3, 2)
-#: Specialty taper readings (RULINGS: "The taper is an option"; the first is the default).
+#: Specialty taper readings (an option; the first is the default).
 TAPERS = ("halving", "highest", "flat")
 
-# Attack modifiers (d100-combat-math.txt, "Attack modifiers").
+# Attack modifiers (docs/d100.md, section 2).
 QUICK_ATTACK = -20
 AUTOMATIC_FIRE = 20
 TARGET_IN_COVER = -20
@@ -46,12 +46,12 @@ TARGET_DEFENDING = -20
 DUAL_WIELD = -20
 DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_gun": -10, "melee": 0}
 
-# Lethality factors (d100-combat-math.txt, "Damage resolution").
+# Lethality factors (docs/d100.md, section 4).
 COVER_FACTOR = Fraction(1, 2)
 ARMOUR_FACTOR = (Fraction(1), Fraction(3, 4), Fraction(1, 2))
 DUAL_WIELD_FACTOR = Fraction(3, 4)
 
-#: Escalation (d100-combat-math.txt, "Wound escalation").
+#: Escalation (docs/d100.md, section 6).
 FLESH_PER_SERIOUS = 3
 SERIOUS_PER_LETHAL = 2
 #: Flee under fire: +20 per prior failed attempt.
@@ -59,7 +59,7 @@ FLEE_STEP = 20
 
 
 def floor_div(numerator: int, denominator: int) -> int:
-    """Round down (RULINGS: "Where a text says nothing about rounding, round down")."""
+    """Round down: where the rules say nothing about rounding, they round down."""
     return numerator // denominator
 
 
@@ -71,7 +71,7 @@ def fighting_score(combat: int, athletics: int, strength: int, agility: int, end
 def specialty_multiplier(ranks: Iterable[int], taper: str = "halving") -> Fraction:
     """The weapon specialty multiplier, exact.
 
-    One rank: min(1.5, 1.0 + 0.1 x rank). Several ranks, sorted high to low (RULINGS):
+    One rank: min(1.5, 1.0 + 0.1 x rank). Several ranks, sorted high to low:
     1 + 0.1 r1 + sum over k >= 2 of 0.1 r_k 0.5^(k-1), capped at 1.5 (``taper="halving"``).
     The taper is an option: ``"highest"`` counts the highest rank only, ``"flat"`` adds every
     further rank at full value. No ranks: 1.
@@ -102,7 +102,7 @@ def attack_modifiers(
     category: str = "melee",
     long_range: bool = False,
 ) -> int:
-    """The sum of the action modifiers of one attack (d100-combat-math.txt, "Attack modifiers").
+    """The sum of the action modifiers of one attack (docs/d100.md, section 2).
 
     Cover counts for ranged attacks only. ``distant`` marks a ranged attack at a distance: -30
     with a pistol or thrown weapon, -20 with archery or a carbine, -10 with a long gun without
@@ -120,7 +120,7 @@ def attack_modifiers(
 
 
 def full_skill(pool: int, multiplier: Fraction = Fraction(1), modifiers: int = 0) -> int:
-    """full_skill = floor(pool x specialty multiplier) + action modifiers, uncapped (RULINGS)."""
+    """full_skill = floor(pool x specialty multiplier) + action modifiers, uncapped."""
     return floor_div(pool * multiplier.numerator, multiplier.denominator) + modifiers
 
 
@@ -136,7 +136,7 @@ def tier_bars(skill: int) -> tuple[int, int, int, int]:
     a success when r <= success bar, a critical failure when r > critical-failure bar, else a
     failure. Bars below 0 are clamped to 0 (no roll reaches them), so they ascend.
     Critical: r <= floor(full_skill / 10) and r <= capped; hard: r <= floor(full_skill / 2) and
-    r <= capped; critical failure (RULINGS): F = 100 - max(0, capped), a failed roll above
+    r <= capped; critical failure: F = 100 - max(0, capped), a failed roll above
     100 - ceil(F / 10).
     """
     from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
@@ -153,7 +153,7 @@ def tier(roll: int, skill: int) -> int:
 
 def armour_class(torso: str = "none", helmet: bool = False) -> int:
     """Heavy torso plus helmet is heavy; heavy torso alone, light torso, or a helmet alone is
-    light; otherwise none (d100-combat-math.txt, "Armor")."""
+    light; otherwise none (docs/d100.md, section 4)."""
     if torso not in TORSO_COVERAGES:
         raise ValueError(f"torso must be one of {', '.join(map(repr, TORSO_COVERAGES))}; got {torso!r}")
     if torso == "heavy" and helmet:
@@ -176,7 +176,7 @@ def lethality_factor(*, cover: bool = False, ranged: bool = False, armour: int =
 
 
 def final_lethality(weapon_lethality: int, factor: Fraction = Fraction(1)) -> int:
-    """All applicable factors multiplied, rounded down once (RULINGS)."""
+    """All applicable factors multiplied, rounded down once."""
     return floor_div(weapon_lethality * factor.numerator, factor.denominator)
 
 
@@ -209,7 +209,7 @@ def damage_bars(lethality: int, serious: int, nonlethal: bool) -> tuple[int, int
 def record_wound(
     deadly_flesh: int, serious: int, lethal: int, severity: int, nonlethal: bool
 ) -> tuple[int, int, int, int, int]:
-    """Record one wound on a combatant in one combat, then escalate (RULINGS: cascading).
+    """Record one wound on a combatant in one combat, then escalate (cascading, docs/d100.md, section 6).
 
     Three deadly flesh wounds (flesh wounds from weapons that are not nonlethal) become one
     serious wound; two serious wounds (nonlethal ones included) become one lethal wound.

@@ -25,7 +25,7 @@ def _at(values, k: int) -> int:
 
 def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
            weapons, counts, tier_out, wound_out, wound2_out) -> None:
-    """Attacks with damage (d100-combat-math.txt, "Roll result tiers", "Damage resolution").
+    """Attacks with damage (docs/d100.md, sections 3 and 4).
 
     Attack ``start + k`` draws one value 1..1000000 from the dense layout, whose 0-based value is
     the attack d100, the damage d100 and the second weapon's damage d100

@@ -1,4 +1,4 @@
-"""EXP: the kilodie combat-table system (exp-combat-table.txt, exp-tactical-combat.txt).
+"""EXP: the kilodie combat-table system (docs/exp.md).
 
 The names below are imported on first use, so that importing one module of the package (its
 command line, say) stays light."""

@@ -294,7 +294,7 @@ def simulate_attack(
     row), or raw ``bonus`` and ``maximum_roll`` (and ``damage_adjustment``, default 0) with a
     ``weapon`` or with ``damage`` dice and ``weapon_type`` (default "A").
 
-    Options (RULINGS.md), honoured by every backend: ``adjustment`` is the signed situational
+    Options (docs/exp.md, section 4), honoured by every backend: ``adjustment`` is the signed situational
     adjustment (a penalty applies before the MR cap, a bonus after it); ``hit_on_equal`` lets a
     to-hit equal to the AR hit; ``critical`` lets a natural 1000 ignore the MR cap.
     ``ammunition`` overrides the weapon's load: a unit makes as many to-hit rolls as it allows.
@@ -343,7 +343,7 @@ class Combatant:
     """One fighter: a persona with a weapon (``from_persona``) or a creature with explicit numbers.
 
     ``bonus``, ``maximum_roll`` and ``damage_adjustment`` are what its attacks use; ``adjustment``
-    is its situational adjustment (RULINGS.md); ``ammunition`` overrides the weapon's load.
+    is its situational adjustment; ``ammunition`` overrides the weapon's load.
     """
 
     name: str

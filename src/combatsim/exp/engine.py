@@ -52,7 +52,7 @@ from combatsim.engine import (
 KILODIE = 1000
 #: rejection_threshold(KILODIE), as a constant so a step never divides for it.
 KILODIE_THRESHOLD = (2**32 - KILODIE) % KILODIE
-#: Rounds a fully automatic burst that hits can land: 0..3, one d4 word (RULINGS.md).
+#: Rounds a fully automatic burst that hits can land: 0..3, one d4 word.
 ROUNDS_PER_BURST = 3
 #: Above any to-hit a kernel can produce: the cap a critical natural 1000 uses instead of MR.
 NO_CAP = 1 << 60
@@ -148,7 +148,7 @@ NUMBA_NO_RUNTIME = ("_reset_envs", "_step_envs", "play_fights")
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
 def to_hit_roll(kilodie, bonus, maximum_roll, adjustment=0, critical=False):
-    """The to-hit roll (Chapter 27; RULINGS.md): min(kilodie + bonus, MR).
+    """The to-hit roll (Chapter 27): min(kilodie + bonus, MR).
 
     A situational penalty (negative ``adjustment``) applies before the MR cap, a bonus after it.
     With the ``critical`` option a natural 1000 ignores the MR cap.
@@ -167,7 +167,7 @@ def is_hit(to_hit, armour_rating, hit_on_equal=False):
 
 
 def damage(dice_total, modifier, damage_adjustment):
-    """Damage = weapon dice + the DA of the weapon's row, never below 0 (RULINGS.md)."""
+    """Damage = weapon dice + the DA of the weapon's row, never below 0."""
     return max(dice_total + modifier + damage_adjustment, 0)
 
 

@@ -1,6 +1,6 @@
-"""EXP data model: personas, weapons and the combat table (exp-combat-table.txt, Chapter 9).
+"""EXP data model: personas, weapons and the combat table (docs/exp.md, Chapter 9).
 
-Everything here is exact integer arithmetic (RULINGS.md): "round" is half up on the exact value,
+Everything here is exact integer arithmetic: "round" is half up on the exact value,
 ``(2x + 1) // 2`` style. Validation happens in the constructors, so an object that exists is valid.
 """
 
@@ -14,12 +14,12 @@ from combatsim.validation import check_choice, check_int, check_text
 
 #: Persona classes (Table 9.4, Table 9.7).
 CLASSES = ("biologist", "knite", "mechanic", "mercenary", "nomad", "nothing", "spie", "veterinarian", "alien", "robot")
-#: Classes with no combat-table row of their own: they use an adopted class's row, if any (RULINGS.md).
+#: Classes with no combat-table row of their own: they use an adopted class's row, if any.
 SPECIAL_CLASSES = ("alien", "robot")
 #: The rows of the combat table.
 ROWS = ("A", "B", "C")
 ROW_NAMES = {"A": "A (contact)", "B": "B (ranged)", "C": "C (powered)"}
-#: Weapon types: D, E, F and fully automatic use row C (RULINGS.md, "Type D, E, F", "Type Special").
+#: Weapon types: D, E, F and fully automatic use row C.
 WEAPON_TYPES = ("A", "B", "C", "D", "E", "F", "automatic")
 #: To-hit rolls per unit of fire: D/E/F make 2/3/4; fully automatic makes 5 bursts.
 ROLLS_PER_UNIT = {"A": 1, "B": 1, "C": 1, "D": 2, "E": 3, "F": 4, "automatic": 5}
@@ -64,12 +64,12 @@ MAX_AMMUNITION = 1_000_000_000
 
 
 def round_half_up(numerator: int, denominator: int) -> int:
-    """Exact numerator / denominator rounded half up (RULINGS.md, "Round")."""
+    """Exact numerator / denominator rounded half up."""
     return (2 * numerator + denominator) // (2 * denominator)
 
 
 def attribute_bonus(row: str, awe: int, dex: int, int_: int, pstr: int) -> int:
-    """Table 9.2's attribute part of BP, exactly (RULINGS.md).
+    """Table 9.2's attribute part of BP, exactly.
 
     A: round((3·AWE + 4·DEX + 3·INT + 10·PSTR) / 2), i.e. 1.5/2/1.5/5 times; B: AWE + 4·DEX + INT +
     2·PSTR; C: AWE + 9·DEX + INT + PSTR.
@@ -82,7 +82,7 @@ def attribute_bonus(row: str, awe: int, dex: int, int_: int, pstr: int) -> int:
 
 
 def damage_adjustment(row: str, pstr: int) -> int:
-    """Table 9.6: round(PSTR / 2) for A, round(PSTR / 4) for B, 0 for C and above (RULINGS.md)."""
+    """Table 9.6: round(PSTR / 2) for A, round(PSTR / 4) for B, 0 for C and above."""
     if row == "A":
         return round_half_up(pstr, 2)
     if row == "B":
@@ -196,7 +196,7 @@ class Persona:
     """A persona: attributes, hit points, class, level, proficiencies (named weapons).
 
     ``experience_bonus`` is an explicit (A, B, C) bonus; ``experience_data`` maps class -> level ->
-    (A, B, C) (Chapter 15's progression is not in the texts, RULINGS.md). Level 1 has no bonus;
+    (A, B, C) (the rules do not give Chapter 15's progression). Level 1 has no bonus;
     a level above 1 needs one of the two, never a silent 0. ``adopted_class`` is the class whose
     rows a tool-using alien or an android uses.
     """

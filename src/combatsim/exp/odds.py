@@ -19,7 +19,7 @@ Distribution = dict[int, Fraction]
 
 
 def hit_probability(bonus: int, maximum_roll: int, armour_rating: int, hit_on_equal: bool = False) -> Fraction:
-    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal`` (RULINGS.md, EXP): the kilodie
+    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal``: the kilodie
     faces at or above the engine's kilodie bar."""
     return Fraction(KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, 0, hit_on_equal, False), KILODIE)
 
@@ -90,7 +90,7 @@ def _mean(distribution: Distribution) -> Fraction:
 def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice, damage_adjustment: int = 0,
                 rolls: int = 1, automatic: bool = False, adjustment: int = 0, hit_on_equal: bool = False,
                 critical: bool = False) -> dict[str, object]:
-    """Exact distributions for one unit of fire (Chapter 27, RULINGS.md): per to-hit roll and per unit.
+    """Exact distributions for one unit of fire (Chapter 27): per to-hit roll and per unit.
 
     Counts kilodie faces with the reference's own to-hit rule, then convolves damage: a hit deals
     dice + DA (never below 0); an automatic burst that hits lands 0..3 rounds uniformly, each

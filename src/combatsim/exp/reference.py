@@ -1,4 +1,4 @@
-"""EXP reference kernels: plain loops, the executable specification (RULINGS.md, EXP). Each to-hit
+"""EXP reference kernels: plain loops, the executable specification (docs/exp.md). Each to-hit
 roll and unit of fire is the engine's (combatsim.exp.engine, the one source of the rules); these
 loops draw the dice.
 
@@ -48,7 +48,7 @@ def _at(values, k: int) -> int:
 def to_hit(seed, start, count, bonus, maximum_roll, armour_rating, hit_on_equal, counts, to_hit_out) -> None:
     """Kilodie to-hit (Tables 9.2, 9.5; Ch. 27): to-hit = min(kilodie + bonus, MR).
 
-    A hit needs to-hit greater than the armour rating (RULINGS.md; option: equal suffices).
+    A hit needs to-hit greater than the armour rating (option: equal suffices).
     ``counts[0]`` gains the hits; ``to_hit_out[k]`` gets attack ``start + k``'s to-hit roll.
     """
     for k in range(count):

@@ -1,4 +1,4 @@
-"""Exact odds of a d100 fight (RULINGS.md, d100; docs/d100.md, section 8), by stepping the
+"""Exact odds of a d100 fight (docs/d100.md, section 8), by stepping the
 distribution of the fight's state one pass at a time.
 
 The state is what the rules track per combatant: in the fight, out or escaped; deadly flesh and

@@ -1,4 +1,4 @@
-"""Exact odds of an EXP fight (docs/exp.md, section 3; RULINGS.md, EXP), by stepping the
+"""Exact odds of an EXP fight (docs/exp.md, section 3), by stepping the
 distribution of the fight's state one unit of combat time at a time.
 
 The state after a unit is every combatant's hit points (0 once out: nothing below 0 matters) and

@@ -1,4 +1,4 @@
-"""Exact odds of a TSS fight (docs/tss.md, sections 2-6; RULINGS.md, TSS), by stepping the
+"""Exact odds of a TSS fight (docs/tss.md, sections 2-6), by stepping the
 distribution of the fight's state one round at a time and, inside a round, one attack at a time.
 
 The state between rounds is the stun, wound and mortal points each character has lost (capped at

@@ -1,4 +1,4 @@
-"""TSS: the Alternity-style d20 combat system (tss-combat.txt, RULINGS.md TSS).
+"""TSS: the Alternity-style d20 combat system (docs/tss.md).
 
 The names below are imported on first use, so that importing one module of the package (its
 command line, say) stays light."""

@@ -13,7 +13,7 @@ from combatsim.cli import add_ruleset_command, attack_report, count_lines, emit,
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
-    add_ruleset_command(subparsers, "tss", "TSS d20 attacks with damage and armour (tss-combat.txt)",
+    add_ruleset_command(subparsers, "tss", "TSS d20 attacks with damage and armour",
                         add_attack_arguments, run_attack, add_run_options)
 
 

@@ -1,6 +1,6 @@
-"""TSS data model: scores, the action check, the Difficulty Scale, damage tracks, armour (tss-combat.txt).
+"""TSS data model: scores, the action check, the Difficulty Scale, damage tracks, armour (docs/tss.md).
 
-Everything here is exact integer arithmetic on rule values (RULINGS.md, General) and validates
+Everything here is exact integer arithmetic on rule values and validates
 its input with errors that name the field. The kernels never see these objects: the API flattens
 them into int64 tables (layouts in docs/tss.md).
 """
@@ -31,7 +31,7 @@ TIER_NAMES = ("amazing", "good", "ordinary", "failure", "critical_failure")
 #: The four phases (actions) of a combat round, in the order they run.
 PHASE_NAMES = ("amazing", "good", "ordinary", "marginal")
 
-#: Damage types along the shift scale "mortal > wounds > stun > nothing" (RULINGS.md, TSS).
+#: Damage types along the shift scale "mortal > wounds > stun > nothing".
 NOTHING, STUN, WOUND, MORTAL = 0, 1, 2, 3
 DAMAGE_TYPE_LETTERS = {"s": STUN, "w": WOUND, "m": MORTAL}
 DAMAGE_TYPE_NAMES = ("nothing", "stun", "wound", "mortal")
@@ -81,7 +81,7 @@ def quality_grade(quality: str | int, name: str = "quality") -> int:
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """A score written Ordinary/Good/Amazing, e.g. ``16/8/4``; success at or under (RULINGS.md, TSS)."""
+    """A score written Ordinary/Good/Amazing, e.g. ``16/8/4``; success at or under."""
 
     ordinary: int
     good: int
@@ -98,7 +98,7 @@ class Score:
 
     @classmethod
     def of(cls, ordinary: int) -> Score:
-        """One score S gives S / floor(S/2) / floor(S/4) (RULINGS.md, TSS)."""
+        """One score S gives S / floor(S/2) / floor(S/4)."""
         ordinary = check_int("score", ordinary, 0, MAX_SCORE)
         return cls(ordinary, ordinary // 2, ordinary // 4)
 
@@ -131,7 +131,7 @@ class Score:
 
 @dataclass(frozen=True, slots=True)
 class ActionCheck:
-    """An action check ``+14/13/6/3``: Marginal above Ordinary, never a failure (RULINGS.md, TSS)."""
+    """An action check ``+14/13/6/3``: Marginal above Ordinary, never a failure."""
 
     score: Score
 
@@ -177,7 +177,7 @@ def phases_played(first_phase: int, actions_per_round: int) -> tuple[int, ...]:
 def situation_die(steps: int) -> tuple[int, int, int]:
     """The Difficulty Scale: summed steps -> (sign, dice count, sides) of the situation die.
 
-    Bonuses stop at -d20; a penalty +N beyond +7 is +(N-4)d20 (RULINGS.md, TSS). Steps 0 is
+    Bonuses stop at -d20; a penalty +N beyond +7 is +(N-4)d20. Steps 0 is
     "-d0": no die (count 0).
     """
     steps = check_int("steps", steps, None, MAX_STEPS)
@@ -343,7 +343,7 @@ class Weapon:
 class Armour:
     """Armour: a soak die per damage class (e.g. ``{"En": "d6"}``) and a quality.
 
-    A class without a die gives no soak and no shift (RULINGS.md, TSS).
+    A class without a die gives no soak and no shift.
     """
 
     dice: dict[str, Dice] = field(default_factory=dict)

@@ -51,8 +51,8 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
 
     With ``laws`` (three dicts), also the exact law of each damage type dealt, value -> probability.
 
-    Control d20 and situation dice (tss-combat.txt, "Rolling Attack"), then the tier's damage,
-    its type shifted by quality, secondary damage, and the armour soak (RULINGS.md, TSS). The tier
+    Control d20 and situation dice (docs/tss.md, section 4), then the tier's damage,
+    its type shifted by quality, secondary damage, and the armour soak. The tier
     and the damage and armour rolls are independent, so each damaging tier pairs its damage roll
     with the armour roll once, in integer counts of equally likely rolls.
     """

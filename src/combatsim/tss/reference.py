@@ -1,4 +1,4 @@
-"""TSS reference kernels: plain loops, the executable specification (tss-combat.txt, RULINGS.md TSS).
+"""TSS reference kernels: plain loops, the executable specification (docs/tss.md).
 
 Kernel signature (shared by the Numba and Cython twins):
 ``kernel(seed, start, count, *params, counts, *outputs)``; outputs have length ``count`` or 0.
