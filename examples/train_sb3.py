@@ -22,6 +22,7 @@ import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 
+from combatsim import scenario
 from combatsim.rl.sb3 import vec_env
 
 POLICIES = Path(__file__).resolve().parent / "policies"
@@ -57,7 +58,8 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=64)
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="default: examples/policies/sb3_<scenario>_<agent>.npz")
+    parser.add_argument("--out", type=Path, help="default: examples/policies/sb3_<ruleset>_<agent>.npz, "
+                        "which mlp_policy.py plays (sb3_veteran: sb3_d100_veteran.npz)")
     args = parser.parse_args()
 
     torch.set_num_threads(1)
@@ -70,7 +72,8 @@ def main() -> None:
     rewards = [info["r"] for info in model.ep_info_buffer]
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; mean return of the last "
           f"{len(rewards)} episodes {np.mean(rewards):+.3f}")
-    out = args.out or POLICIES / f"sb3_{args.scenario}_{args.agent.lower().replace(' ', '_')}.npz"
+    ruleset = scenario.load(scenario.resolve(args.scenario)[0]).ruleset
+    out = args.out or POLICIES / f"sb3_{ruleset}_{args.agent.lower().replace(' ', '_')}.npz"
     save_actor(model, out, env.get_attr("observation_names")[0], env.get_attr("action_names")[0])
     print(f"saved {out}")
 
