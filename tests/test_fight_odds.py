@@ -210,6 +210,14 @@ def test_curve_refuses_a_bad_value_naming_the_path_before_any_work(monkeypatch):
         fight_curve(example("exp_bob"), "sides[0].members[0].armur=1:2:1")
 
 
+@pytest.mark.parametrize("given", ["exp_bob_too", {"ruleset": "exp"}, None])
+def test_a_scenario_not_loaded_gets_one_line_naming_the_loader(given):
+    for call in (lambda: fight_odds(given), lambda: fight_curve(given, "unit_limit=5,6")):
+        with pytest.raises(TypeError, match=r"^scenario must be a loaded combatsim\.scenario\.Scenario "
+                                            r"\(combatsim\.scenario\.load\(path\); .*got " + type(given).__name__ + "$"):
+            call()
+
+
 def test_curve_simulates_a_point_too_large_for_exact_odds():
     curve = fight_curve(example("exp_bob"), "sides[1].members[0].hit_points=40,41", max_states=18_000, n=2000)
     assert [p["method"] for p in curve["points"]] == ["exact", "simulated"]

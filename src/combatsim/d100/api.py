@@ -533,7 +533,7 @@ def simulate_fights(
     progress: Callable[[int, int], None] | None = None,
     policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
-    """Simulate ``n`` independent fights of the same combatants (docs/d100.md, "Fights").
+    """Simulate ``n`` independent fights of the same combatants (docs/d100.md, section 8, "A fight").
 
     Each round has ``passes`` passes; a fight ends when a side has no combatant left in it (out
     with a lethal wound, dead, or fled): the other side wins, or with nobody left on either side

@@ -515,7 +515,7 @@ def simulate_fight(
     progress: Callable[[int, int], None] | None = None,
     policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
-    """Simulate ``n`` independent fights of ``side0`` against ``side1`` (docs/exp.md, "Fights").
+    """Simulate ``n`` independent fights of ``side0`` against ``side1`` (docs/exp.md, section 3, "A fight").
 
     Each unit every standing combatant with ammunition left attacks a uniformly random standing
     enemy; attacks are simultaneous. A fight ends when a side has no one standing (hit points at

@@ -95,6 +95,15 @@ def _chain(scenario):
     return D100Chain(scenario.spec)
 
 
+def check_scenario(scenario: object) -> None:
+    """A loaded scenario: a name, a path or a document is refused with the call that loads one."""
+    from combatsim.scenario import Scenario
+
+    if not isinstance(scenario, Scenario):
+        raise TypeError("scenario must be a loaded combatsim.scenario.Scenario (combatsim.scenario.load(path); "
+                        f"an example: combatsim.scenario.example_path(name)), got {type(scenario).__name__}")
+
+
 def check_method(method: str) -> None:
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -109,6 +118,7 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     """
     from combatsim.validation import check_int
 
+    check_scenario(scenario)
     check_int("max_states", max_states, 1, 10**12)
     check_method(method)
     started = time.perf_counter()

@@ -13,7 +13,7 @@ import re
 import textwrap
 from decimal import Decimal, InvalidOperation
 
-from combatsim.fight_odds import DEFAULT_MAX_STATES, TooManyStates, fight_odds
+from combatsim.fight_odds import DEFAULT_MAX_STATES, TooManyStates, check_scenario, fight_odds
 from combatsim.fight_odds.chain import fraction_text
 from combatsim.scenario import Scenario, ScenarioError, apply_override, parse_path, parse_value, schema, validate
 
@@ -97,6 +97,7 @@ def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_
     """The fight's outcome probabilities at each value of ``vary`` (``PATH=SPEC``)."""
     from combatsim.scenario import ruleset_module
 
+    check_scenario(scenario)
     path, values = parse_vary(vary)
     scenarios = variants(scenario, path, values)
     points = []
