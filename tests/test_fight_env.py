@@ -410,3 +410,25 @@ def test_example_numba_envs_equal_python_envs(example):
     single = gym.make("combatsim/Fight-v0", scenario=game, agent=agent)  # Cython where built, else Numba
     assert single.unwrapped.backend == "auto"
     assert np.array_equal(single.reset(seed=45)[0], reference.reset(seed=40)[0][5])
+
+
+@pytest.mark.parametrize("backend", ["python", "numba", "cython"])
+def test_exp_observations_stay_in_the_space_past_their_scales(backend):
+    """hit points past 100 and armour ratings outside 0..1000 are allowed: their fields clip."""
+    import tomllib
+
+    from combatsim.scenario import example_path
+
+    document = tomllib.loads(example_path("exp_bob_too").read_text())
+    agent = document["sides"][0]["members"][0]
+    agent["hit_points"] = 500
+    document["sides"][1]["members"][0]["armour_rating"] = -50
+    env = gym.make("combatsim/Fight-v0", scenario=document, agent=agent["name"], backend=backend)
+    obs, _ = env.reset(seed=1)
+    names = env.unwrapped.observation_names
+    assert env.observation_space.contains(obs)
+    assert obs[names.index("self.hit_points")] == 1.0 and obs[names.index("self.health")] == 1.0
+    assert obs[names.index("foe0.armour_rating")] == 0.0
+    for _ in range(3):
+        obs, *_ = env.step(0)
+        assert env.observation_space.contains(obs)

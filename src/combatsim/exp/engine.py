@@ -124,7 +124,7 @@ OBS_UNITS = 0
 GLOBAL_FIELDS = 1
 F_IN_FIGHT, F_HEALTH, F_HIT_POINTS, F_AMMUNITION, F_ARMOUR_RATING = range(5)
 MEMBER_FIELDS = 5
-#: Scales that keep the observation's numbers small: hit points in hundreds, armour in thousands.
+#: Scales that keep the observation's numbers in 0..1 (clipped): hit points in hundreds, armour in thousands.
 HIT_POINTS_SCALE = 100.0
 ARMOUR_RATING_SCALE = 1000.0
 
@@ -329,8 +329,10 @@ def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating)
     """A member's observation fields (F_*): in the fight, health, hit points, ammunition, armour."""
     left = max(hit_points, 0)
     ammunition = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
-    return (1.0 if left > 0 else 0.0, left / start_hit_points, left / HIT_POINTS_SCALE, ammunition,
-            armour_rating / ARMOUR_RATING_SCALE)
+    # The scaled fields are clipped: the observation space is Box(0, 1), and hit points past the
+    # scale or an armour rating outside 0..1000 are allowed inputs.
+    return (1.0 if left > 0 else 0.0, left / start_hit_points, min(left / HIT_POINTS_SCALE, 1.0), ammunition,
+            min(max(armour_rating / ARMOUR_RATING_SCALE, 0.0), 1.0))
 
 
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
