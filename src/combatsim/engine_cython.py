@@ -121,7 +121,9 @@ def _is_numpy(node: ast.AST, names: tuple[str, ...] | dict) -> str | None:
 
 
 def _index_count(subscript: ast.Subscript) -> int:
-    return len(subscript.slice.elts) if isinstance(subscript.slice, ast.Tuple) else 1
+    """The dimensions a subscript takes away: one an index, none a slice (``rows[0:1]`` stays 2-D)."""
+    indices = subscript.slice.elts if isinstance(subscript.slice, ast.Tuple) else [subscript.slice]
+    return sum(not isinstance(index, ast.Slice) for index in indices)
 
 
 class _Function:

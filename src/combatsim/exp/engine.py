@@ -279,13 +279,19 @@ def make_config(table, unit_limit, hit_on_equal, critical):
     """The config array of a combatant table whose rows are side 0's members, then side 1's:
     the options; the observation's slots (the largest side: its size less one allies, its size
     foes); where the sides' rows are; the dice's rejection thresholds."""
+    config = np.zeros(config_size(table.shape[0]), dtype=np.int64)
+    fill_config(table, unit_limit, hit_on_equal, critical, config)
+    return config
+
+
+def fill_config(table, unit_limit, hit_on_equal, critical, config):
+    """make_config's fields, written into ``config`` (zeros, config_size long or more)."""
     members = table.shape[0]
     size0 = 0
     for c in range(members):
         if table[c, C_SIDE] == 0:
             size0 += 1
     largest = max(size0, members - size0)
-    config = np.zeros(config_size(members), dtype=np.int64)
     config[CF_UNIT_LIMIT] = unit_limit
     config[CF_HIT_ON_EQUAL] = 1 if hit_on_equal else 0
     config[CF_CRITICAL] = 1 if critical else 0
@@ -298,7 +304,6 @@ def make_config(table, unit_limit, hit_on_equal, critical):
         config[dice_threshold_field(c)] = rejection_threshold(np.uint64(table[c, C_DICE_SIDES]))
     for enemies in range(1, members + 1):
         config[target_threshold_field(members, enemies)] = rejection_threshold(np.uint64(enemies))
-    return config
 
 
 def state_size(members):
@@ -549,14 +554,19 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     DRAW_WINNER (both sides out, or the unit limit), units_out the units played.
     """
     members = combatants.shape[0]
-    config = make_config(combatants, unit_limit, hit_on_equal, critical)
-    state = np.zeros((1, state_size(members)), dtype=np.int64)
-    actions = np.zeros((1, members), dtype=np.int64)
+    # The fight's buffers are the rows of one array, one allocation per call (the Cython build
+    # allocates through Python): an env's state, the config, the members' actions and the fight's
+    # counts, each in a row as long as the longest of them.
+    buffers = np.zeros((4, max(state_size(members), config_size(members), ENGINE_COUNTS)), dtype=np.int64)
+    state = buffers[0:1]
+    config = buffers[1]
+    fill_config(combatants, unit_limit, hit_on_equal, critical, config)
+    actions = buffers[2:3]
     for c in range(members):
         actions[0, c] = SCRIPTED
     # every fight's counts added up: a fight starts without reset, which would zero them and write
     # views that nobody reads
-    fight_counts = np.zeros((1, ENGINE_COUNTS), dtype=np.int64)
+    fight_counts = buffers[3:4]
     play_fights(seed, start, count, combatants, config, state, actions, fight_counts, counts, winner_out, units_out,
                 new_stream())
 
