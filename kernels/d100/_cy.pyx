@@ -111,29 +111,33 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
+ctypedef (int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) Tallies
+
+
+cdef inline void _add(int64_t* totals, int64_t sign, Tallies tallies) noexcept nogil:
+    # One attack's tallies (the engine's attack_tallies or word_tallies), ``sign`` times.
+    totals[0] += sign * tallies[0]
+    totals[1] += sign * tallies[1]
+    totals[2] += sign * tallies[2]
+    totals[3] += sign * tallies[3]
+    totals[4] += sign * tallies[4]
+    totals[5] += sign * tallies[5]
+    totals[6] += sign * tallies[6]
+    totals[7] += sign * tallies[7]
+    totals[8] += sign * tallies[8]
+    totals[9] += sign * tallies[9]
+
+
 cdef inline void _tally(int64_t value, const Bars* b, int64_t* t) noexcept nogil:
-    # One attack's contributions from its 0-based value, branch-free (see the Numba twin's _tallies).
-    cdef int64_t roll, damage, damage2, critical, success, lethal1, lethal2
-    roll, damage, damage2 = split_attack_value(value)
-    critical = roll <= b.critical
-    success = roll <= b.success
-    lethal1 = success & (damage <= b.lethal1)
-    lethal2 = success & b.two & (damage2 <= b.lethal2)
-    t[0] += critical
-    t[1] += roll <= b.hard
-    t[2] += success
-    t[3] += roll > b.critical_failure
-    t[4] += lethal1
-    t[5] += success & (damage <= b.worse1)
-    t[6] += lethal1 & critical
-    t[7] += lethal2
-    t[8] += success & b.two & (damage2 <= b.worse2)
-    t[9] += lethal2 & critical
+    # One attack's tallies from its 0-based value.
+    _add(t, 1, attack_tallies(value, b.critical, b.hard, b.success, b.critical_failure, b.lethal1, b.worse1,
+                              b.lethal2, b.worse2, b.two))
 
 
 cdef extern from "word_tally.h" nogil:
-    # The bars as thresholds on the 32-bit words themselves (docs/d100.md, "fast path"):
-    # attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B  <=>  r1 (or r2) < the same.
+    # The bars as thresholds on the 32-bit words themselves (the engine's word_bar; docs/kernels.md,
+    # "The fast paths' arithmetic"): attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B
+    # <=>  r1 (or r2) < the same.
     ctypedef struct WordBars "D100WordBars":
         uint32_t critical
         uint32_t hard
@@ -149,31 +153,23 @@ cdef extern from "word_tally.h" nogil:
                          uint32_t* tallies)
 
 
-cdef inline uint32_t _word_bar(int64_t bar) noexcept nogil:
-    # ceil(bar 2^32 / 100), at most 2^32 - 1: r1 and r2 are multiples of 4, never 2^32 - 1.
-    cdef uint64_t threshold = ((<uint64_t>bar << 32) + 99) / 100
-    return <uint32_t>(threshold if threshold < 0xFFFFFFFFu else 0xFFFFFFFFu)
-
-
 cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
-    wb.critical = _word_bar(b.critical)
-    wb.hard = _word_bar(b.hard)
-    wb.success = _word_bar(b.success)
-    wb.critical_failure = _word_bar(b.critical_failure)
-    wb.lethal1 = _word_bar(b.lethal1)
-    wb.worse1 = _word_bar(b.worse1)
-    wb.lethal2 = _word_bar(b.lethal2)
-    wb.worse2 = _word_bar(b.worse2)
+    wb.critical = <uint32_t>word_bar(b.critical)
+    wb.hard = <uint32_t>word_bar(b.hard)
+    wb.success = <uint32_t>word_bar(b.success)
+    wb.critical_failure = <uint32_t>word_bar(b.critical_failure)
+    wb.lethal1 = <uint32_t>word_bar(b.lethal1)
+    wb.worse1 = <uint32_t>word_bar(b.worse1)
+    wb.lethal2 = <uint32_t>word_bar(b.lethal2)
+    wb.worse2 = <uint32_t>word_bar(b.worse2)
     wb.two = <uint32_t>b.two
 
 
 cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
-    # Removes what the fast pass tallied for word w (see _fast_tile).
-    cdef uint32_t tallies[11]
-    cdef int j
-    d100_word_tally(&w, 1, b, 0, tallies)
-    for j in range(10):
-        t[j] -= tallies[j]
+    # Removes what the fast pass tallied for word w (see _fast_tile): the engine's word_tallies,
+    # which word_tally.h counts likewise.
+    _add(t, -1, word_tallies(w, b.critical, b.hard, b.success, b.critical_failure, b.lethal1, b.worse1, b.lethal2,
+                             b.worse2, b.two))
 
 
 cdef extern from "philox.h" nogil:
