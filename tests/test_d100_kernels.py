@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from combatsim.cli import main
-from combatsim.d100 import api, engine, layout, model
+from combatsim.d100 import api, engine, layout, model, reference
 from combatsim.d100.api import Combatant, Weapon, simulate_attacks, simulate_fights
 from combatsim.registry import get_kernel
 from combatsim.rng import dense_die, rejection_threshold
@@ -41,12 +41,6 @@ def run_fight(backend, seed, start, count, table, passes, max_rounds, ambush_sid
     histogram = counts[layout.FIGHT_COUNTS:layout.FIGHT_COUNTS + max_rounds + 1]
     np.testing.assert_array_equal(histogram, np.bincount(rounds, minlength=max_rounds + 1))
     return counts, winner, rounds
-
-
-def test_cython_layout_matches_python_layout():
-    from combatsim.kernels.d100 import _cy
-
-    assert _cy.LAYOUT == layout.LAYOUT
 
 
 # Attacks: differential -------------------------------------------------------------------------
@@ -120,8 +114,11 @@ def counting_bars(skill, lethality, serious, nonlethal, lethality2, serious2, no
 @settings(max_examples=200)
 @given(st.lists(st.integers(0, 999_999), min_size=1, max_size=20), ATTACK_PARAMETERS)
 def test_attack_tallies_count_the_attack_outcomes(values, params):
-    # The counting passes' tallies of an attack are its attack_outcome's tier and wounds.
+    # The counting passes' tallies of an attack are its attack_outcome's tier and wounds, and
+    # tally_counts turns their sums into the counts the reference counts attack by attack.
     bars = counting_bars(*params)
+    expected = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
+    totals = np.zeros(10, dtype=np.int64)
     for value in values:
         tier, wound, wound2 = engine.attack_outcome(value, *params)
         tallies = engine.attack_tallies(value, *bars)
@@ -129,6 +126,13 @@ def test_attack_tallies_count_the_attack_outcomes(values, params):
                            tier == model.CRITICAL_FAILURE,
                            wound >= model.LETHAL, wound >= model.SERIOUS, wound == model.INSTANT_DEATH,
                            wound2 >= model.LETHAL, wound2 >= model.SERIOUS, wound2 == model.INSTANT_DEATH)
+        totals += tallies
+        expected[tier] += 1
+        reference._count_wound(expected, wound)
+        reference._count_wound(expected, wound2)
+    counts = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
+    engine.tally_counts(counts, len(values), bars[-1], *totals)
+    np.testing.assert_array_equal(counts, expected)
 
 
 @settings(max_examples=300)

@@ -35,6 +35,7 @@ attack_outcome = _ENGINE.attack_outcome
 tier_bars = _ENGINE.tier_bars
 damage_bars = _ENGINE.damage_bars
 attack_tallies = _ENGINE.attack_tallies
+tally_counts = _ENGINE.tally_counts
 word_bar = _ENGINE.word_bar
 word_tallies = _ENGINE.word_tallies
 
@@ -126,16 +127,8 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
                     stream_start(state, k0, k1, tile * 4 + j)
                     value = np.int64(stream_bounded(state, word, sides, threshold))
                     _add(totals, 1, attack_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
-    critical, hard_or_better, success_or_better, critical_failure = totals[0], totals[1], totals[2], totals[3]
-    counts[0] += critical
-    counts[1] += hard_or_better - critical
-    counts[2] += success_or_better - hard_or_better
-    counts[3] += count - success_or_better - critical_failure
-    counts[4] += critical_failure
-    counts[A_LETHAL] += totals[4] + totals[7]
-    counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
-    counts[A_FLESH] += success_or_better * (1 + two) - totals[5] - totals[8]
-    counts[A_INSTANT_DEATH] += totals[6] + totals[9]
+    tally_counts(counts, count, two, totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6],
+                 totals[7], totals[8], totals[9])
 
 
 @njit(inline="always")

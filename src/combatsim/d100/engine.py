@@ -20,6 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.d100.layout import (
+    A_FLESH,
+    A_INSTANT_DEATH,
+    A_LETHAL,
+    A_SERIOUS,
     ACTION_ATTACK,
     ACTION_CHARGE,
     ACTION_DEFEND,
@@ -62,13 +66,18 @@ from combatsim.d100.layout import (
     FIGHT_COUNTS,
     POLICY_ACTIONS,
 )
+from combatsim.d100.layout import ATTACK_COUNTS as ATTACK_COUNTS
 from combatsim.d100.layout import DRAW as WINNER_DRAW
+from combatsim.d100.layout import FIELDS as FIELDS
 from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.d100.model import (
+    CRITICAL_FAILURE,
     CRITICAL_SUCCESS,
+    FAILURE,
     FLEE_STEP,
     FLESH,
     FLESH_PER_SERIOUS,
+    HARD_SUCCESS,
     INSTANT_DEATH,
     LETHAL,
     NO_WOUND,
@@ -149,13 +158,18 @@ BLOCK_FIELDS = len(MEMBER_NAMES)
 #: The rules the compiled kernels run as well (combatsim.engine_cython writes them for the Cython
 #: kernels): one attack's outcome, for the "d100.attack" kernels of every backend (the tier and
 #: wounds of an attack's 0-based value), their counting passes' rules (the bars the digits are
-#: compared with, and each attack's tallies from its value or, as word thresholds, from its dense
-#: word), and the ambush's contests, with which the Cython "d100.fight" kernel starts a fight
-#: before its vector lanes play it.
-KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "attack_tallies", "word_bar", "word_tallies",
-                "ambush_contests")
-#: The wound severities the compiled attack kernels count by.
-KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
+#: compared with, each attack's tallies from its value or, as word thresholds, from its dense word,
+#: and the counts from the tallies), and the ambush's contests, with which the Cython "d100.fight"
+#: kernel starts a fight before its vector lanes play it.
+KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "attack_tallies", "tally_counts", "word_bar",
+                "word_tallies", "ambush_contests")
+#: What else the Cython kernel module (kernels/d100/_cy.pyx) reads with the rules: the wound
+#: severities its attack kernel counts by, the attack counts, and the fight table's columns and the
+#: fight counts of its vector lanes (ATTACK_COUNTS and FIELDS are imported for it alone).
+KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH", "ATTACK_SIDES", "ATTACK_COUNTS",
+                    "C_RANGED", "C_ARMOUR", "C_DUAL_ALLOWED", "C_FLEE_BASE", "C_PRESS", "C_ATTACK", "C_NONLETHAL",
+                    "C_DAMAGE", "C_POLICY", "FIELDS", "F_WINS", "F_WINS_BY_FLIGHT", "F_ESCAPES", "F_DRAWS",
+                    "F_UNFINISHED", "F_ROUNDS", "F_ATTACKS", "FIGHT_COUNTS", "WINNER_DRAW")
 
 #: Inlined by Numba into their callers (``cdef inline`` in the Cython build): the helpers that
 #: _play_pass and _advance call. Numba does not inline calls between the engine's functions
@@ -171,7 +185,7 @@ NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "s
 #: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
 NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
-    "escalate", "flee_target", "attack_outcome", "attack_tallies", "word_bar", "word_tallies",
+    "escalate", "flee_target", "attack_outcome", "attack_tallies", "tally_counts", "word_bar", "word_tallies",
     "_first_wins", "_first_foe_in", "_target_of", "_release", "_take_out", "_outcome_now", "_legal", "_may_toggle",
     "_declare", "_wound", "_attack", "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
@@ -300,6 +314,20 @@ def attack_tallies(value, critical_bar, hard_bar, success_bar, critical_failure_
     return (critical, np.int64(roll <= hard_bar), success, np.int64(roll > critical_failure_bar), lethal,
             success & np.int64(damage <= worse_bar), lethal & critical, lethal2,
             success & two & np.int64(damage2 <= worse_bar2), lethal2 & critical)
+
+
+def tally_counts(counts, count, two, critical, hard_or_better, success_or_better, critical_failure, lethal, worse,
+                 instant_death, lethal2, worse2, instant_death2):
+    """Adds to the "d100.attack" ``counts`` those of ``count`` attacks from their attack_tallies, summed."""
+    counts[CRITICAL_SUCCESS] += critical
+    counts[HARD_SUCCESS] += hard_or_better - critical
+    counts[SUCCESS] += success_or_better - hard_or_better
+    counts[FAILURE] += count - success_or_better - critical_failure
+    counts[CRITICAL_FAILURE] += critical_failure
+    counts[A_LETHAL] += lethal + lethal2
+    counts[A_SERIOUS] += worse - lethal + worse2 - lethal2
+    counts[A_FLESH] += success_or_better * (1 + two) - worse - worse2
+    counts[A_INSTANT_DEATH] += instant_death + instant_death2
 
 
 def word_bar(bar):
