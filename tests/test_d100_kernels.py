@@ -10,14 +10,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from combatsim.cli import main
-from combatsim.d100 import api, layout, model
+from combatsim.d100 import api, engine, layout, model, reference
 from combatsim.d100.api import Combatant, Weapon, simulate_attacks, simulate_fights
 from combatsim.registry import get_kernel
-from combatsim.rng import dense_die
+from combatsim.rng import dense_die, rejection_threshold
 
 BACKENDS = ("python", "numba", "cython")
 SEEDS = st.integers(0, 2**64 - 1)
@@ -41,12 +41,6 @@ def run_fight(backend, seed, start, count, table, passes, max_rounds, ambush_sid
     histogram = counts[layout.FIGHT_COUNTS:layout.FIGHT_COUNTS + max_rounds + 1]
     np.testing.assert_array_equal(histogram, np.bincount(rounds, minlength=max_rounds + 1))
     return counts, winner, rounds
-
-
-def test_cython_layout_matches_python_layout():
-    from combatsim.kernels.d100 import _cy
-
-    assert _cy.LAYOUT == layout.LAYOUT
 
 
 # Attacks: differential -------------------------------------------------------------------------
@@ -105,6 +99,52 @@ def test_attack_fast_path_matches_per_item_path(backend, seed, start):
     fast, _ = run_attack(backend, seed, start, 300_001, params, keep=False)
     slow, _ = run_attack(backend, seed, start, 300_001, params, keep=True)
     np.testing.assert_array_equal(fast, slow)
+
+
+ATTACK_PARAMETERS = st.tuples(st.integers(-60, 300), st.integers(-5, 105), st.integers(-5, 105), st.booleans(),
+                              st.integers(-5, 105), st.integers(-5, 105), st.booleans(), st.integers(1, 2))
+
+
+def counting_bars(skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons):
+    """The bars and ``two`` of the engine's attack_tallies for these attack parameters."""
+    return (*engine.tier_bars(skill), *engine.damage_bars(lethality, serious, nonlethal),
+            *engine.damage_bars(lethality2, serious2, nonlethal2), int(weapons == 2))
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(0, 999_999), min_size=1, max_size=20), ATTACK_PARAMETERS)
+def test_attack_tallies_count_the_attack_outcomes(values, params):
+    # The counting passes' tallies of an attack are its attack_outcome's tier and wounds, and
+    # tally_counts turns their sums into the counts the reference counts attack by attack.
+    bars = counting_bars(*params)
+    expected = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
+    totals = np.zeros(10, dtype=np.int64)
+    for value in values:
+        tier, wound, wound2 = engine.attack_outcome(value, *params)
+        tallies = engine.attack_tallies(value, *bars)
+        assert tallies == (tier == model.CRITICAL_SUCCESS, tier <= model.HARD_SUCCESS, tier <= model.SUCCESS,
+                           tier == model.CRITICAL_FAILURE,
+                           wound >= model.LETHAL, wound >= model.SERIOUS, wound == model.INSTANT_DEATH,
+                           wound2 >= model.LETHAL, wound2 >= model.SERIOUS, wound2 == model.INSTANT_DEATH)
+        totals += tallies
+        expected[tier] += 1
+        reference._count_wound(expected, wound)
+        reference._count_wound(expected, wound2)
+    counts = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
+    engine.tally_counts(counts, len(values), bars[-1], *totals)
+    np.testing.assert_array_equal(counts, expected)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.integers(0, 2**32 - 1), st.sampled_from([0, 1, 42949672, 42949673, 2**32 - 1])), ATTACK_PARAMETERS)
+def test_word_tallies_are_the_tallies_of_the_words_value(word, params):
+    # A word Lemire's bound takes (low word of w 10^6 at least the threshold) is the value
+    # (w 10^6) >> 32; word_tallies on the word and the word bars are attack_tallies on that value.
+    product = word * layout.ATTACK_SIDES
+    assume(product & (2**32 - 1) >= rejection_threshold(layout.ATTACK_SIDES))
+    bars = counting_bars(*params)
+    word_bars = (*(engine.word_bar(bar) for bar in bars[:-1]), bars[-1])
+    assert engine.word_tallies(word, *word_bars) == engine.attack_tallies(product >> 32, *bars)
 
 
 def test_attack_known_outcomes_snapshot(backend):

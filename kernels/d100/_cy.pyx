@@ -26,69 +26,14 @@ from rng cimport (
     stream_start,
 )
 
-# combatsim.d100.layout, repeated (tests compare LAYOUT with the Python tuple); D100, C_SIDE,
-# C_AMBUSH_ATTACK, C_AMBUSH_DEFEND and F_SURPRISED come with the engine's rules (kernel_rules.pxi).
-cdef enum:
-    ATTACK_SIDES = 1000000
-    A_LETHAL = 5
-    A_SERIOUS = 6
-    A_FLESH = 7
-    A_INSTANT_DEATH = 8
-    ATTACK_COUNTS = 9
-    F_WINS = 0
-    F_WINS_BY_FLIGHT = 2
-    F_ESCAPES = 4
-    F_DRAWS = 6
-    F_UNFINISHED = 7
-    F_ROUNDS = 8
-    F_ATTACKS = 9
-    F_LETHAL = 10
-    F_SERIOUS = 11
-    F_FLESH = 12
-    F_INSTANT_DEATH = 13
-    F_ESCALATED_SERIOUS = 14
-    F_ESCALATED_LETHAL = 15
-    FIGHT_COUNTS = 17
-    UNFINISHED = -1
-    DRAW = -2
-    ACTION_NONE = 0
-    ACTION_ATTACK = 1
-    ACTION_QUICK_ATTACK = 2
-    ACTION_DEFEND = 3
-    ACTION_FLEE = 4
-    ACTION_PRESS = 5
-    ACTION_DISENGAGE = 6
-    ACTION_CHARGE = 7
-    ACTION_TAKE_COVER = 8
-    ACTION_TOGGLE_DUAL_WIELD = 9
-    C_RANGED = 1
-    C_ARMOUR = 2
-    C_DUAL_ALLOWED = 3
-    C_FLEE_BASE = 4
-    C_PRESS = 5
-    C_ATTACK = 20
-    C_NONLETHAL = 40
-    C_DAMAGE = 42
-    C_POLICY = 90
-    FIELDS = 98
-    # Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
-    TILE_BLOCKS = 96
-    TIER_CRITICAL = 0
-    TIER_SUCCESS = 2
-
-# The engine's rules (attack_outcome, tier_bars, damage_bars, ambush_contests, and what they call)
-# with the constants they read, and the wound severities.
+# The engine's rules (attack_outcome, tier_bars, damage_bars, the counting passes' attack_tallies,
+# tally_counts, word_bar and word_tallies, ambush_contests, and what they call) with the constants
+# they and this module read (the engine's KERNEL_CONSTANTS: the wound severities and the layout).
 include "kernel_rules.pxi"
 
-LAYOUT = (
-    ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
-    F_WINS, F_WINS_BY_FLIGHT, F_ESCAPES, F_DRAWS, F_UNFINISHED, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS,
-    F_FLESH, F_INSTANT_DEATH, F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_SURPRISED, FIGHT_COUNTS, UNFINISHED, DRAW,
-    ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
-    ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
-    C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,
-    C_AMBUSH_DEFEND, C_ATTACK, C_NONLETHAL, C_DAMAGE, C_POLICY, FIELDS,
-)
+cdef enum:
+    # Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
+    TILE_BLOCKS = 96
 
 ctypedef struct Bars:
     # The tier bars (tier_bars) and each weapon's damage bars (damage_bars): a roll <= bar is in.
@@ -111,29 +56,33 @@ cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
     return a if a > b else b
 
 
+ctypedef (int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) Tallies
+
+
+cdef inline void _add(int64_t* totals, int64_t sign, Tallies tallies) noexcept nogil:
+    # One attack's tallies (the engine's attack_tallies or word_tallies), ``sign`` times.
+    totals[0] += sign * tallies[0]
+    totals[1] += sign * tallies[1]
+    totals[2] += sign * tallies[2]
+    totals[3] += sign * tallies[3]
+    totals[4] += sign * tallies[4]
+    totals[5] += sign * tallies[5]
+    totals[6] += sign * tallies[6]
+    totals[7] += sign * tallies[7]
+    totals[8] += sign * tallies[8]
+    totals[9] += sign * tallies[9]
+
+
 cdef inline void _tally(int64_t value, const Bars* b, int64_t* t) noexcept nogil:
-    # One attack's contributions from its 0-based value, branch-free (see the Numba twin's _tallies).
-    cdef int64_t roll, damage, damage2, critical, success, lethal1, lethal2
-    roll, damage, damage2 = split_attack_value(value)
-    critical = roll <= b.critical
-    success = roll <= b.success
-    lethal1 = success & (damage <= b.lethal1)
-    lethal2 = success & b.two & (damage2 <= b.lethal2)
-    t[0] += critical
-    t[1] += roll <= b.hard
-    t[2] += success
-    t[3] += roll > b.critical_failure
-    t[4] += lethal1
-    t[5] += success & (damage <= b.worse1)
-    t[6] += lethal1 & critical
-    t[7] += lethal2
-    t[8] += success & b.two & (damage2 <= b.worse2)
-    t[9] += lethal2 & critical
+    # One attack's tallies from its 0-based value.
+    _add(t, 1, attack_tallies(value, b.critical, b.hard, b.success, b.critical_failure, b.lethal1, b.worse1,
+                              b.lethal2, b.worse2, b.two))
 
 
 cdef extern from "word_tally.h" nogil:
-    # The bars as thresholds on the 32-bit words themselves (docs/d100.md, "fast path"):
-    # attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B  <=>  r1 (or r2) < the same.
+    # The bars as thresholds on the 32-bit words themselves (the engine's word_bar; docs/kernels.md,
+    # "The fast paths' arithmetic"): attack digit < B  <=>  w < ceil(B 2^32 / 100); damage digit < B
+    # <=>  r1 (or r2) < the same.
     ctypedef struct WordBars "D100WordBars":
         uint32_t critical
         uint32_t hard
@@ -149,31 +98,23 @@ cdef extern from "word_tally.h" nogil:
                          uint32_t* tallies)
 
 
-cdef inline uint32_t _word_bar(int64_t bar) noexcept nogil:
-    # ceil(bar 2^32 / 100), at most 2^32 - 1: r1 and r2 are multiples of 4, never 2^32 - 1.
-    cdef uint64_t threshold = ((<uint64_t>bar << 32) + 99) / 100
-    return <uint32_t>(threshold if threshold < 0xFFFFFFFFu else 0xFFFFFFFFu)
-
-
 cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
-    wb.critical = _word_bar(b.critical)
-    wb.hard = _word_bar(b.hard)
-    wb.success = _word_bar(b.success)
-    wb.critical_failure = _word_bar(b.critical_failure)
-    wb.lethal1 = _word_bar(b.lethal1)
-    wb.worse1 = _word_bar(b.worse1)
-    wb.lethal2 = _word_bar(b.lethal2)
-    wb.worse2 = _word_bar(b.worse2)
+    wb.critical = <uint32_t>word_bar(b.critical)
+    wb.hard = <uint32_t>word_bar(b.hard)
+    wb.success = <uint32_t>word_bar(b.success)
+    wb.critical_failure = <uint32_t>word_bar(b.critical_failure)
+    wb.lethal1 = <uint32_t>word_bar(b.lethal1)
+    wb.worse1 = <uint32_t>word_bar(b.worse1)
+    wb.lethal2 = <uint32_t>word_bar(b.lethal2)
+    wb.worse2 = <uint32_t>word_bar(b.worse2)
     wb.two = <uint32_t>b.two
 
 
 cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
-    # Removes what the fast pass tallied for word w (see _fast_tile).
-    cdef uint32_t tallies[11]
-    cdef int j
-    d100_word_tally(&w, 1, b, 0, tallies)
-    for j in range(10):
-        t[j] -= tallies[j]
+    # Removes what the fast pass tallied for word w (see _fast_tile): the engine's word_tallies,
+    # which word_tally.h counts likewise.
+    _add(t, -1, word_tallies(w, b.critical, b.hard, b.success, b.critical_failure, b.lethal1, b.worse1, b.lethal2,
+                             b.worse2, b.two))
 
 
 cdef extern from "philox.h" nogil:
@@ -197,7 +138,7 @@ cdef int64_t _fast_tile(uint32_t k0, uint32_t k1, int64_t first_block, int64_t l
 
 
 cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Bars* b,
-                           int64_t* counts) noexcept nogil:
+                           int64_t[::1] counts) noexcept nogil:
     cdef uint32_t threshold = rejection_threshold(ATTACK_SIDES)
     cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32)
     cdef Stream stream
@@ -232,15 +173,8 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
                     stream_start(&stream, seed, <uint64_t>(tile * 4 + j))
                     _tally(stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
         tile = tile_end
-    counts[0] += totals[0]
-    counts[1] += totals[1] - totals[0]
-    counts[2] += totals[2] - totals[1]
-    counts[3] += count - totals[2] - totals[3]
-    counts[4] += totals[3]
-    counts[A_LETHAL] += totals[4] + totals[7]
-    counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
-    counts[A_FLESH] += totals[2] * (1 + b.two) - totals[5] - totals[8]
-    counts[A_INSTANT_DEATH] += totals[6] + totals[9]
+    tally_counts(counts, count, b.two, totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6],
+                 totals[7], totals[8], totals[9])
 
 
 cdef inline void _count_wound(int64_t* counts, int64_t wound) noexcept nogil:
@@ -267,36 +201,36 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
                          and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
                          and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
     cdef bint keep = tier_out.shape[0] > 0 or wound_out.shape[0] > 0 or wound2_out.shape[0] > 0
-    for j in range(ATTACK_COUNTS):
-        local[j] = 0
     if uniform and not keep:
         b.critical, b.hard, b.success, b.critical_failure = tier_bars(full_skill[0])
         b.lethal1, b.worse1 = damage_bars(lethality[0], serious[0], nonlethal[0])
         b.lethal2, b.worse2 = damage_bars(lethality2[0], serious2[0], nonlethal2[0])
         b.two = weapons[0] == 2
         with nogil:
-            _uniform_attacks(seed, start, count, &b, local)
-    else:
-        with nogil:
-            for k in range(count):
-                if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
-                    words = dense_block(seed, <uint64_t>(start + k))
-                value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold)
-                tier, wound, wound2 = attack_outcome(
-                    value - 1, full_skill[k if full_skill.shape[0] > 1 else 0],
-                    lethality[k if lethality.shape[0] > 1 else 0], serious[k if serious.shape[0] > 1 else 0],
-                    nonlethal[k if nonlethal.shape[0] > 1 else 0], lethality2[k if lethality2.shape[0] > 1 else 0],
-                    serious2[k if serious2.shape[0] > 1 else 0], nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
-                    weapons[k if weapons.shape[0] > 1 else 0])
-                local[tier] += 1
-                _count_wound(local, wound)
-                _count_wound(local, wound2)
-                if tier_out.shape[0]:
-                    tier_out[k] = <int8_t>tier
-                if wound_out.shape[0]:
-                    wound_out[k] = <int8_t>wound
-                if wound2_out.shape[0]:
-                    wound2_out[k] = <int8_t>wound2
+            _uniform_attacks(seed, start, count, &b, counts)
+        return
+    for j in range(ATTACK_COUNTS):
+        local[j] = 0
+    with nogil:
+        for k in range(count):
+            if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
+                words = dense_block(seed, <uint64_t>(start + k))
+            value = dense_die_in(&stream, seed, <uint64_t>(start + k), words, ATTACK_SIDES, threshold)
+            tier, wound, wound2 = attack_outcome(
+                value - 1, full_skill[k if full_skill.shape[0] > 1 else 0],
+                lethality[k if lethality.shape[0] > 1 else 0], serious[k if serious.shape[0] > 1 else 0],
+                nonlethal[k if nonlethal.shape[0] > 1 else 0], lethality2[k if lethality2.shape[0] > 1 else 0],
+                serious2[k if serious2.shape[0] > 1 else 0], nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
+                weapons[k if weapons.shape[0] > 1 else 0])
+            local[tier] += 1
+            _count_wound(local, wound)
+            _count_wound(local, wound2)
+            if tier_out.shape[0]:
+                tier_out[k] = <int8_t>tier
+            if wound_out.shape[0]:
+                wound_out[k] = <int8_t>wound
+            if wound2_out.shape[0]:
+                wound2_out[k] = <int8_t>wound2
     for j in range(ATTACK_COUNTS):
         counts[j] += local[j]
 
@@ -375,7 +309,7 @@ cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t es
     if outcome >= 0:
         local[F_WINS + outcome] += 1
         local[F_WINS_BY_FLIGHT + outcome] += (escaped & sides[1 - outcome]) != 0
-    elif outcome == DRAW:
+    elif outcome == WINNER_DRAW:
         local[F_DRAWS] += 1
     else:
         local[F_UNFINISHED] += 1

@@ -18,7 +18,6 @@ from .._numba import njit
 from ..rng_nb import (
     DOMAIN_DENSE,
     MASK32,
-    SHIFT32,
     STREAM_SIZE,
     block,
     dense_die,
@@ -29,84 +28,24 @@ from ..rng_nb import (
     stream_start,
 )
 
-# Each attack's outcome, and the bars the counting path compares with, are the engine's (the one
+# Each attack's outcome, and the counting passes' bars and tallies, are the engine's (the one
 # source), compiled by Numba.
 _ENGINE = engine_kernels("combatsim.d100.engine", "numba")
 attack_outcome = _ENGINE.attack_outcome
 tier_bars = _ENGINE.tier_bars
 damage_bars = _ENGINE.damage_bars
-split_attack_value = _ENGINE.split_attack_value
+attack_tallies = _ENGINE.attack_tallies
+tally_counts = _ENGINE.tally_counts
+word_bar = _ENGINE.word_bar
+word_tallies = _ENGINE.word_tallies
 
 #: Blocks per tile: a tile whose fast pass saw a rejected word has those words fixed exactly.
 TILE_BLOCKS = 96
 
 
 @njit
-def _tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
-    """One attack's contributions from its 0-based value, branch-free: the tier bars (tier_bars)
-    and damage bars (damage_bars), a roll <= bar is in.
-
-    Returns (critical, hard-or-better, success-or-better, critical failure, lethal 1, serious-or-worse 1,
-    instant 1, lethal 2, serious-or-worse 2, instant 2).
-    """
-    roll, damage, damage2 = split_attack_value(value)
-    critical = np.int64(roll <= cb)
-    success = np.int64(roll <= sb)
-    lethal1 = success & np.int64(damage <= lb1)
-    lethal2 = success & two & np.int64(damage2 <= lb2)
-    return (
-        critical,
-        np.int64(roll <= hb),
-        success,
-        np.int64(roll > fb),
-        lethal1,
-        success & np.int64(damage <= wb1),
-        lethal1 & critical,
-        lethal2,
-        success & two & np.int64(damage2 <= wb2),
-        lethal2 & critical,
-    )
-
-
-@njit
-def _word_bar(bar):
-    """ceil(bar 2^32 / 100), at most 2^32 - 1 (r1 and r2 are multiples of 4, never 2^32 - 1)."""
-    threshold = ((np.uint64(bar) << SHIFT32) + np.uint64(99)) // np.uint64(100)
-    return np.uint32(min(threshold, MASK32))
-
-
-@njit(inline="always")
-def _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two):
-    """_tallies of the word w itself, with the bars as word thresholds (_word_bar), in 32 bits.
-
-    With v = (w 10^6) >> 32: attack digit v // 10000 = (100 w) >> 32, damage digit
-    v // 100 % 100 = (100 r1) >> 32 with r1 = 100 w mod 2^32, second damage digit (100 r2) >> 32
-    with r2 = 100 r1 mod 2^32; so "digit < B" is "w (or r1, r2) < ceil(B 2^32 / 100)". Every
-    argument is a uint32, so LLVM keeps eight words to a vector in the fast pass.
-    """
-    r1 = np.uint32(w * np.uint32(100))
-    r2 = np.uint32(r1 * np.uint32(100))
-    critical = np.uint32(w < cb)
-    success = np.uint32(w < sb)
-    lethal1 = np.uint32(success & np.uint32(r1 < lb1))
-    lethal2 = np.uint32(success & two & np.uint32(r2 < lb2))
-    return (
-        critical,
-        np.uint32(w < hb),
-        success,
-        np.uint32(w >= fb),
-        lethal1,
-        np.uint32(success & np.uint32(r1 < wb1)),
-        np.uint32(lethal1 & critical),
-        lethal2,
-        np.uint32(success & two & np.uint32(r2 < wb2)),
-        np.uint32(lethal2 & critical),
-    )
-
-
-@njit
 def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two, threshold, buffer):
-    """Tallies over whole dense blocks (word thresholds) plus the count of rejected words; the low
+    """Tallies over whole dense blocks (word_tallies) plus the count of rejected words; the low
     word of w 10^6, which decides Lemire's rejection, is 100 r2 mod 2^32. Two loops: Philox into
     ``buffer``, then a branch-free pass over it that LLVM vectorises. The pass keeps everything
     in 32 bits (a tile's tallies fit), so a vector holds eight words, not four."""
@@ -124,7 +63,7 @@ def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, w
         w = buffer[j]
         low = np.uint32(np.uint32(np.uint32(w * hundred) * hundred) * hundred)
         rejected = np.uint32(rejected + np.uint32(low < threshold))
-        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = _word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9 = word_tallies(w, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two)
         t0 = np.uint32(t0 + a0)
         t1 = np.uint32(t1 + a1)
         t2 = np.uint32(t2 + a2)
@@ -135,22 +74,15 @@ def _fast_tile(k0, k1, first_block, last_block, cb, hb, sb, fb, lb1, wb1, lb2, w
         t7 = np.uint32(t7 + a7)
         t8 = np.uint32(t8 + a8)
         t9 = np.uint32(t9 + a9)
-    return (np.int64(t0), np.int64(t1), np.int64(t2), np.int64(t3), np.int64(t4), np.int64(t5), np.int64(t6),
-            np.int64(t7), np.int64(t8), np.int64(t9), np.int64(rejected))
+    tallies = (np.int64(t0), np.int64(t1), np.int64(t2), np.int64(t3), np.int64(t4), np.int64(t5), np.int64(t6),
+               np.int64(t7), np.int64(t8), np.int64(t9))
+    return tallies, np.int64(rejected)
 
 
 @njit
-def _add(totals, sign, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9):
-    totals[0] += sign * a0
-    totals[1] += sign * a1
-    totals[2] += sign * a2
-    totals[3] += sign * a3
-    totals[4] += sign * a4
-    totals[5] += sign * a5
-    totals[6] += sign * a6
-    totals[7] += sign * a7
-    totals[8] += sign * a8
-    totals[9] += sign * a9
+def _add(totals, sign, tallies):
+    for j in range(10):
+        totals[j] += sign * tallies[j]
 
 
 @njit
@@ -171,39 +103,32 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
     # Items outside whole blocks (at most 3 at each end) go one by one.
     for i in range(start, min(end, first_block * 4)):
         value = np.int64(dense_die(state, k0, k1, i, sides, threshold) - 1)
-        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+        _add(totals, 1, attack_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
     for i in range(max(last_block * 4, start), end):
         value = np.int64(dense_die(state, k0, k1, i, sides, threshold) - 1)
-        _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
-    wc, wh, ws, wf = _word_bar(c), _word_bar(h), _word_bar(s), _word_bar(f)
-    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint32)
-    wl1, ww1, wl2, ww2 = _word_bar(lethal1), _word_bar(serious1), _word_bar(lethal2), _word_bar(serious2)
+        _add(totals, 1, attack_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    wc, wh, ws, wf = np.uint32(word_bar(c)), np.uint32(word_bar(h)), np.uint32(word_bar(s)), np.uint32(word_bar(f))
+    wl1, ww1 = np.uint32(word_bar(lethal1)), np.uint32(word_bar(serious1))
+    wl2, ww2 = np.uint32(word_bar(lethal2)), np.uint32(word_bar(serious2))
     word_two = np.uint32(two)
+    buffer = np.empty(4 * TILE_BLOCKS, dtype=np.uint32)
     for tile in range(first_block, last_block, TILE_BLOCKS):
         tile_end = min(tile + TILE_BLOCKS, last_block)
-        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, rejected = _fast_tile(
+        tallies, rejected = _fast_tile(
             k0, k1, tile, tile_end, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two, np.uint32(threshold), buffer)
-        _add(totals, 1, t0, t1, t2, t3, t4, t5, t6, t7, t8, t9)
+        _add(totals, 1, tallies)
         if rejected:
             # Replace each rejected word's fast tally with its exact value (retry domain); the
             # buffer still holds the tile's words, item tile * 4 + j at j.
             for j in range(4 * (tile_end - tile)):
                 word = buffer[j]
                 if ((word * sides) & MASK32) < threshold:
-                    _add(totals, -1, *_word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two))
+                    _add(totals, -1, word_tallies(word, wc, wh, ws, wf, wl1, ww1, wl2, ww2, word_two))
                     stream_start(state, k0, k1, tile * 4 + j)
                     value = np.int64(stream_bounded(state, word, sides, threshold))
-                    _add(totals, 1, *_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
-    critical, hard_or_better, success_or_better, critical_failure = totals[0], totals[1], totals[2], totals[3]
-    counts[0] += critical
-    counts[1] += hard_or_better - critical
-    counts[2] += success_or_better - hard_or_better
-    counts[3] += count - success_or_better - critical_failure
-    counts[4] += critical_failure
-    counts[A_LETHAL] += totals[4] + totals[7]
-    counts[A_SERIOUS] += totals[5] - totals[4] + totals[8] - totals[7]
-    counts[A_FLESH] += success_or_better * (1 + two) - totals[5] - totals[8]
-    counts[A_INSTANT_DEATH] += totals[6] + totals[9]
+                    _add(totals, 1, attack_tallies(value, cb, hb, sb, fb, lb1, wb1, lb2, wb2, two))
+    tally_counts(counts, count, two, totals[0], totals[1], totals[2], totals[3], totals[4], totals[5], totals[6],
+                 totals[7], totals[8], totals[9])
 
 
 @njit(inline="always")

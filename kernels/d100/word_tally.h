@@ -1,4 +1,5 @@
-/* d100 "d100.attack" fast path: the tallies of a run of dense words (docs/d100.md, "fast path").
+/* d100 "d100.attack" fast path: the tallies of a run of dense words (docs/kernels.md, "The fast
+ * paths' arithmetic"), the engine's word_tallies (combatsim.d100.engine) summed, in vector lanes.
  *
  * Every bar is a threshold on the 32-bit word itself: with r1 = 100 w mod 2^32 and
  * r2 = 100 r1 mod 2^32, the attack digit is below B when w < ceil(B 2^32 / 100), the damage digits

@@ -15,8 +15,8 @@ types and turns Numba's spellings into C ones.
 - Constants. The module's globals the functions read are written as their values: ints as a C
   enum (or int64_t beyond 32 bits), floats as doubles, tuples of ints as C arrays; ``len`` of a
   tuple and ``x in TUPLE`` are written out with the tuple's values.
-- Spellings. ``np.uint64(x)`` and ``np.int64(x)`` are casts; ``rng = new_stream()`` is a
-  ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
+- Spellings. ``np.uint64(x)``, ``np.int64(x)`` and ``np.uint32(x)`` are casts; ``rng = new_stream()``
+  is a ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
 - Functions. Every function the kernels (``reset``, ``step``, ``fight``) reach is a ``cdef``
   function, ``noexcept nogil`` unless it allocates. A kernel that allocates nothing is a C function
   ``<kernel>_nogil`` (the engine's calls to it call that) behind a Python function of the kernel's
@@ -65,7 +65,7 @@ DTYPE_BY_NAME = {"obs": "float", "out": "float", "mask": "int8_t", "which": "uin
 NUMPY_DTYPES = {"int64": "int64_t", "uint64": "uint64_t", "uint8": "uint8_t", "int8": "int8_t", "float32": "float"}
 SCALAR_ARGUMENTS = {"rng": "Stream*", "seed": "uint64_t"}
 ALLOCATIONS = ("zeros", "ones", "full", "empty")
-CASTS = {"uint64": "uint64_t", "int64": "int64_t"}
+CASTS = {"uint64": "uint64_t", "int64": "int64_t", "uint32": "uint32_t"}
 BUILTINS = {"range", "min", "max", "len", "abs"}
 INT32 = 2**31
 

@@ -20,6 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.d100.layout import (
+    A_FLESH,
+    A_INSTANT_DEATH,
+    A_LETHAL,
+    A_SERIOUS,
     ACTION_ATTACK,
     ACTION_CHARGE,
     ACTION_DEFEND,
@@ -62,13 +66,18 @@ from combatsim.d100.layout import (
     FIGHT_COUNTS,
     POLICY_ACTIONS,
 )
+from combatsim.d100.layout import ATTACK_COUNTS as ATTACK_COUNTS
 from combatsim.d100.layout import DRAW as WINNER_DRAW
+from combatsim.d100.layout import FIELDS as FIELDS
 from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.d100.model import (
+    CRITICAL_FAILURE,
     CRITICAL_SUCCESS,
+    FAILURE,
     FLEE_STEP,
     FLESH,
     FLESH_PER_SERIOUS,
+    HARD_SUCCESS,
     INSTANT_DEATH,
     LETHAL,
     NO_WOUND,
@@ -98,6 +107,7 @@ from combatsim.engine import (
     stream_retries_used,
     stream_words_used,
 )
+from combatsim.rng import MASK32
 from combatsim.rng import rejection_threshold as _threshold
 
 D100_THRESHOLD = _threshold(D100)
@@ -147,29 +157,37 @@ BLOCK_FIELDS = len(MEMBER_NAMES)
 
 #: The rules the compiled kernels run as well (combatsim.engine_cython writes them for the Cython
 #: kernels): one attack's outcome, for the "d100.attack" kernels of every backend (the tier and
-#: wounds of an attack's 0-based value, and the bars the kernels' counting paths compare digits
-#: with), and the ambush's contests, with which the Cython "d100.fight" kernel starts a fight
-#: before its vector lanes play it.
-KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "ambush_contests")
-#: The wound severities the compiled attack kernels count by.
-KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH")
+#: wounds of an attack's 0-based value), their counting passes' rules (the bars the digits are
+#: compared with, each attack's tallies from its value or, as word thresholds, from its dense word,
+#: and the counts from the tallies), and the ambush's contests, with which the Cython "d100.fight"
+#: kernel starts a fight before its vector lanes play it.
+KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "attack_tallies", "tally_counts", "word_bar",
+                "word_tallies", "ambush_contests")
+#: What else the Cython kernel module (kernels/d100/_cy.pyx) reads with the rules: the wound
+#: severities its attack kernel counts by, the attack counts, and the fight table's columns and the
+#: fight counts of its vector lanes (ATTACK_COUNTS and FIELDS are imported for it alone).
+KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH", "ATTACK_SIDES", "ATTACK_COUNTS",
+                    "C_RANGED", "C_ARMOUR", "C_DUAL_ALLOWED", "C_FLEE_BASE", "C_PRESS", "C_ATTACK", "C_NONLETHAL",
+                    "C_DAMAGE", "C_POLICY", "FIELDS", "F_WINS", "F_WINS_BY_FLIGHT", "F_ESCAPES", "F_DRAWS",
+                    "F_UNFINISHED", "F_ROUNDS", "F_ATTACKS", "FIGHT_COUNTS", "WINNER_DRAW")
 
 #: Inlined by Numba into their callers (``cdef inline`` in the Cython build): the helpers that
 #: _play_pass and _advance call. Numba does not inline calls between the engine's functions
 #: otherwise; inlined, these make a Numba fight about 1.6x as fast. _play_pass and the functions
 #: above it stay calls: inlined, they cost more compile time than they saved, and inlined into
 #: ``fight`` (which allocates, so runs with Numba's runtime) they made it several times slower.
+#: word_tallies is inlined for the Numba attack kernel's fast pass, a loop LLVM vectorises.
 NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
                 "wound_severity", "escalate", "flee_target", "_legal", "_wound", "_attack", "_release", "_take_out",
                 "_first_foe_in", "_target_of", "_may_toggle", "_press_spent", "_engaging_attack", "_involve",
                 "_only_met", "_outcome_now", "_first_wins", "_declare", "_move", "_block", "_attack_batch",
-                "_engage_after_attacks", "_finish")
+                "_engage_after_attacks", "_finish", "word_tallies")
 #: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
 NUMBA_NO_RUNTIME = (
     "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
-    "escalate", "flee_target", "attack_outcome", "_first_wins", "_first_foe_in", "_target_of", "_release",
-    "_take_out", "_outcome_now", "_legal", "_may_toggle", "_declare", "_wound", "_attack",
-    "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
+    "escalate", "flee_target", "attack_outcome", "attack_tallies", "tally_counts", "word_bar", "word_tallies",
+    "_first_wins", "_first_foe_in", "_target_of", "_release", "_take_out", "_outcome_now", "_legal", "_may_toggle",
+    "_declare", "_wound", "_attack", "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
     "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
     "_begin", "ambush_contests", "_advance",
 )
@@ -278,6 +296,64 @@ def attack_outcome(value, full_skill, lethality, serious, nonlethal, lethality2,
     if weapons == 2:
         second = wound_severity(damage2, lethality2, serious2, nonlethal2, critical)
     return tier, wound, second
+
+
+# ---- many attacks with the same bars: the "d100.attack" kernels' counting passes ----------------
+def attack_tallies(value, critical_bar, hard_bar, success_bar, critical_failure_bar, lethal_bar, worse_bar,
+                   lethal_bar2, worse_bar2, two):
+    """One attack's contributions to the counting passes' ten tallies, from its 0-based value and the
+    bars (tier_bars, then damage_bars of each weapon; ``two`` is 1 for dual wield), branch-free.
+
+    The tallies: critical, hard-or-better, success-or-better, critical failure, then for each weapon
+    lethal, serious-or-worse and instant death; a kernel's counts are their differences."""
+    roll, damage, damage2 = split_attack_value(value)
+    critical = np.int64(roll <= critical_bar)
+    success = np.int64(roll <= success_bar)
+    lethal = success & np.int64(damage <= lethal_bar)
+    lethal2 = success & two & np.int64(damage2 <= lethal_bar2)
+    return (critical, np.int64(roll <= hard_bar), success, np.int64(roll > critical_failure_bar), lethal,
+            success & np.int64(damage <= worse_bar), lethal & critical, lethal2,
+            success & two & np.int64(damage2 <= worse_bar2), lethal2 & critical)
+
+
+def tally_counts(counts, count, two, critical, hard_or_better, success_or_better, critical_failure, lethal, worse,
+                 instant_death, lethal2, worse2, instant_death2):
+    """Adds to the "d100.attack" ``counts`` those of ``count`` attacks from their attack_tallies, summed."""
+    counts[CRITICAL_SUCCESS] += critical
+    counts[HARD_SUCCESS] += hard_or_better - critical
+    counts[SUCCESS] += success_or_better - hard_or_better
+    counts[FAILURE] += count - success_or_better - critical_failure
+    counts[CRITICAL_FAILURE] += critical_failure
+    counts[A_LETHAL] += lethal + lethal2
+    counts[A_SERIOUS] += worse - lethal + worse2 - lethal2
+    counts[A_FLESH] += success_or_better * (1 + two) - worse - worse2
+    counts[A_INSTANT_DEATH] += instant_death + instant_death2
+
+
+def word_bar(bar):
+    """A bar of attack_tallies as a threshold on words (docs/kernels.md, "The fast paths'
+    arithmetic"): a d100 is at most ``bar`` when its word (word_tallies' ``word``, r1 or r2) is
+    below ceil(bar 2^32 / 100), clamped to 0..2^32 - 1. The clamp keeps every answer: r1 and r2
+    are multiples of 4, never 2^32 - 1, and no tier bar reaches 100."""
+    return max(0, min((bar * (MASK32 + 1) + 99) // 100, MASK32))
+
+
+def word_tallies(word, critical_bar, hard_bar, success_bar, critical_failure_bar, lethal_bar, worse_bar,
+                 lethal_bar2, worse_bar2, two):
+    """attack_tallies of the attack whose dense word is ``word``, from the word itself and the bars as
+    word_bar thresholds: the damage d100s' words are r1 = 100 word and r2 = 100^2 word, mod 2^32.
+    For a word Lemire's bound rejects, what the fast passes count before they take it back. Every
+    value is a uint32 given a uint32 word and bars, so the Numba fast pass keeps eight words to a
+    vector."""
+    first = np.uint32((word * 100) & MASK32)
+    second = np.uint32((word * 10000) & MASK32)
+    critical = np.uint32(word < critical_bar)
+    success = np.uint32(word < success_bar)
+    lethal = np.uint32(success & np.uint32(first < lethal_bar))
+    lethal2 = np.uint32(success & two & np.uint32(second < lethal_bar2))
+    return (critical, np.uint32(word < hard_bar), success, np.uint32(word >= critical_failure_bar), lethal,
+            np.uint32(success & np.uint32(first < worse_bar)), np.uint32(lethal & critical), lethal2,
+            np.uint32(success & two & np.uint32(second < worse_bar2)), np.uint32(lethal2 & critical))
 
 
 def _first_wins(table, first, first_column, roll, other, other_column, other_roll):

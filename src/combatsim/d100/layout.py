@@ -1,7 +1,7 @@
 """Shared integer layouts of the d100 kernels: counts, actions and the fight combatant table.
 
-The Numba kernels import these names; the Cython kernels repeat them in a ``cdef enum`` (a test
-checks that the two agree through ``combatsim.kernels.d100._cy.LAYOUT``).
+The Numba kernels import these names; the Cython kernels take those they read from the engine's
+kernel rules (``combatsim.d100.engine.KERNEL_CONSTANTS``, written into kernels/d100/kernel_rules.pxi).
 """
 
 from __future__ import annotations
@@ -80,13 +80,3 @@ def damage_column(weapon: int, cover: int, armour: int, dual_wield: int) -> int:
     second weapon), target in cover (ranged attacker), target armour class 0..2, dual wield."""
     return C_DAMAGE + 2 * (((weapon * 2 + cover) * 3 + armour) * 2 + dual_wield)
 
-
-LAYOUT = (
-    ATTACK_SIDES, A_LETHAL, A_SERIOUS, A_FLESH, A_INSTANT_DEATH, ATTACK_COUNTS,
-    F_WINS, F_WINS_BY_FLIGHT, F_ESCAPES, F_DRAWS, F_UNFINISHED, F_ROUNDS, F_ATTACKS, F_LETHAL, F_SERIOUS,
-    F_FLESH, F_INSTANT_DEATH, F_ESCALATED_SERIOUS, F_ESCALATED_LETHAL, F_SURPRISED, FIGHT_COUNTS, UNFINISHED, DRAW,
-    ACTION_NONE, ACTION_ATTACK, ACTION_QUICK_ATTACK, ACTION_DEFEND, ACTION_FLEE, ACTION_PRESS,
-    ACTION_DISENGAGE, ACTION_CHARGE, ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD,
-    C_SIDE, C_RANGED, C_ARMOUR, C_DUAL_ALLOWED, C_FLEE_BASE, C_PRESS, C_AMBUSH_ATTACK,
-    C_AMBUSH_DEFEND, C_ATTACK, C_NONLETHAL, C_DAMAGE, C_POLICY, FIELDS,
-)
