@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from combatsim.cli import main
-from combatsim.d100 import api, engine, layout, model, reference
+from combatsim.d100 import api, engine, layout, model
 from combatsim.d100.api import Combatant, Weapon, simulate_attacks, simulate_fights
 from combatsim.registry import get_kernel
 from combatsim.rng import dense_die, rejection_threshold
@@ -115,9 +115,10 @@ def counting_bars(skill, lethality, serious, nonlethal, lethality2, serious2, no
 @given(st.lists(st.integers(0, 999_999), min_size=1, max_size=20), ATTACK_PARAMETERS)
 def test_attack_tallies_count_the_attack_outcomes(values, params):
     # The counting passes' tallies of an attack are its attack_outcome's tier and wounds, and
-    # tally_counts turns their sums into the counts the reference counts attack by attack.
+    # tally_counts turns their sums into the counts that count_attack counts attack by attack.
     bars = counting_bars(*params)
     expected = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
+    one_by_one = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
     totals = np.zeros(10, dtype=np.int64)
     for value in values:
         tier, wound, wound2 = engine.attack_outcome(value, *params)
@@ -128,11 +129,19 @@ def test_attack_tallies_count_the_attack_outcomes(values, params):
                            wound2 >= model.LETHAL, wound2 >= model.SERIOUS, wound2 == model.INSTANT_DEATH)
         totals += tallies
         expected[tier] += 1
-        reference._count_wound(expected, wound)
-        reference._count_wound(expected, wound2)
+        for dealt in (wound, wound2):  # the counts as docs/d100.md words them
+            if dealt == model.FLESH:
+                expected[layout.A_FLESH] += 1
+            elif dealt == model.SERIOUS:
+                expected[layout.A_SERIOUS] += 1
+            elif dealt >= model.LETHAL:
+                expected[layout.A_LETHAL] += 1
+                expected[layout.A_INSTANT_DEATH] += dealt == model.INSTANT_DEATH
+        engine.count_attack(one_by_one, tier, wound, wound2)
     counts = np.zeros(layout.ATTACK_COUNTS, dtype=np.int64)
     engine.tally_counts(counts, len(values), bars[-1], *totals)
     np.testing.assert_array_equal(counts, expected)
+    np.testing.assert_array_equal(one_by_one, expected)
 
 
 @settings(max_examples=300)

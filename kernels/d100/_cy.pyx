@@ -177,14 +177,6 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
                  totals[7], totals[8], totals[9])
 
 
-cdef inline void _count_wound(int64_t* counts, int64_t wound) noexcept nogil:
-    # A weapon's wound into the counts (the reference's _count_wound; NO_WOUND counts nowhere).
-    counts[A_LETHAL] += wound >= LETHAL
-    counts[A_INSTANT_DEATH] += wound == INSTANT_DEATH
-    counts[A_SERIOUS] += wound == SERIOUS
-    counts[A_FLESH] += wound == FLESH
-
-
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_skill,
            const int64_t[::1] lethality, const int64_t[::1] serious, const int64_t[::1] nonlethal,
            const int64_t[::1] lethality2, const int64_t[::1] serious2, const int64_t[::1] nonlethal2,
@@ -195,8 +187,6 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
     cdef Bars b
     cdef int64_t k, value, tier, wound, wound2
     cdef Words words
-    cdef int64_t local[ATTACK_COUNTS]
-    cdef int j
     cdef bint uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
                          and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
                          and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
@@ -209,8 +199,6 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
         with nogil:
             _uniform_attacks(seed, start, count, &b, counts)
         return
-    for j in range(ATTACK_COUNTS):
-        local[j] = 0
     with nogil:
         for k in range(count):
             if k == 0 or ((start + k) & 3) == 0:  # one dense block serves four attacks
@@ -222,17 +210,13 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] full_
                 nonlethal[k if nonlethal.shape[0] > 1 else 0], lethality2[k if lethality2.shape[0] > 1 else 0],
                 serious2[k if serious2.shape[0] > 1 else 0], nonlethal2[k if nonlethal2.shape[0] > 1 else 0],
                 weapons[k if weapons.shape[0] > 1 else 0])
-            local[tier] += 1
-            _count_wound(local, wound)
-            _count_wound(local, wound2)
+            count_attack(counts, tier, wound, wound2)
             if tier_out.shape[0]:
                 tier_out[k] = <int8_t>tier
             if wound_out.shape[0]:
                 wound_out[k] = <int8_t>wound
             if wound2_out.shape[0]:
                 wound2_out[k] = <int8_t>wound2
-    for j in range(ATTACK_COUNTS):
-        counts[j] += local[j]
 
 
 cdef class OneAttack:

@@ -5,13 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.d100.layout import (
-    A_FLESH,
-    A_INSTANT_DEATH,
-    A_LETHAL,
-    A_SERIOUS,
     ATTACK_SIDES,
 )
-from combatsim.d100.model import FLESH, INSTANT_DEATH, LETHAL, SERIOUS
 from combatsim.engine import engine_kernels
 
 from .._numba import njit
@@ -36,6 +31,7 @@ tier_bars = _ENGINE.tier_bars
 damage_bars = _ENGINE.damage_bars
 attack_tallies = _ENGINE.attack_tallies
 tally_counts = _ENGINE.tally_counts
+count_attack = _ENGINE.count_attack
 word_bar = _ENGINE.word_bar
 word_tallies = _ENGINE.word_tallies
 
@@ -131,15 +127,6 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
                  totals[7], totals[8], totals[9])
 
 
-@njit(inline="always")
-def _count_wound(counts, wound):
-    """A weapon's wound into the counts (the reference's _count_wound; NO_WOUND counts nowhere)."""
-    counts[A_LETHAL] += wound >= LETHAL
-    counts[A_INSTANT_DEATH] += wound == INSTANT_DEATH
-    counts[A_SERIOUS] += wound == SERIOUS
-    counts[A_FLESH] += wound == FLESH
-
-
 @njit
 def one_attack(seed, index, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons):
     """Item ``index`` of _attack_kernel alone (combatsim.d100.Attack): (tier, wound, second wound),
@@ -179,9 +166,7 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
             serious[k if serious.shape[0] > 1 else 0], nonlethal[k if nonlethal.shape[0] > 1 else 0],
             lethality2[k if lethality2.shape[0] > 1 else 0], serious2[k if serious2.shape[0] > 1 else 0],
             nonlethal2[k if nonlethal2.shape[0] > 1 else 0], weapons[k if weapons.shape[0] > 1 else 0])
-        counts[tier] += 1
-        _count_wound(counts, wound)
-        _count_wound(counts, wound2)
+        count_attack(counts, tier, wound, wound2)
         if tier_out.shape[0]:
             tier_out[k] = tier
         if wound_out.shape[0]:

@@ -161,7 +161,7 @@ BLOCK_FIELDS = len(MEMBER_NAMES)
 #: compared with, each attack's tallies from its value or, as word thresholds, from its dense word,
 #: and the counts from the tallies), and the ambush's contests, with which the Cython "d100.fight"
 #: kernel starts a fight before its vector lanes play it.
-KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "attack_tallies", "tally_counts", "word_bar",
+KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "count_attack", "attack_tallies", "tally_counts", "word_bar",
                 "word_tallies", "ambush_contests")
 #: What else the Cython kernel module (kernels/d100/_cy.pyx) reads with the rules: the wound
 #: severities its attack kernel counts by, the attack counts, and the fight table's columns and the
@@ -314,6 +314,16 @@ def attack_tallies(value, critical_bar, hard_bar, success_bar, critical_failure_
     return (critical, np.int64(roll <= hard_bar), success, np.int64(roll > critical_failure_bar), lethal,
             success & np.int64(damage <= worse_bar), lethal & critical, lethal2,
             success & two & np.int64(damage2 <= worse_bar2), lethal2 & critical)
+
+
+def count_attack(counts, tier, wound, wound2):
+    """Adds one attack to the "d100.attack" ``counts``: its tier, then each weapon's wound (lethal
+    includes instant deaths; NO_WOUND counts nowhere)."""
+    counts[tier] += 1
+    counts[A_LETHAL] += (wound >= LETHAL) + (wound2 >= LETHAL)
+    counts[A_SERIOUS] += (wound == SERIOUS) + (wound2 == SERIOUS)
+    counts[A_FLESH] += (wound == FLESH) + (wound2 == FLESH)
+    counts[A_INSTANT_DEATH] += (wound == INSTANT_DEATH) + (wound2 == INSTANT_DEATH)
 
 
 def tally_counts(counts, count, two, critical, hard_or_better, success_or_better, critical_failure, lethal, worse,

@@ -11,9 +11,8 @@ combatant's scripted policy, until the end.
 
 from __future__ import annotations
 
-from combatsim.d100 import model
-from combatsim.d100.engine import attack_outcome, fight
-from combatsim.d100.layout import A_FLESH, A_INSTANT_DEATH, A_LETHAL, A_SERIOUS, ATTACK_SIDES
+from combatsim.d100.engine import attack_outcome, count_attack, fight
+from combatsim.d100.layout import ATTACK_SIDES
 from combatsim.rng import dense_die
 
 __all__ = ["attack", "fight"]
@@ -37,23 +36,10 @@ def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethal
         tier, wound, wound2 = attack_outcome(
             dense_die(seed, start + k, ATTACK_SIDES) - 1, _at(full_skill, k), _at(lethality, k), _at(serious, k),
             _at(nonlethal, k), _at(lethality2, k), _at(serious2, k), _at(nonlethal2, k), _at(weapons, k))
-        counts[tier] += 1
-        _count_wound(counts, wound)
-        _count_wound(counts, wound2)
+        count_attack(counts, tier, wound, wound2)
         if len(tier_out):
             tier_out[k] = tier
         if len(wound_out):
             wound_out[k] = wound
         if len(wound2_out):
             wound2_out[k] = wound2
-
-
-def _count_wound(counts, wound: int) -> None:
-    if wound == model.FLESH:
-        counts[A_FLESH] += 1
-    elif wound == model.SERIOUS:
-        counts[A_SERIOUS] += 1
-    elif wound >= model.LETHAL:
-        counts[A_LETHAL] += 1
-        if wound == model.INSTANT_DEATH:
-            counts[A_INSTANT_DEATH] += 1
