@@ -14,7 +14,7 @@ import pytest
 
 from combatsim import registry
 from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
-from combatsim.engine_cython import FLOOR_FUNCTIONS, RULESETS, body_digest, generate_rules
+from combatsim.engine_cython import FLOOR_FUNCTIONS, RULESETS, _body, body_digest, generate_rules
 from combatsim.game import scenario_game
 from combatsim.scenario import example_names, example_path, load
 
@@ -216,3 +216,13 @@ def test_an_index_from_the_end_is_refused(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"step: state\[0, -1\] counts from the end"):
         body_digest(importlib.import_module("tail_engine"))
+
+
+def test_an_int_literal_beyond_32_bits_is_a_c_integer(tmp_path, monkeypatch):
+    """Cython makes such a literal a Python int, which a function without the GIL cannot use (the TSS
+    attack passes mask words with 0xFFFFFFFF): the translation casts it to int64_t."""
+    (tmp_path / "mask_engine.py").write_text("def step(table, config, seeds, state, actions, counts, obs, mask):\n"
+                                             "    state[0, 0] = (state[0, 1] & 0xFFFFFFFF) + 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = _body(importlib.import_module("mask_engine"))
+    assert "state[0, 0] = (state[0, 1] & <int64_t>(4294967295)) + 7" in text

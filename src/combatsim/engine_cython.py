@@ -15,8 +15,9 @@ types and turns Numba's spellings into C ones.
 - Constants. The module's globals the functions read are written as their values: ints as a C
   enum (or int64_t beyond 32 bits), floats as doubles, tuples of ints as C arrays; ``len`` of a
   tuple and ``x in TUPLE`` are written out with the tuple's values.
-- Spellings. ``np.uint64(x)``, ``np.int64(x)`` and ``np.uint32(x)`` are casts; ``rng = new_stream()``
-  is a ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
+- Spellings. ``np.uint64(x)``, ``np.int64(x)`` and ``np.uint32(x)`` are casts, and so is an int
+  literal beyond 32 bits (to int64_t: Cython's would be a Python int); ``rng = new_stream()`` is a
+  ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
 - Functions. Every function the kernels (``reset``, ``step``, ``fight``) reach is a ``cdef``
   function, ``noexcept nogil`` unless it allocates. A kernel that allocates nothing is a C function
   ``<kernel>_nogil`` (the engine's calls to it call that) behind a Python function of the kernel's
@@ -384,6 +385,12 @@ class _Rewrite(ast.NodeTransformer):
             return ast.Name("__STREAM_ADDRESS")
         if _name(node.func) == "len" and node.args and _name(node.args[0]) in self.tuples:
             return ast.Constant(len(self.tuples[node.args[0].id]))
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        # Cython would make an int literal beyond 32 bits a Python int.
+        if isinstance(node.value, int) and not isinstance(node.value, bool) and not -INT32 <= node.value < INT32:
+            return ast.Call(ast.Name(f"__CAST_{CASTS['int64']}"), [node], [])
         return node
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
