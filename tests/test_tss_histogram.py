@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from combatsim import rng
 from combatsim.kernels.tss import _cy, _nb
 from combatsim.tss.api import attack_config
-from combatsim.tss.engine import ATTACK_COUNTS
+from combatsim.tss.engine import ATTACK_COUNTS, magic_of, magic_quotient
 
 from .test_tss_kernels import REJECTED_JOINT_ITEM, qualities, run_attack, scores
 
@@ -128,18 +128,19 @@ def test_kernel_histogram_path_equals_the_attack_by_attack_path(parameters):
 
 
 def test_direct_fast_pass_magic_division_is_exact_below_2_16():
-    """The direct fast pass divides v < 2**16 by d <= 2**16 as (v * ceil(2**32 / d)) >> 32. With
-    v = q d + r, that is q + (r + v e / 2**32) / d for e = ceil(2**32 / d) d - 2**32 < d, so it is
-    exact when v e < 2**32: checked for every d, and by brute force over every v for some d."""
+    """The direct fast pass divides v < 2**16 by d <= 2**16 as (v * ceil(2**32 / d)) >> 32 (the
+    engine's magic_quotient; d = 1 adds v itself). With v = q d + r, that is q + (r + v e / 2**32) / d
+    for e = ceil(2**32 / d) d - 2**32 < d, so it is exact when v e < 2**32: checked for every d, and
+    by brute force over every v for some d."""
     divisors = np.arange(2, 2**16 + 1, dtype=np.uint64)
     magic = (np.uint64(2**32) + divisors - np.uint64(1)) // divisors
     excess = magic * divisors - np.uint64(2**32)
     assert (excess < divisors).all()
     assert (excess * np.uint64(2**16 - 1) < np.uint64(2**32)).all()
-    values = np.arange(2**16, dtype=np.uint64)
-    for d in [2, 3, 7, 20, 80, 320, 1920, 3000, 32000, 40000, 64000, 65521, 65535, 65536]:
-        assert int(_nb._magic32(d)) == -(-(2**32) // d)
-        np.testing.assert_array_equal((values * np.uint64(_nb._magic32(d))) >> np.uint64(32), values // np.uint64(d))
+    values = np.arange(2**16, dtype=np.int64)
+    for d in [1, 2, 3, 7, 20, 80, 320, 1920, 3000, 32000, 40000, 64000, 65521, 65535, 65536]:
+        assert magic_of(d) == (-(-(2**32) // d) if d >= 2 else 0)
+        np.testing.assert_array_equal(magic_quotient(values, magic_of(d), int(d == 1)), values // d)
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from combatsim import rng
 from combatsim.registry import get_kernel
 from combatsim.tss.api import Combatant, attack_config, fight_table, simulate_attacks, simulate_fights
-from combatsim.tss.engine import ATTACK_COUNTS, FIGHT_COUNTS
+from combatsim.tss.engine import ATTACK_COUNTS, FIGHT_COUNTS, die_pass, joint_pass
 from combatsim.tss.model import Armour, Weapon
 
 BACKENDS = ("python", "numba", "cython")
@@ -102,6 +103,24 @@ def test_attack_fast_path_redoes_a_tile_with_a_rejected_word(armour, joint):
     for backend in ("numba", "cython"):
         np.testing.assert_array_equal(run_attack(backend, 0, start, count, config, outputs=False)[0], expected[0])
         np.testing.assert_array_equal(run_attack(backend, 0, start, count, config)[1], expected[1])
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_engine_fast_passes_count_as_the_reference_in_python(joint):
+    """The engine's fast passes, run as they are (the compiled kernels' are their builds), count the
+    reference's attacks from those attacks' words: the joint die words, or each attack's first item
+    block, word k of attack i at k * count + i."""
+    config = attack_config(skill="16/8/4", steps=-1, damage="d4w/d4+2w/d4-1m", weapon_quality="good", armour="d6",
+                           joint_layout=joint)
+    seed, start, count = 99, 1_000_003, 300
+    if joint:
+        words = np.array([rng.dense_word(seed, start + i) for i in range(count)], dtype=np.uint32)
+    else:
+        blocks = [rng.block(seed, start + i, 0, 0) for i in range(count)]
+        words = np.array([block[k] for k in range(4) for block in blocks], dtype=np.uint32)
+    counts = np.zeros(ATTACK_COUNTS, dtype=np.int64)
+    assert (joint_pass if joint else die_pass)(config, words, count, counts) == 0
+    np.testing.assert_array_equal(counts, run_attack("python", seed, start, count, config, outputs=False)[0])
 
 
 def test_attack_results_do_not_depend_on_threads_or_chunks(compiled_backend):

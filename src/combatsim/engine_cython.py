@@ -60,9 +60,10 @@ CONTRACT = {
     "which": ("uint8_t", 1), "state": ("int64_t", 2), "actions": ("int64_t", 2), "counts": ("int64_t", 2),
     "obs": ("float", 3), "mask": ("int8_t", 3),
 }
-#: The fight kernels' outputs are those of ``combatsim.registry``'s fight kernels: winners int8, lengths int32.
+#: The fight kernels' outputs are those of ``combatsim.registry``'s fight kernels: winners int8, lengths int32;
+#: the attack passes' words are Philox words (uint32).
 DTYPE_BY_NAME = {"obs": "float", "out": "float", "mask": "int8_t", "which": "uint8_t", "seeds": "uint64_t",
-                 "winner_out": "int8_t", "units_out": "int32_t", "rounds_out": "int32_t"}
+                 "winner_out": "int8_t", "units_out": "int32_t", "rounds_out": "int32_t", "words": "uint32_t"}
 NUMPY_DTYPES = {"int64": "int64_t", "uint64": "uint64_t", "uint8": "uint8_t", "int8": "int8_t", "float32": "float"}
 SCALAR_ARGUMENTS = {"rng": "Stream*", "seed": "uint64_t"}
 ALLOCATIONS = ("zeros", "ones", "full", "empty")

@@ -125,8 +125,8 @@ JOINT_MAX_SIDES = 1 << 16
 ATTACK_COUNTS = 8
 #: The rules the attack kernels of every backend run (combatsim.engine_cython writes them for the
 #: Cython kernels): one attack's outcome, per die from its item stream or from the 0-based value of
-#: its joint die.
-KERNEL_RULES = ("attack_outcome", "joint_outcome")
+#: its joint die, and the fast passes' counts over many attacks' words.
+KERNEL_RULES = ("attack_outcome", "joint_outcome", "die_pass_fits", "die_pass", "joint_pass_fits", "joint_pass")
 #: The attack config layout, which the compiled attack kernels read too.
 KERNEL_CONSTANTS = ("C_AMAZING", "C_GOOD", "C_ORDINARY", "C_SIT_SIGN", "C_SIT_COUNT", "C_SIT_SIDES", "C_DAMAGE_WORDS",
                     "C_ARMOUR_PRESENT", "C_ARMOUR_COUNT", "C_ARMOUR_SIDES", "C_ARMOUR_MODIFIER", "C_DAMAGE", "C_JOINT",
@@ -155,10 +155,11 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
 NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "copy_member", "finish", "tier_of",
                 "situation_roll", "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps",
-                "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase")
+                "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase",
+                "tier_value", "tier_column", "magic_of", "magic_quotient", "tally", "pass_counts")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights")
+NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights", "die_pass", "joint_pass")
 
 
 def tier_of(control, total, amazing, good, ordinary):
@@ -271,6 +272,184 @@ def joint_outcome(config, value):
             value //= config[C_ARMOUR_SIDES]
     stun, wound, mortal = dealt(amount, config[base + 3], soak)
     return tier, stun, wound, mortal
+
+
+# --- the attack kernels' fast passes (their callers draw the words and redo rejected ones) ---------
+def tier_value(tier, amazing, good, ordinary):
+    """A hit's value for its tier (0 Amazing, 1 Good, else Ordinary): arithmetic, not loads or
+    branches (the compiled passes measured faster so than with selects)."""
+    return ordinary + (good - ordinary) * (tier <= 1) + (amazing - good) * (tier == 0)
+
+
+def tier_column(config, field):
+    """Damage ``field`` (0 dice, 1 sides, 2 modifier, 3 type) of the Amazing, Good and Ordinary tiers:
+    read once before a pass's loop (the compilers keep config reads in it)."""
+    return config[C_DAMAGE + field], config[C_DAMAGE + 4 + field], config[C_DAMAGE + 8 + field]
+
+
+#: A fast pass counts the tiers packed in one int64, this many bits a tier (5 tiers): so a call of
+#: the pass takes fewer than 2**TIER_BITS attacks.
+TIER_BITS = 12
+
+
+def tally(tier, amount, damage_type, soak, tiers, stun, wound, mortal):
+    """A fast pass's sums (the tier counts packed, TIER_BITS bits a tier, and the damage) with one
+    more attack's: its tier and, on a hit, its damage ``amount`` of ``damage_type`` against ``soak``."""
+    dealt_stun, dealt_wound, dealt_mortal = dealt(amount * (tier <= 2), damage_type, soak)
+    return tiers + (np.int64(1) << (TIER_BITS * tier)), stun + dealt_stun, wound + dealt_wound, mortal + dealt_mortal
+
+
+def pass_counts(counts, rejected, tiers, stun, wound, mortal):
+    """A fast pass's sums added to ``counts`` unless it saw ``rejected`` words; returns their number."""
+    if rejected == 0:
+        for tier in range(5):
+            counts[tier] += (tiers >> (TIER_BITS * tier)) & ((1 << TIER_BITS) - 1)
+        counts[5] += stun
+        counts[6] += wound
+        counts[7] += mortal
+    return rejected
+
+
+def die_pass_fits(config):
+    """Whether an attack of the per-die layout draws at most one block (four words) unless rejected."""
+    armour = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    return 1 + config[C_SIT_COUNT] + config[C_DAMAGE_WORDS] + armour <= 4
+
+
+def die_pass(config, words, count, counts):
+    """``count`` (< 2**TIER_BITS) attacks of the per-die layout that fit one block (die_pass_fits),
+    attack i from its item stream's first block, whose word k is ``words[k * count + i]`` (each word
+    a contiguous run: vector loads): their counts are added to ``counts`` and 0 returned, or, when
+    a word might have been rejected (a superset of the true rejections), nothing is added and that
+    number returned: the caller redoes those attacks exactly. Branch-free, all int64: the compiled
+    builds vectorise the loop."""
+    s = config[C_SIT_COUNT]
+    d = config[C_DAMAGE_WORDS]
+    a = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    # Words 1..3: situation dice, then damage words, then armour dice. A word's fixed die (situation
+    # or armour; 1 side elsewhere) and its damage die's index (99, never rolled, elsewhere).
+    sit1, sit2, sit3 = np.int64(s >= 1), np.int64(s >= 2), np.int64(s >= 3)
+    arm1 = np.int64(s + d < 1 and s + d + a >= 1)
+    arm2 = np.int64(s + d < 2 and s + d + a >= 2)
+    arm3 = np.int64(s + d < 3 and s + d + a >= 3)
+    fs1 = config[C_SIT_SIDES] if sit1 else (config[C_ARMOUR_SIDES] if arm1 else 1)
+    fs2 = config[C_SIT_SIDES] if sit2 else (config[C_ARMOUR_SIDES] if arm2 else 1)
+    fs3 = config[C_SIT_SIDES] if sit3 else (config[C_ARMOUR_SIDES] if arm3 else 1)
+    ft1, ft2, ft3 = np.int64(die_threshold(fs1)), np.int64(die_threshold(fs2)), np.int64(die_threshold(fs3))
+    di1 = 1 - s - 1 if s < 1 and s + d >= 1 else 99
+    di2 = 2 - s - 1 if s < 2 and s + d >= 2 else 99
+    di3 = 3 - s - 1 if s < 3 and s + d >= 3 else 99
+    dm1, dm2, dm3 = np.int64(di1 != 99), np.int64(di2 != 99), np.int64(di3 != 99)
+    threshold20 = np.int64(THRESHOLD20)
+    sign, amazing, good, ordinary = config[C_SIT_SIGN], config[C_AMAZING], config[C_GOOD], config[C_ORDINARY]
+    dice0, dice1, dice2 = tier_column(config, 0)
+    sides0, sides1, sides2 = tier_column(config, 1)
+    modifier0, modifier1, modifier2 = tier_column(config, 2)
+    type0, type1, type2 = tier_column(config, 3)
+    t0, t1, t2 = np.int64(die_threshold(sides0)), np.int64(die_threshold(sides1)), np.int64(die_threshold(sides2))
+    tiers = stun = wound = mortal = rejected = 0
+    for i in range(count):
+        w0, w1, w2, w3 = (np.int64(words[i]), np.int64(words[count + i]), np.int64(words[2 * count + i]),
+                          np.int64(words[3 * count + i]))
+        p0, p1, p2, p3 = w0 * 20, w1 * fs1, w2 * fs2, w3 * fs3
+        control = (p0 >> 32) + 1
+        v1, v2, v3 = (p1 >> 32) + 1, (p2 >> 32) + 1, (p3 >> 32) + 1
+        rejected += (np.int64((p0 & 0xFFFFFFFF) < threshold20) + np.int64((p1 & 0xFFFFFFFF) < ft1)
+                     + np.int64((p2 & 0xFFFFFFFF) < ft2) + np.int64((p3 & 0xFFFFFFFF) < ft3))
+        tier = tier_of(control, control + sign * (v1 * sit1 + v2 * sit2 + v3 * sit3), amazing, good, ordinary)
+        dice = tier_value(tier, dice0, dice1, dice2)
+        sides = tier_value(tier, sides0, sides1, sides2)
+        threshold = tier_value(tier, t0, t1, t2)
+        q1, q2, q3 = w1 * sides, w2 * sides, w3 * sides
+        rejected += (np.int64((q1 & 0xFFFFFFFF) < threshold) * dm1 + np.int64((q2 & 0xFFFFFFFF) < threshold) * dm2
+                     + np.int64((q3 & 0xFFFFFFFF) < threshold) * dm3)
+        amount = (((q1 >> 32) + 1) * np.int64(di1 < dice) + ((q2 >> 32) + 1) * np.int64(di2 < dice)
+                  + ((q3 >> 32) + 1) * np.int64(di3 < dice)
+                  + tier_value(tier, modifier0, modifier1, modifier2))
+        tiers, stun, wound, mortal = tally(tier, amount, tier_value(tier, type0, type1, type2),
+                                           v1 * arm1 + v2 * arm2 + v3 * arm3 + armour_modifier, tiers, stun, wound,
+                                           mortal)
+    return pass_counts(counts, rejected, tiers, stun, wound, mortal)
+
+
+def magic_of(divisor):
+    """ceil(2**32 / divisor) for 2 <= divisor <= 2**16, else 0: magic_quotient's multiplier."""
+    return (0x100000000 + divisor - 1) // divisor if divisor >= 2 else 0
+
+
+def magic_quotient(value, magic, unit):
+    """value // divisor for 0 <= value < 2**16: ``magic`` magic_of(divisor), ``unit`` 1 for a divisor
+    of 1 (for 0, the quotient is 0). The factors masked to 32 bits (a literal mask: the Cython
+    build's stays a constant) make it one 32 by 32 bit vector multiply."""
+    return ((((value & 0xFFFFFFFF) * (magic & 0xFFFFFFFF)) >> 32) + value * unit) & 0xFFFFFFFF
+
+
+def joint_pass_fits(config):
+    """Whether an attack of the joint layout has at most two situation dice, damage positions and
+    armour dice: the digits joint_pass reads."""
+    armour = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    return config[C_SIT_COUNT] <= 2 and config[C_DAMAGE_WORDS] <= 2 and armour <= 2
+
+
+def joint_pass(config, words, count, counts):
+    """``count`` (< 2**TIER_BITS) attacks of the joint layout that fit joint_pass_fits, one a word of
+    ``words`` in any order (the sums do not depend on it), each with the joint die value
+    ``word * faces >> 32`` (dense_die's unless the word is rejected): their counts are added to
+    ``counts`` and 0 returned, or, when words were rejected, nothing is added and their number
+    returned: the caller redoes those attacks exactly. Branch-free, all int64
+    (every value stays below 2**48): the compiled builds vectorise the loop. Each digit of the
+    value's mixed radix is Q_k - Q_{k+1} r_k for the quotients Q_k = value // P_k by the place
+    values P_1 = 20, P_2 = 20 r_1, ..., each straight from the value (no dependency chain); an
+    unused place has radix 1 (its digit is 0) and its die is masked out."""
+    sit_count = config[C_SIT_COUNT]
+    damage_words = config[C_DAMAGE_WORDS]
+    armour_count = config[C_ARMOUR_COUNT] if config[C_ARMOUR_PRESENT] else 0
+    armour_modifier = config[C_ARMOUR_MODIFIER] if config[C_ARMOUR_PRESENT] else 0
+    faces = config[C_JOINT_SIDES]
+    threshold = np.int64(rejection_threshold(np.uint64(faces)))
+    e1, e2 = np.int64(sit_count >= 1), np.int64(sit_count >= 2)
+    f1, f2 = np.int64(armour_count >= 1), np.int64(armour_count >= 2)
+    r1 = config[C_SIT_SIDES] if sit_count >= 1 else 1
+    r2 = config[C_SIT_SIDES] if sit_count >= 2 else 1
+    r3 = config[C_JOINT_DAMAGE] if damage_words >= 1 else 1
+    r4 = config[C_JOINT_DAMAGE] if damage_words >= 2 else 1
+    r5 = config[C_ARMOUR_SIDES] if armour_count >= 1 else 1
+    r6 = config[C_ARMOUR_SIDES] if armour_count >= 2 else 1
+    # Place values, all >= 20 (no unit) and at most the joint faces <= 2**16.
+    m1, m2, m3 = magic_of(20), magic_of(20 * r1), magic_of(20 * r1 * r2)
+    m4, m5 = magic_of(20 * r1 * r2 * r3), magic_of(20 * r1 * r2 * r3 * r4)
+    m6, m7 = magic_of(20 * r1 * r2 * r3 * r4 * r5), magic_of(20 * r1 * r2 * r3 * r4 * r5 * r6)
+    sign, amazing, good, ordinary = config[C_SIT_SIGN], config[C_AMAZING], config[C_GOOD], config[C_ORDINARY]
+    dice0, dice1, dice2 = tier_column(config, 0)
+    sides0, sides1, sides2 = tier_column(config, 1)
+    modifier0, modifier1, modifier2 = tier_column(config, 2)
+    type0, type1, type2 = tier_column(config, 3)
+    magic0, magic1, magic2 = magic_of(sides0), magic_of(sides1), magic_of(sides2)
+    unit0, unit1, unit2 = np.int64(sides0 == 1), np.int64(sides1 == 1), np.int64(sides2 == 1)
+    tiers = stun = wound = mortal = rejected = 0
+    for j in range(count):
+        product = (np.int64(words[j]) & 0xFFFFFFFF) * (faces & 0xFFFFFFFF)
+        rejected += np.int64((product & 0xFFFFFFFF) < threshold)
+        value = product >> 32
+        q1, q2, q3 = magic_quotient(value, m1, 0), magic_quotient(value, m2, 0), magic_quotient(value, m3, 0)
+        q4, q5, q6 = magic_quotient(value, m4, 0), magic_quotient(value, m5, 0), magic_quotient(value, m6, 0)
+        q7 = magic_quotient(value, m7, 0)
+        control = value - q1 * 20 + 1
+        situation = (q1 - q2 * r1 + 1) * e1 + (q2 - q3 * r2 + 1) * e2
+        position1, position2 = q3 - q4 * r3, q4 - q5 * r4
+        soak = (q5 - q6 * r5 + 1) * f1 + (q6 - q7 * r6 + 1) * f2 + armour_modifier
+        tier = tier_of(control, control + sign * situation, amazing, good, ordinary)
+        dice = tier_value(tier, dice0, dice1, dice2)
+        sides = tier_value(tier, sides0, sides1, sides2)
+        magic = tier_value(tier, magic0, magic1, magic2)
+        unit = tier_value(tier, unit0, unit1, unit2)
+        amount = (tier_value(tier, modifier0, modifier1, modifier2)
+                  + (position1 - magic_quotient(position1, magic, unit) * sides + 1) * np.int64(dice >= 1)
+                  + (position2 - magic_quotient(position2, magic, unit) * sides + 1) * np.int64(dice >= 2))
+        tiers, stun, wound, mortal = tally(tier, amount, tier_value(tier, type0, type1, type2), soak, tiers, stun,
+                                           wound, mortal)
+    return pass_counts(counts, rejected, tiers, stun, wound, mortal)
 
 
 # --- layout sizes ----------------------------------------------------------------------------------
