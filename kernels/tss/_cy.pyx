@@ -165,9 +165,10 @@ def attack_joint_histogram(uint64_t seed, int64_t first_block, int64_t last_bloc
         counts[j] += totals[j]
 
 
-# The outcome outputs of the fast passes, which keep none.
+# The outcome outputs of the fast passes, which keep none, and the words of a call that reaches none.
 cdef int8_t[::1] NO_TIERS = np.empty(0, dtype=np.int8)
 cdef int32_t[::1] NO_DAMAGE = np.empty(0, dtype=np.int32)
+cdef uint32_t[::1] NO_WORDS = np.empty(0, dtype=np.uint32)
 
 
 cdef void _attack_fast(uint64_t seed, bint joint, int64_t first_block, int64_t last_block,
@@ -251,8 +252,11 @@ cdef class OneAttack:
 
 def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config, int64_t[::1] counts,
            int8_t[::1] tier_out, int32_t[::1] stun_out, int32_t[::1] wound_out, int32_t[::1] mortal_out):
-    # A tile's words for the fast passes (the per-die layout's tile of TILE blocks is the larger).
-    cdef uint32_t[::1] words = np.empty(4 * TILE, dtype=np.uint32)
+    # A tile's words for the fast passes (the per-die layout's tile of TILE blocks is the larger),
+    # made only for a call that may reach one, so that a call of a few attacks does not pay for it.
+    cdef uint32_t[::1] words = NO_WORDS
+    if tier_out.shape[0] == 0 and count >= (4 if config[C_JOINT] else 1):
+        words = np.empty(4 * TILE, dtype=np.uint32)
     with nogil:
         if config[C_JOINT]:
             _attack_joint(seed, start, count, config, counts, words, tier_out, stun_out, wound_out, mortal_out)

@@ -174,13 +174,14 @@ def _philox_words(k0, k1, domain, first_block, blocks, words):
 
 
 @njit
-def _attack_fast(k0, k1, state, joint, first_block, last_block, config, counts, words, tier_out, stun_out, wound_out,
+def _attack_fast(k0, k1, state, joint, first_block, last_block, config, counts, tier_out, stun_out, wound_out,
                  mortal_out):
     """Blocks ``first_block .. last_block - 1`` in tiles through the engine's fast pass: dense blocks
     of the joint layout (four attacks a block) or the first blocks of the per-die layout's item
     streams (one attack a block). A tile with a rejected word is redone exactly."""
     attacks_per_block = 4 if joint else 1
     domain = DOMAIN_DENSE if joint else DOMAIN_ITEM
+    words = np.empty(4 * TILE, dtype=np.uint32)
     for tile in range(first_block, last_block, TILE // attacks_per_block):
         blocks = min(TILE // attacks_per_block, last_block - tile)
         _philox_words(k0, k1, domain, tile, blocks, words)
@@ -208,19 +209,17 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
 def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
-    # A tile's words for the fast passes (the per-die layout's tile of TILE blocks is the larger).
-    words = np.empty(4 * TILE, dtype=np.uint32)
     if config[C_JOINT]:
-        _attack_joint(k0, k1, state, start, count, config, counts, words, tier_out, stun_out, wound_out, mortal_out)
+        _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
     elif tier_out.shape[0] > 0 or not die_pass_fits(config):
         _attack_exact(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
     else:
-        _attack_fast(k0, k1, state, False, start, start + count, config, counts, words, tier_out, stun_out, wound_out,
+        _attack_fast(k0, k1, state, False, start, start + count, config, counts, tier_out, stun_out, wound_out,
                      mortal_out)
 
 
 @njit
-def _attack_joint(k0, k1, state, start, count, config, counts, words, tier_out, stun_out, wound_out, mortal_out):
+def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
     """Joint layout: exact head and tail; whole dense blocks through the histogram pass when
     there are enough attacks to amortise its fold, else through the direct fast pass."""
     direct = joint_pass_fits(config)
@@ -240,7 +239,7 @@ def _attack_joint(k0, k1, state, start, count, config, counts, words, tier_out, 
     if histogram:
         _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
         return
-    _attack_fast(k0, k1, state, True, first_block, last_block, config, counts, words, tier_out, stun_out, wound_out,
+    _attack_fast(k0, k1, state, True, first_block, last_block, config, counts, tier_out, stun_out, wound_out,
                  mortal_out)
 
 
