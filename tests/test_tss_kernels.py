@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from combatsim import rng
 from combatsim.registry import get_kernel
 from combatsim.tss.api import Combatant, attack_config, fight_table, simulate_attacks, simulate_fights
-from combatsim.tss.engine import ATTACK_COUNTS, FIGHT_COUNTS, die_pass, joint_pass
+from combatsim.tss.engine import ATTACK_COUNTS, FIGHT_COUNTS, TIER_BITS, die_pass, joint_pass
 from combatsim.tss.model import Armour, Weapon
 
 BACKENDS = ("python", "numba", "cython")
@@ -121,6 +121,13 @@ def test_engine_fast_passes_count_as_the_reference_in_python(joint):
     counts = np.zeros(ATTACK_COUNTS, dtype=np.int64)
     assert (joint_pass if joint else die_pass)(config, words, count, counts) == 0
     np.testing.assert_array_equal(counts, run_attack("python", seed, start, count, config, outputs=False)[0])
+
+
+def test_a_tile_fits_the_passes_packed_tier_counts():
+    """A pass call counts each tier in TIER_BITS bits: the kernels' tiles (at most TILE attacks) fit."""
+    from combatsim.kernels.tss import _nb
+
+    assert _nb.TILE < 2**TIER_BITS
 
 
 def test_attack_results_do_not_depend_on_threads_or_chunks(compiled_backend):

@@ -25,7 +25,8 @@ cdef extern from "tss/joint_histogram.h" nogil:
                                     uint32_t faces, uint32_t* histogram)
 
 cdef enum:
-    # Attacks per tile of the fast passes: a tile with a rejected word is redone exactly.
+    # Attacks per tile of the fast passes (fewer than 2**TIER_BITS of the engine): a tile with a
+    # rejected word is redone exactly.
     TILE = 1024
     # Dense blocks per tile of the histogram pass (85 AVX2 steps of 12 blocks): the span a
     # rejected word makes the pass walk again.

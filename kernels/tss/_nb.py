@@ -24,7 +24,8 @@ from ..rng_nb import (
     stream_start,
 )
 
-#: Attacks per tile of the fast passes: a tile with a rejected word is redone exactly.
+#: Attacks per tile of the fast passes (fewer than 2**TIER_BITS of the engine): a tile with a rejected
+#: word is redone exactly.
 TILE = 1024
 
 

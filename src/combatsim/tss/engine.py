@@ -277,7 +277,7 @@ def joint_outcome(config, value):
 # --- the attack kernels' fast passes (their callers draw the words and redo rejected ones) ---------
 def tier_value(tier, amazing, good, ordinary):
     """A hit's value for its tier (0 Amazing, 1 Good, else Ordinary): arithmetic, not loads or
-    branches (the compiled passes measured faster so than with selects)."""
+    branches, so the passes vectorise."""
     return ordinary + (good - ordinary) * (tier <= 1) + (amazing - good) * (tier == 0)
 
 
