@@ -1,4 +1,4 @@
-"""The TSS combat engine: a fight stepped one phase at a time (tss-combat.txt, docs/tss.md "The engine").
+"""The TSS combat engine: a fight stepped one phase at a time (docs/tss.md, "The engine").
 
 The contract (kernel signatures, shared state columns, outcome codes) is ``combatsim.engine``. This
 module is the one source of the fight's rules: it runs as it is as the pure-Python reference, and
@@ -479,7 +479,8 @@ def action_count(slots):
 
 
 def fill_config(table, max_rounds, one_step, config):
-    """The config of a fight of ``table``'s characters (config_size(members, side_slots(table)) long)."""
+    """The config of a fight of ``table``'s characters, into zeros config_size(members, side_slots(table))
+    long or longer."""
     n = table.shape[0]
     slots = side_slots(table)
     config[K_MAX_ROUNDS] = max_rounds
@@ -824,10 +825,14 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     """
     n = n_characters
     table = characters.reshape((n, ROW_BASE + 4 * n_classes))
-    config = np.zeros(config_size(n, side_slots(table)), dtype=np.int64)
+    # The fight's buffers are the rows of one array, one allocation per call (the Cython build
+    # allocates through Python): the config, an env's state and its counts, each in a row as long
+    # as the longest of them.
+    buffers = np.zeros((3, max(config_size(n, side_slots(table)), state_size(n), len(COUNT_NAMES))), dtype=np.int64)
+    config = buffers[0]
     fill_config(table, max_rounds, one_step, config)
-    state = np.zeros((1, state_size(n)), dtype=np.int64)
-    episode = np.zeros((1, len(COUNT_NAMES)), dtype=np.int64)
+    state = buffers[1:2]
+    episode = buffers[2:3]
     play_fights(seed, start, count, table, config, state, episode, max_rounds, counts, winner_out, rounds_out,
                 new_stream())
 
