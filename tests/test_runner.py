@@ -237,3 +237,13 @@ def test_make_result_equals_the_constructor(cls):
     for name in factories:
         assert getattr(first, name) == getattr(cls(**required), name)
         assert getattr(first, name) is not getattr(second, name)
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_nonzero_counts_is_the_histograms_filled_entries_in_order(first):
+    histogram = np.zeros(1_000_001, dtype=np.int64)
+    histogram[[0, 7, 999_999]] = [3, 1, 2]
+    found = runner.nonzero_counts(histogram, first)
+    assert found == {first: 3, first + 7: 1, first + 999_999: 2}
+    assert list(found) == sorted(found) and all(type(k) is int and type(v) is int for k, v in found.items())
+    assert runner.nonzero_counts(np.zeros(5, dtype=np.int64)) == {}

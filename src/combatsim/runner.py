@@ -398,6 +398,13 @@ def _factories(cls: type) -> tuple:
     return found
 
 
+def nonzero_counts(histogram: np.ndarray, first: int = 0) -> dict[int, int]:
+    """{first + k: histogram[k]} for each nonzero entry: time that grows with the entries filled,
+    not with the histogram's length (a limit of a million rounds makes a long one)."""
+    filled = np.flatnonzero(histogram)
+    return dict(zip((filled + first).tolist(), histogram[filled].tolist(), strict=True))
+
+
 def run_record(result: object) -> dict:
     """How a ruleset result ran, the closing fields of its ``as_dict`` record."""
     return {"seed": result.seed, "backend": result.backend, "threads": result.threads, "partial": result.partial}

@@ -35,7 +35,7 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.runner import Work, check_run, make_result, run_record, simulate
+from combatsim.runner import Work, check_run, make_result, nonzero_counts, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_choice,
@@ -567,7 +567,7 @@ def simulate_fights(
         FightResult,
         fights=result.items_done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
-        rounds_histogram={r: c for r, c in enumerate(histogram.tolist()) if c},
+        rounds_histogram=nonzero_counts(histogram),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
         seed=run.seed,
         backend=backend,

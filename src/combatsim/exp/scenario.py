@@ -32,6 +32,7 @@ from combatsim.exp.model import (
     Weapon,
 )
 from combatsim.fights import FightSummary, kernel_summary, standing_by_side
+from combatsim.runner import nonzero_counts
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call, read_sides
 
 MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
@@ -178,7 +179,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         result, n, seed, step_unit(spec),
         wins=list(result.wins),
         draws=result.draws,
-        rounds_histogram={units + 1: int(c) for units, c in enumerate(result.units_histogram) if c},
+        rounds_histogram=nonzero_counts(result.units_histogram, first=1),
         per_side=[_side_figures(result.fights, int(result.damage[side]), int(result.to_hit_rolls[side]),
                                 int(result.hits[side]), int(result.ammunition[side])) for side in (0, 1)],
         totals={},

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import Work, check_run, make_result, run_record, simulate
+from combatsim.runner import Work, check_run, make_result, nonzero_counts, run_record, simulate
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -473,8 +473,7 @@ def simulate_fights(
         FightResult,
         fights=result.items_done,
         counts=result.counts[:FIGHT_COUNTS],
-        rounds_histogram={r: c for r, c in
-                          enumerate(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1].tolist()) if c},
+        rounds_histogram=nonzero_counts(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
         seed=run.seed,
         backend=backend,
