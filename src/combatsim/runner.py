@@ -417,7 +417,7 @@ def simulate(
     params: Sequence[object],
     per_item: Sequence[bool] | None = None,
     counts_size: int,
-    output_dtypes: Sequence[type] = (),
+    output_dtypes: tuple[type, ...] = (),
     work: Work = ONE_UNIT,
 ) -> tuple[RunResult, str, int]:
     """Stream the kernel over ``run.n`` items (arguments checked by check_run, inputs by the API).
@@ -431,10 +431,8 @@ def simulate(
     threads = min(run.threads, CPU_COUNT, max_threads(counts_size))
     if per_item is None:
         per_item = (False,) * len(params)
-    if run.outcomes:
-        outputs = [np.empty(run.n, dtype=dtype) for dtype in output_dtypes]
-    else:
-        outputs = [_no_outputs(dtype) for dtype in output_dtypes]
+    outputs = tuple(np.empty(run.n, dtype=dtype) for dtype in output_dtypes) if run.outcomes else _no_outputs(
+        output_dtypes)
     if run.executor.name == "dask":
         result = run_dask(run.executor, kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
                           params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
@@ -466,13 +464,13 @@ def simulate(
     return result, run.backend, threads
 
 
-#: Zero-length outputs by dtype, for runs without outcomes: kernels write nothing to them, so one
-#: array of each type serves every run (an allocation a call saved on the game loop's path).
-_empty_outputs: dict[type, np.ndarray] = {}
+#: Zero-length outputs by their dtypes, for runs without outcomes: kernels write nothing to them,
+#: so one array of each type serves every run (allocations a call saved on the game loop's path).
+_empty_outputs: dict[tuple, tuple[np.ndarray, ...]] = {}
 
 
-def _no_outputs(dtype: type) -> np.ndarray:
-    empty = _empty_outputs.get(dtype)
+def _no_outputs(dtypes: tuple[type, ...]) -> tuple[np.ndarray, ...]:
+    empty = _empty_outputs.get(dtypes)
     if empty is None:
-        empty = _empty_outputs[dtype] = np.empty(0, dtype=dtype)
+        empty = _empty_outputs[dtypes] = tuple(np.empty(0, dtype=dtype) for dtype in dtypes)
     return empty
