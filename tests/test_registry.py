@@ -39,20 +39,29 @@ def test_environment_variable_forces_auto(monkeypatch):
     assert resolve_backend("auto") == "numba"
     assert resolve_backend("python") == "python"  # an explicit choice still wins
     monkeypatch.setenv(registry.BACKEND_ENVIRONMENT_VARIABLE, "fortran")
-    with pytest.raises(ValueError, match="COMBATSIM_BACKEND must be one of"):
-        resolve_backend("auto")
+    for _ in range(2):  # a bad value is refused every time, never remembered
+        with pytest.raises(ValueError, match="COMBATSIM_BACKEND must be one of"):
+            resolve_backend("auto")
+    # each change of the variable is seen by the next call
+    for value, found in (("python", "python"), ("", "cython"), ("auto", "cython"), ("numba", "numba")):
+        monkeypatch.setenv(registry.BACKEND_ENVIRONMENT_VARIABLE, value)
+        assert resolve_backend(None) == found
+    monkeypatch.delenv(registry.BACKEND_ENVIRONMENT_VARIABLE)
+    assert resolve_backend("auto") == "cython"
 
 
 def test_fallback_warns_once(monkeypatch):
     monkeypatch.delenv(registry.BACKEND_ENVIRONMENT_VARIABLE, raising=False)
     monkeypatch.setattr(registry, "backend_available", lambda backend: backend != "cython")
     monkeypatch.setattr(registry, "_warned_fallback", False)
+    monkeypatch.setattr(registry, "_auto", {})  # what auto found: the backends are found anew here
     with pytest.warns(RuntimeWarning, match="falling back to numba"):
         assert resolve_backend("auto") == "numba"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert resolve_backend("auto") == "numba"
     monkeypatch.setattr(registry, "backend_available", lambda backend: backend == "python")
+    monkeypatch.setattr(registry, "_auto", {})
     assert resolve_backend("auto") == "python"
     with pytest.raises(ValueError, match="backend 'cython' is not available"):
         resolve_backend("cython")

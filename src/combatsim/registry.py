@@ -69,11 +69,24 @@ def available_backends() -> list[str]:
     return [backend for backend in BACKENDS if backend_available(backend)]
 
 
+#: What ``auto`` resolved to, by the environment variable's value (None: unset): a call's default
+#: backend costs one environment read and a lookup.
+_auto: dict[str | None, str] = {}
+
+
 def resolve_backend(backend: str | None = "auto") -> str:
     """Turn ``auto`` into a concrete backend: cython, then numba, then python (warning once)."""
+    if backend is None or backend == "auto":
+        forced = os.environ.get(BACKEND_ENVIRONMENT_VARIABLE)
+        found = _auto.get(forced)
+        if found is None:
+            found = _auto[forced] = _resolve_backend("auto")
+        return found
+    return _resolve_backend(backend)
+
+
+def _resolve_backend(backend: str) -> str:
     global _warned_fallback
-    if backend is None:
-        backend = "auto"
     if not isinstance(backend, str) or backend not in BACKEND_CHOICES:
         raise ValueError(f"backend must be one of {', '.join(BACKEND_CHOICES)}; got {backend!r}")
     if backend == "auto":
