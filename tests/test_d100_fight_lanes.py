@@ -138,3 +138,19 @@ def lockstep_cases(draw):
 @given(lockstep_cases())
 def test_lockstep_lanes_agree_with_the_reference_on_random_fights(case):
     assert_same_fights(*case)
+
+
+def test_the_lanes_restate_the_layout_exactly():
+    """fight_lanes.h numbers the actions, its counts and its dice itself: each as the layout does."""
+    from combatsim.rng import rejection_threshold
+
+    restated = _cy.LANE_LAYOUT
+    for name in (*(n for n in restated if n.startswith("ACTION_")), "ATTACK_SIDES"):
+        assert restated[name] == getattr(layout, name), name
+    counts = ("F_ATTACKS", "F_LETHAL", "F_SERIOUS", "F_FLESH", "F_INSTANT_DEATH", "F_ESCALATED_SERIOUS",
+              "F_ESCALATED_LETHAL")
+    assert [restated[name] for name in counts] == [getattr(layout, name) - layout.F_ATTACKS for name in counts]
+    assert restated["ATTACK_REJECT"] == rejection_threshold(layout.ATTACK_SIDES)
+    assert restated["D100_REJECT"] == rejection_threshold(layout.D100)
+    assert len([n for n in restated if n.startswith("ACTION_")]) == len(
+        [n for n in dir(layout) if n.startswith("ACTION_")])

@@ -312,6 +312,27 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_LANE_WORDS
         D100F_COUNT_PASSES
         D100F_NARROW_MAX
+        # the layout's numbers, restated in C (LANE_LAYOUT below; a test compares them)
+        D100F_NONE
+        D100F_ATTACK
+        D100F_QUICK_ATTACK
+        D100F_DEFEND
+        D100F_FLEE
+        D100F_PRESS
+        D100F_DISENGAGE
+        D100F_CHARGE
+        D100F_TAKE_COVER
+        D100F_TOGGLE_DUAL_WIELD
+        D100F_ATTACKS
+        D100F_LETHAL
+        D100F_SERIOUS
+        D100F_FLESH
+        D100F_INSTANT_DEATH
+        D100F_ESCALATED_SERIOUS
+        D100F_ESCALATED_LETHAL
+        D100F_ATTACK_SIDES
+        D100F_ATTACK_REJECT
+        D100F_D100_REJECT
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
         uint32_t k0, k1
@@ -357,6 +378,20 @@ lockstep_min_fights = LOCKSTEP_MIN_FIGHTS
 lockstep_cpu = bool(d100f_lanes_pay())
 #: The most combatants of the int16 lanes (AVX-512 CPUs only; fight_lanes.h, d100f_narrow_fits).
 lockstep_narrow_fighters = D100F_NARROW_MAX
+
+
+#: fight_lanes.h's restatement of the layout, by the layout's names: the actions (numbered as the
+#: policy columns), the lanes' counts (offsets from F_ATTACKS) and the dice it draws.
+LANE_LAYOUT = {
+    "ACTION_NONE": D100F_NONE, "ACTION_ATTACK": D100F_ATTACK, "ACTION_QUICK_ATTACK": D100F_QUICK_ATTACK,
+    "ACTION_DEFEND": D100F_DEFEND, "ACTION_FLEE": D100F_FLEE, "ACTION_PRESS": D100F_PRESS,
+    "ACTION_DISENGAGE": D100F_DISENGAGE, "ACTION_CHARGE": D100F_CHARGE, "ACTION_TAKE_COVER": D100F_TAKE_COVER,
+    "ACTION_TOGGLE_DUAL_WIELD": D100F_TOGGLE_DUAL_WIELD,
+    "F_ATTACKS": D100F_ATTACKS, "F_LETHAL": D100F_LETHAL, "F_SERIOUS": D100F_SERIOUS, "F_FLESH": D100F_FLESH,
+    "F_INSTANT_DEATH": D100F_INSTANT_DEATH, "F_ESCALATED_SERIOUS": D100F_ESCALATED_SERIOUS,
+    "F_ESCALATED_LETHAL": D100F_ESCALATED_LETHAL,
+    "ATTACK_SIDES": D100F_ATTACK_SIDES, "ATTACK_REJECT": D100F_ATTACK_REJECT, "D100_REJECT": D100F_D100_REJECT,
+}
 
 
 def _lockstep_narrow(bint allowed):

@@ -65,7 +65,8 @@
 #define D100F_CAP (3 * D100F_MAX + D100F_DRAW + 1)
 #define D100F_LANE_WORDS ((D100F_LANES + 63) / 64)
 
-/* combatsim.d100.layout's actions, numbered as there (the policy columns follow that order). */
+/* combatsim.d100.layout's actions, numbered as there (the policy columns follow that order;
+ * tests/test_d100_fight_lanes.py compares these and the counts and dice below with the layout). */
 #define D100F_NONE 0
 #define D100F_ATTACK 1
 #define D100F_QUICK_ATTACK 2
