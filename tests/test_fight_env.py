@@ -234,16 +234,19 @@ def test_render_words_the_condition_and_the_result():
     assert lines[2].endswith("in   1 flesh wound, targeted  last action: attack -> +1 flesh wound")
 
 
-def sync_vector(game, agent, n, backend):
-    return SyncVectorEnv([lambda: FightEnv(game, agent, backend=backend) for _ in range(n)],
-                         autoreset_mode=AutoresetMode.SAME_STEP)
+def sync_vector(game, agent, n, backend, mode=AutoresetMode.SAME_STEP):
+    return SyncVectorEnv([lambda: FightEnv(game, agent, backend=backend) for _ in range(n)], autoreset_mode=mode)
 
 
-def check_vector_equals_single_envs(game, agent, backend="python", n=5, steps=60, seed=3):
+def check_vector_equals_single_envs(game, agent, backend="python", n=5, steps=60, seed=3,
+                                    mode=AutoresetMode.SAME_STEP):
+    """The vector env against Gymnasium's SyncVectorEnv over single envs in autoreset ``mode``,
+    through random actions, the autoresets, a partial reset with new seeds half-way (and, with
+    autoreset DISABLED, a partial reset of the envs that ended after each step)."""
     vector = gym.make_vec("combatsim/Fight-v0", num_envs=n, vectorization_mode="vector_entry_point",
-                          scenario=game, agent=agent, backend=backend)
-    assert isinstance(vector, FightVectorEnv) and vector.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
-    singles = sync_vector(game, agent, n, backend)
+                          scenario=game, agent=agent, backend=backend, autoreset_mode=mode)
+    assert isinstance(vector, FightVectorEnv) and vector.metadata["autoreset_mode"] == mode
+    singles = sync_vector(game, agent, n, backend, mode)
     assert_same(vector.reset(seed=seed), singles.reset(seed=seed), "reset")
     rng = np.random.default_rng(seed)
     ends = 0
@@ -251,15 +254,47 @@ def check_vector_equals_single_envs(game, agent, backend="python", n=5, steps=60
         actions = rng.integers(0, len(game.action_names), size=n)
         got, expected = vector.step(actions), singles.step(actions)
         assert_same(got, expected, f"step {step}")
-        ends += int(np.count_nonzero(got[2] | got[3]))
+        ended = got[2] | got[3]
+        ends += int(np.count_nonzero(ended))
+        if mode == AutoresetMode.DISABLED and ended.any():
+            assert_same(vector.reset(options={"reset_mask": ended}), singles.reset(options={"reset_mask": ended}),
+                        f"reset of the envs that ended at step {step}")
+        if step == steps // 2:
+            some = np.arange(n) % 2 == 0
+            seeds = [seed + 100 + e for e in range(n)]
+            assert_same(vector.reset(seed=seeds, options={"reset_mask": some}),
+                        singles.reset(seed=seeds, options={"reset_mask": some}), "partial reset with seeds")
     assert ends >= n  # autoreset was exercised
     assert_same(vector.reset(), singles.reset(), "reset without a seed: the next fight of each env")
 
 
+@pytest.mark.parametrize("mode", list(AutoresetMode))
 @pytest.mark.parametrize("backend", ["python", "numba"])
-def test_fake_vector_env_equals_single_envs(backend):
-    check_vector_equals_single_envs(FAKE_TEAMS, "B 1", backend=backend)
-    check_vector_equals_single_envs(FAKE_DUEL, "A", backend=backend, n=3)
+def test_fake_vector_env_equals_single_envs(backend, mode):
+    check_vector_equals_single_envs(FAKE_TEAMS, "B 1", backend=backend, mode=mode)
+    check_vector_equals_single_envs(FAKE_DUEL, "A", backend=backend, n=3, mode=mode)
+
+
+def test_vector_env_autoreset_modes_and_reset_masks_are_checked():
+    with pytest.raises(ValueError, match=r"autoreset_mode must be an AutoresetMode or one of \['Disabled', "
+                                         r"'NextStep', 'SameStep'\], got 'next'"):
+        FightVectorEnv(2, scenario=FAKE_DUEL, agent="A", backend="python", autoreset_mode="next")
+    vector = FightVectorEnv(2, scenario=FAKE_DUEL, agent="A", backend="python", autoreset_mode="Disabled")
+    assert vector.metadata["autoreset_mode"] is AutoresetMode.DISABLED
+    assert FightVectorEnv.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP  # the class default stays
+    with pytest.raises(ValueError, match=r"reset_mask'\] needs a first reset of every env"):
+        vector.reset(options={"reset_mask": np.array([True, False])})
+    vector.reset(seed=0)
+    for bad, got in ((np.array([1, 0]), r"int64\(2,\)"), (np.array([True]), r"bool\(1,\)"), ([True, False], "list")):
+        with pytest.raises(ValueError, match=rf"reset_mask'\] must be a bool numpy array of shape \(2,\), got {got}"):
+            vector.reset(options={"reset_mask": bad})
+    with pytest.raises(ValueError, match="must select at least one env, got none"):
+        vector.reset(options={"reset_mask": np.zeros(2, np.bool_)})
+    terminated = truncated = np.zeros(2, np.bool_)
+    while not (terminated | truncated).any():
+        _, _, terminated, truncated, _ = vector.step(np.zeros(2, np.int64))
+    with pytest.raises(RuntimeError, match=r"step\(\) with ended envs \[\d.*\]: autoreset is disabled"):
+        vector.step(np.zeros(2, np.int64))
 
 
 def test_vector_env_bad_actions():
@@ -358,7 +393,8 @@ def test_team_episodes_equal_fights(ruleset):
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_vector_env_equals_single_envs(example):
     game = real_game(example)
-    check_vector_equals_single_envs(game, game.member_names[-1], n=4, steps=40)
+    for mode in AutoresetMode:
+        check_vector_equals_single_envs(game, game.member_names[-1], n=4, steps=60, mode=mode)
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -371,7 +407,7 @@ def test_example_parallel_env(example):
 def test_team_parallel_env_self_play(ruleset):
     game = real_game(team_document(ruleset))
     check_parallel(game, list(game.member_names))
-    check_vector_equals_single_envs(game, "Dov", n=3, steps=30)
+    check_vector_equals_single_envs(game, "Dov", n=3, steps=60)
 
 
 def test_escape_says_who_escaped():

@@ -135,6 +135,15 @@ def test_protocol_answers():
         adapter.set_attr("agent", "B", indices=[0])
 
 
+def test_adapter_takes_only_a_same_step_vector_env():
+    from combatsim.rl.fight_vector import FightVectorEnv
+    from combatsim.rl.sb3 import KernelVecEnv
+
+    vector = FightVectorEnv(2, scenario=FAKE_DUEL, agent="A", backend="python", autoreset_mode="NextStep")
+    with pytest.raises(ValueError, match="autoreset_mode must be SAME_STEP for SB3, got AutoresetMode.NEXT_STEP"):
+        KernelVecEnv(vector)
+
+
 @pytest.mark.parametrize(("actions", "error", "message"), [
     (np.zeros(3, dtype=np.int64), ValueError, r"actions must have shape \(4,\), got \(3,\)"),
     (np.full(4, 3, dtype=np.int64), ValueError, r"actions must be in 0\.\.2, got 3"),

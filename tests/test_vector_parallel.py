@@ -169,3 +169,31 @@ def test_results_are_fresh_arrays(agents):
     assert_same(results, kept)
     for now in returned:
         assert not any(np.shares_memory(now, buffer) for buffer in vector._b.values())
+
+
+def test_next_step_autoreset_plays_the_same_fights_a_step_later():
+    """One env in NEXT_STEP mode against one in SAME_STEP: the step that ends a fight returns its last
+    observation (SAME_STEP's final_obs) and outcome; the next step, whose actions are not played,
+    returns the next fight's first observation with reward 0; then both play on alike."""
+    agents = ["A 1", "B 2"]
+    same = vector_parallel_env(FAKE_TEAMS, agents, num_envs=1, backend="python")
+    nxt = vector_parallel_env(FAKE_TEAMS, agents, num_envs=1, backend="python", autoreset_mode="NextStep")
+    assert_same(same.reset(seed=6), nxt.reset(seed=6))
+    rng = np.random.default_rng(1)
+    ends = 0
+    for _ in range(40):
+        actions = rng.integers(0, 3, size=(1, 2))
+        obs, rewards, terminated, truncated, infos = same.step(actions)
+        n_obs, n_rewards, n_terminated, n_truncated, n_infos = nxt.step(actions)
+        assert_same((n_rewards, n_terminated, n_truncated), (rewards, terminated, truncated))
+        if not (terminated | truncated)[0]:
+            assert_same((n_obs, n_infos), (obs, infos))
+            continue
+        ends += 1
+        final = infos["final_info"]
+        np.testing.assert_array_equal(n_obs[0], infos["final_obs"][0])
+        assert_same(n_infos, final)  # with one env, every key is present
+        n_obs, n_rewards, n_terminated, n_truncated, n_infos = nxt.step(rng.integers(0, 3, size=(1, 2)))
+        assert_same((n_obs, n_infos), (obs, {key: infos[key] for key in n_infos}))
+        assert n_rewards.tolist() == [[0.0, 0.0]] and not (n_terminated | n_truncated).any()
+    assert ends > 1

@@ -2,7 +2,8 @@
 
 ``rl.vector_step``: env steps/s of ``combatsim/Fight-v0``'s vector env on the ruleset's example
 duel (1024 envs, ``step()`` through the Gymnasium API, one engine call a step, the agent always
-attacking); its baseline is Gymnasium's own numpy CartPole vector env with 1024 environments,
+attacking), autoreset SAME_STEP; ``rl.vector_step.next_step`` the same with autoreset NEXT_STEP,
+as CartPole's. The baseline is Gymnasium's own numpy CartPole vector env with 1024 environments,
 timed in the same run. ``rl.single_step.api``: one env through ``step()``, against CartPole's.
 The plain names use d100 (examples/d100_duel.toml); ``.exp`` and ``.tss`` the other rulesets'
 examples (exp_bob_too, tss_alex_vs_thug). Each runs on every engine backend the env takes: the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from combatsim.bench import BenchCase
 from combatsim.engine import engine_kernels
@@ -37,18 +39,18 @@ def env_backends(ruleset: str) -> tuple[str, ...]:
     return ("numba", "cython")
 
 
-def _vector(ruleset: str, backend: str) -> FightVectorEnv:
-    key = ("vector", ruleset, backend)
+def _vector(ruleset: str, backend: str, mode: AutoresetMode = AutoresetMode.SAME_STEP) -> FightVectorEnv:
+    key = ("vector", ruleset, backend, mode)
     if key not in _cache:
         _, example, agent = EXAMPLE_ENVS[ruleset]
-        env = FightVectorEnv(VECTOR_ENVS, scenario=example, agent=agent, backend=backend)
+        env = FightVectorEnv(VECTOR_ENVS, scenario=example, agent=agent, backend=backend, autoreset_mode=mode)
         env.reset(seed=1)
         _cache[key] = env
     return _cache[key]
 
 
-def vector_steps(ruleset: str, backend: str, n: int) -> None:
-    env = _vector(ruleset, backend)
+def vector_steps(ruleset: str, backend: str, n: int, mode: AutoresetMode = AutoresetMode.SAME_STEP) -> None:
+    env = _vector(ruleset, backend, mode)
     actions = np.full(VECTOR_ENVS, ATTACK, dtype=np.int64)
     for _ in range(max(1, n // VECTOR_ENVS)):
         env.step(actions)
@@ -97,6 +99,10 @@ for _ruleset, _suffix in (("d100", ""), ("exp", ".exp"), ("tss", ".tss")):
     _backends = env_backends(_ruleset)
     CASES += [
         BenchCase(f"rl.vector_step{_suffix}", lambda b, n, t, r=_ruleset: vector_steps(r, b, n), cartpole_vector,
+                  compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
+                  backends=_backends, threads=(1,)),
+        BenchCase(f"rl.vector_step{_suffix}.next_step",
+                  lambda b, n, t, r=_ruleset: vector_steps(r, b, n, AutoresetMode.NEXT_STEP), cartpole_vector,
                   compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
                   backends=_backends, threads=(1,)),
         BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n), cartpole_single,

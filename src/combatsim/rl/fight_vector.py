@@ -1,11 +1,19 @@
 """``combatsim/Fight-v0``'s vector entry point: N fights of one scenario, stepped by one engine call.
 
 Env ``e`` of a vector env seeded ``s`` is a :class:`~combatsim.rl.fight_env.FightEnv` seeded
-``s + e``, step by step: the same observations, rewards, ends and infos. Autoreset is Gymnasium's
-SAME_STEP mode: a step that ends an env's episode also starts its next one (fight index + 1)
-and returns that episode's first observation; the last observation and info of the episode that
-ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with ``_final_obs`` and
-``_final_info`` saying which envs ended), as Gymnasium's own vector envs put them.
+``s + e``, step by step: the same observations, rewards, ends and infos as Gymnasium's
+``SyncVectorEnv`` over those single envs gives in the same autoreset mode (``autoreset_mode=``):
+
+- ``SAME_STEP`` (the default): a step that ends an env's episode also starts its next one (fight
+  index + 1) and returns that episode's first observation; the last observation and info of the
+  episode that ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with
+  ``_final_obs`` and ``_final_info`` saying which envs ended).
+- ``NEXT_STEP``: a step that ends an episode returns its last observation, and its outcome in
+  ``infos["outcome"]``; the env's next step starts the next fight (its action is not played).
+- ``DISABLED``: an ended env stays ended until ``reset(options={"reset_mask": mask})`` starts the
+  next fight of the envs in ``mask`` (a step before that is an error).
+
+In any mode, ``reset(options={"reset_mask": mask})`` resets only the envs in ``mask``.
 """
 
 from __future__ import annotations
@@ -26,6 +34,30 @@ from combatsim.scenario import Scenario
 from combatsim.validation import check_int, check_seed
 
 MAX_ENVS = 1 << 24
+#: Gymnasium's autoreset modes, by their values ("SameStep", "NextStep", "Disabled")
+AUTORESET_MODES = {mode.value: mode for mode in AutoresetMode}
+
+
+def check_autoreset_mode(mode: object) -> AutoresetMode:
+    """An AutoresetMode, given as one or as its value."""
+    if isinstance(mode, AutoresetMode):
+        return mode
+    if isinstance(mode, str) and mode in AUTORESET_MODES:
+        return AUTORESET_MODES[mode]
+    raise ValueError(f"autoreset_mode must be an AutoresetMode or one of {sorted(AUTORESET_MODES)}, got {mode!r}")
+
+
+def check_reset_mask(options: Mapping | None, num_envs: int) -> np.ndarray | None:
+    """``options["reset_mask"]``, checked as Gymnasium's SyncVectorEnv checks it, or None."""
+    if options is None or "reset_mask" not in options:
+        return None
+    mask = options["reset_mask"]
+    if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.shape != (num_envs,):
+        got = f"{mask.dtype}{mask.shape}" if isinstance(mask, np.ndarray) else type(mask).__name__
+        raise ValueError(f"options['reset_mask'] must be a bool numpy array of shape ({num_envs},), got {got}")
+    if not mask.any():
+        raise ValueError("options['reset_mask'] must select at least one env, got none")
+    return mask.copy()
 
 
 def _with_masks(columns: dict[str, Any], present: np.ndarray) -> dict[str, Any]:
@@ -44,9 +76,12 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game, agent: str,
-                 backend: str = "auto", render_mode: str | None = None) -> None:
+                 backend: str = "auto", render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP) -> None:
         self.game = game = as_game(scenario)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
+        self.autoreset_mode = check_autoreset_mode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.agent = agent
         self.agent_index = member_index(game, agent)
         self.backend = check_backend(backend)
@@ -70,19 +105,38 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self._terminates = np.array([True, True, True, False, False])
         self._truncates = np.array([False, False, False, True, False])
         self._started = False
+        # the envs whose episode ended and has not been followed by the next (NEXT_STEP, DISABLED)
+        self._ended = np.zeros(self.num_envs, dtype=np.bool_)
 
     def _agent_rows(self, buffer: np.ndarray) -> np.ndarray:
         """A fresh copy of the agent's rows of ``buffer`` (num_envs, members, ...)."""
         index = self.agent_index
         return buffer[:, index].copy() if isinstance(index, slice) else buffer.take(index, axis=1)
 
-    def _infos(self) -> dict[str, Any]:
+    def _infos(self, present: np.ndarray | None = None) -> dict[str, Any]:
+        """Every env's action mask and masked-action count, or (``present``) only those envs', the
+        others' entries 0 as Gymnasium batches the infos of some envs."""
         b = self._b
-        every = np.ones(self.num_envs, np.bool_)
-        return {"action_mask": self._agent_rows(b["mask"]), "_action_mask": every,
-                "masked_actions": b["counts"][:, self._masked].copy(), "_masked_actions": every}
+        action_mask, masked = self._agent_rows(b["mask"]), b["counts"][:, self._masked].copy()
+        if present is None:
+            present = np.ones(self.num_envs, np.bool_)
+        else:
+            action_mask[~present] = 0
+            masked[~present] = 0
+        return {"action_mask": action_mask, "_action_mask": present, "masked_actions": masked,
+                "_masked_actions": present}
+
+    def _start(self, which: np.ndarray) -> None:
+        """Start the fights of the envs in ``which`` (their seeds and indices already set)."""
+        b = self._b
+        np.copyto(b["which"], which)
+        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
+                           b["counts"], b["obs"], b["mask"])
+        self._ended &= ~which
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        mask = check_reset_mask(options, self.num_envs)
+        which = np.ones(self.num_envs, np.bool_) if mask is None else mask
         first = seed[0] if isinstance(seed, list | tuple | np.ndarray) and len(seed) else seed
         super().reset(seed=None if first is None else check_seed(first))
         b = self._b
@@ -94,26 +148,34 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
                 seeds = [check_seed(s) for s in seed]
             else:
                 seeds = [(seed + e) % 2**64 for e in range(self.num_envs)]
-            b["seeds"][:] = np.array(seeds, dtype=np.uint64)
-            b["indices"][:] = 0
+            b["seeds"][which] = np.array(seeds, dtype=np.uint64)[which]
+            b["indices"][which] = 0
         elif not self._started:
+            if mask is not None:
+                raise ValueError("options['reset_mask'] needs a first reset of every env: call reset() first")
             b["seeds"][:] = self.np_random.integers(0, 2**63, size=self.num_envs, dtype=np.int64).astype(np.uint64)
             b["indices"][:] = 0
         else:
-            b["indices"][:] += 1  # every env's next fight
+            b["indices"] += which  # the next fight of each env reset
         self._started = True
-        b["which"][:] = 1
-        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
-                           b["counts"], b["obs"], b["mask"])
-        return self._agent_rows(b["obs"]), self._infos()
+        self._start(which)
+        return self._agent_rows(b["obs"]), self._infos(mask)
 
     def step(self, actions):
         b = self._b
         if not self._started:
             raise RuntimeError("step() before reset(): call reset() first")
-        b["actions"][:, self.agent_index] = self._check_actions(actions)
+        checked = self._check_actions(actions)
+        mode = self.autoreset_mode
+        if mode is AutoresetMode.DISABLED and self._ended.any():
+            raise RuntimeError(f"step() with ended envs {self._ended.nonzero()[0][:8].tolist()}: autoreset is "
+                               f"disabled, so reset them first with reset(options={{'reset_mask': mask}})")
+        b["actions"][:, self.agent_index] = checked
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
+        if mode is AutoresetMode.NEXT_STEP and self._ended.any():
+            b["indices"] += self._ended  # the step left them as they were; they start their next fight
+            self._start(self._ended.copy())
         outcome = b["state"][:, S_OUTCOME]
         # (num_envs,) here; (num_envs, agents) where agent_index lists several members (vector_parallel)
         rewards = self._rewards[outcome]
@@ -122,27 +184,27 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         ended = done.nonzero()[0]
         if not len(ended):
             return self._agent_rows(b["obs"]), rewards, terminated, truncated, self._infos()
-        state, counts, obs, mask = (b[key].take(ended, axis=0) for key in ("state", "counts", "obs", "mask"))
-        final_obs = np.empty(self.num_envs, dtype=object)  # None throughout
-        final_obs[ended] = np.fromiter(self._agent_rows(obs), dtype=object, count=len(ended))
-        # every field over all envs, 0 (None) where the fight runs on
-        agent_mask = self._agent_rows(mask)
-        final_mask = np.zeros((self.num_envs, *agent_mask.shape[1:]), dtype=agent_mask.dtype)
-        final_mask[ended] = agent_mask
+        state, counts, obs = (b[key].take(ended, axis=0) for key in ("state", "counts", "obs"))
         outcomes = self._outcomes.columns(state, counts, obs, ended, self.num_envs)
         # the episode's return is its last reward (every step before the end gives 0)
-        final_info = {"action_mask": final_mask, "masked_actions": outcomes["counts"]["masked"].copy(),
-                      "outcome": outcomes, "episode": {"r": rewards.copy(), "l": outcomes["steps"].copy()}}
-        present = done.copy()
-        final_info = _with_masks(final_info, present)
+        ending = {"outcome": outcomes, "episode": {"r": rewards.copy(), "l": outcomes["steps"].copy()}}
+        if mode is not AutoresetMode.SAME_STEP:
+            self._ended |= done
+            infos = self._infos()
+            infos.update(_with_masks(ending, done.copy()))
+            return self._agent_rows(b["obs"]), rewards, terminated, truncated, infos
+        final_obs = np.empty(self.num_envs, dtype=object)  # None throughout
+        final_obs[ended] = np.fromiter(self._agent_rows(obs), dtype=object, count=len(ended))
+        # every field over all envs, 0 where the fight runs on
+        final_info = self._infos(done.copy())
+        del final_info["_action_mask"], final_info["_masked_actions"]
+        final_info = _with_masks({**final_info, **ending}, done.copy())
         # SAME_STEP: the envs that ended start their next fight now
-        np.copyto(b["which"], done)
         b["indices"] += done
-        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
-                           b["counts"], b["obs"], b["mask"])
+        self._start(done)
         infos = self._infos()
         infos["final_obs"], infos["_final_obs"] = final_obs, done
-        infos["final_info"], infos["_final_info"] = final_info, present
+        infos["final_info"], infos["_final_info"] = final_info, final_info["_action_mask"]
         return self._agent_rows(b["obs"]), rewards, terminated, truncated, infos
 
     def _check_actions(self, actions) -> np.ndarray:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
 from combatsim.engine import Game
 from combatsim.rl.fight_vector import FightVectorEnv
@@ -55,6 +56,9 @@ class KernelVecEnv:
     """SB3's VecEnv protocol over one :class:`FightVectorEnv` (one engine call a step)."""
 
     def __init__(self, vector: FightVectorEnv) -> None:
+        if vector.autoreset_mode is not AutoresetMode.SAME_STEP:
+            # SB3 resets an env in the step that ends it, as SAME_STEP does
+            raise ValueError(f"vector env autoreset_mode must be SAME_STEP for SB3, got {vector.autoreset_mode}")
         self.venv = vector
         self.num_envs = vector.num_envs
         self.observation_space = vector.single_observation_space

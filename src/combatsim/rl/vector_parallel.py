@@ -4,8 +4,9 @@
 combatsim.rl.fight_parallel, N copies stepped by one engine call: observations ``(N, agents,
 obs)``, masks ``(N, agents, actions)``, actions ``(N, agents)``, rewards ``(N, agents)``. It is
 ``combatsim/Fight-v0``'s vector env with several agent rows, so it has that env's rules: env ``e``
-after ``reset(seed=s)`` is the PettingZoo env seeded ``s + e``, step by step; autoreset is
-Gymnasium's SAME_STEP (``infos["final_obs"]``, ``infos["final_info"]`` for the envs that ended).
+after ``reset(seed=s)`` is the PettingZoo env seeded ``s + e``, step by step, with that env's
+``autoreset_mode`` (by default Gymnasium's SAME_STEP: ``infos["final_obs"]``, ``infos["final_info"]``
+for the envs that ended).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from combatsim.engine import Game
@@ -33,10 +35,12 @@ class FightVectorParallelEnv(FightVectorEnv):
     """
 
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game,
-                 agents: Sequence[str] | None = None, backend: str = "auto", render_mode: str | None = None) -> None:
+                 agents: Sequence[str] | None = None, backend: str = "auto", render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP) -> None:
         game = as_game(scenario)
         rows = agent_rows(game, agents)
-        super().__init__(num_envs, scenario=game, agent=next(iter(rows)), backend=backend, render_mode=render_mode)
+        super().__init__(num_envs, scenario=game, agent=next(iter(rows)), backend=backend, render_mode=render_mode,
+                         autoreset_mode=autoreset_mode)
         del self.agent
         self.agents = self.possible_agents = tuple(rows)
         # indexes the member axis: obs[:, agent_index] is (num_envs, agents, obs); a slice (a view,
@@ -57,6 +61,8 @@ class FightVectorParallelEnv(FightVectorEnv):
 
 
 def vector_parallel_env(scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None,
-                        num_envs: int = 1, *, backend: str = "auto") -> FightVectorParallelEnv:
+                        num_envs: int = 1, *, backend: str = "auto",
+                        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP) -> FightVectorParallelEnv:
     """N copies of ``scenario`` with ``agents`` (member names; all members by default), one engine call a step."""
-    return FightVectorParallelEnv(num_envs, scenario=scenario, agents=agents, backend=backend)
+    return FightVectorParallelEnv(num_envs, scenario=scenario, agents=agents, backend=backend,
+                                  autoreset_mode=autoreset_mode)
