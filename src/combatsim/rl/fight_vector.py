@@ -105,8 +105,6 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self._terminates = np.array([True, True, True, False, False])
         self._truncates = np.array([False, False, False, True, False])
         self._started = False
-        # the envs whose episode ended and has not been followed by the next (NEXT_STEP, DISABLED)
-        self._ended = np.zeros(self.num_envs, dtype=np.bool_)
 
     def _agent_rows(self, buffer: np.ndarray) -> np.ndarray:
         """A fresh copy of the agent's rows of ``buffer`` (num_envs, members, ...)."""
@@ -132,7 +130,6 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         np.copyto(b["which"], which)
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
-        self._ended &= ~which
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         mask = check_reset_mask(options, self.num_envs)
@@ -167,15 +164,17 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
             raise RuntimeError("step() before reset(): call reset() first")
         checked = self._check_actions(actions)
         mode = self.autoreset_mode
-        if mode is AutoresetMode.DISABLED and self._ended.any():
-            raise RuntimeError(f"step() with ended envs {self._ended.nonzero()[0][:8].tolist()}: autoreset is "
+        # NEXT_STEP and DISABLED leave a fight that ended as it was until its env is reset
+        waiting = b["state"][:, S_OUTCOME] != RUNNING if mode is not AutoresetMode.SAME_STEP else None
+        if mode is AutoresetMode.DISABLED and waiting.any():
+            raise RuntimeError(f"step() with ended envs {waiting.nonzero()[0][:8].tolist()}: autoreset is "
                                f"disabled, so reset them first with reset(options={{'reset_mask': mask}})")
         b["actions"][:, self.agent_index] = checked
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
-        if mode is AutoresetMode.NEXT_STEP and self._ended.any():
-            b["indices"] += self._ended  # the step left them as they were; they start their next fight
-            self._start(self._ended.copy())
+        if mode is AutoresetMode.NEXT_STEP and waiting.any():
+            b["indices"] += waiting  # the step left them as they were; they start their next fight
+            self._start(waiting)
         outcome = b["state"][:, S_OUTCOME]
         # (num_envs,) here; (num_envs, agents) where agent_index lists several members (vector_parallel)
         rewards = self._rewards[outcome]
@@ -189,7 +188,6 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         # the episode's return is its last reward (every step before the end gives 0)
         ending = {"outcome": outcomes, "episode": {"r": rewards.copy(), "l": outcomes["steps"].copy()}}
         if mode is not AutoresetMode.SAME_STEP:
-            self._ended |= done
             infos = self._infos()
             infos.update(_with_masks(ending, done.copy()))
             return self._agent_rows(b["obs"]), rewards, terminated, truncated, infos
