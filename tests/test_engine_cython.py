@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import copy
 import importlib
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from combatsim import registry
-from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, engine_kernels
-from combatsim.engine_cython import FLOOR_FUNCTIONS, RULESETS, _body, body_digest, generate_rules
+from combatsim.engine import RUNNING, S_OUTCOME, SCRIPTED, built_from_current_source, engine_kernels
+from combatsim.engine_cython import FLOOR_FUNCTIONS, RULESETS, _body, engine_sources, generate_rules
 from combatsim.game import scenario_game
 from combatsim.scenario import example_names, example_path, load
 
@@ -49,25 +51,61 @@ def both_engines(game):
 
 
 def test_every_cython_engine_is_built_from_the_current_source():
-    """The build's digest is the generator's for the engine as it is now (else: rebuild)."""
+    """The build is stamped with the engine's sources (its file and those it takes names from) and
+    their digest as they are now (else: rebuild)."""
     for ruleset in RULESETS:
         built = importlib.import_module(f"combatsim.kernels.{ruleset}.engine_cy")
-        assert body_digest(importlib.import_module(f"combatsim.{ruleset}.engine")) == built.BODY_DIGEST, ruleset
+        assert built.ENGINE_SOURCES == engine_sources(ruleset), ruleset
+        assert f"{ruleset}/engine.py" in built.ENGINE_SOURCES and "engine.py" in built.ENGINE_SOURCES
+        assert built_from_current_source(built), ruleset
 
 
 def test_every_kernel_module_includes_the_current_rules():
-    """Each Cython attack kernel module's included rules (kernels/<ruleset>/kernel_rules.pxi) are the
-    generator's for the engine's KERNEL_RULES as they are now, and a build from other rules is refused."""
+    """Each Cython attack kernel module's included rules (kernels/<ruleset>/kernel_rules.pxi) are stamped
+    with the engine's current sources, and a build from other sources is refused."""
     for ruleset in RULESETS:
         engine = importlib.import_module(f"combatsim.{ruleset}.engine")
         if not getattr(engine, "KERNEL_RULES", ()):
             continue
         built = importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
-        assert body_digest(engine, engine.KERNEL_RULES) == built.KERNEL_RULES_DIGEST, ruleset
+        assert built.ENGINE_SOURCES == engine_sources(ruleset), ruleset
         registry._check_kernel_rules(ruleset, built)
-        stale = types.SimpleNamespace(__name__=built.__name__, KERNEL_RULES_DIGEST="0" * 64)
+        stale = types.SimpleNamespace(__name__=built.__name__, ENGINE_SOURCES=built.ENGINE_SOURCES,
+                                      ENGINE_SOURCE_DIGEST="0" * 64)
         with pytest.raises(ValueError, match=f"{built.__name__} was built from older combatsim.{ruleset}.engine"):
             registry._check_kernel_rules(ruleset, stale)
+
+
+def test_an_edited_source_no_longer_matches_the_stamp(tmp_path, monkeypatch):
+    """The stamp covers the files' text: one byte more in an engine's source is a stale build."""
+    import combatsim.engine as engine_module
+
+    built = importlib.import_module("combatsim.kernels.tss.engine_cy")
+    for name in built.ENGINE_SOURCES:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes((Path(engine_module.__file__).parent / name).read_bytes())
+    monkeypatch.setattr(engine_module, "__file__", str(tmp_path / "engine.py"))
+    assert built_from_current_source(built)
+    with (tmp_path / "tss/engine.py").open("a") as handle:
+        handle.write("\n")
+    assert not built_from_current_source(built)
+
+
+def test_a_fresh_process_runs_without_the_translator():
+    """The first fight of a fresh process checks the builds by their stamps: the translator
+    (combatsim.engine_cython) is never imported, so no time goes to translating at run time."""
+    code = ("import sys, combatsim\n"
+            "from combatsim.d100.api import Combatant, Weapon, simulate_fights\n"
+            "from combatsim.engine import engine_kernels\n"
+            "weapon = Weapon(lethality=30, severity=2)\n"
+            "r = simulate_fights(100, [Combatant(side=0, fighting=60, weapon=weapon),"
+            " Combatant(side=1, fighting=50, weapon=weapon)], seed=1, backend='cython')\n"
+            "assert r.backend == 'cython', r.backend\n"
+            "for ruleset in ('exp', 'd100', 'tss'):\n"
+            "    assert engine_kernels(f'combatsim.{ruleset}.engine', 'auto').backend == 'cython'\n"
+            "print('combatsim.engine_cython' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
 
 
 def test_included_rules_divide_as_python_does():
@@ -200,7 +238,7 @@ def test_a_build_older_than_its_source_is_refused_and_auto_falls_back(monkeypatc
     import combatsim.engine as engine_module
 
     built = importlib.import_module("combatsim.kernels.tss.engine_cy")
-    monkeypatch.setattr(built, "BODY_DIGEST", "0" * 64)
+    monkeypatch.setattr(built, "ENGINE_SOURCE_DIGEST", "0" * 64)
     monkeypatch.setattr(engine_module, "_ENGINES", {})
     with pytest.raises(ValueError, match="older than its source .*setup.py build_ext"):
         engine_kernels("combatsim.tss.engine", "cython")
@@ -215,7 +253,7 @@ def test_an_index_from_the_end_is_refused(tmp_path, monkeypatch):
                                              "    state[0, -1] = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"step: state\[0, -1\] counts from the end"):
-        body_digest(importlib.import_module("tail_engine"))
+        _body(importlib.import_module("tail_engine"))
 
 
 def test_an_int_literal_beyond_32_bits_is_a_c_integer(tmp_path, monkeypatch):

@@ -39,8 +39,11 @@ so an outcome depends only on (seed, fight index, scenario, actions).
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
+from pathlib import Path
 from types import ModuleType, SimpleNamespace
 
 import numpy as np
@@ -255,17 +258,35 @@ def _cython_engine(module_name: str, required: bool) -> object | None:
         if required:
             raise ValueError(f"engine backend cython: {module_name} has no Cython build (build the extensions)")
         return None
-    from combatsim.engine_cython import body_digest
-
-    module = import_module(module_name)
-    if body_digest(module) != built.BODY_DIGEST:
+    if not built_from_current_source(built):
         if required:
             raise ValueError(f"engine backend cython: the build of {module_name} is older than its source "
                              "(rebuild the extensions: python setup.py build_ext --inplace)")
         return None
+    module = import_module(module_name)
     engine = SimpleNamespace(**{name: value for name, value in vars(module).items()
                                       if not name.startswith("__")})
     for kernel in ("reset", "step", "fight"):
         setattr(engine, kernel, getattr(built, kernel))
     engine.backend = "cython"
     return engine
+
+
+def source_digest(sources: Sequence[str]) -> str:
+    """sha256 of the package files ``sources`` (paths relative to the combatsim package), name and text."""
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for name in sources:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def built_from_current_source(built: object) -> bool:
+    """Whether a module generated from an engine (its Cython build, or an attack kernel module that
+    includes its kernel rules) was written from the package's sources as they are now: its stamp
+    (``ENGINE_SOURCES``, ``ENGINE_SOURCE_DIGEST``, combatsim.engine_cython) against their digest.
+    Sources that cannot be read (a frozen application) cannot disagree with the build."""
+    try:
+        return source_digest(built.ENGINE_SOURCES) == built.ENGINE_SOURCE_DIGEST
+    except OSError:
+        return True

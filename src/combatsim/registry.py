@@ -43,7 +43,7 @@ _warned_fallback = False
 #: Resolved kernels and backend probes, so a call after the first costs a dictionary lookup.
 _kernels: dict[tuple[str, str], Callable] = {}
 _available: dict[str, bool] = {}
-#: KERNEL_RULES_DIGESTs found current (each engine source is parsed once a process).
+#: ENGINE_SOURCE_DIGESTs found current (each engine's sources are read once a process).
 _current_rules: set[str] = set()
 
 
@@ -134,13 +134,12 @@ def get_kernel(name: str, backend: str) -> Callable:
 def _check_kernel_rules(ruleset: str, module: object) -> None:
     """A Cython kernel module includes its engine's kernel rules (combatsim.engine_cython): refuse
     one built from another source than the engine's current one, as the engine builds are."""
-    built = getattr(module, "KERNEL_RULES_DIGEST", None)
+    built = getattr(module, "ENGINE_SOURCE_DIGEST", None)
     if built is None or built in _current_rules:
         return
-    from combatsim.engine_cython import body_digest
+    from combatsim.engine import built_from_current_source
 
-    engine = importlib.import_module(f"combatsim.{ruleset}.engine")
-    if body_digest(engine, tuple(engine.KERNEL_RULES)) != built:
-        raise ValueError(f"backend cython: {module.__name__} was built from older {engine.__name__} kernel rules "
-                         "(rebuild the extensions: python setup.py build_ext --inplace)")
+    if not built_from_current_source(module):
+        raise ValueError(f"backend cython: {module.__name__} was built from older combatsim.{ruleset}.engine kernel "
+                         "rules (rebuild the extensions: python setup.py build_ext --inplace)")
     _current_rules.add(built)
