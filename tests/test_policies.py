@@ -133,7 +133,7 @@ def test_policy_strings():
 @pytest.mark.parametrize(("text", "message"), [
     ("Guard", "expected NAME=package.module:callable"),
     ("=tests.test_policies:always_attack", "expected NAME=package.module:callable"),
-    ("Guard=tests.test_policies", "expected NAME=package.module:callable, got the target"),
+    ("Guard=tests.test_policies", "expected NAME=package.module:callable or NAME=file:PATH, got the target"),
     ("Guard=no_such_module_here:policy", "module 'no_such_module_here' does not import"),
     ("Guard=tests.test_policies:missing", "module 'tests.test_policies' has no attribute 'missing'"),
     ("Guard=tests.test_policies:not_callable", "is a int, not callable"),

@@ -263,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "example": "the example scenarios shipped with combatsim"},
                    lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
 
+    defer_commands(commands, {"solve": "the exact best response or equilibrium of a scenario's fight"},
+                   lambda into: importlib.import_module("combatsim.solve.cli").add_solve_parser(into))
+
     built: list[bool] = []
 
     def odds_and_curve_rulesets(_chosen: Parser) -> None:  # built together: fight_odds adds to both

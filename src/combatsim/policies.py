@@ -28,10 +28,15 @@ MAX_CHUNK = 1 << 20
 
 
 def load_callable(target: str, flag: str = "--policy") -> Policy:
-    """The callable that ``package.module:callable`` names (a dotted attribute path is allowed)."""
+    """The callable that ``package.module:callable`` names (a dotted attribute path is allowed), or
+    the policy saved at PATH for ``file:PATH`` (``combatsim solve --out``)."""
+    if target.startswith("file:"):
+        from combatsim.solve.policy import load_policy
+
+        return load_policy(target[len("file:"):], flag)
     module_name, colon, attribute = target.partition(":")
     if not colon or not module_name.strip() or not attribute.strip():
-        raise ValueError(f"{flag}: expected NAME=package.module:callable, got the target {target!r}")
+        raise ValueError(f"{flag}: expected NAME=package.module:callable or NAME=file:PATH, got the target {target!r}")
     try:
         found = importlib.import_module(module_name.strip())
     except Exception as problem:  # any import-time failure of the user's module is this one error
@@ -51,7 +56,8 @@ def parse_policy(text: str, flag: str = "--policy") -> tuple[str, Policy]:
     """``"NAME=package.module:callable"`` -> (member name, the callable)."""
     name, equals, target = text.rpartition("=")
     if not equals or not name.strip() or not target.strip():
-        raise ValueError(f"{flag}: expected NAME=package.module:callable (NAME: a member's name), got {text!r}")
+        raise ValueError(f"{flag}: expected NAME=package.module:callable or NAME=file:PATH (NAME: a member's name), "
+                         f"got {text!r}")
     return name.strip(), load_callable(target.strip(), flag)
 
 

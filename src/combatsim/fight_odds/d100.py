@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.d100 import model
-from combatsim.d100.engine import _first_wins, _tier, flee_target
+from combatsim.d100.engine import _first_wins, _legal, _tier, flee_target
 from combatsim.d100.layout import (
     ACTION_ATTACK,
     ACTION_CHARGE,
@@ -130,10 +130,11 @@ class D100Chain:
                for c, row in enumerate(self.table)]
         return math.prod(per) * 2**self.count
 
-    def run(self, tally: Tally, max_states: int) -> int:
-        check_states(self.state_bound(), max_states)
-        self.exact = tally.exact
-        self.one = Fraction(1) if tally.exact else 1.0
+    def prepare(self, exact: bool) -> dict[int, object]:
+        """Empty memo tables, in exact or float64 weights; the distribution of the numbered states
+        before the first pass (after the ambush's contests)."""
+        self.exact = exact
+        self.one = Fraction(1) if exact else 1.0
         self._attack_laws: dict[tuple, list] = {}
         self._contests: dict[tuple, object] = {}
         self._passes: dict[tuple, list] = {}
@@ -154,12 +155,34 @@ class D100Chain:
         self._ends = Numbering()  # an ended fight's outcome keys
         self._states = Numbering()  # (people, targeted, surprised) at the start of a pass
         self._steps: dict[tuple, list] = {}
+        #: members' declarations given from outside (``declare``): None while every member is scripted
+        self._given: tuple | None = None
+        self._given_memos: dict[tuple | None, tuple] = {None: (self._steps, self._passes, self._declared)}
         self._next_states: dict[int, int] = {}  # 3 x result + marking -> state
         start = tuple((IN, 0, 0, False, False, 0, -1) for _ in range(self.count))
         distribution: dict[int, object] = {}
         for surprised, w in self._ambush().items():
             key = self._states.number((start, (False,) * self.count, surprised))
             distribution[key] = distribution.get(key, 0) + w
+        return distribution
+
+    def declare(self, given: tuple | None) -> None:
+        """From now on, the declarations of the members ``given`` names come from it, not from their
+        scripted policy: ``given[c]`` is None (scripted) or ((env action, probability as a Fraction),
+        ...). An action that is not legal in a state does nothing, as the engine plays it. Each
+        ``given`` keeps its own memo of the passes (combatsim.solve steps the chain state by state,
+        one joint decision at a time); ``None`` (or all None) is every member scripted."""
+        if given is not None and all(g is None for g in given):
+            given = None
+        memo = self._given_memos.get(given)
+        if memo is None:
+            memo = self._given_memos[given] = ({}, {}, {})
+        self._steps, self._passes, self._declared = memo
+        self._given = given
+
+    def run(self, tally: Tally, max_states: int) -> int:
+        check_states(self.state_bound(), max_states)
+        distribution = self.prepare(tally.exact)
         # the memo tables are a million small tuples, lists and dicts without a reference cycle:
         # the cyclic garbage collector would walk them again and again, a third of the time
         collecting = gc.isenabled()
@@ -471,7 +494,12 @@ class D100Chain:
             target = person[PARTNER] if engaged else next(o for o in self.foes[c] if people[o][STATUS] == IN)
             choices: dict[int, Fraction] = {}
             low = 0
-            for index, action in enumerate(POLICY_ACTIONS):
+            given = self._given[c] if self._given is not None else None
+            for action, p in given or ():
+                if not _legal(action, 1, engaged, row[C_DUAL_ALLOWED] and not person[DUAL]):
+                    action = ACTION_NONE  # masked: the engine plays it as nothing
+                choices[action] = choices.get(action, 0) + p
+            for index, action in enumerate(POLICY_ACTIONS if given is None else ()):
                 high = row[C_POLICY + index]
                 if high > low:
                     if row[C_DUAL_ALLOWED] and not person[DUAL]:

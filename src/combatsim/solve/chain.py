@@ -1,0 +1,123 @@
+"""The fight as a decision chain: the exact chain of ``combatsim odds fight`` with choices in it.
+
+A :class:`DecisionChain` is the state machine the solvers (and any other game solver, such as an
+OpenSpiel game) walk. It numbers the chain's states; a step is one of the ruleset's steps (a d100
+pass); in each step, each member in :attr:`DecisionChain.deciders` that is asked for an action
+takes one of its legal env actions (the very masks the environments give), every other member
+plays its scripted policy (or a policy given as a fixed action per state), and the step's dice
+take the state to a distribution over next states or ended fights. Probabilities are exact
+Fractions, or float64 with the error bound the odds report states (docs/fight-odds.md).
+
+Chance is grouped by result: one step's transitions from a state under one joint action are the
+distinct next states and fight ends, each with the total probability of every roll that leads
+there; states that the rules cannot tell apart from then on (the chain's own merging: cover that
+no foe's weapon reads, flee attempts past the cap, marks nobody reads) are one state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.engine import DRAW, UNFINISHED
+
+#: A member's decision in ``DecisionChain.transitions``: an env action, or its scripted policy.
+SCRIPTED = -1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step's results from a state under one joint decision: parallel lists. ``moved`` are the
+    next states' numbers, ``ended`` the fight's end as the engine's outcome code (0 or 1: that side
+    won; DRAW); every probability is Fraction (exact) or float."""
+
+    moved: Sequence[int]
+    moved_p: Sequence
+    ended: Sequence[int]
+    ended_p: Sequence
+
+
+def reward(outcome: int, side: int) -> int:
+    """The environments' reward for an ended fight's ``outcome`` to a member of ``side``: +1 when
+    its side won, -1 when the other did, 0 for a draw or an unfinished fight."""
+    if outcome in (DRAW, UNFINISHED):
+        return 0
+    return 1 if outcome == side else -1
+
+
+class DecisionChain:
+    """What every ruleset's decision chain provides (``combatsim.solve.<ruleset>``).
+
+    Attributes: ``game`` (the engine's Game: member names, sides, action names), ``exact``,
+    ``horizon`` (steps; a fight still running after the last one is unfinished), ``states``
+    (the numbered states met so far: ``state_count()``).
+    """
+
+    game = None
+    exact: bool = True
+    horizon: int = 0
+    #: words for a step (pass, phase, unit) and for the fight's length unit (round, unit)
+    step_name: str = "step"
+
+    def initial(self) -> list[tuple[int, object]]:
+        """[(state, probability)] before the first step."""
+        raise NotImplementedError
+
+    def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
+        """The env actions ``member`` may take in ``state`` before step ``t`` (its mask's 1s); a
+        member with one legal action is not asked."""
+        raise NotImplementedError
+
+    def transitions(self, state: int, t: int, decisions: Sequence[int]) -> Step:
+        """Step ``t``'s results from ``state``: ``decisions[c]`` is member ``c``'s env action, or
+        ``SCRIPTED`` for its scripted policy's mix."""
+        raise NotImplementedError
+
+    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+        """``member``'s observations (float32 (n, size)) and masks (int8 (n, actions)) in ``states``
+        before step ``t``: the engine's own, from the engine state the chain state stands for."""
+        raise NotImplementedError
+
+    def observation_keys(self, obs: np.ndarray, member: int) -> list[bytes]:
+        """Each observation's key in a solved policy's table: the observation with the fields the
+        chain does not track (they change no later law: last pass's defence, a mark nobody reads)
+        set to 0, as bytes. States of one step with one key look alike to the member."""
+        raise NotImplementedError
+
+    def state_count(self) -> int:
+        raise NotImplementedError
+
+    def describe(self, state: int) -> str:
+        """The state in words, for error messages."""
+        return str(state)
+
+
+def decision_chain(scenario, *, method: str = "auto", max_states: int | None = None) -> DecisionChain:
+    """The decision chain of a loaded ``combatsim.scenario.Scenario``. ``method``: "auto" (exact where
+    ``combatsim odds fight`` is exact), "exact" or "float64". ``max_states`` refuses a fight whose
+    state bound is larger, before any work (:class:`combatsim.fight_odds.TooManyStates`)."""
+    from combatsim.fight_odds import DEFAULT_MAX_STATES, EXACT_DIGITS, EXACT_STATES, check_method, check_scenario
+    from combatsim.fight_odds.chain import check_states
+    from combatsim.validation import check_int
+
+    check_scenario(scenario)
+    check_method(method)
+    max_states = check_int("max_states", DEFAULT_MAX_STATES if max_states is None else max_states, 1, 10**12)
+    if scenario.ruleset != "d100":
+        raise ValueError(f"scenario: solving is available for the d100 ruleset; {scenario.file} is {scenario.ruleset}")
+    from combatsim.fight_odds.d100 import D100Chain
+    from combatsim.solve.d100 import D100Decisions
+
+    chain = D100Chain(scenario.spec)
+    bound = chain.state_bound()
+    check_states(bound, max_states)
+    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
+                                  and chain.exact_digits() <= EXACT_DIGITS)
+    return D100Decisions(scenario, chain, exact, bound)
+
+
+def as_probability(value, exact: bool):
+    return Fraction(value) if exact else float(value)

@@ -1,0 +1,220 @@
+"""The d100 fight as a decision chain: the odds chain (combatsim.fight_odds.d100), a member's
+declaration in each pass an env action instead of its policy d100's mix.
+
+A step is a pass. Every member's declaration is simultaneous (the rules roll them before any of
+them acts), so two deciding members make a matrix game per state. The engine state a chain state
+stands for (for the observations) has the chain's people, marks and surprise, the pass and the
+round; the pass's own scratch (last pass's defence, whom each attacked) is not tracked by the
+chain, which is why ``observation_keys`` sets those fields to 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.d100 import engine
+from combatsim.d100.engine import (
+    ACTIONS,
+    B_ATTACKED_SELF,
+    B_DEFENDING,
+    B_DUAL_WIELD,
+    B_ENGAGED,
+    B_ENGAGED_WITH_SELF,
+    B_FLEE_TARGET,
+    B_FLESH,
+    B_IN_COVER,
+    B_IN_FIGHT,
+    B_RANGED,
+    B_SERIOUS,
+    B_TARGETED,
+    BLOCK_FIELDS,
+    G_ALLY_SLOTS,
+    GLOBAL_FIELDS,
+    M_ACTIVE,
+    M_ATTACKED,
+    M_COVER,
+    M_DUAL,
+    M_ESCAPED,
+    M_FAILED_FLEE,
+    M_FLESH,
+    M_INVOLVED,
+    M_PARTNER,
+    M_SERIOUS,
+    M_SURPRISED,
+    M_TARGET,
+    M_TARGETED,
+    MEMBER_FIELDS,
+    S_MEMBERS,
+    S_PASS,
+    _legal,
+)
+from combatsim.d100.layout import C_DUAL_ALLOWED
+from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.fight_odds.d100 import COVER, DUAL, ESCAPED, FAILED, FLESH, IN, PARTNER, SERIOUS, STATUS, D100Chain
+from combatsim.game import member_names
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step
+
+
+class D100Decisions(DecisionChain):
+    step_name = "pass"
+
+    def __init__(self, scenario, chain: D100Chain, exact: bool, bound: int) -> None:
+        from combatsim.d100.game import game
+
+        self.scenario = scenario
+        self.chain = chain
+        self.exact = exact
+        self.state_bound = bound
+        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        self.members = chain.count
+        self.passes = chain.passes
+        self.horizon = chain.passes * chain.max_rounds
+        self._initial = chain.prepare(exact)
+        self._none = (None,) * self.members
+        self._given = {}  # decisions -> the chain's declarations
+        self._end_codes: dict[int, int] = {}
+        self._observed: dict[tuple, tuple] = {}
+        # the observation fields' layout, for observation_keys
+        ally_slots = int(self.game.config[G_ALLY_SLOTS])
+        self._blocks = 1 + ally_slots + int(self.game.config[engine.G_FOE_SLOTS])
+        self._friend_blocks = 1 + ally_slots
+
+    # --- the chain ---------------------------------------------------------------------------------
+    def initial(self) -> list[tuple[int, object]]:
+        return list(self._initial.items())
+
+    def state_count(self) -> int:
+        return len(self.chain._states.values)
+
+    def pass_of(self, t: int) -> tuple[int, int]:
+        """(round, pass) of step ``t`` (0-based), both counted from 1."""
+        return t // self.passes + 1, t % self.passes + 1
+
+    def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
+        people, _, surprised = self.chain._states.values[state]
+        person = people[member]
+        acting = person[STATUS] == IN and not (t == 0 and surprised[member])
+        engaged = person[PARTNER] >= 0
+        may_toggle = bool(self.chain.table[member][C_DUAL_ALLOWED]) and not person[DUAL]
+        return tuple(a for a in range(ACTIONS) if _legal(a, acting, engaged, may_toggle))
+
+    def transitions(self, state: int, t: int, decisions: Sequence[int]) -> Step:
+        key = tuple(decisions)
+        given = self._given.get(key)
+        if given is None:
+            given = self._given[key] = tuple(None if d == SCRIPTED else ((d, Fraction(1)),) for d in key)
+        self.chain.declare(given)
+        moved, moved_p, ended, ended_p = self.chain._step(state, self.pass_of(t)[1])
+        return Step(moved, moved_p, [self._end_code(e) for e in ended], ended_p)
+
+    def _end_code(self, end: int) -> int:
+        code = self._end_codes.get(end)
+        if code is None:
+            code = DRAW
+            for key in self.chain._ends.values[end]:
+                if key[0] in ("wins", "wins_by_flight"):
+                    code = key[1]
+            self._end_codes[end] = code
+        return code
+
+    def describe(self, state: int) -> str:
+        people, targeted, _surprised = self.chain._states.values[state]
+        words = []
+        for name, person, mark in zip(self.game.member_names, people, targeted, strict=True):
+            if person[STATUS] != IN:
+                words.append(f"{name}: {'escaped' if person[STATUS] == ESCAPED else 'out'}")
+            else:
+                words.append(f"{name}: flesh {person[FLESH]}, serious {person[SERIOUS]}"
+                             + (", in cover" if person[COVER] else "") + (", dual wield" if person[DUAL] else "")
+                             + (f", engaged with {self.game.member_names[person[PARTNER]]}" if person[PARTNER] >= 0 else "")
+                             + (", targeted" if mark else ""))
+        return "; ".join(words)
+
+    # --- observations ------------------------------------------------------------------------------
+    def engine_state(self, state: int, t: int) -> np.ndarray:
+        """The engine's state row that the chain's ``state`` before step ``t`` stands for."""
+        m = self.members
+        people, targeted, surprised = self.chain._states.values[state]
+        round_number, pass_number = self.pass_of(t)
+        s = np.zeros(engine.state_size(m), dtype=np.int64)
+        s[S_OUTCOME] = RUNNING
+        s[S_PASS] = pass_number - 1
+        s[S_LENGTH] = round_number - (pass_number == 1)
+        for c, person in enumerate(people):
+            base = S_MEMBERS + c * MEMBER_FIELDS
+            s[base + M_ACTIVE] = person[STATUS] == IN
+            s[base + M_ESCAPED] = person[STATUS] == ESCAPED
+            s[base + M_FLESH] = person[FLESH]
+            s[base + M_SERIOUS] = person[SERIOUS]
+            s[base + M_COVER] = person[COVER]
+            s[base + M_DUAL] = person[DUAL]
+            s[base + M_FAILED_FLEE] = person[FAILED]
+            s[base + M_PARTNER] = person[PARTNER]
+            s[base + M_SURPRISED] = surprised[c]
+            s[base + M_TARGETED] = targeted[c] and pass_number > 1
+            s[base + M_TARGET] = -1
+            s[base + M_ATTACKED] = -1
+            s[base + M_INVOLVED] = -1
+        return s
+
+    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+        m = self.members
+        size = len(self.game.observation_names)
+        obs = np.zeros((len(states), size), dtype=np.float32)
+        masks = np.zeros((len(states), ACTIONS), dtype=np.int8)
+        _round_number, pass_number = self.pass_of(t)
+        # only the global fields (pass, round) tell the steps of one pass number apart, and the
+        # first pass (which shows surprise)
+        kind = -1 if t == 0 else pass_number
+        cache = self._observed
+        for k, state in enumerate(states):
+            seen = cache.get((state, kind))
+            if seen is None:
+                one_obs = np.zeros((m, size), dtype=np.float32)
+                one_mask = np.zeros((m, ACTIONS), dtype=np.int8)
+                engine._observe(self.game.table, self.game.config, self.engine_state(state, t), m, one_obs, one_mask)
+                seen = cache[state, kind] = (one_obs, one_mask)
+            obs[k] = seen[0][member]
+            masks[k] = seen[1][member]
+        state_row = self.engine_state(states[0], t) if len(states) else None
+        if state_row is not None:
+            obs[:, 0] = state_row[S_PASS] / self.passes
+            obs[:, 1] = state_row[S_LENGTH] / self.chain.max_rounds
+        return obs, masks
+
+    def keyer_spec(self) -> dict:
+        """What ``key_observations`` needs besides the observations."""
+        return {"passes": self.passes, "blocks": self._blocks, "friend_blocks": self._friend_blocks}
+
+    def observation_keys(self, obs: np.ndarray, member: int) -> list[bytes]:
+        return [row.tobytes() for row in key_observations(obs, **self.keyer_spec())]
+
+
+def key_observations(obs: np.ndarray, passes: int, blocks: int, friend_blocks: int) -> np.ndarray:
+    """Each observation's key (``DecisionChain.observation_keys``): the fields the chain does not
+    track set to 0: every block's defence and whom it attacked (the last pass's; no law reads
+    them), and, as the chain merges them, a mark before a round's first pass and, before its last
+    pass, on whoever cannot flee (out or engaged); cover where no foe's weapon is ranged; and of a
+    member out of the fight, all but whether it escaped, its mark and what never changes."""
+    obs = np.array(obs, dtype=np.float32, copy=True).reshape(len(obs), -1)
+    n = len(obs)
+    body = obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks].reshape(n, blocks, BLOCK_FIELDS)
+    body[:, :, B_DEFENDING] = 0
+    body[:, :, B_ATTACKED_SELF] = 0
+    first_pass = obs[:, 0] == 0
+    last_pass = (obs[:, 0] == np.float32((passes - 1) / passes)) & (passes > 1)
+    in_fight = body[:, :, B_IN_FIGHT] != 0
+    cannot_flee = ~in_fight | (body[:, :, B_ENGAGED] != 0)
+    body[:, :, B_TARGETED] *= ~(first_pass[:, None] | (last_pass[:, None] & cannot_flee))
+    friend_ranged = (body[:, :friend_blocks, B_RANGED] != 0).any(axis=1)
+    foe_ranged = (body[:, friend_blocks:, B_RANGED] != 0).any(axis=1)
+    body[:, :friend_blocks, B_IN_COVER] *= foe_ranged[:, None]
+    body[:, friend_blocks:, B_IN_COVER] *= friend_ranged[:, None]
+    # an out member's mark stays: the chain keeps it until the round's last pass
+    for field in (B_FLESH, B_SERIOUS, B_IN_COVER, B_DUAL_WIELD, B_ENGAGED, B_ENGAGED_WITH_SELF, B_FLEE_TARGET):
+        body[:, :, field] *= in_fight
+    obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks] = body.reshape(n, -1)
+    return obs

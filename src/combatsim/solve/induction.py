@@ -1,0 +1,357 @@
+"""Backward induction over a decision chain: values, best responses and the policies' outcomes.
+
+The chain's horizon is finite (max_rounds), so no discounting is needed and backward induction is
+exact: the value before the last step is the expected reward of the step's ends, and before step
+t the best over the legal actions of the step's expected reward plus the value of where it leads.
+
+:class:`Rows` holds the transitions the solver met, one row per (pass kind, state, joint
+decision): sparse (row, next state, probability) entries and the row's ended fights by outcome.
+Exact chains keep Fractions in numpy object arrays, float64 chains float arrays; the same code
+runs both.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.engine import DRAW, UNFINISHED
+from combatsim.fight_odds.chain import UNIT_ROUNDOFF, check_states
+from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
+
+#: float64: actions within this much of the best are ties, resolved by the lowest action number.
+TIE = 1e-12
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a solve: nothing partial is worth reporting, so it stops cleanly."""
+
+
+@dataclass
+class Outcome:
+    """The outcome of a policy profile, for one member: probabilities of its side's win and loss,
+    a draw, an unfinished fight, and its expected reward (win - loss)."""
+
+    win: Fraction | float
+    loss: Fraction | float
+    draw: Fraction | float
+    unfinished: Fraction | float
+
+    @property
+    def reward(self) -> Fraction | float:
+        return self.win - self.loss
+
+    def as_dict(self) -> dict:
+        from combatsim.fight_odds.chain import fraction_text
+
+        return {name: {"p": fraction_text(value), "float": float(value)}
+                for name, value in (("win", self.win), ("loss", self.loss), ("draw", self.draw),
+                                    ("unfinished", self.unfinished), ("reward", self.reward))}
+
+
+class Progress:
+    """A progress line on stderr once work has run past ``after`` seconds (redrawn in place)."""
+
+    def __init__(self, label: str, enabled: bool, after: float = 2.0) -> None:
+        self.label = label
+        self.enabled = enabled
+        self.after = after
+        self.started = time.perf_counter()
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, what: str) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.started >= self.after and now - self.last >= 0.5:
+            self.last = now
+            self.shown = True
+            sys.stderr.write(f"\r{self.label}: {what} ({now - self.started:.0f} s)\x1b[K")
+            sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+@dataclass
+class Rows:
+    """The transitions met so far. A row is one step's transitions from one state under one joint
+    decision; rows are numbered in the order met."""
+
+    exact: bool
+    index: dict = field(default_factory=dict)  # (pass kind, state, decisions) -> row
+    moved_row: list = field(default_factory=list)
+    moved_to: list = field(default_factory=list)
+    moved_p: list = field(default_factory=list)
+    ended_row: list = field(default_factory=list)
+    ended_code: list = field(default_factory=list)
+    ended_p: list = field(default_factory=list)
+    #: per row: its next states
+    next_states: list = field(default_factory=list)
+    #: the most entries of a row (the longest sum in a value), for the float64 error bound
+    widest: int = 0
+    arrays: tuple | None = None
+
+    def row(self, chain: DecisionChain, state: int, t: int, decisions: tuple, kind: int) -> int:
+        key = (kind, state, decisions)
+        number = self.index.get(key)
+        if number is None:
+            number = self.index[key] = len(self.index)
+            step = chain.transitions(state, t, decisions)
+            self.next_states.append(step.moved)
+            self.moved_row.extend([number] * len(step.moved))
+            self.moved_to.extend(step.moved)
+            self.moved_p.extend(step.moved_p)
+            self.ended_row.extend([number] * len(step.ended))
+            self.ended_code.extend(step.ended)
+            self.ended_p.extend(step.ended_p)
+            self.widest = max(self.widest, len(step.moved) + len(step.ended))
+            self.arrays = None
+        return number
+
+    def as_arrays(self) -> tuple:
+        if self.arrays is None:
+            dtype = object if self.exact else np.float64
+            self.arrays = (np.array(self.moved_row, dtype=np.int64), np.array(self.moved_to, dtype=np.int64),
+                           np.array(self.moved_p, dtype=dtype), np.array(self.ended_row, dtype=np.int64),
+                           np.array(self.ended_code, dtype=np.int64), np.array(self.ended_p, dtype=dtype))
+        return self.arrays
+
+    def ended_value(self, side: int) -> np.ndarray:
+        """Per row: the expected reward of its ended fights to a member of ``side``."""
+        _, _, _, ended_row, ended_code, ended_p = self.as_arrays()
+        signs = np.array([reward(code, side) for code in range(4)], dtype=np.int64)[ended_code]
+        return segment_sum(ended_row, ended_p * signs if len(signs) else ended_p, len(self.index), self.exact)
+
+    def expected(self, values: np.ndarray) -> np.ndarray:
+        """Per row: the expected next value, ``values`` indexed by state (0 past the known ones)."""
+        moved_row, moved_to, moved_p, *_ = self.as_arrays()
+        return segment_sum(moved_row, moved_p * values[moved_to], len(self.index), self.exact)
+
+
+def segment_sum(index: np.ndarray, values: np.ndarray, size: int, exact: bool) -> np.ndarray:
+    if exact:
+        out = np.full(size, Fraction(0), dtype=object)
+        np.add.at(out, index, values)
+        return out
+    return np.bincount(index, weights=values, minlength=size)
+
+
+def zeros(size: int, exact: bool) -> np.ndarray:
+    return np.full(size, Fraction(0), dtype=object) if exact else np.zeros(size)
+
+
+@dataclass
+class Options:
+    """A step's choices: per live state, the rows of the deciders' joint actions.
+
+    ``state``, ``row`` and ``actions`` (n, deciders) are parallel, grouped by state, actions in
+    increasing order within a state."""
+
+    state: np.ndarray
+    row: np.ndarray
+    actions: np.ndarray
+
+
+class Walk:
+    """The chain's states reachable at each step when ``deciders`` take any legal action and every
+    other member plays ``fixed`` (per member: SCRIPTED, or a function (chain, states, t) ->
+    actions), with the rows of every joint decision met."""
+
+    def __init__(self, chain: DecisionChain, deciders: Sequence[int], fixed: dict[int, Callable | int],
+                 max_states: int, progress: Progress) -> None:
+        self.chain = chain
+        self.deciders = tuple(deciders)
+        self.fixed = fixed
+        self.rows = Rows(chain.exact)
+        self.options: list[Options] = []
+        self.live: list[np.ndarray] = []
+        self.max_states = max_states
+        self._options: dict[tuple, tuple] = {}
+        members = len(chain.game.member_names)
+        self.peak = 0
+        live = sorted({state for state, _ in chain.initial()})
+        interrupted = _catch_interrupt()
+        try:
+            for t in range(chain.horizon):
+                if interrupted():
+                    raise Interrupted
+                progress(f"step {t + 1} of {chain.horizon}, {len(live):,} states")
+                self.peak = max(self.peak, len(live))
+                check_states(len(live), max_states)
+                kind = self._kind(t)
+                fixed_actions = {c: (np.full(len(live), SCRIPTED, dtype=np.int64) if f == SCRIPTED else
+                                     np.asarray(f(chain, live, t), dtype=np.int64)) for c, f in fixed.items()}
+                o_state, o_row, o_actions = [], [], []
+                following: set[int] = set()
+                cache = self._options
+                for k, state in enumerate(live):
+                    if k & 255 == 0 and interrupted():
+                        raise Interrupted
+                    decisions = [SCRIPTED] * members
+                    for c, actions in fixed_actions.items():
+                        decisions[c] = int(actions[k])
+                    key = (kind, state, tuple(decisions))
+                    cached = cache.get(key)
+                    if cached is None:
+                        cached = cache[key] = self._choices(state, t, decisions, kind)
+                    rows, joints, nexts = cached
+                    o_state.extend([state] * len(rows))
+                    o_row.extend(rows)
+                    o_actions.extend(joints)
+                    following.update(nexts)
+                self.live.append(np.array(live, dtype=np.int64))
+                self.options.append(Options(np.array(o_state, dtype=np.int64), np.array(o_row, dtype=np.int64),
+                                            np.array(o_actions, dtype=np.int64).reshape(len(o_actions), len(self.deciders))))
+                live = sorted(following)
+        finally:
+            interrupted.restore()
+        self.states = chain.state_count()
+
+    def _choices(self, state: int, t: int, decisions: list[int], kind: int) -> tuple:
+        """The rows of every joint decision of the deciders in ``state``, the joint decisions, and
+        every next state they can lead to."""
+        rows, joints, nexts = [], [], set()
+        choices = [self.chain.legal(state, t, d) for d in self.deciders]
+        for joint in _product(choices):
+            for d, a in zip(self.deciders, joint, strict=True):
+                decisions[d] = a
+            row = self.rows.row(self.chain, state, t, tuple(decisions), kind)
+            rows.append(row)
+            joints.append(joint)
+            nexts.update(self.rows.next_states[row])
+        return rows, joints, tuple(nexts)
+
+    def _kind(self, t: int) -> int:
+        """Steps whose transitions from a state are alike share rows (a d100 chain: by pass number;
+        the first step is its own kind, since its legal actions read surprise)."""
+        passes = getattr(self.chain, "passes", None)
+        return (t % passes if t else -1) if passes else t
+
+
+def _product(choices: list[tuple[int, ...]]):
+    if not choices:
+        yield ()
+        return
+    first, *rest = choices
+    for a in first:
+        for tail in _product(rest):
+            yield (a, *tail)
+
+
+class _InterruptFlag:
+    def __init__(self) -> None:
+        self.hit = False
+        self.previous = None
+        try:
+            self.previous = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread: Ctrl-C stays Python's KeyboardInterrupt
+            self.previous = None
+
+    def _handler(self, signum, frame) -> None:
+        self.hit = True
+
+    def __call__(self) -> bool:
+        return self.hit
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def _catch_interrupt() -> _InterruptFlag:
+    return _InterruptFlag()
+
+
+def float_error_bound(steps: int, widest: int) -> float:
+    """A bound on a float64 value's absolute error: each value is a sum over at most ``widest``
+    products of a transition probability (itself a product of at most 64 roundings in the chain)
+    and the next value, down ``steps`` steps, so its relative error is at most gamma_N with N =
+    steps x (widest + 64) (Higham, ch. 3); a value is a difference of two probabilities."""
+    n = steps * (widest + 64)
+    return 2 * n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF)
+
+
+def group_starts(states: np.ndarray) -> np.ndarray:
+    """Where each state's options start (options are grouped by state)."""
+    if not len(states):
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.r_[True, states[1:] != states[:-1]])
+
+
+def best_response_values(walk: Walk, member: int, progress: Progress) -> tuple[list[np.ndarray], np.ndarray]:
+    """Backward induction for ``member`` (the walk's one decider): per step, the option chosen in
+    each live state (the best; ties to the lowest action), and the values before the first step."""
+    chain = walk.chain
+    side = chain.game.member_sides[member]
+    rows = walk.rows
+    ended_value = rows.ended_value(side)
+    values = zeros(walk.states, chain.exact)
+    chosen: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * chain.horizon
+    tie = 0 if chain.exact else TIE
+    for t in reversed(range(chain.horizon)):
+        progress(f"values before step {t + 1}")
+        options = walk.options[t]
+        q = (ended_value + rows.expected(values))[options.row]
+        starts = group_starts(options.state)
+        best = np.maximum.reduceat(q, starts) if len(q) else q
+        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(q)]))
+        good = np.flatnonzero(q >= best[group] - tie)
+        _, first = np.unique(group[good], return_index=True)
+        chosen[t] = good[first]
+        values = zeros(walk.states, chain.exact)
+        values[options.state[chosen[t]]] = q[chosen[t]]
+    return chosen, values
+
+
+def play(walk: Walk, option_weights: list[np.ndarray], progress: Progress) -> tuple[list, object, dict[int, object]]:
+    """The outcome of playing the walk's options with ``option_weights`` (per step, per option: the
+    chance of that joint decision in its state): ([P(the fight ends as code 0, 1, DRAW) at each
+    step], P(unfinished), {length in steps: P(ends there)})."""
+    chain = walk.chain
+    rows = walk.rows
+    moved_row, moved_to, moved_p, ended_row, ended_code, ended_p = rows.as_arrays()
+    weights = zeros(walk.states, chain.exact)
+    for state, p in chain.initial():
+        weights[state] += p
+    ends = zeros(4, chain.exact)
+    lengths: dict[int, object] = {}
+    for t in range(chain.horizon):
+        progress(f"the policy's outcome, step {t + 1}")
+        options = walk.options[t]
+        row_weight = zeros(len(rows.index), chain.exact)
+        np.add.at(row_weight, options.row, weights[options.state] * option_weights[t])
+        ended = segment_sum(ended_code, ended_p * row_weight[ended_row], 4, chain.exact)
+        ends = ends + ended
+        lengths[t + 1] = ended.sum()
+        weights = segment_sum(moved_to, moved_p * row_weight[moved_row], walk.states, chain.exact)
+    unfinished = weights.sum()
+    lengths[chain.horizon] = lengths.get(chain.horizon, 0) + unfinished
+    return ends, unfinished, lengths
+
+
+def outcome_for(ends, unfinished, side: int) -> Outcome:
+    return Outcome(win=ends[side], loss=ends[1 - side], draw=ends[DRAW], unfinished=unfinished)
+
+
+def chosen_weights(walk: Walk, chosen: list[np.ndarray]) -> list[np.ndarray]:
+    out = []
+    for t, options in enumerate(walk.options):
+        w = zeros(len(options.row), walk.chain.exact)
+        w[chosen[t]] = 1
+        out.append(w)
+    return out
+
+
+__all__ = ["DRAW", "UNFINISHED", "Interrupted", "Outcome", "Progress", "Rows", "Walk", "best_response_values",
+           "chosen_weights", "float_error_bound", "math", "outcome_for", "play"]

@@ -1,0 +1,116 @@
+"""A solved policy: a table from what a member observes to its action (or its mix of actions).
+
+The table's keys are the engine's observations with the fields the chain does not track set to
+0 (``DecisionChain.observation_keys``), so the policy plays from observations alone, the same in
+``combatsim fight --policy``, ``simulate_fights(policies=)`` and the environments. A mixed policy
+draws its action from the policy die the engine rolls for every declaration (``uniforms``); called
+without them, it plays the most likely action.
+
+Saved as a NumPy ``.npz``: the ruleset, the scenario's name, the member, the observation keys
+(float32 rows), the action probabilities per key (rows over the env actions) and the fields that
+``observation_keys`` zeroes, so a loaded policy needs no solver.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+#: The syntax of a saved policy in ``--policy`` / ``--against``: NAME=file:PATH.
+FILE_PREFIX = "file:"
+
+
+class TablePolicy:
+    """``policy(obs, masks) -> actions`` from a table keyed by observation (see the module)."""
+
+    def __init__(self, *, ruleset: str, scenario: str, member: str, keys: np.ndarray, probabilities: np.ndarray,
+                 keyer, label: str = "solved") -> None:
+        self.ruleset = ruleset
+        self.scenario = scenario
+        self.member = member
+        self.keys = np.ascontiguousarray(keys, dtype=np.float32)
+        self.probabilities = np.asarray(probabilities, dtype=np.float64)
+        self.keyer = keyer
+        self.label = label
+        # rows as one opaque value each, sorted, so a batch of observations is looked up at once
+        self._order = np.argsort(_opaque(self.keys), kind="stable")
+        self._sorted = _opaque(self.keys)[self._order]
+        self._cumulative = np.cumsum(self.probabilities, axis=1)
+        self._most_likely = np.argmax(self.probabilities, axis=1)
+        self.__qualname__ = f"TablePolicy[{label} {member}]"
+
+    @property
+    def mixed(self) -> bool:
+        return bool((self.probabilities.max(axis=1) < 1).any())
+
+    def rows(self, obs: np.ndarray) -> np.ndarray:
+        """The table's row of each observation."""
+        obs = np.asarray(obs)
+        if obs.ndim != 2 or obs.shape[1] != self.keys.shape[1]:
+            raise ValueError(f"policy {self.label} of {self.member!r}: observations of shape {obs.shape}; "
+                             f"allowed: (n, {self.keys.shape[1]})")
+        wanted = _opaque(self.keyer(obs))
+        at = np.minimum(np.searchsorted(self._sorted, wanted), max(len(self._sorted) - 1, 0))
+        found = self._sorted[at] == wanted if len(self._sorted) else np.zeros(len(wanted), dtype=bool)
+        if not found.all():
+            missing = int(np.flatnonzero(~found)[0])
+            raise ValueError(f"policy {self.label} of {self.member!r}: observation {missing} of {len(wanted)} is "
+                             f"not one it was solved for; it plays scenario {self.scenario!r} against the "
+                             f"policies it was solved against")
+        return self._order[at]
+
+    def __call__(self, obs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None = None) -> np.ndarray:
+        rows = self.rows(np.asarray(obs))
+        if uniforms is None or not self.mixed:
+            return self._most_likely[rows].astype(np.int64)
+        cumulative = self._cumulative[rows]
+        chosen = (cumulative < np.asarray(uniforms, dtype=np.float64)[:, None]).sum(axis=1)
+        return np.minimum(chosen, self.probabilities.shape[1] - 1).astype(np.int64)
+
+    def save(self, path: str | Path) -> None:
+        meta = {"format": "combatsim solved policy", "version": 1, "ruleset": self.ruleset,
+                "scenario": self.scenario, "member": self.member, "label": self.label,
+                "keyer": self.keyer.describe()}
+        with open(path, "wb") as handle:
+            np.savez_compressed(handle, meta=np.array(json.dumps(meta)), keys=self.keys,
+                                probabilities=self.probabilities)
+
+
+def _opaque(rows: np.ndarray) -> np.ndarray:
+    """Each float32 row as one opaque (void) value: equal rows, equal values; sortable."""
+    rows = np.ascontiguousarray(rows, dtype=np.float32)
+    return rows.view(np.dtype((np.void, rows.shape[1] * 4))).ravel()
+
+
+class SavedKeyer:
+    """``observation_keys`` as a saved policy knows it: the fields to zero, by rule."""
+
+    def __init__(self, spec: dict) -> None:
+        self.spec = spec
+
+    def describe(self) -> dict:
+        return self.spec
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        from combatsim.solve.d100 import key_observations
+
+        return key_observations(np.asarray(obs), **self.spec)
+
+
+def load_policy(path: str | Path, flag: str = "--policy") -> TablePolicy:
+    """A policy saved by ``combatsim solve --out`` (or ``Solution.policy.save``)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            keys = data["keys"]
+            probabilities = data["probabilities"]
+    except FileNotFoundError:
+        raise ValueError(f"{flag}: no file {str(path)!r}") from None
+    except Exception as problem:
+        raise ValueError(f"{flag}: {str(path)!r} is not a saved solved policy ({type(problem).__name__})") from None
+    if meta.get("format") != "combatsim solved policy" or keys.ndim != 2 or probabilities.shape[0] != keys.shape[0]:
+        raise ValueError(f"{flag}: {str(path)!r} is not a saved solved policy")
+    return TablePolicy(ruleset=meta["ruleset"], scenario=meta["scenario"], member=meta["member"], keys=keys,
+                       probabilities=probabilities, keyer=SavedKeyer(meta["keyer"]), label=meta.get("label", "solved"))

@@ -1,0 +1,201 @@
+"""combatsim.solve: best responses over the exact chain, checked against brute force, against the
+odds chain, and against fights played with the solved policy."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from combatsim.cli import main as cli_main
+from combatsim.fight_odds import TooManyStates, fight_odds
+from combatsim.game import scenario_game
+from combatsim.policies import play_fights
+from combatsim.scenario import load, resolve
+from combatsim.solve import PolicyError, best_response, decision_chain, evaluate, load_policy
+from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
+
+million_fights = pytest.mark.skipif(
+    "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
+    reason="the million-fight form: pytest -m slow tests/test_solve.py")
+
+ONE_PASS = ["options.passes=1", "options.max_rounds=1"]
+SHORT = ["options.passes=2", "options.max_rounds=1"]
+SHORT_SET = ["--set", SHORT[0], "--set", SHORT[1]]
+
+
+def example(name: str, overrides=()):
+    path, label = resolve(name)
+    return load(path, list(overrides), label=label)
+
+
+def always(action: int):
+    def policy(obs, masks):
+        return np.full(len(obs), action, dtype=np.int64)
+
+    policy.__qualname__ = f"always_{action}"
+    return policy
+
+
+@pytest.mark.parametrize("overrides", [ONE_PASS, ["options.passes=1", "options.max_rounds=3"], SHORT])
+def test_the_scripted_value_is_the_exact_odds(overrides):
+    """The chain with every member scripted is ``odds fight``'s chain: the same exact fractions."""
+    scenario = example("d100_duel", overrides)
+    odds = fight_odds(scenario, method="exact")
+    solved = best_response(scenario, "Veteran", method="exact")
+    assert solved.method == "exact"
+    assert (solved.scripted.win, solved.scripted.loss) == (odds.wins[0], odds.wins[1])
+    assert (solved.scripted.draw, solved.scripted.unfinished) == (odds.draws, odds.unfinished)
+
+
+@pytest.mark.parametrize("agent", ["Veteran", "Guard"])
+def test_the_best_response_is_at_least_the_scripted_value_exactly(agent):
+    solved = best_response(example("d100_duel", SHORT), agent, method="exact")
+    assert solved.value.reward >= solved.scripted.reward
+    assert solved.gain > 0  # the scripted mix is not optimal here
+    assert solved.value.win + solved.value.loss + solved.value.draw + solved.value.unfinished == 1
+
+
+@pytest.mark.parametrize("agent", ["Veteran", "Guard"])
+def test_the_best_response_equals_brute_force_over_every_deterministic_policy(agent):
+    """One round of one pass: every assignment of an action to each decision (state) played
+    forward exactly; the best of them is the best response's value, exactly."""
+    scenario = example("d100_duel", ONE_PASS)
+    solved = best_response(scenario, agent, method="exact")
+    chain = decision_chain(scenario, method="exact")
+    member = chain.game.member_names.index(agent)
+    side = chain.game.member_sides[member]
+    walk = Walk(chain, (member,), {}, 10**6, Progress("", False))
+    points = [(t, start, count) for t, options in enumerate(walk.options)
+              for start, count in zip(group_starts(options.state),
+                                      np.diff(np.r_[group_starts(options.state), len(options.state)]), strict=True)]
+    assert 1 < math.prod(int(c) for _, _, c in points) <= 1000
+    best = None
+    for assignment in itertools.product(*(range(int(c)) for _, _, c in points)):
+        chosen = [[] for _ in walk.options]
+        for (t, start, _), pick in zip(points, assignment, strict=True):
+            chosen[t].append(int(start) + pick)
+        ends, _, _ = play(walk, chosen_weights(walk, [np.array(c, dtype=np.int64) for c in chosen]),
+                          Progress("", False))
+        reward = ends[side] - ends[1 - side]
+        best = reward if best is None else max(best, reward)
+    assert best == solved.value.reward
+
+
+def test_float64_is_within_its_bound_of_the_exact_value():
+    scenario = example("d100_duel", SHORT)
+    exact = best_response(scenario, "Veteran", method="exact")
+    rough = best_response(scenario, "Veteran", method="float64")
+    assert 0 < rough.error_bound < 1e-9
+    for a, b in ((exact.value, rough.value), (exact.scripted, rough.scripted)):
+        for name in ("win", "loss", "draw", "unfinished"):
+            assert abs(float(getattr(a, name)) - getattr(b, name)) <= rough.error_bound
+
+
+@pytest.mark.parametrize("agent", ["Veteran", "Guard"])
+def test_the_best_response_beats_every_constant_policy_exactly(agent):
+    scenario = example("d100_duel", SHORT)
+    solved = best_response(scenario, agent, method="exact")
+    rewards = [evaluate(scenario, agent, {agent: always(action)}, method="exact").reward for action in range(10)]
+    assert max(rewards) <= solved.value.reward
+    assert evaluate(scenario, agent, method="exact") == solved.scripted
+
+
+def test_a_best_response_against_a_given_policy_uses_that_policy():
+    scenario = example("d100_duel", SHORT)
+    against_defence = best_response(scenario, "Veteran", against={"Guard": always(3)}, method="exact")
+    scripted = best_response(scenario, "Veteran", method="exact")
+    assert against_defence.against == {"Guard": "tests.test_solve:always_3"}
+    assert against_defence.scripted != scripted.scripted
+    assert against_defence.value.reward >= against_defence.scripted.reward
+
+
+def test_a_policy_that_raises_is_named():
+    def broken(obs, masks):
+        raise RuntimeError("no idea")
+
+    with pytest.raises(PolicyError, match=r"against: policy .*broken of 'Guard' raised RuntimeError: no idea"):
+        best_response(example("d100_duel", SHORT), "Veteran", against={"Guard": broken})
+
+
+def test_a_policy_with_wrong_actions_is_refused():
+    def wrong(obs, masks):
+        return np.full(len(obs), 99, dtype=np.int64)
+
+    with pytest.raises(PolicyError, match=r"returned action 99; allowed: .*actions in 0..9"):
+        best_response(example("d100_duel", SHORT), "Veteran", against={"Guard": wrong})
+
+
+def test_too_many_states_is_refused_before_any_work():
+    with pytest.raises(TooManyStates, match=r"up to 38,416 states, over the limit of 100"):
+        best_response(example("d100_duel"), "Veteran", max_states=100)
+
+
+def test_an_unknown_agent_is_one_line():
+    with pytest.raises(ValueError, match=r"agent: no member is named 'Nobody'; the scenario's members: 'Veteran', 'Guard'"):
+        best_response(example("d100_duel", SHORT), "Nobody")
+
+
+def _agree(value, wins: int, n: int) -> None:
+    p = float(value)
+    assert abs(wins / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (p, wins / n)
+
+
+@pytest.mark.parametrize(("n", "overrides"), [
+    pytest.param(100_000, ["options.max_rounds=4"], id="1e5"),
+    pytest.param(1_000_000, [], id="1e6", marks=[pytest.mark.slow, million_fights])])
+def test_the_solved_policy_plays_its_value_in_fights(n, overrides, tmp_path):
+    scenario = example("d100_duel", overrides)
+    solved = best_response(scenario, "Veteran")
+    path = tmp_path / "veteran.npz"
+    solved.policy.save(path)
+    game = scenario_game(scenario)
+    results = play_fights(game, n, 5, {"Veteran": load_policy(path)}, backend="numba")
+    _agree(solved.value.win, results.wins[0], n)
+    _agree(solved.value.loss, results.wins[1], n)
+    _agree(solved.value.draw, results.draws, n)
+
+
+def test_a_saved_policy_plays_in_the_environment():
+    from combatsim.rl.fight_env import FightEnv
+
+    solved = best_response(example("d100_duel", SHORT), "Veteran")
+    env = FightEnv(example("d100_duel", SHORT), "Veteran", backend="python")
+    rewards = []
+    for episode in range(200):
+        obs, info = env.reset(seed=3) if episode == 0 else env.reset()
+        done = False
+        while not done:
+            action = int(solved.policy(obs[None], info["action_mask"][None])[0])
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        rewards.append(reward)
+    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
+    assert abs(mean - float(solved.value.reward)) <= 5 * spread + 1e-9
+
+
+def test_cli_solve_json_and_out(capsys, tmp_path):
+    out = tmp_path / "v.npz"
+    assert cli_main(["solve", "d100_duel", "--agent", "Veteran", *SHORT_SET,
+                     "--method", "exact", "--json", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["member"] == "Veteran" and report["method"] == "exact"
+    assert report["gain"]["float"] > 0 and out.exists()
+    assert cli_main(["fight", "d100_duel", *SHORT_SET, "-n", "2000",
+                     "--policy", f"Veteran=file:{out}", "--json"]) == 0
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--agent", "Nobody"], "agent: no member is named 'Nobody'"),
+    (["--agent", "Veteran", "--against", "Guard=no_such_module_here:policy"], "does not import"),
+    (["--agent", "Veteran", "--max-states", "10"], "over the limit of 10"),
+    (["--agent", "Veteran", "--against", "Veteran=numpy:zeros"], "is the member being solved for"),
+    (["--agent", "Veteran", "--out", "x.txt"], "--out: 'x.txt' has extension '.txt'; allowed: .npz"),
+])
+def test_cli_bad_input_is_one_line_exit_2(capsys, argv, message):
+    assert cli_main(["solve", "d100_duel", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
