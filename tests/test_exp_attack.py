@@ -170,8 +170,9 @@ def test_kernel_options_match_reference_rule(backend):
 def test_critical_only_hit_when_cap_blocks(compiled_backend):
     """MR below AR: only a natural 1000 hits, and only with the critical option (fast path too)."""
     n = 200_000
-    none = simulate_attack(n, bonus=100, maximum_roll=700, armour_rating=800, seed=9, backend=compiled_backend)
-    crit = simulate_attack(n, bonus=100, maximum_roll=700, armour_rating=800, critical=True, seed=9,
+    none = simulate_attack(n, bonus=100, maximum_roll=700, armour_rating=800, damage="0", seed=9,
+                           backend=compiled_backend)
+    crit = simulate_attack(n, bonus=100, maximum_roll=700, armour_rating=800, damage="0", critical=True, seed=9,
                            backend=compiled_backend)
     assert none.hits == 0
     assert abs(crit.hits - n / 1000) < 5 * (n * 0.001 * 0.999) ** 0.5

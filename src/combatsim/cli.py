@@ -16,7 +16,6 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from decimal import Decimal
 
 from combatsim.registry import BACKEND_CHOICES, BACKENDS, RULESETS, available_backends
 
@@ -24,13 +23,9 @@ from combatsim.registry import BACKEND_CHOICES, BACKENDS, RULESETS, available_ba
 MAX_THREADS = 1024
 #: ``bench --seconds``: the longest minimum time per measurement.
 MAX_BENCH_SECONDS = 3600
-#: Integers are written as 12, -3, 1_000_000, 1e9 or 2.5e3; read exactly, never through a float.
-_INTEGER = re.compile(r"[+-]?(\d[\d_]*)?(\.\d*)?([eE][+-]?\d+)?")
-_NUMBER = r"(\d[\d_]*(\.\d*)?|\.\d+)([eE][+-]?\d+)?"
+_NUMBER = r"([0-9][0-9_]*(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?"
 #: A negative number, or a curve range that starts with one (-1:5:1).
 _NEGATIVE_NUMBER = re.compile(rf"^-{_NUMBER}(:-?{_NUMBER}){{0,2}}$")
-#: An integer with more digits than this is outside every flag's range (seeds have 20).
-_MAX_DIGITS = 40
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -73,7 +68,7 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
-        self.exit(2, f"combatsim: error: {' '.join(message.split())}\n")
+        self.exit(2, f"combatsim: error: {one_line(message)}\n")
 
 
 class _Placeholders:
@@ -113,29 +108,41 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str], 
     def parse(text: str) -> int:
         value = exact_integer(text)
         if value is None:
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {brief(text)}")
         if (low is not None and value < low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text}")
+            raise argparse.ArgumentTypeError(f"must be {allowed}, got {text.strip()}")
         return value
 
     return parse
 
 
+def brief(value: object) -> str:
+    """A bad value as an error quotes it: its repr, cut short (combatsim.validation.brief)."""
+    from combatsim.validation import brief as cut
+
+    return cut(value)
+
+
+#: A word of an error message longer than this is a value echoed whole: only its start is kept.
+_LONG_WORD = re.compile(r"\S{121,}")
+
+
+def one_line(message: object) -> str:
+    """An error message as one line of readable length: whitespace runs become one space, and a
+    word over 120 characters (a value quoted whole) keeps its first 100."""
+    text = " ".join(str(message).split())
+    if not text.isprintable():  # an escape sequence in a quoted value is shown, never sent to the terminal
+        text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+    text = _LONG_WORD.sub(lambda word: f"{word[0][:100]}... ({len(word[0]):,} characters)", text)
+    return text if len(text) <= 2000 else f"{text[:2000]}... ({len(text):,} characters)"
+
+
 def exact_integer(text: str) -> int | None:
-    """The integer ``text`` writes, or None (a fraction, nan, inf, words; or over 40 digits, which
-    no flag's range allows). Decimal keeps every digit and an exponent without expanding it."""
-    text = text.strip()
-    if not _INTEGER.fullmatch(text) or not any(c.isdigit() for c in text.split("e")[0].split("E")[0]):
-        return None
-    try:
-        value = Decimal(text.replace("_", ""))
-    except ArithmeticError:
-        return None
-    if value and value.adjusted() >= _MAX_DIGITS:
-        return None
-    if value != value.to_integral_value():
-        return None
-    return int(value)
+    """The integer ``text`` writes, or None (combatsim.validation.parse_integer: Python's literal
+    forms, ASCII digits, at most 40 digits, which no flag's range exceeds)."""
+    from combatsim.validation import parse_integer
+
+    return parse_integer(text)
 
 
 def _range(low: int | None, high: int | None) -> str:
@@ -328,13 +335,14 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "executor", "local") == "dask" and getattr(args, "threads", None) is not None:
             raise ValueError("--threads applies to local runs; with --executor dask each task runs on one worker thread")
         if getattr(args, "executor", "local") == "dask":
-            from combatsim.executors import use_executor
+            from combatsim.executors import check_scheduler, use_executor
 
+            check_scheduler(args.scheduler, "--scheduler")  # before dask's import, which takes a second
             with use_executor("dask", args.scheduler):
                 return args.handler(args)
         return args.handler(args)
     except (ValueError, TypeError) as error:
-        print(f"combatsim: error: {error}", file=sys.stderr)
+        print(f"combatsim: error: {one_line(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("combatsim: interrupted", file=sys.stderr)
@@ -343,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as error:  # unreadable or unwritable files named on the command line
-        print(f"combatsim: error: {error}", file=sys.stderr)
+        if error.strerror and error.filename is not None:  # not "[Errno 36]": the file, then why
+            error = f"{error.filename!r}: {error.strerror}"
+        print(f"combatsim: error: {one_line(error)}", file=sys.stderr)
         return 2
     except Exception as error:  # a bug: one line, the traceback only on request
         if os.environ.get("COMBATSIM_DEBUG"):

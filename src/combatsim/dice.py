@@ -16,8 +16,9 @@ MAX_TEXT = 64
 MAX_LAW_OUTCOMES = 10_000
 MAX_LAW_WORK = 200_000
 
-_EXPRESSION = re.compile(r"^\s*(?:(?P<count>\d+)?[dD](?P<sides>\d+))?\s*(?P<modifier>[+-]\s*\d+)?\s*$")
-_CONSTANT = re.compile(r"^\s*(?P<modifier>[+-]?\d+)\s*$")
+# ASCII only: int() would also read fullwidth and Arabic-Indic digits.
+_EXPRESSION = re.compile(r"^\s*(?:(?P<count>\d+)?[dD](?P<sides>\d+))?\s*(?P<modifier>[+-]\s*\d+)?\s*$", re.ASCII)
+_CONSTANT = re.compile(r"^\s*(?P<modifier>[+-]?\d+)\s*$", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,9 @@ class Dice:
             raise ValueError(f"dice count must be in 0..{MAX_DICE_COUNT}, got {self.count}")
         if not 1 <= self.sides <= MAX_SIDES:
             raise ValueError(f"dice sides must be in 1..{MAX_SIDES}, got {self.sides}")
+        if self.count == 0 and self.sides != 1:  # as "0d6" is refused: no dice is a constant, Dice(0, 1, K)
+            raise ValueError(f"dice count must be in 1..{MAX_DICE_COUNT} for dice of {self.sides} sides "
+                             f"(a constant K is Dice(0, 1, K)), got 0")
         if not -MAX_MODIFIER <= self.modifier <= MAX_MODIFIER:
             raise ValueError(f"dice modifier must be in -{MAX_MODIFIER}..{MAX_MODIFIER}, got {self.modifier}")
 

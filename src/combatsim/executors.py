@@ -53,7 +53,7 @@ LOCAL_WORKERS = 2
 #: The name distributed's nannies give the worker processes they start.
 _NANNY_WORKER_NAME = "Dask Worker process (from Nanny)"
 
-_ADDRESS = re.compile(r"(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*):([0-9]{1,5})")
+_ADDRESS = re.compile(r"(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*):([0-9]{1,5})", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -79,20 +79,24 @@ def resolve_executor(executor: str | ExecutorChoice | None, scheduler: object = 
         if scheduler is not None:
             raise ValueError('scheduler is only for executor "dask"; executor "local" runs in this process')
         return ExecutorChoice()
+    scheduler = check_scheduler(scheduler)  # a malformed address is refused before dask's slow import
     require_dask()
-    return ExecutorChoice(executor, check_scheduler(scheduler))
+    return ExecutorChoice(executor, scheduler)
 
 
-def check_scheduler(scheduler: object) -> object:
+def check_scheduler(scheduler: object, name: str = "scheduler") -> object:
     """A scheduler address as ``tcp://HOST:PORT``, a Client or cluster as given, or None."""
     if scheduler is None or hasattr(scheduler, "submit") or hasattr(scheduler, "scheduler_address"):
         return scheduler
     if not isinstance(scheduler, str):
-        raise TypeError("scheduler must be an address tcp://HOST:PORT, a dask.distributed Client or None; "
+        raise TypeError(f"{name} must be an address tcp://HOST:PORT, a dask.distributed Client or None; "
                         f"got {type(scheduler).__name__}")
     match = _ADDRESS.fullmatch(scheduler)
     if match is None or not 1 <= int(match[2]) <= 65535:
-        raise ValueError(f"scheduler must be an address tcp://HOST:PORT or HOST:PORT (port 1..65535); got {scheduler!r}")
+        from combatsim.validation import brief
+
+        raise ValueError(f"{name} must be an address tcp://HOST:PORT or HOST:PORT (port 1..65535); "
+                         f"got {brief(scheduler)}")
     return f"tcp://{match[1]}:{int(match[2])}"
 
 

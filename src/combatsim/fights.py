@@ -168,25 +168,39 @@ class ProgressLine:
 
 def check_output_path(path: str, flag: str, extensions: tuple[str, ...] = ()) -> Path:
     """Refuse an output path the run could not write, before the run (which would then be lost)."""
+    from combatsim.validation import brief, check_text
+
     if not path or not path.strip():
         raise ValueError(f"{flag}: must name a file, got {path!r}")
+    check_text(flag, path, max_length=4096)  # no escape sequences echoed back in "wrote ..."
     target = Path(path)
+    try:
+        name_max = os.pathconf(target.parent, "PC_NAME_MAX") if target.parent.is_dir() else 255
+    except (OSError, ValueError):
+        name_max = 255
+    # the temporary file beside it is named ".NAME.XXXXXXXX.SUFFIX": that name must fit too
+    if len(os.fsencode(target.name)) + len(target.suffix) + 10 > name_max:
+        raise ValueError(f"{flag}: the file name {brief(target.name)} is too long; "
+                         f"allowed: at most {name_max - len(target.suffix) - 10} bytes")
     if extensions and target.suffix.lower() not in extensions:
-        found = f"extension {target.suffix!r}" if target.suffix else "no extension"
-        raise ValueError(f"{flag}: {path!r} has {found}; allowed: {', '.join(extensions)}")
-    if target.is_dir():
-        raise ValueError(f"{flag}: {path!r} is a directory; name a file in it")
-    if target.exists() and not target.is_file():
-        raise ValueError(f"{flag}: {path!r} is not a regular file (a device or pipe); name a regular file")
-    directory = target.parent
-    if not directory.is_dir():
-        raise ValueError(f"{flag}: directory {str(directory)!r} does not exist")
+        found = f"extension {brief(target.suffix)}" if target.suffix else "no extension"
+        raise ValueError(f"{flag}: {brief(path)} has {found}; allowed: {', '.join(extensions)}")
+    try:
+        if target.is_dir():
+            raise ValueError(f"{flag}: {brief(path)} is a directory; name a file in it")
+        if target.exists() and not target.is_file():
+            raise ValueError(f"{flag}: {brief(path)} is not a regular file (a device or pipe); name a regular file")
+        directory = target.parent
+        if not directory.is_dir():
+            raise ValueError(f"{flag}: directory {brief(str(directory))} does not exist")
+    except OSError as error:
+        raise ValueError(f"{flag}: cannot write {brief(path)}: {error.strerror or error}") from None
     try:  # a file made and removed in the directory: the write at the end will be allowed
         handle, probe = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".probe")
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
-        raise ValueError(f"{flag}: cannot write in {str(directory)!r}: {error.strerror}") from None
+        raise ValueError(f"{flag}: cannot write in {brief(str(directory))}: {error.strerror}") from None
     return target
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 from combatsim.registry import RULESETS
+from combatsim.validation import brief
 
 MAX_FILE_BYTES = 1 << 20
 MAX_MEMBERS_PER_SIDE = 64
@@ -355,21 +356,35 @@ def parse_document(text: str, file: str) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as problem:
         raise ScenarioError(f"{file}: not a valid TOML file: {problem}") from None
+    except ValueError:  # int() of a TOML integer past Python's 4300 digits
+        raise ScenarioError(f"{file}: {TOO_MANY_DIGITS}") from None
+
+
+#: What tomllib's int() says of an integer past Python's limit on digits, in the project's words.
+TOO_MANY_DIGITS = "an integer has more than 4300 digits; every field's range is far smaller"
 
 
 def read_document(path: str | Path, label: str | None = None) -> tuple[dict, str]:
     """A scenario file's TOML document, its size and shape checked before parsing."""
-    file = label or str(path)
+    file = brief(label or str(path)) if len(label or str(path)) > 200 else label or str(path)
     source = Path(path)
-    if not source.is_file():
-        raise ScenarioError(f"{file}: no such scenario file")
-    if source.stat().st_size > MAX_FILE_BYTES:
+    try:
+        if not source.is_file():
+            raise ScenarioError(f"{file}: no such scenario file")
+        if source.stat().st_size > MAX_FILE_BYTES:
+            raise ScenarioError(f"{file}: larger than {MAX_FILE_BYTES} bytes; a scenario is a short TOML file")
+        with source.open("rb") as handle:  # at most the limit: /proc and device files report size 0
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as problem:
+        raise ScenarioError(f"{file}: cannot read the scenario file: {problem.strerror or problem}") from None
+    if len(data) > MAX_FILE_BYTES:
         raise ScenarioError(f"{file}: larger than {MAX_FILE_BYTES} bytes; a scenario is a short TOML file")
     try:
-        text = source.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as problem:
         raise ScenarioError(f"{file}: not a valid TOML file: {problem}") from None
-    return parse_document(text, file), file
+    # universal newlines, as text mode reads them
+    return parse_document(text.replace("\r\n", "\n").replace("\r", "\n"), file), file
 
 
 def load(path: str | Path, overrides: Sequence[str] = (), label: str | None = None) -> Scenario:
@@ -406,7 +421,8 @@ def validate(document: dict, file: str, default_name: str) -> Scenario:
 
 # --- overrides: --set and --compare ---------------------------------------------------------------
 
-_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+#: A name and its list indices; an index has at most 9 digits (ASCII), far beyond any list allowed.
+_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[[0-9]{1,9}\])*)")
 
 
 def parse_path(path: str, flag: str) -> list[str | int]:
@@ -415,12 +431,12 @@ def parse_path(path: str, flag: str) -> list[str | int]:
     for piece in path.split("."):
         match = _PATH_PART.fullmatch(piece.strip())
         if match is None:
-            raise ScenarioError(f"{flag}: {path!r} is not a path such as sides[0].members[0].torso "
-                                f"(names joined by '.', list entries as [index])")
+            raise ScenarioError(f"{flag}: {brief(path)} is not a path such as sides[0].members[0].torso "
+                                f"(names joined by '.', list entries as [index], an index of at most 9 digits)")
         parts.append(match.group(1))
-        parts.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
+        parts.extend(int(index) for index in re.findall(r"\[([0-9]+)\]", match.group(2)))
     if len(parts) > 2 * MAX_KEY_PARTS:
-        raise ScenarioError(f"{flag}: {path!r} has more than {2 * MAX_KEY_PARTS} parts")
+        raise ScenarioError(f"{flag}: {brief(path)} has more than {2 * MAX_KEY_PARTS} parts")
     return parts
 
 
@@ -432,6 +448,8 @@ def parse_value(text: str, flag: str) -> object:
         return tomllib.loads(line)["value"]
     except tomllib.TOMLDecodeError:
         return text
+    except ValueError:  # int() of a TOML integer past Python's 4300 digits
+        raise ScenarioError(f"{flag}: {TOO_MANY_DIGITS}, in {brief(text)}") from None
 
 
 def _path_text(parts: Sequence[str | int]) -> str:
@@ -496,7 +514,11 @@ def example_path(name: str) -> Path:
 
 def resolve(name_or_path: str) -> tuple[Path, str]:
     """A scenario file's path, or an example's for a bare example name; and the label errors use."""
-    if Path(name_or_path).is_file() or "/" in name_or_path or "\\" in name_or_path:
+    try:
+        is_file = Path(name_or_path).is_file()
+    except (OSError, ValueError):  # a name too long for a file, or one with NUL: read_document says why
+        is_file = True
+    if is_file or "/" in name_or_path or "\\" in name_or_path:
         return Path(name_or_path), name_or_path
     path = example_path(name_or_path)
     return path, f"example {path.stem}"

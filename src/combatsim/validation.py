@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -13,14 +15,71 @@ INT64_MAX = 2**63 - 1
 SEED_MAX = 2**64 - 1
 
 
+#: Digits as Python's literals write them: ASCII only, an underscore only between two digits.
+_DIGITS = r"[0-9](?:_?[0-9])*"
+#: A number as Python's int and float literals write it, with a sign: 12, -3, 1_000, 1e9, 2.5e3, .5
+_NUMBER = re.compile(rf"[+-]?(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?")
+#: Longer number text is refused unread: no option's range needs it, and reading it could be slow.
+MAX_NUMBER_TEXT = 64
+#: A number's integer part has at most this many digits (seeds have 20): beyond every range.
+MAX_NUMBER_DIGITS = 40
+
+
+def parse_number(text: object) -> Decimal | None:
+    """The number ``text`` writes, exactly, or None.
+
+    Accepted: what Python's int and float literals accept, with a sign and surrounding spaces
+    (12, -3, 1_000, 1e9, 2.5e3, 0.5, .5); refused: misplaced underscores (1_, 1__0), digits of
+    other scripts (fullwidth, Arabic-Indic), nan, inf, fractions such as 1/2, text longer than
+    MAX_NUMBER_TEXT and magnitudes of more than MAX_NUMBER_DIGITS digits.
+    """
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_TEXT:
+        return None
+    text = text.strip(" \t")
+    if not _NUMBER.fullmatch(text):
+        return None
+    try:
+        value = Decimal(text.replace("_", ""))
+    except (ArithmeticError, InvalidOperation):
+        return None
+    if value and value.adjusted() >= MAX_NUMBER_DIGITS:
+        return None
+    return value
+
+
+def parse_integer(text: object) -> int | None:
+    """The integer ``text`` writes (12, -3, 1_000, 1e9, 2.5e3: read exactly, never through a
+    float), or None: a fraction, or anything parse_number refuses."""
+    value = parse_number(text)
+    if value is None or value != value.to_integral_value():
+        return None
+    return int(value)
+
+
+def brief(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters: an error quotes a bad value, never all of
+    a huge one."""
+    if isinstance(value, int) and value.bit_length() > 3 * limit:  # str() of 4300+ digits raises
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value):,} characters)"
+    if isinstance(value, list | tuple | dict | set) and len(value) > limit:
+        return f"a {type(value).__name__} of {len(value):,} entries"
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def check_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
     """An exact integer (bools, floats, strings and numpy timedeltas refused) within [low, high]."""
     if type(value) is not int:
         if isinstance(value, bool | np.bool_ | np.timedelta64) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must be an integer{_range(low, high)}, got {type(value).__name__} {value!r}")
+            raise TypeError(f"{name} must be an integer{_range(low, high)}, got {type(value).__name__} {brief(value)}")
         value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{name} must be{_range(low, high)}, got {value}")
+        raise ValueError(f"{name} must be{_range(low, high)}, got {brief(value)}")
     return value
 
 
@@ -33,7 +92,7 @@ def check_bool(name: str, value: object) -> bool:
 
 def check_choice(name: str, value: object, choices: tuple[str, ...] | list[str]) -> str:
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {brief(value)}")
     return value
 
 
@@ -73,7 +132,7 @@ def check_text(name: str, value: object, max_length: int = 200) -> str:
         for character in value:
             if unicodedata.category(character) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
                 raise ValueError(f"{name} must not contain control or format characters, "
-                                 f"got U+{ord(character):04X} in {value!r}")
+                                 f"got U+{ord(character):04X} in {brief(value)}")
     return value
 
 
@@ -144,11 +203,20 @@ def memoize_simple(function: Callable) -> Callable:
     return memoized
 
 
+def refuse_masked(name: str, value: object) -> None:
+    """A numpy masked array with masked entries has no value there: refused, never read through
+    its mask (np.asarray would take the hidden data)."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():
+        raise ValueError(f"{name} must not have masked entries (a numpy masked array holds no value there); "
+                         f"got {int(np.ma.getmaskarray(value).sum()):,} masked")
+
+
 def check_sequence(name: str, value: object, what: str) -> Sequence | np.ndarray:
     """A finite sequence (list, tuple, range) or 1-D array; iterators and generators are refused,
     since one can be endless."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
         raise TypeError(f"{name} must be {what} as a list, tuple or array, got {type(value).__name__}")
+    refuse_masked(name, value)
     return value
 
 
@@ -161,6 +229,7 @@ def check_int_array(
             check_int(name, value, low, high)  # raises the range error
         return np.array([value], dtype=np.int64)
     if np.isscalar(value) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        refuse_masked(name, value)
         scalar = value[()] if isinstance(value, np.ndarray) else value
         return np.array([check_int(name, scalar, low, high)], dtype=np.int64)
     check_sequence(name, value, f"integers{_range(low, high)}")

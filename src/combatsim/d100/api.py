@@ -3,7 +3,7 @@ the kernels ("d100.attack", "d100.fight")."""
 
 from __future__ import annotations
 
-import re
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -51,7 +51,6 @@ MAX_RANK = 10
 MAX_RANKS = 10
 MAX_LETHALITY = 100
 MAX_SEVERITY = 100
-_EXPONENT = re.compile(r"[eE]([+-]?\d[\d_]*)")
 MAX_COMBATANTS = 64
 MAX_PASSES = 16
 MAX_ROUNDS = 10_000
@@ -81,20 +80,23 @@ def _check_ranks(name: str, ranks: object) -> tuple[int, ...]:
 
 
 def check_severity(value: object) -> Fraction:
-    """Weapon severity: an int, a Fraction or a decimal string, in tenths, 0..100."""
+    """Weapon severity: an int, a Fraction or a decimal string (Python's number forms: ``1.5``,
+    ``2``, ``15e-1``), in tenths, 0..100."""
+    from combatsim.validation import brief, parse_number
+
     if isinstance(value, bool) or not isinstance(value, int | Fraction | str):
         raise TypeError(
             f"severity must be an int, Fraction or decimal string such as '1.5', got {type(value).__name__}"
         )
-    # Fraction("1e999999999") builds a billion-digit integer: refuse long text and big exponents unread.
-    if isinstance(value, str) and (len(value) > 32 or any(abs(int(e)) > 32 for e in _EXPONENT.findall(value))):
-        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths, got {value[:40]!r}")
-    try:
-        severity = Fraction(value)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths, got {value!r}") from None
+    if isinstance(value, str):
+        number = parse_number(value)
+        # a big exponent is refused unread: Fraction(Decimal("1e999999999")) would build its digits
+        if number is None or (number and not -32 <= number.adjusted() <= 32) or abs(number.as_tuple().exponent) > 32:
+            raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5), "
+                             f"got {brief(value)}")
+    severity = Fraction(value if not isinstance(value, str) else number)
     if (severity * 10).denominator != 1 or not 0 <= severity <= MAX_SEVERITY:
-        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5), got {value!r}")
+        raise ValueError(f"severity must be a number in 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5), got {brief(value)}")
     return severity
 
 
@@ -214,10 +216,14 @@ def attack_parameters(
     dual_wield = check_bool("dual_wield", dual_wield)
     if isinstance(modifiers, str) or not isinstance(modifiers, Iterable):
         raise TypeError(f"modifiers must be a sequence of names from {', '.join(MODIFIERS)}")
+    # at most one more than there are names: an endless iterator is not read to its end
+    given = list(itertools.islice(modifiers, len(MODIFIERS) + 1))
     names = [check_choice("modifier", str(name).replace("-", "_"), MODIFIERS) if isinstance(name, str)
-             else check_choice("modifier", name, MODIFIERS) for name in modifiers]
-    if len(set(names)) != len(names):
-        raise ValueError(f"modifier must not repeat, got {list(modifiers)!r}")
+             else check_choice("modifier", name, MODIFIERS) for name in given]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated or len(given) > len(MODIFIERS):
+        raise ValueError(f"modifiers must not repeat (at most {len(MODIFIERS)}, each once), "
+                         f"got {', '.join(map(repr, repeated))} more than once")
     distant = [name for name in names if name.startswith("distant_")]
     if len(distant) > 1:
         raise ValueError(f"modifier: at most one distant_* modifier, got {distant!r}")

@@ -221,6 +221,7 @@ def attack_inputs(
     critical = check_bool("critical", critical)
     if weapon is not None and not isinstance(weapon, Weapon):
         raise TypeError(f"weapon must be a Weapon, got {type(weapon).__name__}")
+    no_damage = weapon is None and damage is None
     if weapon is None:
         weapon = Weapon(
             "weapon",
@@ -248,6 +249,9 @@ def attack_inputs(
         "damage_adjustment", 0 if damage_adjustment is None else damage_adjustment, length,
         -MAX_DAMAGE_ADJUSTMENT, MAX_DAMAGE_ADJUSTMENT,
     )
+    if no_damage:  # checked last, so that the other inputs' errors come first
+        raise ValueError("give weapon= (a Weapon) or damage= (dice such as 'd8', or '0' for none); "
+                         "for to-hit rolls alone use simulate_to_hit")
     dice = weapon.damage
     one = lambda value: np.array([value], dtype=np.int64)  # noqa: E731
     params = (

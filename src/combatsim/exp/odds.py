@@ -128,18 +128,22 @@ def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice
 
 
 def parse_sweep(text: str, field: str, low: int | None = None, high: int | None = None) -> list[int]:
-    """``600`` or ``400:1000:10`` (start:stop:step, stop included); every value in ``low..high``."""
+    """``600`` or ``400:1000:10`` (start:stop:step, stop included); every value in ``low..high``.
+    Each number is written as an integer flag's is (combatsim.validation.parse_integer)."""
+    from combatsim.validation import brief, parse_integer
+
+    if not isinstance(text, str):
+        raise TypeError(f"{field} must be a string: an integer or start:stop:step, got {type(text).__name__}")
     parts = text.split(":")
-    try:
-        numbers = [int(part) for part in parts]
-    except ValueError:
-        raise ValueError(f"{field} must be an integer or start:stop:step, got {text!r}") from None
+    numbers = [parse_integer(part) for part in parts] if len(parts) <= 3 else [None]
+    if None in numbers:
+        raise ValueError(f"{field} must be an integer or start:stop:step, got {brief(text)}")
     if len(numbers) == 1:
         values = numbers
     elif len(numbers) != 3 or numbers[2] <= 0 or numbers[1] < numbers[0]:
-        raise ValueError(f"{field} must be start:stop:step with start <= stop and step >= 1, got {text!r}")
+        raise ValueError(f"{field} must be start:stop:step with start <= stop and step >= 1, got {brief(text)}")
     elif (numbers[1] - numbers[0]) // numbers[2] > 100_000:
-        raise ValueError(f"{field} sweeps at most 100001 points, got {text!r}")
+        raise ValueError(f"{field} sweeps at most 100001 points, got {brief(text)}")
     else:
         values = range(numbers[0], numbers[1] + 1, numbers[2])
     for value in (values[0], values[-1]):  # the smallest and the largest
@@ -156,7 +160,9 @@ def hit_curve(bonus: str, maximum_roll: str, armour_rating: str, hit_on_equal: b
         "maximum_roll": parse_sweep(maximum_roll, "maximum_roll", 1, MAX_ROLL),
         "armour_rating": parse_sweep(armour_rating, "armour_rating", -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING),
     }
-    ranged = [name for name, values in sweeps.items() if len(values) > 1]
+    # a range is swept even when it holds one point (0:1:5 is just 0): the report names that parameter
+    texts = {"bonus": bonus, "maximum_roll": maximum_roll, "armour_rating": armour_rating}
+    ranged = [name for name in sweeps if ":" in texts[name]]
     if len(ranged) > 1:
         raise ValueError(f"sweep one parameter at a time; got ranges for {', '.join(ranged)}")
     parameter = ranged[0] if ranged else "armour_rating"

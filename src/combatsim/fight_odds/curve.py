@@ -11,48 +11,46 @@ from __future__ import annotations
 import copy
 import re
 import textwrap
-from decimal import Decimal, InvalidOperation
 
 from combatsim.fight_odds import DEFAULT_MAX_STATES, TooManyStates, check_scenario, fight_odds
 from combatsim.fight_odds.chain import fraction_text
 from combatsim.scenario import Scenario, ScenarioError, apply_override, parse_path, parse_value, schema, validate
+from combatsim.validation import brief, parse_number
 
 MAX_POINTS = 1000
 #: Fights simulated for a point too large for exact odds.
 DEFAULT_FIGHTS = 100_000
-_NUMBER = r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?"
-_RANGE = re.compile(rf"\s*({_NUMBER})\s*:\s*({_NUMBER})\s*:\s*({_NUMBER})\s*")
 
 
 def parse_vary(text: str) -> tuple[str, list[object]]:
     """``PATH=start:stop:step`` (stop included; integers or decimals) or ``PATH=v1,v2,...`` ->
     (path, values); at most ``MAX_POINTS`` values."""
+    if not isinstance(text, str):
+        raise TypeError(f"vary must be a string PATH=start:stop:step or PATH=v1,v2,... such as "
+                        f"sides[0].members[0].armour_rating=500:700:10, got {type(text).__name__}")
     path, equals, spec = text.partition("=")
     path = path.strip()
     if not equals or not path or not spec.strip():
         raise ValueError(f"--vary: expected PATH=start:stop:step or PATH=v1,v2,... such as "
-                         f"sides[0].members[0].armour_rating=500:700:10, got {text!r}")
+                         f"sides[0].members[0].armour_rating=500:700:10, got {brief(text)}")
     parse_path(path, "--vary")
-    match = _RANGE.fullmatch(spec)
-    if match is None:
+    numbers = [parse_number(part) for part in spec.split(":")] if spec.count(":") == 2 else [None]
+    if None in numbers:
         if ":" in spec and "," not in spec:
-            raise ValueError(f"--vary {path}: a range is start:stop:step with three numbers, got {spec!r}")
-        values = [parse_value(part.strip(), "--vary") for part in spec.split(",")]
-        if any(part.strip() == "" for part in spec.split(",")):
-            raise ValueError(f"--vary {path}: an empty value in {spec!r}")
-        if len(values) > MAX_POINTS:
-            raise ValueError(f"--vary {path}: at most {MAX_POINTS} values, got {len(values)}")
-        return path, values
-    try:
-        start, stop, step = (Decimal(group) for group in match.groups())
-    except InvalidOperation:
-        raise ValueError(f"--vary {path}: start:stop:step must be numbers, got {spec!r}") from None
+            raise ValueError(f"--vary {path}: a range is start:stop:step with three numbers, got {brief(spec)}")
+        parts = spec.split(",")
+        if len(parts) > MAX_POINTS:
+            raise ValueError(f"--vary {path}: at most {MAX_POINTS} values, got {len(parts):,}")
+        if any(part.strip() == "" for part in parts):
+            raise ValueError(f"--vary {path}: an empty value in {brief(spec)}")
+        return path, [parse_value(part.strip(), "--vary") for part in parts]
+    start, stop, step = numbers
     if step == 0 or (stop - start) * step < 0:
         raise ValueError(f"--vary {path}: the step must be nonzero and go from start towards stop "
-                         f"({'positive' if stop >= start else 'negative'} here), got {spec!r}")
+                         f"({'positive' if stop >= start else 'negative'} here), got {brief(spec)}")
     points = int((stop - start) / step) + 1
     if points > MAX_POINTS:
-        raise ValueError(f"--vary {path}: at most {MAX_POINTS} points, got {points:,} from {spec!r}")
+        raise ValueError(f"--vary {path}: at most {MAX_POINTS} points, got {points:,} from {brief(spec)}")
     integral = all(value == value.to_integral_value() for value in (start, step))
     values = [start + k * step for k in range(points)]
     return path, [int(v) if integral else float(v) for v in values]
@@ -97,7 +95,12 @@ def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_
     """The fight's outcome probabilities at each value of ``vary`` (``PATH=SPEC``)."""
     from combatsim.scenario import ruleset_module
 
+    from combatsim.validation import check_int, check_seed
+
     check_scenario(scenario)
+    check_int("max_states", max_states, 1, 10**12)
+    check_int("n", n, 1, 10**9)  # a point too large for exact odds simulates n fights: none is no answer
+    check_seed(seed)
     path, values = parse_vary(vary)
     scenarios = variants(scenario, path, values)
     points = []

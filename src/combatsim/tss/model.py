@@ -112,7 +112,7 @@ class Score:
         if not isinstance(text, str):
             raise TypeError(f"{field} must be a score such as '16/8/4' or '16', got {type(text).__name__}")
         parts = text.strip().split("/")
-        if not all(re.fullmatch(r"\s*\d+\s*", part) for part in parts) or len(parts) not in (1, 3):
+        if not all(re.fullmatch(r"\s*\d+\s*", part, re.ASCII) for part in parts) or len(parts) not in (1, 3):
             raise ValueError(f"{field} must look like Ordinary/Good/Amazing (e.g. '16/8/4') or one score, got {text!r}")
         values = [int(part) for part in parts]
         if len(values) == 1:
@@ -143,7 +143,7 @@ class ActionCheck:
         if isinstance(text, Score):
             return cls(text)
         if isinstance(text, str):
-            match = re.fullmatch(r"\s*\+(\d+)\s*/(.*)", text)
+            match = re.fullmatch(r"\s*\+(\d+)\s*/(.*)", text, re.ASCII)
             if match:
                 score = Score.parse(match[2], field)
                 if int(match[1]) != score.ordinary + 1:

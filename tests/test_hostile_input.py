@@ -1,0 +1,223 @@
+"""Hostile input through the installed ``combatsim`` command and the Python API: each case gets
+one line naming the option or field and what is allowed, and exit status 2 (CLI) or a
+ValueError/TypeError (API); never Python's own words, a raw escape, or a screenful of a value."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HUGE = "9" * 5000
+EXP = ["--bonus", "110", "--max-roll", "760", "--armour-rating", "580"]
+
+
+def combatsim_command() -> list[str]:
+    """The installed console script beside this Python, else the module."""
+    script = Path(sys.executable).with_name("combatsim")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("combatsim")
+    return [found] if found else [sys.executable, "-m", "combatsim"]
+
+
+def run(arguments: list[str], cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*combatsim_command(), *arguments], capture_output=True, text=True, cwd=cwd,
+                          timeout=120, env={**os.environ, "COLUMNS": "80"})
+
+
+def refused(arguments: list[str], *named: str, cwd: str | Path | None = None) -> str:
+    """Exit 2, nothing on stdout, one short printable line on stderr naming each of ``named``."""
+    done = run(arguments, cwd)
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("combatsim: error: "), done.stderr[-2000:]
+    line = lines[0]
+    assert "internal error" not in line and "Errno" not in line and "Exceeds the limit" not in line, line
+    assert line.isprintable() and len(line) < 600, line
+    for name in named:
+        assert name in line, line
+    return line
+
+
+@pytest.mark.parametrize(("arguments", "named"), [
+    (["attack", "exp", *EXP, "--adjustment", HUGE, "-n", "10"], "--adjustment"),
+    (["fight", "d100_duel", "-n", "10", "--set", f"sides[{HUGE}].x=1"], "--set"),
+    (["fight", "d100_duel", "-n", "10", "--compare", f"sides[0].members[0].fighting={HUGE}"], "--compare"),
+    (["fight", "d100_duel", "-n", "10", "--set", f"sides[0].members[0].fighting={HUGE}"], "--set"),
+    (["curve", "fight", "exp_bob_too", "--vary", f"sides[0].members[0].hit_points=1:{HUGE}:1"], "--vary"),
+])
+def test_a_5000_digit_integer_is_refused_in_the_projects_words(arguments, named):
+    refused(arguments, named)
+
+
+def test_a_5000_digit_integer_in_a_scenario_file_names_the_file(tmp_path):
+    (tmp_path / "big.toml").write_text(f'ruleset = "d100"\nx = {HUGE}\n')
+    refused(["fight", "big.toml"], "big.toml", "4300 digits", cwd=tmp_path)
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--plot"])
+def test_too_long_output_names_are_refused_before_the_run(tmp_path, flag):
+    line = refused(["fight", "d100_duel", "-n", "10", flag, "a" * 300 + (".png" if flag == "--plot" else ".csv")],
+                   flag, "too long", cwd=tmp_path)
+    assert "characters" in line  # the name is quoted in part, not whole
+
+
+@pytest.mark.parametrize("flag", ["--csv", "--plot"])
+def test_output_names_with_escape_characters_are_refused_and_not_made(tmp_path, flag):
+    name = "a\x1b[31m" + (".png" if flag == "--plot" else ".csv")
+    line = refused(["fight", "d100_duel", "-n", "10", flag, name], flag, "U+001B", cwd=tmp_path)
+    assert "\x1b" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreadable_scenario_names_the_file():
+    refused(["fight", "/proc/self/mem"], "/proc/self/mem", "cannot read")
+
+
+def test_a_scenario_name_with_an_escape_is_never_echoed_raw():
+    line = refused(["fight", "nope\x1b[2J"], "nope")
+    assert "\x1b" not in line
+
+
+def test_a_huge_value_is_quoted_in_part():
+    line = refused(["fight", "d100_duel", "--set", "sides[0].members[0].torso=" + "x" * 100_000], "torso")
+    assert len(line) < 600
+
+
+@pytest.mark.parametrize("value", ["1_", "1__0", "_1", "1_e3", "１２", "٣", "1e8x", "0x10", "1/2"])
+@pytest.mark.parametrize("flag", ["-n", "--seed"])
+def test_lenient_integers_are_refused(flag, value):
+    refused(["fight", "d100_duel", flag, value], flag)
+
+
+@pytest.mark.parametrize("value", ["1_", "1__0", "٣", "１"])
+def test_lenient_severity_is_refused_in_the_cli_and_scenarios(value):
+    refused(["odds", "d100", "--pool", "50", "--lethality", "30", "--severity", value], "--severity")
+    refused(["fight", "d100_duel", "--set", f'sides[0].members[0].weapon.severity="{value}"'], "severity")
+
+
+@pytest.mark.parametrize("arguments", [
+    ["curve", "exp", "--bonus", "1_", "--max-roll", "760", "--armour-rating", "580"],
+    ["curve", "exp", "--bonus", "٣", "--max-roll", "760", "--armour-rating", "580"],
+    ["curve", "fight", "exp_bob_too", "--vary", "sides[0].members[0].hit_points=1__0:20:5"],
+    ["curve", "fight", "exp_bob_too", "--vary", "sides[0].members[0].hit_points=１:20:5"],
+    ["attack", "exp", *EXP, "--damage", "１d6"],
+    ["attack", "tss", "--skill", "١٢", "--damage", "d4w"],
+])
+def test_lenient_numbers_in_ranges_dice_and_scores_are_refused(arguments):
+    refused(arguments)
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1e8", 10**8), ("1_000", 1000), ("2.5e3", 2500), (" 7 ", 7),
+                                                 ("1_0e1_0", 10**11), ("-3", -3), (".5e1", 5)])
+def test_the_documented_forms_are_read(value, expected):
+    from combatsim.validation import parse_integer
+
+    assert parse_integer(value) == expected
+
+
+@pytest.mark.parametrize("value", ["1_", "1__0", "_1", "１２", "٣", "nan", "1/2", "1e99999", "9" * 65, "1e1_", ""])
+def test_the_shared_parser_refuses_the_rest(value):
+    from combatsim.validation import parse_integer, parse_number
+
+    assert parse_integer(value) is None and parse_number(value) is None
+
+
+def test_a_malformed_scheduler_is_refused_before_dask_imports():
+    code = ("import sys\nfrom combatsim.cli import main\n"
+            "code = main(['attack', 'exp', '--bonus', '1', '--max-roll', '760', '--armour-rating', '5', "
+            "'--executor', 'dask', '--scheduler', 'tcp://bad host::'])\n"
+            "assert code == 2, code\nassert 'dask' not in sys.modules and 'distributed' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "--scheduler must be an address" in done.stderr
+
+
+def test_a_one_point_exp_sweep_is_labelled_with_the_swept_parameter():
+    done = run(["curve", "exp", "--bonus", "0:1:5", "--max-roll", "760", "--armour-rating", "580", "--json"])
+    assert done.returncode == 0, done.stderr
+    import json
+
+    curve = json.loads(done.stdout)
+    assert curve["parameter"] == "bonus" and curve["fixed"] == {"maximum_roll": 760, "armour_rating": 580}
+    assert [point["bonus"] for point in curve["points"]] == [0]
+
+
+# --- the Python API ------------------------------------------------------------------------------
+
+def _scenario():
+    from combatsim.scenario import load, resolve
+
+    path, label = resolve("exp_bob_too")
+    return load(path, label=label)
+
+
+def test_fight_curve_refuses_a_vary_that_is_not_text():
+    from combatsim.fight_odds.curve import fight_curve
+
+    with pytest.raises(TypeError, match="vary must be a string"):
+        fight_curve(_scenario(), 5)
+
+
+def test_fight_curve_refuses_zero_fights():
+    from combatsim.fight_odds.curve import fight_curve
+
+    with pytest.raises(ValueError, match=r"n must be in 1\.\."):
+        fight_curve(_scenario(), "sides[0].members[0].hit_points=10:12:1", n=0)
+
+
+def test_masked_arrays_are_refused_not_read_through_their_masks():
+    from combatsim.validation import check_int_array
+
+    masked = np.ma.masked_array([1, 2, 3], mask=[False, True, False])
+    with pytest.raises(ValueError, match="masked"):
+        check_int_array("bonus", masked, 3)
+    assert check_int_array("bonus", np.ma.masked_array([1, 2, 3]), 3).tolist() == [1, 2, 3]
+
+
+def test_errors_quote_a_huge_value_in_part():
+    from combatsim.validation import check_int
+
+    with pytest.raises(TypeError) as raised:
+        check_int("level", list(range(100_000)))
+    assert len(str(raised.value)) < 200
+    with pytest.raises(ValueError) as raised:
+        check_int("level", 10**5000, 1, 10)
+    assert "digits" in str(raised.value) and len(str(raised.value)) < 200
+
+
+def test_zero_dice_of_six_sides_is_refused_as_0d6_is():
+    from combatsim.dice import Dice
+    from combatsim.exp import api
+
+    with pytest.raises(ValueError, match="dice count"):
+        Dice(0, 6)
+    with pytest.raises(ValueError, match="damage"):
+        api.simulate_attack(10, bonus=110, maximum_roll=760, armour_rating=580, damage="0d6")
+    assert Dice(0, 1, 3).maximum == 3  # a constant stays one
+
+
+def test_simulate_attack_without_damage_or_weapon_is_refused():
+    from combatsim.exp import api
+
+    with pytest.raises(ValueError, match=r"give weapon= .* or damage="):
+        api.simulate_attack(10, bonus=110, maximum_roll=760, armour_rating=580)
+    assert api.simulate_attack(10, bonus=110, maximum_roll=760, armour_rating=580, damage="0").damage_total == 0
+
+
+def test_a_huge_modifiers_list_gets_a_short_error():
+    import itertools
+
+    from combatsim.d100 import api
+
+    for modifiers in (["quick"] * 100_000, itertools.repeat("quick")):
+        with pytest.raises(ValueError) as raised:
+            api.simulate_attacks(10, pool=50, lethality=30, modifiers=modifiers)
+        assert "modifiers must not repeat" in str(raised.value) and len(str(raised.value)) < 200
