@@ -55,7 +55,7 @@ def test_every_cython_engine_is_built_from_the_current_source():
     their digest as they are now (else: rebuild)."""
     for ruleset in RULESETS:
         built = importlib.import_module(f"combatsim.kernels.{ruleset}.engine_cy")
-        assert built.ENGINE_SOURCES == engine_sources(ruleset), ruleset
+        assert engine_sources(ruleset) == built.ENGINE_SOURCES, ruleset
         assert f"{ruleset}/engine.py" in built.ENGINE_SOURCES and "engine.py" in built.ENGINE_SOURCES
         assert built_from_current_source(built), ruleset
 
@@ -68,7 +68,7 @@ def test_every_kernel_module_includes_the_current_rules():
         if not getattr(engine, "KERNEL_RULES", ()):
             continue
         built = importlib.import_module(f"combatsim.kernels.{ruleset}._cy")
-        assert built.ENGINE_SOURCES == engine_sources(ruleset), ruleset
+        assert engine_sources(ruleset) == built.ENGINE_SOURCES, ruleset
         registry._check_kernel_rules(ruleset, built)
         stale = types.SimpleNamespace(__name__=built.__name__, ENGINE_SOURCES=built.ENGINE_SOURCES,
                                       ENGINE_SOURCE_DIGEST="0" * 64)

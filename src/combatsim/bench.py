@@ -1,6 +1,7 @@
 """``combatsim bench``: every kernel timed in one run against pure Python and a numpy baseline.
 
-Each ruleset lists its cases in ``combatsim.<ruleset>.bench.CASES``. A case runs its public API
+Each ruleset lists its cases (combatsim.bench_case.BenchCase) in ``combatsim.<ruleset>.bench.CASES``;
+this module discovers them. A case runs its public API
 with a given backend, so the figures include validation and chunking as a user sees them. The
 numpy baseline is what a user would write without combatsim (``rng.integers`` and array
 arithmetic). Figures are items per second on the named number of threads; on a noisy machine
@@ -14,28 +15,9 @@ import importlib
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from combatsim.bench_case import BenchCase
 from combatsim.registry import RULESETS, available_backends
-
-
-@dataclass(frozen=True)
-class BenchCase:
-    kernel: str
-    #: run(backend, n, threads) simulates n items through the public API.
-    run: Callable[[str, int, int], object]
-    #: numpy(n) does the same work the way a numpy user would, or None.
-    numpy: Callable[[int], object] | None
-    compiled_items: int = 20_000_000
-    python_items: int = 20_000
-    numpy_items: int = 2_000_000
-    #: The compiled backends this case runs on.
-    backends: tuple[str, ...] = ("numba", "cython")
-    #: Thread counts of the compiled runs (1 only for cases that time single calls).
-    threads: tuple[int, ...] = (1, 2)
-    #: A case that measures itself: custom(backends, seconds) -> records (kernel, backend, threads,
-    #: items_per_second, the case's own fields and a "line" to print). run and numpy are unused.
-    custom: Callable[[list[str], float], list[dict]] | None = None
 
 
 def cases() -> list[BenchCase]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 
 #: Calls timed per repeat of a fixed-cost measurement.
 CALLS = 200

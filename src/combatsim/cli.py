@@ -287,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
                 module.add_odds_parser(odds_rulesets)
             if hasattr(module, "add_curve_parser"):
                 module.add_curve_parser(curve_rulesets)
-        importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets)
+        importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets, integer)
 
     odds = commands.add_parser("odds", help="exact probabilities of one attack's or one fight's outcomes",
                                build=odds_and_curve_rulesets)

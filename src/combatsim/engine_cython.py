@@ -36,8 +36,8 @@ setup.py writes the files (they are not committed) before it builds the extensio
 with the package sources it was written from (``engine_sources``: the engine file and the modules
 it takes names from) and their sha256; at run time ``combatsim.engine`` and combatsim.registry
 refuse a build whose stamp is not the digest of those files as they are now, by hashing the files,
-without importing this module, so the Cython builds cannot drift from the reference. ``python -m combatsim.engine_cython [ROOT]``
-writes them by hand.
+without importing this module, so the Cython builds cannot drift from the reference.
+``python -m combatsim.engine_cython [ROOT]`` writes them by hand.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import contextvars
 import logging
 import math
 import os
@@ -32,6 +31,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+
+from combatsim.runner import CHUNK_GROWTH, EXECUTOR, RunResult, after_chunk, items_for_seconds
 
 EXECUTORS = ("local", "dask")
 #: Seconds of one worker thread's work a Dask task is sized for: long enough that the scheduler's
@@ -62,15 +63,16 @@ class ExecutorChoice:
     #: A Dask scheduler address, an existing ``dask.distributed.Client`` or cluster; None starts a LocalCluster.
     scheduler: object = None
 
+    def run(self, **arguments: object) -> RunResult:
+        """A run of combatsim.runner.simulate on this executor (run_dask's keyword arguments)."""
+        return run_dask(self, **arguments)
 
-_current: contextvars.ContextVar[ExecutorChoice] = contextvars.ContextVar(
-    "combatsim_executor", default=ExecutorChoice()  # noqa: B039 (frozen dataclass: immutable)
-)
+
 
 
 def resolve_executor(executor: str | ExecutorChoice | None, scheduler: object = None) -> ExecutorChoice:
     if executor is None:
-        return _current.get()
+        return EXECUTOR.get() or ExecutorChoice()
     if isinstance(executor, ExecutorChoice):
         return executor
     if executor not in EXECUTORS:
@@ -104,11 +106,11 @@ def check_scheduler(scheduler: object, name: str = "scheduler") -> object:
 def use_executor(executor: str = "dask", scheduler: object = None) -> Iterator[ExecutorChoice]:
     """Run every simulation inside the ``with`` block on ``executor``."""
     choice = resolve_executor(executor, scheduler)
-    token = _current.set(choice)
+    token = EXECUTOR.set(choice)
     try:
         yield choice
     finally:
-        _current.reset(token)
+        EXECUTOR.reset(token)
 
 
 def require_dask() -> None:
@@ -122,8 +124,6 @@ def require_dask() -> None:
 
 def task_items(kernel_name: str, backend: str, work_per_item: float = 1.0) -> int:
     """Items per Dask task: about TASK_SECONDS of one worker thread's work."""
-    from combatsim.runner import items_for_seconds
-
     return items_for_seconds(kernel_name, backend, TASK_SECONDS, work_per_item)
 
 
@@ -401,8 +401,6 @@ class _TaskSize:
 
     def after(self, totals: np.ndarray, done: int) -> None:
         if self._work is not None:
-            from combatsim.runner import CHUNK_GROWTH
-
             self.items = min(self.items * CHUNK_GROWTH, task_items(*self._kernel, self._work.measured(totals, done)))
 
 
@@ -428,8 +426,6 @@ def run_dask(
     order, so a stop rule sees (and a stopped run keeps) exactly the first items, as in a local
     run. Ctrl-C, or losing the scheduler, returns the chunks finished so far, marked partial.
     """
-    from combatsim.runner import RunResult, after_chunk
-
     size = _TaskSize(kernel_name, backend, chunk_size, work, work_per_item)
     output_kinds = [(out.dtype, out.shape[0] > 0) for out in outputs]
     totals = np.zeros(counts_size, dtype=np.int64)

@@ -137,7 +137,7 @@ def bench_cases(ruleset: str, make: Callable[[str], PreparedAttack]) -> list:
     second of ``resolve`` (a new index each call) and of ``odds`` (cached after the warm-up call),
     against numpy's one ``Generator.integers(1, 1001)`` call as the baseline. ``make(backend)``
     builds the case's attack, once per backend."""
-    from combatsim.bench import BenchCase
+    from combatsim.bench_case import BenchCase
 
     attacks: dict[str, PreparedAttack] = {}
 

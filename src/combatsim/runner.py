@@ -26,7 +26,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from combatsim.executors import resolve_executor, run_dask
 from combatsim.registry import get_kernel, resolve_backend
 from combatsim.validation import (
     CPU_COUNT,
@@ -145,6 +144,9 @@ class Observer:
     stop: Callable[[int, np.ndarray], bool] | None = None
 
 
+#: Where runs in this context go: None runs them here; combatsim.executors.use_executor sets a Dask
+#: choice (its ``run`` takes simulate's arguments and returns a RunResult).
+EXECUTOR: contextvars.ContextVar[object | None] = contextvars.ContextVar("combatsim_executor", default=None)
 _observer: contextvars.ContextVar[Observer | None] = contextvars.ContextVar("combatsim_observer", default=None)
 
 
@@ -370,7 +372,8 @@ def check_run(
         chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
     progress = check_progress(progress)
     backend = resolve_backend(backend)
-    return RunArguments(n, seed, threads, chunk_size, backend, outcomes, progress, resolve_executor(executor))
+    return RunArguments(n, seed, threads, chunk_size, backend, outcomes, progress,
+                        EXECUTOR.get() if executor is None else executor)
 
 
 def make_result(cls: type, /, **values: object) -> object:
@@ -433,8 +436,8 @@ def simulate(
         per_item = (False,) * len(params)
     outputs = tuple(np.empty(run.n, dtype=dtype) for dtype in output_dtypes) if run.outcomes else _no_outputs(
         output_dtypes)
-    if run.executor.name == "dask":
-        result = run_dask(run.executor, kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
+    if run.executor is not None and run.executor.name == "dask":
+        result = run.executor.run(kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
                           params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
                           chunk_size=run.chunk_size, progress=run.progress, work=work)
     elif run.chunk_size is None and _one_slice(_unit_seconds(kernel_name, run.backend), run.n, threads, work):

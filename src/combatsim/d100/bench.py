@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 from combatsim.d100 import model
 from combatsim.d100.api import Combatant, Weapon, attack_parameters, simulate_attacks, simulate_fights
 from combatsim.d100.prepared import Attack

@@ -47,6 +47,8 @@ from combatsim.d100.layout import (
     C_PRESS,
     C_RANGED,
     C_SIDE,
+    CRITICAL_FAILURE,
+    CRITICAL_SUCCESS,
     D100,
     F_ATTACKS,
     F_DRAWS,
@@ -62,18 +64,9 @@ from combatsim.d100.layout import (
     F_UNFINISHED,
     F_WINS,
     F_WINS_BY_FLIGHT,
+    FAILURE,
     FIGHT_COUNT_NAMES,
     FIGHT_COUNTS,
-    POLICY_ACTIONS,
-)
-from combatsim.d100.layout import ATTACK_COUNTS as ATTACK_COUNTS
-from combatsim.d100.layout import DRAW as WINNER_DRAW
-from combatsim.d100.layout import FIELDS as FIELDS
-from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
-from combatsim.d100.model import (
-    CRITICAL_FAILURE,
-    CRITICAL_SUCCESS,
-    FAILURE,
     FLEE_STEP,
     FLESH,
     FLESH_PER_SERIOUS,
@@ -81,11 +74,16 @@ from combatsim.d100.model import (
     INSTANT_DEATH,
     LETHAL,
     NO_WOUND,
+    POLICY_ACTIONS,
     SERIOUS,
     SERIOUS_PER_LETHAL,
     SUCCESS,
     TARGET_CAP,
 )
+from combatsim.d100.layout import ATTACK_COUNTS as ATTACK_COUNTS
+from combatsim.d100.layout import DRAW as WINNER_DRAW
+from combatsim.d100.layout import FIELDS as FIELDS
+from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.engine import (
     DRAW,
     RUNNING,

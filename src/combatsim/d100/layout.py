@@ -6,6 +6,22 @@ kernel rules (``combatsim.d100.engine.KERNEL_CONSTANTS``, written into kernels/d
 
 from __future__ import annotations
 
+# Roll result tiers, best first (the order quick contests compare in).
+CRITICAL_SUCCESS, HARD_SUCCESS, SUCCESS, FAILURE, CRITICAL_FAILURE = 0, 1, 2, 3, 4
+TIER_NAMES = ("critical_success", "hard_success", "success", "failure", "critical_failure")
+
+# Wound severities of one damage resolution; NO_WOUND when the attack failed.
+NO_WOUND, FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 0, 1, 2, 3, 4
+WOUND_NAMES = ("none", "flesh", "serious", "lethal", "instant_death")
+
+#: "The target is capped at 95" (attack targets and the flee target).
+TARGET_CAP = 95
+#: Escalation (docs/d100.md, section 6).
+FLESH_PER_SERIOUS = 3
+SERIOUS_PER_LETHAL = 2
+#: Flee under fire: +20 per prior failed attempt.
+FLEE_STEP = 20
+
 #: One attack draws one exactly uniform value 1..1000000 = three d100s (model.split_attack_value).
 ATTACK_SIDES = 1_000_000
 D100 = 100

@@ -13,13 +13,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-# Roll result tiers, best first (the order quick contests compare in).
-CRITICAL_SUCCESS, HARD_SUCCESS, SUCCESS, FAILURE, CRITICAL_FAILURE = 0, 1, 2, 3, 4
-TIER_NAMES = ("critical_success", "hard_success", "success", "failure", "critical_failure")
-
-# Wound severities of one damage resolution; NO_WOUND when the attack failed.
-NO_WOUND, FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 0, 1, 2, 3, 4
-WOUND_NAMES = ("none", "flesh", "serious", "lethal", "instant_death")
+# The rules' codes and numbers the engine reads too are the layout's; model.X names them as well.
+from combatsim.d100.layout import (  # noqa: F401
+    CRITICAL_FAILURE,
+    CRITICAL_SUCCESS,
+    FAILURE,
+    FLEE_STEP,
+    FLESH,
+    FLESH_PER_SERIOUS,
+    HARD_SUCCESS,
+    INSTANT_DEATH,
+    LETHAL,
+    NO_WOUND,
+    SERIOUS,
+    SERIOUS_PER_LETHAL,
+    SUCCESS,
+    TARGET_CAP,
+    TIER_NAMES,
+    WOUND_NAMES,
+)
 
 # Armour classes.
 ARMOUR_NONE, ARMOUR_LIGHT, ARMOUR_HEAVY = 0, 1, 2
@@ -29,8 +41,6 @@ TORSO_COVERAGES = ("none", "light", "heavy")
 # Weapon categories (the distant-attack modifiers depend on them).
 CATEGORIES = ("melee", "pistol", "thrown", "archery", "carbine", "long_gun")
 
-#: "The target is capped at 95" (attack targets and the flee target).
-TARGET_CAP = 95
 #: "Serious threshold: min(90, final_lethality x weapon_severity)".
 SERIOUS_CAP = 90
 #: "min(1.5, ...)": the specialty multiplier never exceeds 1.5.
@@ -50,12 +60,6 @@ DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_g
 COVER_FACTOR = Fraction(1, 2)
 ARMOUR_FACTOR = (Fraction(1), Fraction(3, 4), Fraction(1, 2))
 DUAL_WIELD_FACTOR = Fraction(3, 4)
-
-#: Escalation (docs/d100.md, section 6).
-FLESH_PER_SERIOUS = 3
-SERIOUS_PER_LETHAL = 2
-#: Flee under fire: +20 per prior failed attempt.
-FLEE_STEP = 20
 
 
 def floor_div(numerator: int, denominator: int) -> int:

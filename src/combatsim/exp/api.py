@@ -92,6 +92,10 @@ def simulate_to_hit(
     With ``outcomes=True`` the result carries every attack's to-hit roll (memory grows with n).
     ``executor="dask"`` runs the chunks on a Dask cluster (combatsim.executors), bit-identically.
     """
+    if executor is not None:
+        from combatsim.executors import resolve_executor
+
+        executor = resolve_executor(executor)
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=4, progress=progress, executor=executor)
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 from combatsim.exp.api import Combatant, simulate_attack, simulate_fight, simulate_to_hit
 from combatsim.exp.model import Weapon
 from combatsim.exp.prepared import Attack

@@ -16,7 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 from combatsim.engine import engine_kernels
 from combatsim.rl import EXAMPLE_ENVS
 from combatsim.rl.fight_env import BACKENDS, FightEnv

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 from combatsim.rl.bench import ATTACK, env_backends
 from combatsim.rl.fight_vector import FightVectorEnv
 from combatsim.rl.sb3 import KernelVecEnv

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.bench import BenchCase
+from combatsim.bench_case import BenchCase
 from combatsim.prepared import bench_cases
 from combatsim.tss.api import Combatant, simulate_attacks, simulate_fights
 from combatsim.tss.model import Armour, Weapon

@@ -45,7 +45,7 @@ from combatsim.engine import (
     stream_word,
     stream_words_used,
 )
-from combatsim.tss.model import MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die
+from combatsim.tss.layout import MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die
 
 # --- the character table: one int64 row per character (combatsim.tss.api.fight_table) -------------
 R_SIDE = 0

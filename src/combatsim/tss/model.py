@@ -11,12 +11,11 @@ import re
 from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
+from combatsim.tss.layout import DIFFICULTY_SCALE, MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die  # noqa: F401
 from combatsim.validation import check_int, check_text
 
 #: The largest score (skill, action check, Resolve-physical) accepted.
 MAX_SCORE = 1000
-#: The largest summed difficulty penalty: +24 is +20d20 ("+N beyond +7 is +(N-4)d20").
-MAX_STEPS = 24
 #: Limits on one damage tier's or one armour's dice, so a fixed word layout stays small.
 MAX_DAMAGE_DICE = 20
 MAX_ARMOUR_DICE = 10
@@ -31,31 +30,12 @@ TIER_NAMES = ("amazing", "good", "ordinary", "failure", "critical_failure")
 #: The four phases (actions) of a combat round, in the order they run.
 PHASE_NAMES = ("amazing", "good", "ordinary", "marginal")
 
-#: Damage types along the shift scale "mortal > wounds > stun > nothing".
-NOTHING, STUN, WOUND, MORTAL = 0, 1, 2, 3
 DAMAGE_TYPE_LETTERS = {"s": STUN, "w": WOUND, "m": MORTAL}
 DAMAGE_TYPE_NAMES = ("nothing", "stun", "wound", "mortal")
 
 #: Quality grades of weapons and armour; the type shift is the difference of grades.
 QUALITIES = ("marginal", "ordinary", "good", "amazing")
 _QUALITY_LETTERS = {"m": "marginal", "o": "ordinary", "g": "good", "a": "amazing"}
-
-#: The printed Difficulty Scale: steps -> (sign, dice count, die sides); "-d0" is no die.
-DIFFICULTY_SCALE = {
-    -5: (-1, 1, 20),  # No Sweat!
-    -4: (-1, 1, 12),  # Piece'o'Cake
-    -3: (-1, 1, 8),  # Super Easy
-    -2: (-1, 1, 6),  # Very Easy
-    -1: (-1, 1, 4),  # Easy
-    0: (0, 0, 1),  # Average: -d0
-    1: (1, 1, 4),  # Tough
-    2: (1, 1, 6),  # Hard
-    3: (1, 1, 8),  # Challenging
-    4: (1, 1, 12),  # Formidable
-    5: (1, 1, 20),  # Grueling
-    6: (1, 2, 20),  # Well shit!
-    7: (1, 3, 20),  # The Tom Cruise
-}
 
 
 def _named(field: str, make, *args):
@@ -172,20 +152,6 @@ def phases_played(first_phase: int, actions_per_round: int) -> tuple[int, ...]:
     first_phase = check_int("phase", first_phase, 0, 3)
     actions_per_round = check_int("actions_per_round", actions_per_round, 1, 4)
     return tuple(range(first_phase, min(4, first_phase + actions_per_round)))
-
-
-def situation_die(steps: int) -> tuple[int, int, int]:
-    """The Difficulty Scale: summed steps -> (sign, dice count, sides) of the situation die.
-
-    Bonuses stop at -d20; a penalty +N beyond +7 is +(N-4)d20. Steps 0 is
-    "-d0": no die (count 0).
-    """
-    steps = check_int("steps", steps, None, MAX_STEPS)
-    if steps < -5:
-        steps = -5
-    if steps > 7:
-        return 1, steps - 4, 20
-    return DIFFICULTY_SCALE[steps]
 
 
 def situation_die_text(steps: int) -> str:
