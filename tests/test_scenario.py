@@ -111,14 +111,14 @@ def test_shape_check_ignores_strings_and_comments():
         check_toml_shape('x = "' + "[" * 100, "f")
 
 
-def test_every_example_and_template_passes_the_shape_check():
+def test_every_example_passes_the_shape_check():
     from combatsim.registry import RULESETS
     from combatsim.scenario import ruleset_module
 
     for path in EXAMPLES_DIR.glob("*.toml"):
         check_toml_shape(path.read_text(), str(path))
-    for ruleset in RULESETS:
-        check_toml_shape(ruleset_module(ruleset).TEMPLATE, ruleset)
+    for ruleset in RULESETS:  # scenario new prints one of them
+        assert (EXAMPLES_DIR / f"{ruleset_module(ruleset).EXAMPLE}.toml").exists()
 
 
 # --- text fields refuse characters that forge report and CSV lines -------------------------------
@@ -146,10 +146,8 @@ def test_names_with_control_characters_are_refused(tmp_path, name, where):
 
 
 @pytest.mark.parametrize("ruleset", ["exp", "d100", "tss"])
-def test_fields_printout_lists_every_field_of_the_schema_and_template(capsys, ruleset):
+def test_fields_printout_lists_every_field_of_the_schema_and_examples(capsys, ruleset):
     import tomllib
-
-    from combatsim.scenario import ruleset_module
 
     assert cli_main(["scenario", "fields", ruleset]) == 0
     out = capsys.readouterr().out
@@ -167,8 +165,7 @@ def test_fields_printout_lists_every_field_of_the_schema_and_template(capsys, ru
                 for item in value:
                     yield from paths(item, f"{path}[{'S' if key == 'sides' else 'M'}]")
 
-    documents = [tomllib.loads(ruleset_module(ruleset).TEMPLATE)]
-    documents += [tomllib.loads(p.read_text()) for p in EXAMPLES_DIR.glob("*.toml") if ruleset in p.stem]
+    documents = [tomllib.loads(p.read_text()) for p in EXAMPLES_DIR.glob("*.toml") if ruleset in p.stem]
     used = {path for document in documents for path in paths(document)}
     assert used <= printed, used - printed
     for nested in ("weapon.", "policy." if ruleset == "d100" else "weapon.", "armour." if ruleset == "tss" else "weapon."):
@@ -185,16 +182,16 @@ def test_printed_ranges_and_choices_are_the_ones_validation_applies(tmp_path, ru
     choices, is refused with that range or those choices: one table serves both."""
     from combatsim.scenario import ruleset_module
 
-    template = write(tmp_path, ruleset_module(ruleset).TEMPLATE)
+    example = example_path(ruleset_module(ruleset).EXAMPLE)
     checked = 0
     for path, f in walk(schema(ruleset)):
         if f.kind not in ("integer", "choice") or f.note or path == "ruleset" or ".second_weapon." in path:
             continue
         value = f.high + 1 if f.kind == "integer" else '"nonesuch"'
         expected = f"{f.low}..{f.high}" if f.kind == "integer" else "must be one of"
-        side = 1 if "armour" in path else 0  # the template's side 1 wears armour
+        side = 1 if "armour" in path else 0  # the example's side 1 wears armour
         with pytest.raises(ScenarioError, match=re.escape(expected)) as caught:
-            load(template, [f"{concrete(path, side)}={value}"])
+            load(example, [f"{concrete(path, side)}={value}"])
         assert concrete(path, side) in str(caught.value)
         checked += 1
     assert checked >= 5

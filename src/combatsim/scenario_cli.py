@@ -165,7 +165,7 @@ def _fields(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    print(ruleset_module(args.ruleset).TEMPLATE, end="")
+    print(example_path(ruleset_module(args.ruleset).EXAMPLE).read_text(), end="")
     return 0
 
 

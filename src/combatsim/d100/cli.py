@@ -29,13 +29,14 @@ def _severity(text: str):
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack d100`` and ``odds d100``, with the API's ranges."""
     from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS
+    from combatsim.d100.model import TAPERS
 
     parser.add_argument("--pool", type=integer(0, MAX_SCORE), required=True,
                         help=f"attack pool: Fighting or Arcane, 0..{MAX_SCORE}")
     parser.add_argument("--specialty", type=integer(0, MAX_RANK), action="append", default=[],
                         help=f"a weapon specialty rank, 0..{MAX_RANK} (repeat for several ranks)")
-    parser.add_argument("--taper", choices=("halving", "highest", "flat"), default="halving",
-                        help="how several specialty ranks combine (option; default halving)")
+    parser.add_argument("--taper", choices=TAPERS, default=TAPERS[0],
+                        help=f"how several specialty ranks combine (option; default {TAPERS[0]})")
     parser.add_argument("--modifier", action="append", default=[], metavar="NAME",
                         help=f"an attack modifier (repeatable): {', '.join(m.replace('_', '-') for m in MODIFIERS)}")
     parser.add_argument("--lethality", type=integer(0, MAX_LETHALITY), required=True,

@@ -1,7 +1,7 @@
 """d100 scenario files (combatsim.scenario): combatants with scores, weapons and armour.
 
 The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields d100``
-prints them and ``combatsim scenario new d100`` prints ``TEMPLATE``.
+prints them and ``combatsim scenario new d100`` prints the example ``EXAMPLE``.
 """
 
 from __future__ import annotations
@@ -83,46 +83,8 @@ MEMBER = (
 )
 _FIELD = {f.name: f for f in MEMBER}
 
-TEMPLATE = '''\
-# A d100 scenario: `combatsim scenario fields d100` lists every field, its range and default.
-ruleset = "d100"
-name = "my d100 fight"
-
-[options]                 # all optional
-passes = 2                # passes per round
-max_rounds = 20           # then the fight is a draw
-ambush_side = -1          # 0 or 1: that side ambushes the other before round 1
-taper = "halving"         # several specialty ranks: halving | highest | flat
-
-[[sides]]
-name = "Vera"
-[[sides.members]]
-fighting = 60             # or the six scores: combat, athletics, strength, agility, endurance, perception
-parkour = 40
-perception = 50
-specialty = [2]
-torso = "light"           # none | light | heavy
-helmet = false
-weapon = { lethality = 30, severity = "2", category = "melee" }
-
-[[sides]]
-name = "Guard"
-[[sides.members]]
-fighting = 55
-perception = 50
-torso = "heavy"
-helmet = true
-weapon = { lethality = 40, severity = "1.5", category = "carbine" }
-# [sides.members.policy]  # action weights, summing to 100
-# attack = 40
-# quick_attack = 10
-# defend = 10
-# flee = 5
-# press = 10
-# disengage = 5
-# charge = 10
-# take_cover = 10
-'''
+#: The example scenario ``combatsim scenario new d100`` prints as a commented starting file.
+EXAMPLE = "d100_duel"
 
 
 def _weapon(table: Reader) -> Weapon:

@@ -1,7 +1,7 @@
 """EXP scenario files (combatsim.scenario): personas and creatures, each with one weapon.
 
 The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields exp``
-prints them and ``combatsim scenario new exp`` prints ``TEMPLATE``.
+prints them and ``combatsim scenario new exp`` prints the example ``EXAMPLE``.
 """
 
 from __future__ import annotations
@@ -82,47 +82,8 @@ _FIELD = {f.name: f for f in MEMBER}
 _ONLY = {"persona": {f.name for f in MEMBER if f.note.startswith(_CREATURE)},
          "creature": {f.name for f in MEMBER if f.note.startswith(_PERSONA)}}
 
-TEMPLATE = '''\
-# An EXP scenario: `combatsim scenario fields exp` lists every field, its range and default.
-ruleset = "exp"
-name = "my EXP fight"
-
-[options]                  # all optional
-unit_limit = 100           # units of combat time, then the fight is a draw
-hit_on_equal = false       # a to-hit equal to the armour rating hits
-critical = false           # a natural 1000 ignores the maximum roll
-
-[[sides]]
-name = "Bob Too"
-[[sides.members]]
-kind = "persona"           # its combat table gives bonus, maximum roll and damage adjustment
-name = "Bob Too"
-class = "nomad"
-level = 1                  # above 1 needs experience_bonus = [A, B, C]
-awe = 10
-cha = 10
-con = 12
-dex = 16
-int = 12
-mstr = 10
-pstr = 12
-hit_points = 30
-armour_rating = 520
-proficient = true          # proficient with its weapon
-weapon = { name = "harpoon", type = "B", damage = "1d8", ammunition = 12 }
-
-[[sides]]
-name = "Sea Slug"
-[[sides.members]]
-kind = "creature"          # a creature: explicit bonus, maximum roll and damage adjustment
-name = "Sea Slug"
-hit_points = 40
-armour_rating = 575
-bonus = 90
-maximum_roll = 700
-damage_adjustment = 0
-weapon = { name = "bite", type = "A", damage = "2d6", natural = true }
-'''
+#: The example scenario ``combatsim scenario new exp`` prints as a commented starting file.
+EXAMPLE = "exp_bob_too"
 
 
 def _weapon(table: Reader) -> Weapon:

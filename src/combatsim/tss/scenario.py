@@ -1,7 +1,7 @@
 """TSS scenario files (combatsim.scenario): characters with scores, a weapon and armour.
 
 The fields are declared once, below (``OPTIONS``, ``MEMBER``); ``combatsim scenario fields tss``
-prints them and ``combatsim scenario new tss`` prints ``TEMPLATE``.
+prints them and ``combatsim scenario new tss`` prints the example ``EXAMPLE``.
 """
 
 from __future__ import annotations
@@ -50,37 +50,8 @@ MEMBER = (
 )
 _FIELD = {f.name: f for f in MEMBER}
 
-TEMPLATE = '''\
-# A TSS scenario: `combatsim scenario fields tss` lists every field, its range and default.
-ruleset = "tss"
-name = "my TSS fight"
-
-[options]                      # all optional
-max_rounds = 100               # then the fight is a draw
-one_step_shift = false         # quality shifts the damage type one step at most
-
-[[sides]]
-name = "Alex"
-[[sides.members]]
-skill = "16/8/4"               # Ordinary/Good/Amazing, or one score
-action_check = "+14/13/6/3"
-actions_per_round = 2
-durability = [10, 10, 5]       # stun, wound, mortal
-attack_steps = -3              # the attacker's own modifiers (accuracy, equipment, ...)
-defence_steps = 0              # what it imposes on attackers (resistance, dodge, ...)
-weapon = { damage = "d4w/d4+2w/d4-1m", class = "En", quality = "good" }
-
-[[sides]]
-name = "Thug"
-[[sides.members]]
-skill = "12/6/3"
-action_check = "+12/11/5/2"
-durability = [12, 12, 6]
-defence_steps = 3
-resolve = "12/6/3"             # optional Resolve-physical
-weapon = { damage = "d4s/d4w/d4+1w", class = "LI", quality = "ordinary" }
-armour = { dice = { En = "d6" }, quality = "ordinary" }      # optional
-'''
+#: The example scenario ``combatsim scenario new tss`` prints as a commented starting file.
+EXAMPLE = "tss_alex_vs_thug"
 
 
 def _member(reader: Reader, side: int) -> Combatant:
