@@ -271,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
                    lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
 
     defer_commands(commands, {"solve": "the exact best response or equilibrium of a scenario's fight"},
-                   lambda into: importlib.import_module("combatsim.solve.cli").add_solve_parser(into))
+                   lambda into: importlib.import_module("combatsim.solve.cli").add_solve_parser(into, integer))
 
     built: list[bool] = []
 

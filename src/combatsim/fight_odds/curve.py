@@ -94,7 +94,6 @@ def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_
                 seed: int = 0, backend: str = "auto", threads: int | None = None) -> dict:
     """The fight's outcome probabilities at each value of ``vary`` (``PATH=SPEC``)."""
     from combatsim.scenario import ruleset_module
-
     from combatsim.validation import check_int, check_seed
 
     check_scenario(scenario)

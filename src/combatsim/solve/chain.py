@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from importlib import import_module
 
 import numpy as np
 
@@ -109,14 +110,14 @@ def decision_chain(scenario, *, method: str = "auto", max_states: int | None = N
     if scenario.ruleset != "d100":
         raise ValueError(f"scenario: solving is available for the d100 ruleset; {scenario.file} is {scenario.ruleset}")
     from combatsim.fight_odds.d100 import D100Chain
-    from combatsim.solve.d100 import D100Decisions
 
+    decisions = import_module(f"combatsim.solve.{scenario.ruleset}")  # the ruleset's decisions, found by name
     chain = D100Chain(scenario.spec)
     bound = chain.state_bound()
     check_states(bound, max_states)
     exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
                                   and chain.exact_digits() <= EXACT_DIGITS)
-    return D100Decisions(scenario, chain, exact, bound)
+    return decisions.D100Decisions(scenario, chain, exact, bound)
 
 
 def as_probability(value, exact: bool):

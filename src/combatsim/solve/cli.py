@@ -7,12 +7,12 @@ import json
 import sys
 
 
-def add_solve_parser(commands) -> None:
-    _build(commands.add_parser("solve", help="the exact best response or equilibrium of a scenario's fight"))
+def add_solve_parser(commands, integer) -> None:
+    """``combatsim solve``; ``integer`` is combatsim.cli's integer argument type."""
+    _build(commands.add_parser("solve", help="the exact best response or equilibrium of a scenario's fight"), integer)
 
 
-def _build(parser: argparse.ArgumentParser) -> None:
-    from combatsim.cli import integer
+def _build(parser: argparse.ArgumentParser, integer) -> None:
     from combatsim.fight_odds import DEFAULT_MAX_STATES, METHODS
 
     parser.description = ("The best play of a member against the others' policies (--agent), or of two "

@@ -18,21 +18,7 @@ import numpy as np
 from combatsim.d100 import engine
 from combatsim.d100.engine import (
     ACTIONS,
-    B_ATTACKED_SELF,
-    B_DEFENDING,
-    B_DUAL_WIELD,
-    B_ENGAGED,
-    B_ENGAGED_WITH_SELF,
-    B_FLEE_TARGET,
-    B_FLESH,
-    B_IN_COVER,
-    B_IN_FIGHT,
-    B_RANGED,
-    B_SERIOUS,
-    B_TARGETED,
-    BLOCK_FIELDS,
     G_ALLY_SLOTS,
-    GLOBAL_FIELDS,
     M_ACTIVE,
     M_ATTACKED,
     M_COVER,
@@ -56,6 +42,7 @@ from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.fight_odds.d100 import COVER, DUAL, ESCAPED, FAILED, FLESH, IN, PARTNER, SERIOUS, STATUS, D100Chain
 from combatsim.game import member_names
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step
+from combatsim.solve.policy import key_observations
 
 
 class D100Decisions(DecisionChain):
@@ -191,30 +178,3 @@ class D100Decisions(DecisionChain):
 
     def observation_keys(self, obs: np.ndarray, member: int) -> list[bytes]:
         return [row.tobytes() for row in key_observations(obs, **self.keyer_spec())]
-
-
-def key_observations(obs: np.ndarray, passes: int, blocks: int, friend_blocks: int) -> np.ndarray:
-    """Each observation's key (``DecisionChain.observation_keys``): the fields the chain does not
-    track set to 0: every block's defence and whom it attacked (the last pass's; no law reads
-    them), and, as the chain merges them, a mark before a round's first pass and, before its last
-    pass, on whoever cannot flee (out or engaged); cover where no foe's weapon is ranged; and of a
-    member out of the fight, all but whether it escaped, its mark and what never changes."""
-    obs = np.array(obs, dtype=np.float32, copy=True).reshape(len(obs), -1)
-    n = len(obs)
-    body = obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks].reshape(n, blocks, BLOCK_FIELDS)
-    body[:, :, B_DEFENDING] = 0
-    body[:, :, B_ATTACKED_SELF] = 0
-    first_pass = obs[:, 0] == 0
-    last_pass = (obs[:, 0] == np.float32((passes - 1) / passes)) & (passes > 1)
-    in_fight = body[:, :, B_IN_FIGHT] != 0
-    cannot_flee = ~in_fight | (body[:, :, B_ENGAGED] != 0)
-    body[:, :, B_TARGETED] *= ~(first_pass[:, None] | (last_pass[:, None] & cannot_flee))
-    friend_ranged = (body[:, :friend_blocks, B_RANGED] != 0).any(axis=1)
-    foe_ranged = (body[:, friend_blocks:, B_RANGED] != 0).any(axis=1)
-    body[:, :friend_blocks, B_IN_COVER] *= foe_ranged[:, None]
-    body[:, friend_blocks:, B_IN_COVER] *= friend_ranged[:, None]
-    # an out member's mark stays: the chain keeps it until the round's last pass
-    for field in (B_FLESH, B_SERIOUS, B_IN_COVER, B_DUAL_WIELD, B_ENGAGED, B_ENGAGED_WITH_SELF, B_FLEE_TARGET):
-        body[:, :, field] *= in_fight
-    obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks] = body.reshape(n, -1)
-    return obs
