@@ -1,11 +1,14 @@
 """Trained policies as batched callables for ``combatsim fight --policy``, in NumPy alone.
 
-``examples/train_sb3.py`` and ``examples/selfplay.py`` save their networks' weights in
-``examples/policies/*.npz``; this module plays them without torch or SB3:
+The weights of the networks that ``examples/train_sb3.py`` and ``examples/selfplay.py`` trained
+ship in ``examples/policies/*.npz``; a new run of either saves its weights in
+``examples/trained/`` instead (``--replace-shipped`` writes over the shipped files). This module
+plays both without torch or SB3:
 
     cd examples
     combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:sb3_veteran"
     combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:selfplay" --policy "Veteran=mlp_policy:selfplay"
+    combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:trained_sb3_veteran"   # your own run's
 
 A file holds ``w0, b0, w1, b1, ...`` (torch's ``Linear`` layout: weight (out, in)), tanh between
 layers, and ``observation_names`` / ``action_names`` to check the scenario against. The policy
@@ -19,6 +22,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent / "policies"
+#: where the training examples save new weights (not the shipped ones, which the docs measure)
+TRAINED = Path(__file__).resolve().parent / "trained"
 
 
 class MlpPolicy:
@@ -63,13 +68,14 @@ class MlpPolicy:
         return logits.argmax(axis=1).astype(np.int64)
 
 
-_loaded: dict[str, MlpPolicy] = {}
+_loaded: dict[Path, MlpPolicy] = {}
 
 
-def _saved(name: str) -> MlpPolicy:
-    if name not in _loaded:
-        _loaded[name] = MlpPolicy(HERE / f"{name}.npz")
-    return _loaded[name]
+def _saved(name: str, directory: Path = HERE) -> MlpPolicy:
+    path = directory / f"{name}.npz"
+    if path not in _loaded:
+        _loaded[path] = MlpPolicy(path)
+    return _loaded[path]
 
 
 def sb3_veteran(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -80,3 +86,13 @@ def sb3_veteran(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def selfplay(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """The self-play policy of d100_duel, either member (examples/selfplay.py)."""
     return _saved("selfplay_d100")(obs, masks)
+
+
+def trained_sb3_veteran(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The Veteran of your own run of examples/train_sb3.py (examples/trained/)."""
+    return _saved("sb3_d100_veteran", TRAINED)(obs, masks)
+
+
+def trained_selfplay(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """The policy of your own run of examples/selfplay.py (examples/trained/)."""
+    return _saved("selfplay_d100", TRAINED)(obs, masks)

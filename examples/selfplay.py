@@ -2,13 +2,15 @@
 
     pip install torch ".[rl]"
     python examples/selfplay.py --minutes 3
-    cd examples && combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:selfplay"
+    cd examples && combatsim fight d100_duel -n 1e6 --policy "Guard=mlp_policy:trained_selfplay"
 
 One policy learns both members of examples/d100_duel.toml (the Veteran and the Guard) by playing
 snapshots of itself: in half of the ``--envs`` fights it is the Veteran, in the other half the
 Guard, and the other member is played by a snapshot drawn from a pool (the newest half the time).
 Every fight of every env is stepped by one engine call. The actor's weights are saved to
-examples/policies/selfplay_d100.npz, which examples/mlp_policy.py plays with NumPy alone.
+examples/trained/selfplay_d100.npz (or ``--out``), which examples/mlp_policy.py plays with NumPy
+alone (``trained_selfplay``); the shipped weights in examples/policies/, which the docs measure,
+are written over only with ``--replace-shipped``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from torch import nn
 
 from combatsim.rl import vector_parallel_env
 
-OUT = Path(__file__).resolve().parent / "policies" / "selfplay_d100.npz"
+OUT = Path(__file__).resolve().parent / "trained" / "selfplay_d100.npz"
+SHIPPED = Path(__file__).resolve().parent / "policies" / "selfplay_d100.npz"
 
 
 def mlp(inputs: int, outputs: int, hidden: int = 64, last_std: float = 0.01) -> nn.Sequential:
@@ -69,8 +72,14 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--snapshot-every", type=int, default=10, help="rollouts between snapshots")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, default=None, help="default: examples/trained/selfplay_d100.npz, "
+                        "which mlp_policy.py plays as trained_selfplay")
+    parser.add_argument("--replace-shipped", action="store_true",
+                        help="save over the shipped weights in examples/policies/ (the ones the docs measure)")
     args = parser.parse_args()
+    if args.out is not None and args.replace_shipped:
+        parser.error("--out and --replace-shipped name two places; give one")
+    args.out = args.out or (SHIPPED if args.replace_shipped else OUT)
 
     random.seed(args.seed)
     torch.manual_seed(args.seed)

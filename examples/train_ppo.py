@@ -127,8 +127,9 @@ def main() -> None:
     agent = args.agent if args.agent is not None else game.member_names[0]
 
     def make(num_envs: int):
+        # SAME_STEP autoreset: every step plays a move, so a rollout holds no reset steps to skip
         return gym.make_vec("combatsim/Fight-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
-                            scenario=game, agent=agent)
+                            scenario=game, agent=agent, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
 
     rng = np.random.default_rng(args.seed)
     env = make(args.envs)

@@ -3,12 +3,14 @@
     pip install torch        # your platform's build (CPU is enough)
     pip install ".[train]"   # stable-baselines3, sb3-contrib
     python examples/train_sb3.py --minutes 3
-    cd examples && combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:sb3_veteran"
+    cd examples && combatsim fight d100_duel -n 1e6 --policy "Veteran=mlp_policy:trained_sb3_veteran"
 
 The Veteran of examples/d100_duel.toml learns against the Guard's scripted policy. All
 ``--envs`` fights are stepped by one engine call (``vec_env``); MaskablePPO reads the engine's
-action masks. The actor's weights are saved to examples/policies/sb3_d100_veteran.npz, which
-examples/mlp_policy.py plays with NumPy alone.
+action masks. The actor's weights are saved to examples/trained/sb3_d100_veteran.npz (or
+``--out``), which examples/mlp_policy.py plays with NumPy alone (``trained_sb3_veteran``); the
+shipped weights in examples/policies/, which the docs measure, are written over only with
+``--replace-shipped``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from combatsim import scenario
 from combatsim.rl.sb3 import vec_env
 
 POLICIES = Path(__file__).resolve().parent / "policies"
+TRAINED = Path(__file__).resolve().parent / "trained"
 
 
 class StopAfter(BaseCallback):
@@ -58,9 +61,13 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=64)
     parser.add_argument("--minutes", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, help="default: examples/policies/sb3_<ruleset>_<agent>.npz, "
-                        "which mlp_policy.py plays (sb3_veteran: sb3_d100_veteran.npz)")
+    parser.add_argument("--out", type=Path, help="default: examples/trained/sb3_<ruleset>_<agent>.npz, which "
+                        "mlp_policy.py plays (trained_sb3_veteran: sb3_d100_veteran.npz)")
+    parser.add_argument("--replace-shipped", action="store_true",
+                        help="save over the shipped weights in examples/policies/ (the ones the docs measure)")
     args = parser.parse_args()
+    if args.out is not None and args.replace_shipped:
+        parser.error("--out and --replace-shipped name two places; give one")
 
     torch.set_num_threads(1)
     env = vec_env(args.scenario, args.agent, num_envs=args.envs)
@@ -73,7 +80,8 @@ def main() -> None:
     print(f"trained {model.num_timesteps:,} steps in {seconds:.0f} s; mean return of the last "
           f"{len(rewards)} episodes {np.mean(rewards):+.3f}")
     ruleset = scenario.load(scenario.resolve(args.scenario)[0]).ruleset
-    out = args.out or POLICIES / f"sb3_{ruleset}_{args.agent.lower().replace(' ', '_')}.npz"
+    name = f"sb3_{ruleset}_{args.agent.lower().replace(' ', '_')}.npz"
+    out = args.out or (POLICIES if args.replace_shipped else TRAINED) / name
     save_actor(model, out, env.get_attr("observation_names")[0], env.get_attr("action_names")[0])
     print(f"saved {out}")
 

@@ -281,7 +281,7 @@ def test_vector_env_autoreset_modes_and_reset_masks_are_checked():
         FightVectorEnv(2, scenario=FAKE_DUEL, agent="A", backend="python", autoreset_mode="next")
     vector = FightVectorEnv(2, scenario=FAKE_DUEL, agent="A", backend="python", autoreset_mode="Disabled")
     assert vector.metadata["autoreset_mode"] is AutoresetMode.DISABLED
-    assert FightVectorEnv.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP  # the class default stays
+    assert FightVectorEnv.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP  # the class default stays
     with pytest.raises(ValueError, match=r"reset_mask'\] needs a first reset of every env"):
         vector.reset(options={"reset_mask": np.array([True, False])})
     vector.reset(seed=0)

@@ -60,6 +60,8 @@ class DummyVecEnvByHand:
             info["TimeLimit.truncated"] = truncated and not terminated
             if terminated or truncated:
                 info["terminal_observation"] = obs
+                # what SB3's Monitor adds (the return is the last reward; "t" left out)
+                info["episode"] = {"r": reward, "l": info["outcome"]["steps"]}
                 obs, self.reset_infos[e] = env.reset()
             observations.append(obs)
             rewards.append(reward)
@@ -157,6 +159,19 @@ def test_bad_actions_are_one_line_errors_before_the_kernel(actions, error, messa
 
 
 # ---- envs travel to other processes (SubprocVecEnv, AsyncVectorEnv) ----
+def test_vec_env_pickles_with_the_standard_library_and_steps_on_alike():
+    env = vec_env("d100_duel", "Veteran", num_envs=4, backend="python")
+    env.seed(3)
+    env.reset()
+    copy = pickle.loads(pickle.dumps(env))
+    assert type(copy) is type(env)  # SB3's VecEnv subclass where SB3 is installed, else the protocol class
+    actions = np.ones(4, dtype=np.int64)
+    for _ in range(12):
+        a, b = env.step(actions), copy.step(actions)
+        for x, y in zip(a[:3], b[:3], strict=True):
+            np.testing.assert_array_equal(x, y)
+
+
 @pytest.mark.parametrize("make", [
     lambda: FightEnv("d100_duel", "Veteran", backend="python"),
     lambda: combatsim.rl.parallel_env("d100_duel", backend="python"),

@@ -67,9 +67,11 @@ def test_make_vec_env_and_check_env():
     check_env(FightEnv(SCENARIO, AGENT, backend="python"))
 
 
-def test_subproc_vec_env_runs_the_single_envs():
-    # "combatsim.rl:..." imports combatsim.rl (which registers the id) in each new process first
-    env = make_vec_env("combatsim.rl:combatsim/Fight-v0", n_envs=2, vec_env_cls=SubprocVecEnv,
+@pytest.mark.parametrize("env_id", ["combatsim/Fight-v0", "combatsim.rl:combatsim/Fight-v0"])
+def test_subproc_vec_env_runs_the_single_envs(env_id):
+    # the plain id: the forkserver (SubprocVecEnv's start method) imports combatsim.rl too;
+    # "combatsim.rl:..." imports it in each new process first, whatever the start method
+    env = make_vec_env(env_id, n_envs=2, vec_env_cls=SubprocVecEnv,
                        env_kwargs={"scenario": SCENARIO, "agent": AGENT, "backend": "python"})
     try:
         env.seed(7)
@@ -81,3 +83,63 @@ def test_subproc_vec_env_runs_the_single_envs():
         assert masks.shape == (2, len(single.action_names))
     finally:
         env.close()
+
+
+def documented_snippet(path: str) -> str:
+    """The MaskablePPO snippet of a document (the python block that calls MaskablePPO)."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / path).read_text()
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "MaskablePPO(" in b]
+    assert len(blocks) == 1, f"{path}: {len(blocks)} MaskablePPO snippets"
+    return blocks[0]
+
+
+def test_the_documented_maskable_ppo_snippet_runs_with_train_sb3s_settings():
+    from pathlib import Path
+
+    snippet = documented_snippet("docs/training.md")
+    assert documented_snippet("README.md") == snippet
+    settings = "n_steps=128, batch_size=1024, n_epochs=4, gamma=0.99"
+    example = (Path(__file__).resolve().parent.parent / "examples" / "train_sb3.py").read_text()
+    assert settings in snippet and settings in example  # the settings the quoted results were trained with
+    assert "total_timesteps=6_000_000" in snippet
+    namespace: dict = {}
+    exec(compile(snippet.replace("total_timesteps=6_000_000", "total_timesteps=2_048"), "snippet", "exec"),
+         namespace)
+    assert namespace["model"].num_timesteps >= 2_048 and len(namespace["model"].ep_info_buffer) > 0
+
+
+def test_the_training_examples_save_new_weights_beside_the_shipped_ones(tmp_path):
+    import hashlib
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    copy = tmp_path / "examples"
+    shutil.copytree(examples, copy, ignore=shutil.ignore_patterns("trained", "__pycache__"))
+    shipped = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (copy / "policies").glob("*.npz")}
+    for script, args in (("train_sb3.py", ["--minutes", "0.02", "--envs", "8"]),
+                         ("selfplay.py", ["--minutes", "0.02", "--envs", "16", "--steps", "4"])):
+        done = subprocess.run([sys.executable, str(copy / script), *args], capture_output=True, text=True,
+                              timeout=300, cwd=copy)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in (copy / "trained").glob("*.npz")) == ["sb3_d100_veteran.npz", "selfplay_d100.npz"]
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (copy / "policies").glob("*.npz")} == shipped
+    sys.path.insert(0, str(copy))
+    try:
+        import importlib
+
+        mlp_policy = importlib.import_module("mlp_policy")
+        import combatsim.rl
+
+        env = combatsim.rl.FightVectorEnv(4, scenario="d100_duel", agent="Veteran")
+        obs, info = env.reset(seed=0)
+        actions = mlp_policy.trained_sb3_veteran(obs, info["action_mask"])
+        assert info["action_mask"][np.arange(4), actions].all()
+    finally:
+        sys.path.remove(str(copy))
+        sys.modules.pop("mlp_policy", None)

@@ -3,7 +3,7 @@
 Every chunk is a pure function of (kernel, backend, seed, item range, inputs), so a Dask run is
 bit-identical to a local run with the same seed, whatever the number of workers and chunks, and
 whatever workers are lost and their tasks rerun elsewhere. dask is an optional extra
-(``pip install "combatsim[dask]"``).
+(``pip install ".[dask]"`` in the clone).
 
 A Dask run stops like a local one: Ctrl-C (at any moment, cluster start included) or a lost
 scheduler returns the chunks finished so far, marked partial. To make that hold, the run never
@@ -117,9 +117,9 @@ def require_dask() -> None:
     try:
         import dask.distributed  # noqa: F401
     except ImportError:
-        raise ValueError(
-            'executor "dask" needs the dask extra: pip install "combatsim[dask]" (dask and distributed)'
-        ) from None
+        from combatsim.extras import install_hint
+
+        raise ValueError(f'executor "dask" needs the dask extra (dask and distributed): {install_hint("dask")}') from None
 
 
 def task_items(kernel_name: str, backend: str, work_per_item: float = 1.0) -> int:

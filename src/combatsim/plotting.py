@@ -10,7 +10,9 @@ def _pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ValueError('plots need the plot extra: pip install "combatsim[plot]" (matplotlib)') from None
+        from combatsim.extras import install_hint
+
+        raise ValueError(f"plots need the plot extra (matplotlib): {install_hint('plot')}") from None
     return plt
 
 

@@ -9,7 +9,16 @@ pettingzoo). See docs/rl.md.
 
 from __future__ import annotations
 
-import gymnasium as gym
+try:
+    import gymnasium as gym
+    import pettingzoo  # noqa: F401  (the PettingZoo envs)
+except ModuleNotFoundError as missing:
+    if missing.name not in ("gymnasium", "pettingzoo"):
+        raise
+    from combatsim.extras import install_hint
+
+    raise ModuleNotFoundError(f"combatsim.rl needs the rl extra ({missing.name} is not installed): "
+                              f"{install_hint('rl')}", name=missing.name) from None
 
 from combatsim.rl.fight_env import FightEnv
 from combatsim.rl.fight_parallel import FightParallelEnv, parallel_env
@@ -34,6 +43,20 @@ if FIGHT_ENV_ID not in gym.registry:
 for _env_id, _example, _agent in EXAMPLE_ENVS.values():
     if _env_id not in gym.registry:
         gym.register(id=_env_id, kwargs={"scenario": _example, "agent": _agent}, **_ENTRY_POINTS)
+
+
+def _preload_in_forkserver() -> None:
+    """Have multiprocessing's forkserver (SB3's SubprocVecEnv's start method where it exists)
+    import this package, so that its processes know the ids by their plain names however the
+    script imported combatsim.rl: the forkserver itself imports only the script's top level."""
+    from multiprocessing import forkserver
+
+    modules = getattr(getattr(forkserver, "_forkserver", None), "_preload_modules", None)
+    if isinstance(modules, list) and __name__ not in modules:
+        forkserver.set_forkserver_preload([*modules, __name__])
+
+
+_preload_in_forkserver()
 
 
 __all__ = ["ENV_IDS", "EXAMPLE_ENVS", "FIGHT_ENV_ID", "FightEnv", "FightParallelEnv", "FightVectorEnv",

@@ -248,9 +248,9 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
         reward = 1.0 if outcome == self._side else -1.0 if outcome == 1 - self._side else 0.0
         info = self._info()
         if outcome != RUNNING:
+            # No "episode" key: that is what Gymnasium's RecordEpisodeStatistics adds, and it refuses
+            # an info that has one. The return is this last reward; the length is outcome["steps"].
             info["outcome"] = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
-            # the return is the last reward: every step before the end gives 0
-            info["episode"] = {"r": reward, "l": int(b["state"][0, S_STEPS])}
         return (b["obs"][0, self.agent_index].copy(), reward, outcome in (0, 1, DRAW), outcome == UNFINISHED,
                 info)
 

@@ -20,7 +20,7 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from combatsim.engine import DRAW, RUNNING, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
+from combatsim.engine import DRAW, RUNNING, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import (
     Outcomes,
@@ -131,10 +131,8 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         truncations = dict.fromkeys(self.agents, outcome == UNFINISHED)
         if ended:
             summary = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
-            length = int(b["state"][0, S_STEPS])
-            for agent, info in infos.items():
+            for info in infos.values():
                 info["outcome"] = summary
-                info["episode"] = {"r": rewards[agent], "l": length}
             self.agents = []
         return obs, rewards, terminations, truncations, infos
 

@@ -4,14 +4,18 @@ Env ``e`` of a vector env seeded ``s`` is a :class:`~combatsim.rl.fight_env.Figh
 ``s + e``, step by step: the same observations, rewards, ends and infos as Gymnasium's
 ``SyncVectorEnv`` over those single envs gives in the same autoreset mode (``autoreset_mode=``):
 
-- ``SAME_STEP`` (the default): a step that ends an env's episode also starts its next one (fight
-  index + 1) and returns that episode's first observation; the last observation and info of the
-  episode that ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with
-  ``_final_obs`` and ``_final_info`` saying which envs ended).
-- ``NEXT_STEP``: a step that ends an episode returns its last observation, and its outcome in
-  ``infos["outcome"]``; the env's next step starts the next fight (its action is not played).
+- ``NEXT_STEP`` (the default, as Gymnasium's own vector envs): a step that ends an episode
+  returns its last observation, and its outcome in ``infos["outcome"]``; the env's next step
+  starts the next fight (its action is not played).
+- ``SAME_STEP``: a step that ends an env's episode also starts its next one (fight index + 1)
+  and returns that episode's first observation; the last observation and info of the episode
+  that ended are in ``infos["final_obs"]`` and ``infos["final_info"]`` (with ``_final_obs`` and
+  ``_final_info`` saying which envs ended). The SB3 adapter (combatsim.rl.sb3) steps this mode.
 - ``DISABLED``: an ended env stays ended until ``reset(options={"reset_mask": mask})`` starts the
   next fight of the envs in ``mask`` (a step before that is an error).
+
+No info has an ``"episode"`` key: Gymnasium's ``RecordEpisodeStatistics`` writes that one. An
+episode's return is its last reward and its length ``outcome["steps"]``.
 
 In any mode, ``reset(options={"reset_mask": mask})`` resets only the envs in ``mask``.
 """
@@ -73,11 +77,11 @@ def _with_masks(columns: dict[str, Any], present: np.ndarray) -> dict[str, Any]:
 class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
     """``num_envs`` fights of one scenario, member ``agent`` played from outside (docs/rl.md)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game, agent: str,
                  backend: str = "auto", render_mode: str | None = None,
-                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP) -> None:
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
         self.game = game = as_game(scenario)
         self.num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)
@@ -184,9 +188,7 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         if not len(ended):
             return self._agent_rows(b["obs"]), rewards, terminated, truncated, self._infos()
         state, counts, obs = (b[key].take(ended, axis=0) for key in ("state", "counts", "obs"))
-        outcomes = self._outcomes.columns(state, counts, obs, ended, self.num_envs)
-        # the episode's return is its last reward (every step before the end gives 0)
-        ending = {"outcome": outcomes, "episode": {"r": rewards.copy(), "l": outcomes["steps"].copy()}}
+        ending = {"outcome": self._outcomes.columns(state, counts, obs, ended, self.num_envs)}
         if mode is not AutoresetMode.SAME_STEP:
             infos = self._infos()
             infos.update(_with_masks(ending, done.copy()))

@@ -7,8 +7,9 @@ protocol, env for env what ``DummyVecEnv`` over single envs gives:
 
 - ``step_wait()`` returns observations ``(N, obs)``, float32 rewards, dones (terminated or
   truncated) and one info dict per env: the single env's info (``action_mask``,
-  ``masked_actions``; at an episode's end ``outcome`` and ``episode`` = {"r": return, "l": steps})
-  plus ``TimeLimit.truncated``, and ``terminal_observation`` where the episode ended. An env whose
+  ``masked_actions``; at an episode's end ``outcome``) plus ``TimeLimit.truncated``, and where the
+  episode ended ``terminal_observation`` and ``episode`` = {"r": return, "l": steps}, the fields
+  SB3's ``Monitor`` writes, so SB3 logs ``ep_rew_mean`` without a wrapper. An env whose
   episode ended starts its next one in the same step (``reset_infos[e]`` is its first info).
 - ``seed(s)`` then ``reset()``: env ``e`` plays the single env seeded ``s + e``; a ``reset()``
   without a seed starts every env's next fight.
@@ -17,7 +18,7 @@ protocol, env for env what ``DummyVecEnv`` over single envs gives:
 
 The protocol is written here as a plain class, so its behaviour is tested without SB3 installed;
 ``vec_env`` returns it as a subclass of SB3's ``VecEnv`` where SB3 imports (``pip install
-"combatsim[train]"``).
+".[train]"`` from the clone). Both pickle with the standard library.
 """
 
 from __future__ import annotations
@@ -96,6 +97,10 @@ class KernelVecEnv:
             ended = dones.nonzero()[0]
             finals = _env_rows({**infos["final_info"], "TimeLimit.truncated": truncated & ~terminated,
                                 "terminal_observation": infos["final_obs"]}, ended)
+            lengths = infos["final_info"]["outcome"]["steps"][ended].tolist()
+            # the return is the last reward: every step before an episode's end gives 0
+            for final, reward, length in zip(finals, rewards[ended].tolist(), lengths, strict=True):
+                final["episode"] = {"r": reward, "l": length}
             for e, final in zip(ended.tolist(), finals, strict=True):
                 first = step_infos[e]
                 self.reset_infos[e] = {"action_mask": first["action_mask"], "masked_actions": first["masked_actions"]}
@@ -172,19 +177,24 @@ class KernelVecEnv:
         self.venv.close()
 
 
-_SB3_CLASS: list[type] = []
-
-
 def _sb3_class() -> type:
-    """KernelVecEnv as a subclass of SB3's VecEnv (imported on first use: it imports torch)."""
-    if not _SB3_CLASS:
+    """KernelVecEnv as a subclass of SB3's VecEnv (made on first use: SB3 imports torch), kept as
+    this module's ``SB3KernelVecEnv`` so that pickle finds it by name."""
+    made = globals().get("SB3KernelVecEnv")
+    if made is None:
         from stable_baselines3.common.vec_env import VecEnv
 
-        class SB3KernelVecEnv(KernelVecEnv, VecEnv):
-            """SB3's VecEnv over one FightVectorEnv (combatsim.rl.sb3)."""
+        made = type("SB3KernelVecEnv", (KernelVecEnv, VecEnv),
+                    {"__module__": __name__, "__doc__": "SB3's VecEnv over one FightVectorEnv (combatsim.rl.sb3)."})
+        globals()["SB3KernelVecEnv"] = made
+    return made
 
-        _SB3_CLASS.append(SB3KernelVecEnv)
-    return _SB3_CLASS[0]
+
+def __getattr__(name: str) -> type:
+    """``SB3KernelVecEnv`` on demand, as unpickling a pickled ``vec_env`` asks for it."""
+    if name == "SB3KernelVecEnv":
+        return _sb3_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def vec_env(scenario: Scenario | str | Path | Mapping | Game, agent: str, num_envs: int = 64, *,
@@ -194,7 +204,8 @@ def vec_env(scenario: Scenario | str | Path | Mapping | Game, agent: str, num_en
     A subclass of ``stable_baselines3.common.vec_env.VecEnv`` where SB3 is installed, else the
     plain protocol class (same behaviour).
     """
-    vector = FightVectorEnv(num_envs, scenario=scenario, agent=agent, backend=backend)
+    vector = FightVectorEnv(num_envs, scenario=scenario, agent=agent, backend=backend,
+                            autoreset_mode=AutoresetMode.SAME_STEP)
     try:
         cls = _sb3_class()
     except ImportError:

@@ -5,8 +5,8 @@ combatsim.rl.fight_parallel, N copies stepped by one engine call: observations `
 obs)``, masks ``(N, agents, actions)``, actions ``(N, agents)``, rewards ``(N, agents)``. It is
 ``combatsim/Fight-v0``'s vector env with several agent rows, so it has that env's rules: env ``e``
 after ``reset(seed=s)`` is the PettingZoo env seeded ``s + e``, step by step, with that env's
-``autoreset_mode`` (by default Gymnasium's SAME_STEP: ``infos["final_obs"]``, ``infos["final_info"]``
-for the envs that ended).
+``autoreset_mode``, SAME_STEP by default here, as self-play loops step it (``infos["final_obs"]``,
+``infos["final_info"]`` for the envs that ended).
 """
 
 from __future__ import annotations
