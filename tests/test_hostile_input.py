@@ -221,3 +221,110 @@ def test_a_huge_modifiers_list_gets_a_short_error():
         with pytest.raises(ValueError) as raised:
             api.simulate_attacks(10, pool=50, lethality=30, modifiers=modifiers)
         assert "modifiers must not repeat" in str(raised.value) and len(str(raised.value)) < 200
+
+
+# --- policies that fail or are not policies ------------------------------------------------------
+
+HOSTILE_POLICIES = '''
+import sys
+
+def runtime(obs, masks):
+    raise RuntimeError("boom")
+
+def recursion(obs, masks):
+    return recursion(obs, masks)
+
+def memory(obs, masks):
+    raise MemoryError()
+
+def exits(obs, masks):
+    sys.exit(0)
+'''
+
+
+@pytest.mark.parametrize(("target", "named"), [
+    ("hostile_policies:runtime", "RuntimeError"),
+    ("hostile_policies:recursion", "RecursionError"),
+    ("hostile_policies:memory", "MemoryError"),
+    ("hostile_policies:exits", "SystemExit"),
+    ("exits_on_import:policy", "SystemExit"),
+    ("os:getcwd", "getcwd"),
+    ("numpy:zeros", "zeros"),
+    ("os.path:join", "join"),
+])
+def test_a_policy_that_fails_is_one_line_naming_it_and_its_member(tmp_path, target, named):
+    (tmp_path / "hostile_policies.py").write_text(HOSTILE_POLICIES)
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
+    line = refused(["fight", "d100_duel", "-n", "20", "--json", "--policy", f"Guard={target}"], "'Guard'", named,
+                   cwd=tmp_path)
+    assert "policy" in line
+
+
+def test_odds_fight_refuses_exact_past_its_digits_at_once():
+    refused(["odds", "fight", "exp_bob_too", "--set", "options.unit_limit=1000000", "--method", "exact"],
+            "exact", "digits", "float64")
+
+
+# --- the environments ----------------------------------------------------------------------------
+
+def test_a_vector_env_beyond_the_memory_is_refused_before_allocating(monkeypatch):
+    from combatsim.rl import fight_vector
+
+    monkeypatch.setattr(fight_vector, "available_memory", lambda: 1 << 30)
+    with pytest.raises(ValueError, match=r"num_envs must be at most [\d,]+ here .* got 16,777,216"):
+        fight_vector.FightVectorEnv(2**24, scenario="d100_duel", agent="Veteran")
+    assert fight_vector.FightVectorEnv(1000, scenario="d100_duel", agent="Veteran").num_envs == 1000
+
+
+def test_a_vector_env_step_stops_at_a_real_sigint_between_engine_slices():
+    # The engine steps slices of envs; a SIGINT raised during the second slice's call stops the
+    # reset there, instead of after every slice.
+    code = '''
+import os, signal
+from combatsim.rl import fight_vector
+fight_vector.ENGINE_SLICE = 64
+env = fight_vector.FightVectorEnv(64 * 8, scenario="d100_duel", agent="Veteran", backend="python")
+calls = []
+engine_reset = env._engine.reset
+def reset(*arguments):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGINT)
+    return engine_reset(*arguments)
+env._engine = type("Engine", (), {"reset": staticmethod(reset), "step": env._engine.step})()
+try:
+    env.reset(seed=1)
+except KeyboardInterrupt:
+    print("stopped after", len(calls))
+'''
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["stopped", "after", "2"]
+
+
+def test_render_before_reset_says_so():
+    from combatsim.rl.fight_env import FightEnv
+
+    env = FightEnv("d100_duel", "Veteran", render_mode="ansi")
+    with pytest.raises(RuntimeError, match=r"render\(\) before reset\(\)"):
+        env.render()
+    env.reset(seed=1)
+    assert "running" in env.render().splitlines()[0]
+
+
+def test_a_parallel_env_step_without_a_dict_names_actions():
+    from combatsim.rl.fight_parallel import parallel_env
+
+    env = parallel_env(scenario="d100_duel")
+    env.reset(seed=0)
+    with pytest.raises(TypeError, match="actions must be a dict of agent -> action"):
+        env.step(None)
+
+
+def test_vector_env_actions_in_a_masked_array_are_refused():
+    from combatsim.rl.fight_vector import FightVectorEnv
+
+    env = FightVectorEnv(3, scenario="d100_duel", agent="Veteran")
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="actions must not have masked entries"):
+        env.step(np.ma.masked_array([0, 0, 0], mask=[False, True, False]))

@@ -19,7 +19,7 @@ import numpy as np
 
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.validation import check_int, check_seed
+from combatsim.validation import brief, check_int, check_seed
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 #: Fights stepped together: the buffers, observations and masks of a chunk stay a few MB.
@@ -39,15 +39,17 @@ def load_callable(target: str, flag: str = "--policy") -> Policy:
         raise ValueError(f"{flag}: expected NAME=package.module:callable or NAME=file:PATH, got the target {target!r}")
     try:
         found = importlib.import_module(module_name.strip())
-    except Exception as problem:  # any import-time failure of the user's module is this one error
-        raise ValueError(f"{flag}: module {module_name.strip()!r} does not import "
-                         f"({type(problem).__name__}: {str(problem).splitlines()[0] if str(problem) else ''})") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as problem:  # any import-time failure of the user's module, sys.exit() too
+        raise ValueError(f"{flag}: module {brief(module_name.strip())} does not import "
+                         f"({_problem(problem)})") from None
     for part in attribute.strip().split("."):
         if not hasattr(found, part):
             raise ValueError(f"{flag}: module {module_name.strip()!r} has no attribute {attribute.strip()!r}")
         found = getattr(found, part)
     if not callable(found):
-        raise ValueError(f"{flag}: {target!r} is a {type(found).__name__}, not callable; "
+        raise ValueError(f"{flag}: {brief(target)} is a {type(found).__name__}, not callable; "
                          f"a policy is policy(obs, masks) -> actions")
     return found
 
@@ -58,7 +60,10 @@ def parse_policy(text: str, flag: str = "--policy") -> tuple[str, Policy]:
     if not equals or not name.strip() or not target.strip():
         raise ValueError(f"{flag}: expected NAME=package.module:callable or NAME=file:PATH (NAME: a member's name), "
                          f"got {text!r}")
-    return name.strip(), load_callable(target.strip(), flag)
+    try:
+        return name.strip(), load_callable(target.strip(), flag)
+    except ValueError as error:  # which member's policy it was
+        raise ValueError(f"{error} (the policy of member {brief(name.strip())})") from None
 
 
 def parse_policies(texts: Sequence[str], flag: str = "--policy") -> dict[str, Policy]:
@@ -92,6 +97,26 @@ def policy_label(policy: Policy) -> str:
     module = getattr(policy, "__module__", None)
     name = getattr(policy, "__qualname__", None) or type(policy).__name__
     return f"{module}:{name}" if module else name
+
+
+def _problem(problem: BaseException) -> str:
+    """An exception in one short line: its type and the first line of its message."""
+    text = str(problem).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{type(problem).__name__}: {brief(first, 200)[1:-1]}" if first else type(problem).__name__
+
+
+def call_policy(policy: Policy, member: str, obs: np.ndarray, masks: np.ndarray, actions: int) -> np.ndarray:
+    """``policy(obs, masks)``, checked (checked_actions); anything it raises, SystemExit included,
+    is one error naming the policy and its member: a policy's failure is the input's, not ours."""
+    try:
+        result = policy(obs, masks)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as problem:
+        raise ValueError(f"policy {policy_label(policy)} of {member!r} raised {_problem(problem)}; "
+                         f"a policy is policy(obs, masks) -> actions") from None
+    return checked_actions(policy, member, result, len(obs), actions)
 
 
 def checked_actions(policy: Policy, member: str, result: object, rows: int, actions: int) -> np.ndarray:
@@ -184,7 +209,7 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
             for row, policy in rows.items():
                 obs = view["obs"][:, row] if every else view["obs"][running, row]
                 mask = view["mask"][:, row] if every else view["mask"][running, row]
-                chosen = checked_actions(policy, game.member_names[row], policy(obs, mask), len(obs), actions_count)
+                chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count)
                 if every:
                     view["actions"][:, row] = chosen
                 else:

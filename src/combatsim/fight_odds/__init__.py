@@ -26,6 +26,11 @@ EXACT_STATES = 100_000
 #: integers grow with every step, so a limit of 10^5 rounds would make numbers of millions of digits.
 EXACT_DIGITS = 20_000
 METHODS = ("auto", "exact", "float64")
+#: "exact" asked for by name is refused beyond these, before any work: the common denominator's
+#: digits after the step limit, and those digits times the states (about 0.4 bytes a digit-state),
+#: where big-integer arithmetic would run for hours or fill the memory.
+MAX_EXACT_DIGITS = 100_000
+MAX_EXACT_DIGIT_STATES = 5 * 10**9
 
 
 @dataclass
@@ -109,6 +114,16 @@ def check_method(method: str) -> None:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
+def check_exact(digits: int, states: int) -> None:
+    """Refuse exact fractions of about ``digits`` digits over up to ``states`` states where that
+    arithmetic is unbounded in practice (MAX_EXACT_DIGITS, MAX_EXACT_DIGIT_STATES)."""
+    if digits > MAX_EXACT_DIGITS or digits * states > MAX_EXACT_DIGIT_STATES:
+        raise ValueError(f"method exact: this fight's exact fractions would reach about {digits:,} digits over up to "
+                         f"{states:,} states; exact allows at most {MAX_EXACT_DIGITS:,} digits and "
+                         f"{MAX_EXACT_DIGIT_STATES:,} digit-states: use method float64 or auto, or a lower step "
+                         "limit (options.unit_limit or options.max_rounds)")
+
+
 def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = "auto") -> FightOdds:
     """The odds of ``scenario``'s fight (a ``combatsim.scenario.Scenario``), exact where they fit.
 
@@ -124,6 +139,8 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     started = time.perf_counter()
     chain = _chain(scenario)
     bound = chain.state_bound()
+    if method == "exact":
+        check_exact(chain.exact_digits(), bound)
     exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
                                   and chain.exact_digits() <= EXACT_DIGITS)
     tally = Tally(exact)

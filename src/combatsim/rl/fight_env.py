@@ -19,7 +19,7 @@ import numpy as np
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index, scenario_game
 from combatsim.scenario import Scenario
-from combatsim.validation import check_choice, check_seed
+from combatsim.validation import brief, check_choice, check_seed
 
 #: "auto": the engine's Cython build where it is built, else Numba (combatsim.engine.engine_kernels).
 BACKENDS = ENGINE_BACKENDS
@@ -45,7 +45,7 @@ def check_action(action: object, actions: int) -> int:
     """An integer action 0..actions-1 (Python or NumPy integer, or a 0-d integer array)."""
     value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise TypeError(f"action must be an integer in 0..{actions - 1}, got {type(action).__name__} {action!r}")
+        raise TypeError(f"action must be an integer in 0..{actions - 1}, got {type(action).__name__} {brief(action)}")
     if not 0 <= value < actions:
         raise ValueError(f"action must be in 0..{actions - 1}, got {int(value)}")
     return int(value)
@@ -261,6 +261,8 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
     def render(self):
         if self.render_mode != "ansi":
             return None
+        if not self._started:  # the buffers hold no fight yet: their zeros would read as an ended one
+            raise RuntimeError("render() before reset(): call reset() first")
         return render_text(self.game, self._b["state"][0], self._b["obs"][0],
                            {self.agent_index: self._last_action}, self._before)
 

@@ -109,6 +109,9 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         b = self._b
         if not self.agents:
             raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"actions must be a dict of agent -> action for the agents {self.agents!r}, "
+                            f"got {type(actions).__name__}")
         unknown = set(actions) - set(self.agents)
         missing = [agent for agent in self.agents if agent not in actions]
         if unknown or missing:
@@ -139,6 +142,8 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
     def render(self):
         if self.render_mode != "ansi":
             return None
+        if not self._started:  # the buffers hold no fight yet: their zeros would read as an ended one
+            raise RuntimeError("render() before reset(): call reset() first")
         return render_text(self.game, self._b["state"][0], self._b["obs"][0], self._last, self._before)
 
     def state(self) -> np.ndarray:

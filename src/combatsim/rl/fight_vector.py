@@ -22,6 +22,7 @@ In any mode, ``reset(options={"reset_mask": mask})`` resets only the envs in ``m
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,11 +36,48 @@ from combatsim.engine import RUNNING, S_OUTCOME, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import Outcomes, PicklesWithoutEngine, as_game, check_backend, observation_box
 from combatsim.scenario import Scenario
-from combatsim.validation import check_int, check_seed
+from combatsim.validation import check_int, check_seed, refuse_masked
 
 MAX_ENVS = 1 << 24
+#: Envs one engine call steps: a few ms of work, the longest a Ctrl-C waits.
+ENGINE_SLICE = 1 << 16
 #: Gymnasium's autoreset modes, by their values ("SameStep", "NextStep", "Disabled")
 AUTORESET_MODES = {mode.value: mode for mode in AutoresetMode}
+
+
+#: An env's memory in use, as a multiple of its engine buffers: the step's and reset's copies
+#: (observations, infos, final observations) about double them.
+MEMORY_PER_BUFFER_BYTE = 3
+#: The share of the memory available now that a vector env may plan to take.
+MEMORY_SHARE = 0.5
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux's MemAvailable, else the free pages), or None."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def check_num_envs(num_envs: object, game: Game) -> int:
+    """``num_envs`` in 1..MAX_ENVS and within MEMORY_SHARE of the memory available, checked before
+    any allocation (a vector env of 2**24 fights needs tens of GB)."""
+    num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
+    per_env = MEMORY_PER_BUFFER_BYTE * sum(buffer.nbytes for buffer in game.buffers(1).values())
+    available = available_memory()
+    if available is not None and num_envs * per_env > MEMORY_SHARE * available:
+        most = max(1, int(MEMORY_SHARE * available) // per_env)
+        raise ValueError(f"num_envs must be at most {most:,} here (each env takes about {per_env:,} bytes, and "
+                         f"{available / 2**30:.1f} GiB of memory is available), got {num_envs:,}")
+    return num_envs
 
 
 def check_autoreset_mode(mode: object) -> AutoresetMode:
@@ -83,7 +121,7 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
                  backend: str = "auto", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
         self.game = game = as_game(scenario)
-        self.num_envs = check_int("num_envs", num_envs, 1, MAX_ENVS)
+        self.num_envs = check_num_envs(num_envs, game)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.agent = agent
@@ -100,6 +138,8 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._engine = game.engine(self.backend)
         self._b = game.buffers(self.num_envs)
+        # the engine steps a slice at a time, so that Ctrl-C stops a step of millions of envs at once
+        self._slices = [slice(first, first + ENGINE_SLICE) for first in range(0, self.num_envs, ENGINE_SLICE)]
         self._masked = game.count_names.index("masked")
         self._outcomes = Outcomes(game)
         self._side = game.member_sides[self.agent_index]
@@ -132,8 +172,9 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         """Start the fights of the envs in ``which`` (their seeds and indices already set)."""
         b = self._b
         np.copyto(b["which"], which)
-        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
-                           b["counts"], b["obs"], b["mask"])
+        for rows in self._slices:
+            self._engine.reset(self.game.table, self.game.config, b["seeds"][rows], b["indices"][rows],
+                               b["which"][rows], b["state"][rows], b["counts"][rows], b["obs"][rows], b["mask"][rows])
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         mask = check_reset_mask(options, self.num_envs)
@@ -147,9 +188,9 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
                     raise ValueError(f"seed must be an integer or a list of {self.num_envs} integers, "
                                      f"got {len(seed)}")
                 seeds = [check_seed(s) for s in seed]
-            else:
-                seeds = [(seed + e) % 2**64 for e in range(self.num_envs)]
-            b["seeds"][which] = np.array(seeds, dtype=np.uint64)[which]
+            else:  # seed + e, modulo 2**64 as uint64 sums wrap
+                seeds = np.uint64(check_seed(seed)) + np.arange(self.num_envs, dtype=np.uint64)
+            b["seeds"][which] = np.asarray(seeds, dtype=np.uint64)[which]
             b["indices"][which] = 0
         elif not self._started:
             if mask is not None:
@@ -174,8 +215,9 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
             raise RuntimeError(f"step() with ended envs {waiting.nonzero()[0][:8].tolist()}: autoreset is "
                                f"disabled, so reset them first with reset(options={{'reset_mask': mask}})")
         b["actions"][:, self.agent_index] = checked
-        self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
-                          b["obs"], b["mask"])
+        for rows in self._slices:
+            self._engine.step(self.game.table, self.game.config, b["seeds"][rows], b["state"][rows],
+                              b["actions"][rows], b["counts"][rows], b["obs"][rows], b["mask"][rows])
         if mode is AutoresetMode.NEXT_STEP and waiting.any():
             b["indices"] += waiting  # the step left them as they were; they start their next fight
             self._start(waiting)
@@ -208,6 +250,7 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
         return self._agent_rows(b["obs"]), rewards, terminated, truncated, infos
 
     def _check_actions(self, actions) -> np.ndarray:
+        refuse_masked("actions", actions)
         array = np.asarray(actions)
         count = len(self.action_names)
         if array.dtype.kind not in "iu":
