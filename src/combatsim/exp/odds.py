@@ -10,7 +10,7 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
-from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, is_hit, kilodie_bar, to_hit_roll
+from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, kilodie_bar
 from combatsim.validation import check_int
 
 #: Exact odds convolve at most this many pairs of outcomes (an integer product each): 0.2 s at most.
@@ -19,20 +19,27 @@ Distribution = dict[int, Fraction]
 
 
 def hit_probability(bonus: int, maximum_roll: int, armour_rating: int, hit_on_equal: bool = False) -> Fraction:
-    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal``: the kilodie
-    faces at or above the engine's kilodie bar."""
-    return Fraction(KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, 0, hit_on_equal, False), KILODIE)
+    """P(min(kilodie + bonus, MR) > AR), or >= with ``hit_on_equal``."""
+    return Fraction(hit_faces(bonus, maximum_roll, 0, armour_rating, hit_on_equal, False), KILODIE)
 
 
-def _convolve(a: Distribution, b: Distribution) -> Distribution:
-    """The law of the sum of independent draws from ``a`` and ``b``: in integer weights over each
-    law's common denominator (an int product costs a fraction of a Fraction product's gcd)."""
+def hit_faces(bonus: int, maximum_roll: int, adjustment: int, armour_rating: int, hit_on_equal: bool,
+              critical: bool) -> int:
+    """Kilodie faces that hit: those at or above the engine's kilodie bar."""
+    return KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical)
+
+
+def _convolve(a: Distribution, b: Distribution, cap: int | None = None) -> Distribution:
+    """The law of the sum of independent draws from ``a`` and ``b`` (every sum at or above ``cap``
+    merged into ``cap``): in integer weights over each law's common denominator (an int product
+    costs a fraction of a Fraction product's gcd)."""
     a_weights, a_denominator = _weights(a)
     b_weights, b_denominator = _weights(b)
     out: dict[int, int] = {}
     for x, p in a_weights:
         for y, q in b_weights:
-            out[x + y] = out.get(x + y, 0) + p * q
+            total = x + y if cap is None or x + y < cap else cap
+            out[total] = out.get(total, 0) + p * q
     denominator = a_denominator * b_denominator
     return {value: Fraction(weight, denominator) for value, weight in out.items()}
 
@@ -64,10 +71,10 @@ def check_attack_size(dice: Dice, rolls: int, automatic: bool) -> None:
         )
 
 
-def _power(single: Distribution, times: int) -> Distribution:
+def _power(single: Distribution, times: int, cap: int | None = None) -> Distribution:
     total: Distribution = {0: Fraction(1)}
     for _ in range(times):
-        total = _convolve(total, single)
+        total = _convolve(total, single, cap)
     return total
 
 
@@ -87,42 +94,56 @@ def _mean(distribution: Distribution) -> Fraction:
     return sum((value * p for value, p in distribution.items()), Fraction(0))
 
 
+def damage_laws(p_hit: Fraction, dice: Dice, damage_adjustment: int, automatic: bool,
+                cap: int | None = None) -> tuple[Distribution, Distribution]:
+    """The laws of the damage of one hit and of one to-hit roll (Chapter 27), every value at or above
+    ``cap`` merged into ``cap``: a hit deals dice + DA (never below 0); an automatic burst that hits
+    lands 0..3 rounds uniformly, each rolling its own damage. ``combatsim odds exp`` and the
+    fight-odds chain (combatsim.fight_odds.exp) both take a unit's damage from here."""
+    one_round: Distribution = {}
+    for total, p in Dice(dice.count, dice.sides).distribution().items():  # several totals clamp to 0 damage
+        dealt = damage(total, dice.modifier, damage_adjustment)
+        dealt = dealt if cap is None else min(dealt, cap)
+        one_round[dealt] = one_round.get(dealt, Fraction(0)) + p
+    if automatic:
+        landed = Fraction(1, ROUNDS_PER_BURST + 1)
+        per_hit = _mix([(landed, _power(one_round, rounds, cap)) for rounds in range(ROUNDS_PER_BURST + 1)])
+    else:
+        per_hit = one_round
+    return per_hit, _mix([(1 - p_hit, {0: Fraction(1)}), (p_hit, per_hit)])
+
+
+def unit_damage_law(faces: int, dice: Dice, damage_adjustment: int, rolls: int, automatic: bool,
+                    cap: int | None = None) -> Distribution:
+    """The law of the damage one unit of fire of ``rolls`` independent to-hit rolls deals, each
+    hitting with ``faces``/1000 (every value at or above ``cap`` merged into ``cap``)."""
+    per_roll = damage_laws(Fraction(faces, KILODIE), dice, damage_adjustment, automatic, cap)[1]
+    return _mix([(Fraction(1), _power(per_roll, rolls, cap))])
+
+
 def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice, damage_adjustment: int = 0,
                 rolls: int = 1, automatic: bool = False, adjustment: int = 0, hit_on_equal: bool = False,
                 critical: bool = False) -> dict[str, object]:
     """Exact distributions for one unit of fire (Chapter 27): per to-hit roll and per unit.
 
-    Counts kilodie faces with the reference's own to-hit rule, then convolves damage: a hit deals
-    dice + DA (never below 0); an automatic burst that hits lands 0..3 rounds uniformly, each
-    rolling its own damage; the ``rolls`` to-hit rolls of a unit are independent.
+    Counts kilodie faces with the engine's to-hit rule, then convolves damage (``damage_laws``);
+    the ``rolls`` to-hit rolls of a unit are independent.
     """
     check_attack_size(dice, rolls, automatic)
-    faces = sum(
-        is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating, hit_on_equal)
-        for kilodie in range(1, KILODIE + 1)
-    )
+    faces = hit_faces(bonus, maximum_roll, adjustment, armour_rating, hit_on_equal, critical)
     p_hit = Fraction(faces, KILODIE)
-    one_round: Distribution = {}
-    for total, p in Dice(dice.count, dice.sides).distribution().items():  # several totals clamp to 0 damage
-        dealt = damage(total, dice.modifier, damage_adjustment)
-        one_round[dealt] = one_round.get(dealt, Fraction(0)) + p
-    if automatic:
-        landed = Fraction(1, ROUNDS_PER_BURST + 1)
-        per_hit = _mix([(landed, _power(one_round, rounds)) for rounds in range(ROUNDS_PER_BURST + 1)])
-        rounds_per_roll = _mix([(1 - p_hit, {0: Fraction(1)})] +
-                               [(p_hit * landed, {rounds: Fraction(1)}) for rounds in range(ROUNDS_PER_BURST + 1)])
-    else:
-        per_hit = one_round
-        rounds_per_roll = {0: 1 - p_hit, 1: p_hit}
-    per_roll = _mix([(1 - p_hit, {0: Fraction(1)}), (p_hit, per_hit)])
+    per_hit, _ = damage_laws(p_hit, dice, damage_adjustment, automatic)
     hits_per_unit = _power({0: 1 - p_hit, 1: p_hit}, rolls)
     odds: dict[str, object] = {
         "hits": p_hit,
         "hits_per_unit": {k: v for k, v in sorted(hits_per_unit.items()) if v},
-        "damage_per_unit": _mix([(Fraction(1), _power(per_roll, rolls))]),
+        "damage_per_unit": unit_damage_law(faces, dice, damage_adjustment, rolls, automatic),
         "damage_mean_per_hit": _mean(per_hit),
     }
     if automatic:
+        landed = Fraction(1, ROUNDS_PER_BURST + 1)
+        rounds_per_roll = _mix([(1 - p_hit, {0: Fraction(1)})] +
+                               [(p_hit * landed, {rounds: Fraction(1)}) for rounds in range(ROUNDS_PER_BURST + 1)])
         odds["rounds_hit_per_unit"] = _mix([(Fraction(1), _power(rounds_per_roll, rolls))])
     return odds
 

@@ -14,53 +14,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from combatsim.dice import Dice
-from combatsim.exp.engine import KILODIE, ROUNDS_PER_BURST, damage, kilodie_bar
+from combatsim.exp.odds import hit_faces, unit_damage_law
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
-
-
-def hit_faces(bonus: int, maximum_roll: int, adjustment: int, armour_rating: int, hit_on_equal: bool,
-              critical: bool) -> int:
-    """Kilodie faces that hit: those at or above the engine's kilodie bar."""
-    return KILODIE - kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, critical)
-
-
-def _convolve(a: dict[int, Fraction], b: dict[int, Fraction], cap: int) -> dict[int, Fraction]:
-    out: dict[int, Fraction] = {}
-    for x, p in a.items():
-        for y, q in b.items():
-            total = min(x + y, cap)
-            out[total] = out.get(total, 0) + p * q
-    return out
-
-
-def unit_damage_law(faces: int, dice: Dice, damage_adjustment: int, rolls: int, automatic: bool,
-                    cap: int) -> dict[int, Fraction]:
-    """The law of the damage one unit of fire deals, every value at or above ``cap`` merged into ``cap``.
-
-    Each to-hit roll hits with ``faces``/1000; a hit deals the dice + modifier + DA, never below 0;
-    a burst that hits lands 0..3 rounds uniformly, each with its own damage roll.
-    """
-    one_round: dict[int, Fraction] = {}
-    for total, p in dice.distribution().items():
-        dealt = min(damage(total, 0, damage_adjustment), cap)
-        one_round[dealt] = one_round.get(dealt, 0) + p
-    if automatic:
-        per_hit: dict[int, Fraction] = {}
-        landed: dict[int, Fraction] = {0: Fraction(1)}
-        for _ in range(ROUNDS_PER_BURST + 1):
-            for value, p in landed.items():
-                per_hit[value] = per_hit.get(value, 0) + p / (ROUNDS_PER_BURST + 1)
-            landed = _convolve(landed, one_round, cap)
-    else:
-        per_hit = one_round
-    p_hit = Fraction(faces, KILODIE)
-    per_roll = {value: p * p_hit for value, p in per_hit.items()}
-    per_roll[0] = per_roll.get(0, 0) + 1 - p_hit
-    law: dict[int, Fraction] = {0: Fraction(1)}
-    for _ in range(rolls):
-        law = _convolve(law, per_roll, cap)
-    return {value: p for value, p in law.items() if p}
 
 
 class ExpChain:
