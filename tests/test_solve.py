@@ -199,3 +199,94 @@ def test_cli_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert cli_main(["solve", "d100_duel", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+# --- the equilibrium --------------------------------------------------------------------------------
+
+TWO_ROUNDS = ["options.max_rounds=2"]
+
+
+@pytest.mark.parametrize(("matrix", "value", "a_mix", "b_mix"), [
+    ([[1, -1], [-1, 1]], 0.0, [0.5, 0.5], [0.5, 0.5]),                                  # matching pennies
+    ([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], 0.0, [1 / 3] * 3, [1 / 3] * 3),             # rock, paper, scissors
+    ([[3, 0], [-1, 2], [0, 0]], 1.0, [0.5, 0.5, 0.0], [1 / 3, 2 / 3]),                  # a dominated row
+    ([[2, 5], [1, 0]], 2.0, [1.0, 0.0], [1.0, 0.0]),                                    # a saddle point
+])
+def test_matrix_games_by_hand(matrix, value, a_mix, b_mix):
+    from combatsim.solve.games import solve_game
+
+    counter = {"one-sided": 0, "pure": 0, "linear program": 0}
+    found, x, y = solve_game(np.array(matrix, dtype=float), counter)
+    assert found == pytest.approx(value, abs=1e-9)
+    np.testing.assert_allclose(x, a_mix, atol=1e-9)
+    np.testing.assert_allclose(y, b_mix, atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def two_rounds_game():
+    from combatsim.solve import equilibrium
+
+    return equilibrium(example("d100_duel", TWO_ROUNDS), "Veteran,Guard")
+
+
+def test_the_equilibrium_value_lies_between_the_best_responses(two_rounds_game):
+    game = two_rounds_game
+    assert game.bounds_hold
+    assert game.low <= game.value <= game.high and game.error_bound < 1e-9
+    assert game.value <= float(game.best_responses["Veteran"].value.reward)
+    assert game.value >= -float(game.best_responses["Guard"].value.reward)
+    assert abs(float(game.outcome.reward) - game.value) <= game.error_bound
+
+
+def test_no_constant_policy_gains_against_the_equilibrium(two_rounds_game):
+    game = two_rounds_game
+    scenario = example("d100_duel", TWO_ROUNDS)
+    veteran, guard = game.policies["Veteran"], game.policies["Guard"]
+    for action in range(10):
+        against_guard = evaluate(scenario, "Veteran", {"Veteran": always(action), "Guard": guard})
+        against_veteran = evaluate(scenario, "Guard", {"Guard": always(action), "Veteran": veteran})
+        assert against_guard.reward <= game.value + game.error_bound
+        assert against_veteran.reward <= -game.value + game.error_bound
+
+
+def test_the_equilibrium_policies_play_their_value_in_fights(two_rounds_game):
+    game = two_rounds_game
+    n = 100_000
+    results = play_fights(scenario_game(example("d100_duel", TWO_ROUNDS)), n, 9, game.policies, backend="numba")
+    _agree(game.outcome.win, results.wins[0], n)
+    _agree(game.outcome.loss, results.wins[1], n)
+    _agree(game.outcome.unfinished, results.unfinished, n)
+
+
+def test_the_equilibrium_policy_is_not_exploitable_and_constant_ones_are(two_rounds_game):
+    from combatsim.solve import exploitability
+
+    scenario = example("d100_duel", TWO_ROUNDS)
+    solid = exploitability(scenario, "Veteran", {"Guard": two_rounds_game.policies["Guard"]})
+    assert abs(solid.exploitability.value) <= solid.exploitability.error_bound
+    idle = exploitability(scenario, "Veteran", {"Guard": always(0)})  # a guard that never acts
+    assert idle.exploitability.value > 0.1
+    attacking = exploitability(scenario, "Veteran", {"Guard": always(1)})  # close to the equilibrium, not at it
+    assert 0 < attacking.exploitability.value < 0.01
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--agents", "Veteran,Guard,Veteran"], "agents: name exactly two members of opposite sides"),
+    (["--agents", "Veteran,Veteran"], "are on one side"),
+    (["--agents", "Veteran,Nobody"], "agents: no member is named 'Nobody'"),
+    (["--agents", "Veteran,Guard", "--method", "exact"], "--method: the equilibrium is computed in float64"),
+    (["--agents", "Veteran,Guard", "--against", "Guard=numpy:zeros"], "--against: the game between --agents"),
+    (["--agent", "Veteran", "--agents", "Veteran,Guard"], "not allowed with argument"),
+])
+def test_cli_agents_bad_input_is_one_line_exit_2(capsys, argv, message):
+    assert cli_main(["solve", "d100_duel", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_agents_json_and_out(capsys, tmp_path):
+    out = tmp_path / "eq.npz"
+    assert cli_main(["solve", "d100_duel", "--agents", "Veteran,Guard", *SHORT_SET, "--json", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["members"] == ["Veteran", "Guard"] and report["bounds_hold"]
+    assert out.exists() and (tmp_path / "eq-Guard.npz").exists()

@@ -32,8 +32,25 @@ from combatsim.solve.induction import (
 )
 from combatsim.solve.policy import FILE_PREFIX, TablePolicy, load_policy
 
-__all__ = ["FILE_PREFIX", "SCRIPTED", "BestResponse", "DecisionChain", "Interrupted", "Outcome", "PolicyError",
-           "TablePolicy", "best_response", "decision_chain", "evaluate", "load_policy"]
+__all__ = [
+    "FILE_PREFIX",
+    "SCRIPTED",
+    "BestResponse",
+    "DecisionChain",
+    "Equilibrium",
+    "Exploitability",
+    "Interrupted",
+    "Outcome",
+    "PolicyError",
+    "TablePolicy",
+    "best_response",
+    "check_agents",
+    "decision_chain",
+    "equilibrium",
+    "evaluate",
+    "exploitability",
+    "load_policy",
+]
 
 
 class PolicyError(ValueError):
@@ -63,6 +80,8 @@ class BestResponse:
     #: observation determines the best action)
     conflicts: int = 0
     notes: list[str] = field(default_factory=list)
+    #: set by ``exploitability``
+    exploitability: Exploitability | None = None
 
     @property
     def gain(self) -> Fraction | float:
@@ -78,6 +97,7 @@ class BestResponse:
             "gain": {"p": fraction_text(self.gain), "float": float(self.gain)},
             "states": {"met": self.states, "peak": self.peak_states}, "conflicts": self.conflicts,
             "seconds": self.seconds, "notes": self.notes,
+            **({"exploitability": self.exploitability.as_dict()} if self.exploitability is not None else {}),
         }
 
 
@@ -110,6 +130,8 @@ def _fixed_policies(chain: DecisionChain, against: Mapping | None, deciders: tup
 
         def evaluate(chain, states, t, policy=policy, name=name, row=row, label=label):
             obs, masks = chain.observations(states, t, row)
+            if isinstance(policy, TablePolicy) and policy.mixed:
+                return policy.mixes(obs, exact=chain.exact)
             try:
                 result = policy(obs, masks)
             except Exception as problem:
@@ -153,7 +175,7 @@ def best_response(scenario, agent: str, *, against: Mapping | None = None, metho
         scripted_walk = Walk(chain, (), {**fixed, member: SCRIPTED}, max(bound, 1), line)
         ends, unfinished, _ = play(scripted_walk, _all_options(scripted_walk), line)
         scripted = outcome_for(ends, unfinished, side)
-        policy, conflicts = _table(chain, walk, chosen, member, label=f"best response of {agent}")
+        policy, conflicts = _chosen_table(chain, walk, chosen, member, label=f"best response of {agent}")
     finally:
         line.done()
     error = 0.0 if chain.exact else float_error_bound(chain.horizon, max(walk.rows.widest, scripted_walk.rows.widest))
@@ -186,31 +208,195 @@ def _all_options(walk: Walk) -> list[np.ndarray]:
     return [np.ones(len(o.row), dtype=object if walk.chain.exact else np.float64) for o in walk.options]
 
 
-def _table(chain: DecisionChain, walk: Walk, chosen: list[np.ndarray], member: int, label: str) -> tuple[TablePolicy, int]:
-    """The chosen actions as a table keyed by ``member``'s observation keys; the count of keys of
-    one step that two states with different best actions share."""
-    actions_count = len(chain.game.action_names)
+def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) -> tuple[TablePolicy, int]:
+    """A table keyed by ``member``'s observation keys: ``per_step(t)`` gives, per step, the live
+    states and each one's action probabilities (rows over the env actions). Also the count of
+    keys of one step that two states with different probabilities share."""
     keys: dict[bytes, int] = {}
     rows: list[np.ndarray] = []
-    actions: list[int] = []
+    probabilities: list[np.ndarray] = []
     conflicts = 0
-    for t, options in enumerate(walk.options):
-        states = options.state[chosen[t]]
-        picked = options.actions[chosen[t], 0]
+    for t in range(len(walk.options)):
+        states, chances = per_step(t)
         obs, _ = chain.observations(states.tolist(), t, member)
-        for key, action in zip(chain.observation_keys(obs, member), picked.tolist(), strict=True):
+        for key, chance in zip(chain.observation_keys(obs, member), chances, strict=True):
             known = keys.get(key)
             if known is None:
-                keys[key] = len(actions)
+                keys[key] = len(probabilities)
                 rows.append(np.frombuffer(key, dtype=np.float32))
-                actions.append(action)
-            elif actions[known] != action:
+                probabilities.append(chance)
+            elif np.abs(probabilities[known] - chance).max() > 1e-9:
                 conflicts += 1
-    probabilities = np.zeros((len(actions), actions_count))
-    probabilities[np.arange(len(actions)), actions] = 1.0
     from combatsim.solve.policy import SavedKeyer
 
     policy = TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[member],
-                         keys=np.array(rows, dtype=np.float32).reshape(len(rows), -1), probabilities=probabilities,
+                         keys=np.array(rows, dtype=np.float32).reshape(len(rows), -1),
+                         probabilities=np.array(probabilities).reshape(len(rows), len(chain.game.action_names)),
                          keyer=SavedKeyer(chain.keyer_spec()), label=label)
     return policy, conflicts
+
+
+def _chosen_table(chain: DecisionChain, walk: Walk, chosen: list[np.ndarray], member: int, label: str):
+    actions_count = len(chain.game.action_names)
+
+    def per_step(t):
+        options = walk.options[t]
+        picked = options.actions[chosen[t], 0]
+        chances = np.zeros((len(picked), actions_count))
+        chances[np.arange(len(picked)), picked] = 1.0
+        return options.state[chosen[t]], chances
+
+    return _table(chain, walk, per_step, member, label)
+
+
+@dataclass
+class Equilibrium:
+    """The zero-sum game between ``members`` (A, B; everyone else scripted): its value to A,
+    within [low, high] (certified; ``error_bound`` adds float64 rounding), A's outcome when both
+    play their equilibrium policies, and the best responses against the scripted opponents."""
+
+    scenario: str
+    ruleset: str
+    members: tuple[str, str]
+    value: float
+    low: float
+    high: float
+    error_bound: float
+    outcome: Outcome
+    policies: dict[str, TablePolicy]
+    #: A's best response against the scripted B, and B's against the scripted A (each its own reward)
+    best_responses: dict[str, BestResponse]
+    #: matrix games solved by each method: one-sided (one member has one action), pure (a saddle
+    #: point after removing dominated actions), linear program
+    games: dict[str, int]
+    states: int
+    peak_states: int
+    seconds: float
+    conflicts: int = 0
+
+    @property
+    def method(self) -> str:
+        return "float64; matrix games by dominance, saddle points and linear programs (scipy HiGHS)"
+
+    def as_dict(self) -> dict:
+        a, b = self.members
+        return {
+            "scenario": self.scenario, "ruleset": self.ruleset, "members": list(self.members),
+            "method": self.method, "error_bound": self.error_bound,
+            "value": {"float": self.value, "low": self.low, "high": self.high},
+            "outcome": self.outcome.as_dict(),
+            "best_response": {a: self.best_responses[a].as_dict(), b: self.best_responses[b].as_dict()},
+            "bounds_hold": self.bounds_hold, "games": self.games,
+            "states": {"met": self.states, "peak": self.peak_states}, "conflicts": self.conflicts,
+            "seconds": self.seconds,
+        }
+
+    @property
+    def bounds_hold(self) -> bool:
+        """V <= A's best response to the scripted B, and V >= -(B's best response to the scripted A),
+        within the error bounds."""
+        a, b = self.members
+        slack = self.error_bound + self.best_responses[a].error_bound + self.best_responses[b].error_bound
+        return (self.value <= float(self.best_responses[a].value.reward) + slack
+                and self.value >= -float(self.best_responses[b].value.reward) - slack)
+
+
+def check_agents(game, agents) -> tuple[int, int]:
+    from combatsim.game import member_index
+
+    if isinstance(agents, str):
+        agents = [name.strip() for name in agents.split(",")]
+    agents = list(agents)
+    if len(agents) != 2:
+        raise ValueError(f"agents: name exactly two members of opposite sides, as A,B; got {len(agents)}")
+    rows = tuple(member_index(game, name, field="agents") for name in agents)
+    if game.member_sides[rows[0]] == game.member_sides[rows[1]]:
+        raise ValueError(f"agents: {agents[0]!r} and {agents[1]!r} are on one side; name members of opposite sides")
+    return rows
+
+
+def equilibrium(scenario, agents, *, max_states: int | None = None, progress: bool = False) -> Equilibrium:
+    """The equilibrium of the zero-sum fight between the two members ``agents`` (names, or "A,B"),
+    everyone else on its scripted policy: each state a matrix game of their simultaneous
+    declarations (docs/solve.md). Computed in float64 with a certified error bound."""
+    from combatsim.solve.games import _linprog, equilibrium_values
+
+    started = time.perf_counter()
+    scenario = _scenario(scenario)
+    chain = decision_chain(scenario, method="float64", max_states=max_states)
+    first, second = check_agents(chain.game, agents)
+    _linprog()
+    names = (chain.game.member_names[first], chain.game.member_names[second])
+    bound = chain.state_bound if max_states is None else max_states
+    line = Progress(f"solve {names[0]},{names[1]}", progress)
+    try:
+        walk = Walk(chain, (first, second), {}, max(bound, 1), line)
+        weights, mixes, values, low, high, games = equilibrium_values(walk, first, line)
+        ends, unfinished, _ = play(walk, weights, line)
+        outcome = outcome_for(ends, unfinished, chain.game.member_sides[first])
+        start = chain.initial()
+        value = float(sum(p * values[s] for s, p in start))
+        low_value = float(sum(p * low[s] for s, p in start))
+        high_value = float(sum(p * high[s] for s, p in start))
+        policies, conflicts = {}, 0
+        actions_count = len(chain.game.action_names)
+        for index, (member, name) in enumerate(zip((first, second), names, strict=True)):
+            def per_step(t, index=index):
+                states = np.array(sorted(mixes[t]), dtype=np.int64)
+                chances = np.zeros((len(states), actions_count))
+                for k, state in enumerate(states.tolist()):
+                    actions, mix = mixes[t][state][2 * index:2 * index + 2]
+                    chances[k, actions] = mix
+                return states, chances
+
+            policies[name], shared = _table(chain, walk, per_step, member, label=f"equilibrium of {name}")
+            conflicts += shared
+    finally:
+        line.done()
+    rounding = float_error_bound(chain.horizon, walk.rows.widest)
+    responses = {name: best_response(scenario, name, max_states=max_states, method="float64", progress=progress)
+                 for name in names}
+    return Equilibrium(
+        scenario=scenario.name, ruleset=scenario.ruleset, members=names, value=value, low=low_value, high=high_value,
+        error_bound=max(high_value - value, value - low_value) + rounding, outcome=outcome, policies=policies,
+        best_responses=responses, games=games, states=chain.state_count(), peak_states=walk.peak,
+        seconds=time.perf_counter() - started, conflicts=conflicts)
+
+
+@dataclass
+class Exploitability:
+    """How much more than the equilibrium value a best response gets against a policy."""
+
+    #: the best response's expected reward against the policy, minus the equilibrium value (>= 0 up
+    #: to the error bound: no policy of the opponent holds the responder below the value)
+    value: float
+    #: the equilibrium value of the game between the responder and the policy's member
+    equilibrium: float
+    error_bound: float
+
+    def as_dict(self) -> dict:
+        return {"value": self.value, "equilibrium": self.equilibrium, "error_bound": self.error_bound}
+
+
+def exploitability(scenario, agent: str, against: Mapping, *, method: str = "auto", max_states: int | None = None,
+                   progress: bool = False) -> BestResponse:
+    """The best response of ``agent`` against ``against`` (one member of the other side and its
+    policy; anyone else scripted), with ``.exploitability``: its expected reward minus the value of
+    the game between ``agent`` and that member."""
+    from combatsim.game import member_index
+
+    if not isinstance(against, Mapping) or len(against) != 1:
+        raise ValueError("against: exploitability measures one policy: give one member of the other side and its "
+                         "policy")
+    scenario = _scenario(scenario)
+    response = best_response(scenario, agent, against=against, method=method, max_states=max_states,
+                             progress=progress)
+    opponent = next(iter(against))
+    game = decision_chain(scenario, method="float64", max_states=max_states).game
+    if game.member_sides[member_index(game, opponent, "against")] == game.member_sides[member_index(game, agent)]:
+        raise ValueError(f"against: {opponent!r} is on {agent!r}'s side; exploitability is against a foe's policy")
+    game_value = equilibrium(scenario, (agent, opponent), max_states=max_states, progress=progress)
+    response.exploitability = Exploitability(
+        value=float(response.value.reward) - game_value.value, equilibrium=game_value.value,
+        error_bound=response.error_bound + game_value.error_bound)
+    return response

@@ -92,7 +92,8 @@ class D100Decisions(DecisionChain):
         key = tuple(decisions)
         given = self._given.get(key)
         if given is None:
-            given = self._given[key] = tuple(None if d == SCRIPTED else ((d, Fraction(1)),) for d in key)
+            given = self._given[key] = tuple(None if d == SCRIPTED else d if isinstance(d, tuple) else ((d, Fraction(1)),)
+                                             for d in key)
         self.chain.declare(given)
         moved, moved_p, ended, ended_p = self.chain._step(state, self.pass_of(t)[1])
         return Step(moved, moved_p, [self._end_code(e) for e in ended], ended_p)

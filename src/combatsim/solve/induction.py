@@ -190,8 +190,9 @@ class Walk:
                 self.peak = max(self.peak, len(live))
                 check_states(len(live), max_states)
                 kind = self._kind(t)
-                fixed_actions = {c: (np.full(len(live), SCRIPTED, dtype=np.int64) if f == SCRIPTED else
-                                     np.asarray(f(chain, live, t), dtype=np.int64)) for c, f in fixed.items()}
+                # per member: an env action per state, or a mix ((action, probability), ...) per state
+                fixed_actions = {c: ([SCRIPTED] * len(live) if f == SCRIPTED else f(chain, live, t))
+                                 for c, f in fixed.items()}
                 o_state, o_row, o_actions = [], [], []
                 following: set[int] = set()
                 cache = self._options
@@ -200,7 +201,7 @@ class Walk:
                         raise Interrupted
                     decisions = [SCRIPTED] * members
                     for c, actions in fixed_actions.items():
-                        decisions[c] = int(actions[k])
+                        decisions[c] = actions[k] if isinstance(actions[k], tuple) else int(actions[k])
                     key = (kind, state, tuple(decisions))
                     cached = cache.get(key)
                     if cached is None:

@@ -78,6 +78,19 @@ class TablePolicy:
                              f"policies it was solved against")
         return self._order[at]
 
+    def mixes(self, obs: np.ndarray, exact: bool = False) -> list[tuple]:
+        """Per observation: ((action, probability), ...) over the actions it may take (Fractions
+        from the stored floats' exact values when ``exact``, else floats)."""
+        from fractions import Fraction
+
+        out = []
+        for row in self.probabilities[self.rows(np.asarray(obs))]:
+            actions = np.flatnonzero(row > 0).tolist()
+            chances = [Fraction(float(row[a])) if exact else float(row[a]) for a in actions]
+            chances[-1] = 1 - sum(chances[:-1])  # a distribution, exactly
+            out.append(tuple(zip(actions, chances, strict=True)))
+        return out
+
     def __call__(self, obs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None = None) -> np.ndarray:
         rows = self.rows(np.asarray(obs))
         if uniforms is None or not self.mixed:
