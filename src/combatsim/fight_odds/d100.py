@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.d100 import model
-from combatsim.d100.engine import _first_wins, _legal, _tier, flee_target
+from combatsim.d100.engine import _first_wins, _legal, flee_target
 from combatsim.d100.layout import (
     ACTION_ATTACK,
     ACTION_CHARGE,
@@ -57,6 +57,7 @@ from combatsim.d100.layout import (
     POLICY_ACTIONS,
     damage_column,
 )
+from combatsim.d100.odds import tier_law, wound_law
 from combatsim.fight_odds.chain import Tally, check_states
 
 D100 = 100
@@ -528,17 +529,14 @@ class D100Chain:
         if law is None:
             row = self.table[c]
             bars = row[C_ATTACK + 4 * steps:C_ATTACK + 4 * steps + 4]
-            successes = sum(_tier(roll, *bars[:4]) <= model.SUCCESS for roll in range(1, D100 + 1))
+            successes = sum(tier_law(bars)[:model.SUCCESS + 1])
             per_weapon = []
             for w in range(2 if dual else 1):
                 column = damage_column(w, int(cover), self.table[t][C_ARMOUR], int(dual))
-                lethal = min(max(row[column], 0), D100)
-                serious = min(max(row[column + 1], lethal), D100)
-                wound_law = {model.LETHAL: Fraction(lethal, D100), model.SERIOUS: Fraction(serious - lethal, D100),
-                             model.FLESH: Fraction(D100 - serious, D100)}
-                per_weapon.append([((wound, bool(row[C_NONLETHAL + w])), p) for wound, p in wound_law.items() if p])
-            combined: dict[tuple, Fraction] = {(): Fraction(D100 - successes, D100)}
-            hits: dict[tuple, Fraction] = {(): Fraction(successes, D100)}
+                wound_odds = wound_law(row[column], row[column + 1])
+                per_weapon.append([((wound, bool(row[C_NONLETHAL + w])), p) for wound, p in wound_odds.items() if p])
+            combined: dict[tuple, Fraction] = {(): 1 - successes}
+            hits: dict[tuple, Fraction] = {(): successes}
             for weapon in per_weapon:
                 hits = {(*wounds, wound): p * q for wounds, p in hits.items() for wound, q in weapon}
             for wounds, p in hits.items():
