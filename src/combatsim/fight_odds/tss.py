@@ -39,11 +39,10 @@ from combatsim.tss.engine import (
     R_WOUND,
     ROW_BASE,
     dazed_steps,
-    dealt,
     shift_type,
     tier_of,
 )
-from combatsim.tss.model import MAX_STEPS, situation_die
+from combatsim.tss.odds import damage_law, situation_law, tier_law
 
 #: Faces of a tie-break word (a raw 32-bit word).
 TIE_FACES = 2**32
@@ -52,24 +51,6 @@ PHASES = 4
 NEVER = PHASES
 #: The state of a character out of the fight.
 OUT = None
-
-
-def situation_law(steps: int) -> dict[int, Fraction]:
-    """The signed situation roll of the Difficulty Scale for ``steps`` (a larger sum counts as MAX_STEPS)."""
-    sign, count, sides = situation_die(min(steps, MAX_STEPS))
-    if count == 0:
-        return {0: Fraction(1)}
-    return {sign * total: p for total, p in Dice(count, sides).distribution().items()}
-
-
-def tier_law(steps: int, amazing: int, good: int, ordinary: int) -> dict[int, Fraction]:
-    """An attack's degree: d20 control die plus the situation roll (the engine's tier_of)."""
-    law: dict[int, Fraction] = {}
-    for roll, p in situation_law(steps).items():
-        for control in range(1, 21):
-            tier = tier_of(control, control + roll, amazing, good, ordinary)
-            law[tier] = law.get(tier, 0) + p / 20
-    return law
 
 
 def ties_order_chance(order: tuple[int, ...]) -> Fraction:
@@ -178,18 +159,12 @@ class TssChain:
         row, target = self.rows[i], self.rows[j]
         base = R_DAMAGE + 4 * tier
         count, sides, modifier, damage_type = row[base:base + 4]
-        amounts = Dice(count, sides, modifier).distribution()
         armour = R_ARMOUR + 4 * row[R_WEAPON_CLASS]
-        soaks = {0: Fraction(1)}
+        soak = None
         if target[armour]:
             damage_type = shift_type(damage_type, row[R_WEAPON_QUALITY], target[R_ARMOUR_QUALITY], self.one_step)
-            soaks = Dice(target[armour + 1], target[armour + 2], target[armour + 3]).distribution()
-        law: dict[tuple[int, int, int], Fraction] = {}
-        for amount, p in amounts.items():
-            for soak, q in soaks.items():
-                done = dealt(amount, damage_type, soak)
-                law[done] = law.get(done, 0) + p * q
-        return law
+            soak = Dice(target[armour + 1], target[armour + 2], target[armour + 3])
+        return damage_law(Dice(count, sides, modifier), damage_type, soak)
 
     def run(self, tally: Tally, max_states: int) -> int:
         check_states(self.state_bound(), max_states)

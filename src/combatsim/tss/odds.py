@@ -17,6 +17,7 @@ from combatsim.tss import engine
 from combatsim.tss.model import (
     CRITICAL_FAILURE,
     FAILURE,
+    MAX_STEPS,
     TIER_NAMES,
     DamageTrack,
     Score,
@@ -46,29 +47,63 @@ def check_attack_size(track: DamageTrack, soak: Dice | None) -> None:
         )
 
 
+def situation_law(steps: int) -> dict[int, Fraction]:
+    """The signed situation roll of the Difficulty Scale for ``steps`` (a larger sum counts as MAX_STEPS)."""
+    sign, count, sides = situation_die(min(steps, MAX_STEPS))
+    if count == 0:
+        return {0: Fraction(1)}
+    return {sign * total: p for total, p in Dice(count, sides).distribution().items()}
+
+
+def tier_law(steps: int, amazing: int, good: int, ordinary: int) -> dict[int, Fraction]:
+    """An attack's degree: d20 control die plus the situation roll (the engine's tier_of).
+    ``combatsim odds tss`` and the fight-odds chain (combatsim.fight_odds.tss) both take an
+    attack's law from here and ``damage_law``."""
+    law: dict[int, Fraction] = {}
+    for roll, p in situation_law(steps).items():
+        for control in range(1, 21):
+            tier = engine.tier_of(control, control + roll, amazing, good, ordinary)
+            law[tier] = law.get(tier, 0) + p / 20
+    return law
+
+
+def damage_ways(dice: Dice, damage_type: int, soak: Dice | None) -> tuple[dict[tuple[int, int, int], int], int]:
+    """The (stun, wound, mortal) a damaging attack deals (the engine's ``dealt``: secondary damage from
+    the pre-armour amount, the armour roll off the primary), as the number of its equally likely
+    damage and armour rolls giving each, and that number of rolls. ``damage_type`` is the tier's,
+    already shifted by quality where the armour applies; ``soak`` is the armour's dice, or None."""
+    soak_ways = soak.ways() if soak is not None else [1]
+    soak_minimum = soak.minimum if soak is not None else 0
+    ways: dict[tuple[int, int, int], int] = {}
+    for amount, amount_ways in enumerate(dice.ways(), start=dice.minimum):
+        for roll, roll_ways in enumerate(soak_ways, start=soak_minimum):
+            done = engine.dealt(amount, damage_type, roll)
+            ways[done] = ways.get(done, 0) + amount_ways * roll_ways
+    return ways, dice.sides**dice.count * (soak.sides**soak.count if soak is not None else 1)
+
+
+def damage_law(dice: Dice, damage_type: int, soak: Dice | None) -> dict[tuple[int, int, int], Fraction]:
+    """``damage_ways`` as probabilities."""
+    ways, rolls = damage_ways(dice, damage_type, soak)
+    return {done: Fraction(count, rolls) for done, count in ways.items()}
+
+
 def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, one_step, laws=None):
     """Per attack: the five tier probabilities and (mean, variance) of stun, wound and mortal dealt.
 
     With ``laws`` (three dicts), also the exact law of each damage type dealt, value -> probability.
 
-    Control d20 and situation dice (docs/tss.md, section 4), then the tier's damage,
-    its type shifted by quality, secondary damage, and the armour soak. The tier
+    Control d20 and situation dice (docs/tss.md, section 4, ``tier_law``), then the tier's damage,
+    its type shifted by quality, secondary damage, and the armour soak (``damage_ways``). The tier
     and the damage and armour rolls are independent, so each damaging tier pairs its damage roll
     with the armour roll once, in integer counts of equally likely rolls.
     """
     score = Score.parse(skill)
-    sign, count, sides = situation_die(steps)
     track = DamageTrack.parse(damage)
     soak = Dice.parse(armour, "armour", constant=False) if armour else None
     check_attack_size(track, soak)
-    tiers = [Fraction(0)] * 5
-    for control in range(1, 21):
-        for value, p_situation in Dice(count, sides).distribution().items():
-            tiers[engine.tier_of(control, control + sign * value, score.amazing, score.good, score.ordinary)] += (
-                p_situation / 20)
-    soak_ways = soak.ways() if soak is not None else [1]
-    soak_minimum = soak.minimum if soak is not None else 0
-    soak_rolls = soak.sides**soak.count if soak is not None else 1
+    degrees = tier_law(steps, score.amazing, score.good, score.ordinary)
+    tiers = [degrees.get(tier, Fraction(0)) for tier in range(len(TIER_NAMES))]
     damaging = []  # per damaging tier: its probability, the rolls it counts over, ways per dealt value
     for degree in range(3):  # amazing, good, ordinary
         damage_tier = track.tier(degree)
@@ -76,13 +111,12 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
         if armour:
             damage_type = engine.shift_type(damage_type, quality_grade(weapon_quality), quality_grade(armour_quality),
                                             one_step)
-        dice = damage_tier.dice
+        joint, rolls = damage_ways(damage_tier.dice, damage_type, soak)
         weights: list[dict[int, int]] = [{}, {}, {}]
-        for amount, amount_ways in enumerate(dice.ways(), start=dice.minimum):
-            for roll, roll_ways in enumerate(soak_ways, start=soak_minimum):
-                for k, dealt in enumerate(engine.dealt(amount, damage_type, roll)):
-                    weights[k][dealt] = weights[k].get(dealt, 0) + amount_ways * roll_ways
-        damaging.append((tiers[degree], dice.sides**dice.count * soak_rolls, weights))
+        for done, ways in joint.items():
+            for k in range(3):
+                weights[k][done[k]] = weights[k].get(done[k], 0) + ways
+        damaging.append((tiers[degree], rolls, weights))
     moments = []
     for k in range(3):  # in integers over each tier's rolls: one Fraction per tier, not per value
         first = sum((p * Fraction(sum(ways * v for v, ways in weights[k].items()), rolls)
