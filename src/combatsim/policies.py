@@ -257,12 +257,13 @@ def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:
 
 
 def api_fights(ruleset: str, spec: dict, sides: Sequence[int], n: int, seed: int, policies: Mapping[str, Policy],
-               backend: str, chunk_size: int | None, outcomes: bool) -> FightResults:
-    """A ruleset API's ``simulate_fights(..., policies=...)``: its spec's fights through the engine."""
+               backend: str, chunk_size: int | None, outcomes: bool, table: object = None) -> FightResults:
+    """A ruleset API's ``simulate_fights(..., policies=...)``: its spec's fights through the engine
+    (``table``: the fight table the API has built from the spec, which the game then uses)."""
     from combatsim.validation import check_choice
 
     game = importlib.import_module(f"combatsim.{ruleset}.game").game(spec, api_member_names(sides),
-                                                                     ("side 0", "side 1"))
+                                                                     ("side 0", "side 1"), table)
     check_choice("backend", backend, ENGINE_BACKENDS)
     return play_fights(game, n, seed, policies, backend=backend, outcomes=outcomes,
                        chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, MAX_CHUNK))

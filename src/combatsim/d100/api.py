@@ -560,7 +560,7 @@ def simulate_fights(
     table = fight_table(combatants, taper)
     if policies is not None:
         return _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
-                              policies)
+                              policies, table)
     per_round = len(table) * passes  # every combatant acts once a pass
     result, backend, threads = simulate(
         "d100.fight", run, params=(table, passes, max_rounds, ambush),
@@ -585,7 +585,7 @@ def simulate_fights(
 
 
 def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
-                   policies) -> FightResult:
+                   policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
     named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
     from combatsim.fights import engine_outcomes
@@ -594,7 +594,7 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, back
     spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
             "combatants": list(combatants)}
     results = api_fights("d100", spec, [c.side for c in combatants], run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes)
+                         chunk_size, run.outcomes, table)
     winner, rounds = engine_outcomes(results, DRAW, UNFINISHED)
     return FightResult(
         fights=results.fights,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from combatsim.d100 import engine
 from combatsim.d100.api import fight_table
 from combatsim.d100.layout import C_SIDE
@@ -17,12 +19,13 @@ def observation_names(ally_slots: int, foe_slots: int) -> tuple[str, ...]:
     return (*engine.GLOBAL_NAMES, *(f"{block}.{name}" for block in blocks for name in engine.MEMBER_NAMES))
 
 
-def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str]) -> Game:
+def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], table: np.ndarray | None = None) -> Game:
     """The engine's Game for a validated d100 scenario spec (``combatsim.d100.scenario.build``).
 
     Member ``c`` is ``spec["combatants"][c]``: side 0's members in file order, then side 1's.
+    ``table``: the spec's fight table (api.fight_table) where the caller has built it already.
     """
-    table = fight_table(spec["combatants"], spec["taper"])
+    table = fight_table(spec["combatants"], spec["taper"]) if table is None else table
     members = table.shape[0]
     if len(member_names) != members:
         raise ValueError(f"member_names must name the scenario's {members} members, got {len(member_names)}")

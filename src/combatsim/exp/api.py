@@ -541,9 +541,10 @@ def simulate_fight(
     critical = check_bool("critical", critical)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
     _check_sides(side0, side1)
-    if policies is not None:
-        return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size, policies)
     table, per_unit = _fight_setup(side0, side1)
+    if policies is not None:
+        return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size, policies,
+                              table.copy())
     result, backend, threads = simulate(
         "exp.fight",
         run,
@@ -577,7 +578,7 @@ def simulate_fight(
 
 
 def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size,
-                   policies) -> FightResult:
+                   policies, table) -> FightResult:
     """``simulate_fight`` with ``policies``: the fights through the engine (combatsim.policies)."""
     from combatsim.fights import engine_outcomes
     from combatsim.policies import api_fights
@@ -585,7 +586,7 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backen
     spec = {"unit_limit": unit_limit, "hit_on_equal": hit_on_equal, "critical": critical,
             "sides": [list(side0), list(side1)]}
     results = api_fights("exp", spec, [0] * len(side0) + [1] * len(side1), run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes)
+                         chunk_size, run.outcomes, table)
     counts = results.totals
     histogram = np.zeros(unit_limit, dtype=np.int64)
     for units, fights in results.length_histogram.items():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from combatsim.engine import Game
 from combatsim.exp import engine
 from combatsim.exp.api import combatant_table
@@ -26,13 +28,14 @@ def observation_names(ally_slots: int, foe_slots: int) -> tuple[str, ...]:
     return GLOBAL_FIELD_NAMES + tuple(f"{slot}.{name}" for slot in slots for name in MEMBER_FIELD_NAMES)
 
 
-def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str]) -> Game:
+def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], table: np.ndarray | None = None) -> Game:
     """The Game of a validated EXP scenario spec (``combatsim.exp.scenario.build``).
 
-    Member ``c`` is row ``c``: side 0's members in file order, then side 1's.
+    Member ``c`` is row ``c``: side 0's members in file order, then side 1's. ``table``: the
+    spec's combatant table (api.combatant_table) where the caller has built it already.
     """
     side0, side1 = spec["sides"]
-    table = combatant_table(side0, side1)
+    table = combatant_table(side0, side1) if table is None else table
     if len(member_names) != len(table):
         raise ValueError(f"member_names must name the scenario's {len(table)} members, got {len(member_names)}")
     config = engine.make_config(table, spec["unit_limit"], spec["hit_on_equal"], spec["critical"])

@@ -455,7 +455,8 @@ def simulate_fights(
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     table, n_characters, n_classes = fight_table(side_a, side_b)
     if policies is not None:
-        return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies)
+        return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies,
+                              (table, n_characters, n_classes))
     width = len(table) // n_characters
     # A round: each character's action check, then its actions' attacks and their damage dice.
     per_round = sum(1 + int(table[i * width + R_ACTIONS]) * (2 + int(table[i * width + R_DAMAGE]))
@@ -484,14 +485,15 @@ def simulate_fights(
     )
 
 
-def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies) -> FightResult:
+def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies,
+                   table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
     from combatsim.fights import engine_outcomes
     from combatsim.policies import api_fights
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
     results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes)
+                         chunk_size, run.outcomes, table)
     winner, rounds = engine_outcomes(results)  # 0, 1, or -1 when no side won
     return FightResult(
         fights=results.fights,

@@ -22,10 +22,11 @@ def observation_names(slots: int) -> tuple[str, ...]:
     return (*engine.GLOBAL_NAMES, *(f"{who}.{name}" for who in members for name in engine.MEMBER_NAMES))
 
 
-def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str]) -> Game:
+def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], table: tuple | None = None) -> Game:
     """The Game of a validated TSS scenario spec (combatsim.tss.scenario.build): member c is row c,
-    side 0's members in file order, then side 1's."""
-    characters, members, classes = fight_table(spec["sides"][0], spec["sides"][1])
+    side 0's members in file order, then side 1's. ``table``: the spec's api.fight_table where the
+    caller has built it already."""
+    characters, members, classes = fight_table(spec["sides"][0], spec["sides"][1]) if table is None else table
     if len(member_names) != members:
         raise ValueError(f"member_names must name the scenario's {members} members, got {len(member_names)}")
     if len(side_names) != 2:
