@@ -170,6 +170,72 @@ CURVE_FLAGS: list[Flag] = [
     *((flag, number(*bounds), hostile_range()) for flag, bounds in CURVE_SWEEPS.items()),
     ("--hit-on-equal", None, None),
 ]
+#: Policies the fuzzers write beside their runs (tests/_fuzzing.py runs them in that directory).
+FUZZ_POLICIES = """
+import sys
+import numpy as np
+
+def first_legal(obs, masks):
+    return np.argmax(masks, axis=1)
+
+def raises(obs, masks):
+    raise RuntimeError("a policy's own bug")
+
+def exits(obs, masks):
+    sys.exit(3)
+
+def recurses(obs, masks):
+    return recurses(obs, masks)
+
+def floats(obs, masks):
+    return np.zeros(len(obs))
+
+def wrong_shape(obs, masks):
+    return np.zeros((len(obs), 2), dtype=np.int64)
+
+def out_of_range(obs, masks):
+    return np.full(len(obs), 99, dtype=np.int64)
+
+def masked(obs, masks):
+    return np.ma.masked_array(np.zeros(len(obs), dtype=np.int64), mask=True)
+
+not_callable = 3
+"""
+POLICY_FLAGS: list[Flag] = [
+    ("--policy", st.sampled_from(["Guard=fuzz_policies:first_legal", "Veteran=fuzz_policies:first_legal"]),
+     st.one_of(st.sampled_from([
+         "Guard=fuzz_policies:raises", "Guard=fuzz_policies:exits", "Guard=fuzz_policies:recurses",
+         "Guard=fuzz_policies:floats", "Guard=fuzz_policies:wrong_shape", "Guard=fuzz_policies:out_of_range",
+         "Guard=fuzz_policies:masked", "Guard=fuzz_policies:not_callable", "Guard=fuzz_policies:missing",
+         "Guard=fuzz_exits_on_import:policy", "Guard=os:getcwd", "Guard=numpy:zeros", "Guard=os.path:join",
+         "Gaurd=fuzz_policies:first_legal", "Guard=", "=fuzz_policies:first_legal", "Guard=:", "Guard=nowhere:x",
+         "Guard=fuzz_policies", "Guard=\x1b:x", "Guard=file:/nonexistent.npz"]), hostile_text)),
+    *[flag for flag in RUN_FLAGS if flag[0] in ("--seed", "--backend", "--scheduler")],
+    ("--csv", st.just("out.csv"), st.sampled_from(OUTPUT_PATHS)),
+]
+VARY_PATHS = ["sides[0].members[0].hit_points", "sides[1].members[0].armour_rating", "options.unit_limit"]
+CURVE_FIGHT_FLAGS: list[Flag] = [
+    ("--vary", st.builds(lambda path, start, width, step: f"{path}={start}:{start + width}:{step}",
+                         st.sampled_from(VARY_PATHS[:2]), st.integers(5, 30), st.integers(0, 6), st.integers(1, 3)),
+     st.one_of(st.builds(lambda path, spec: f"{path}={spec}", st.sampled_from([*VARY_PATHS, "sides[9].x", "x..y", ""]),
+                         st.one_of(hostile_range(), st.sampled_from(["1,2,,3", ",".join(["1"] * 1001), "1_:2:1",
+                                                                     "１:2:1", "1:2:0", "2:1:1", "1:" + "9" * 5000 + ":1",
+                                                                     "a,b", '"x",1'])) ),
+               hostile_text)),
+    ("--max-states", st.sampled_from(["10000000", "1"]), st.one_of(hostile, st.sampled_from(["0", "1e13"]))),
+    ("--seed", number(0, 1000), hostile),
+    ("--plot", HOSTILE_ONLY, st.sampled_from(BAD_PLOT_PATHS)),
+    ("--set", st.just("options.unit_limit=50"), st.one_of(hostile_text, st.sampled_from([
+        "options.unit_limit=1000000", "sides[0].members[0].hit_points=" + "9" * 5000, "sides[7].x=1", "x"]))),
+]
+ODDS_FIGHT_FLAGS: list[Flag] = [
+    ("--method", st.sampled_from(["auto", "exact", "float64"]), hostile_text),
+    ("--max-states", st.sampled_from(["10000000", "100000"]), st.one_of(hostile, st.sampled_from(["0", "1"]))),
+    ("--set", st.sampled_from(["options.unit_limit=50", "sides[0].members[0].hit_points=12"]),
+     st.one_of(hostile_text, st.sampled_from([
+         "options.unit_limit=1000000", "options.unit_limit=" + "9" * 5000, "sides[" + "9" * 5000 + "].x=1",
+         "sides[0].members[0].weapon.damage=\"0d6\"", "options.unit_limit=1_", "options.unit_limit=\"١\""]))),
+]
 #: Required flags come first in each list and are always given (a missing one is argparse's error,
 #: which test_missing_required_flags covers); the rest are given or not.
 COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
@@ -185,6 +251,11 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "fight d100": (["fight", "d100_duel"], FIGHT_FLAGS, 0),
     "fight exp": (["fight", "exp_bob_too"], FIGHT_FLAGS, 0),
     "fight tss": (["fight", "tss_alex_vs_thug"], FIGHT_FLAGS, 0),
+    "fight d100 --policy": (["fight", "d100_duel"], POLICY_FLAGS, 1),
+    "curve fight": (["curve", "fight", "exp_bob_too"], CURVE_FIGHT_FLAGS, 1),
+    "odds fight exp": (["odds", "fight", "exp_bob_too"], ODDS_FIGHT_FLAGS, 0),
+    "odds fight d100": (["odds", "fight", "d100_duel"], [(flag, HOSTILE_ONLY, bad) for flag, _, bad in ODDS_FIGHT_FLAGS],
+                        0),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
 }
@@ -248,13 +319,22 @@ def command_lines(draw, hostility: str = "some") -> list[str]:
     return [*argv, "--json"]
 
 
+def run_directory(tmp_path_factory) -> str:
+    """Where the fuzzed command lines run: with the policy modules that --policy names."""
+    directory = tmp_path_factory.getbasetemp()
+    if not (directory / "fuzz_policies.py").exists():
+        (directory / "fuzz_policies.py").write_text(FUZZ_POLICIES)
+        (directory / "fuzz_exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
+    return str(directory)
+
+
 def _check_hostile(argv, tmp_path_factory):
-    outcome = sandbox.cli(argv, cwd=str(tmp_path_factory.getbasetemp()))
+    outcome = sandbox.cli(argv, cwd=run_directory(tmp_path_factory))
     assert_cli_answered(outcome)
 
 
 def _check_valid(argv, tmp_path_factory):
-    outcome = sandbox.cli(argv, cwd=str(tmp_path_factory.getbasetemp()))
+    outcome = sandbox.cli(argv, cwd=run_directory(tmp_path_factory))
     assert_cli_answered(outcome)
     assert outcome.code == 0, f"valid values refused: {outcome.describe()}"
 

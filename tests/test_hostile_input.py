@@ -4,6 +4,7 @@ ValueError/TypeError (API); never Python's own words, a raw escape, or a screenf
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -328,3 +329,112 @@ def test_vector_env_actions_in_a_masked_array_are_refused():
     env.reset(seed=0)
     with pytest.raises(ValueError, match="actions must not have masked entries"):
         env.step(np.ma.masked_array([0, 0, 0], mask=[False, True, False]))
+
+
+# --- control characters --------------------------------------------------------------------------
+
+def test_an_armour_class_with_an_escape_is_refused_as_a_weapon_class_is():
+    refused(["fight", "tss_alex_vs_thug", "-n", "10", "--set", 'sides[0].members[0].armour.dice={ "E\\u001bn" = "d6" }'],
+            "armour", "U+001B")
+    refused(["fight", "tss_alex_vs_thug", "-n", "10", "--set", 'sides[0].members[0].weapon.class="E\\u001bn"'],
+            "weapon.class")
+
+
+def test_an_empty_armour_quality_is_refused_not_ordinary():
+    refused(["attack", "tss", "--skill", "16", "--damage", "d4w/d4+2w/d4-1m", "--armour", "d6", "--armour-quality", ""],
+            "armour_quality")
+
+
+# --- Ctrl-C: a real SIGINT -----------------------------------------------------------------------
+
+def interrupted(arguments: list[str], after: float) -> tuple[int, str, str]:
+    """``combatsim ARGUMENTS`` sent SIGINT ``after`` seconds from its start: (status, out, err)."""
+    import signal
+    import time
+
+    process = subprocess.Popen([*combatsim_command(), *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        time.sleep(after)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, out, err
+
+
+def test_ctrl_c_on_curve_fight_prints_the_points_finished_marked_partial():
+    import json
+
+    code, out, err = interrupted(["curve", "fight", "exp_bob_too", "--vary", "sides[0].members[0].hit_points=10:20:1",
+                                  "--max-states", "1", "-n", "1e9", "--json"], after=6.0)
+    assert code == 130, err
+    curve = json.loads(out)
+    assert curve["partial"] is True and curve["points_asked"] == 11
+    assert 1 <= len(curve["points"]) < 11
+    last = curve["points"][-1]
+    assert last["partial"] is True and 0 < last["fights"] < 10**9  # the simulated point cut short, kept
+
+
+def test_ctrl_c_on_curve_fight_report_says_partial():
+    code, out, err = interrupted(["curve", "fight", "d100_duel", "--vary", "sides[1].members[0].fighting=45:65:1"],
+                                 after=6.0)
+    assert code == 130, err
+    assert out.rstrip().splitlines()[-1].startswith("PARTIAL: interrupted after ")
+
+
+# --- Dask corners --------------------------------------------------------------------------------
+
+NO_WORKERS = """
+import time
+from dask.distributed import LocalCluster
+if __name__ == "__main__":
+    cluster = LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None)
+    print(cluster.scheduler_address, flush=True)
+    time.sleep(120)  # ends by itself should the test not kill it
+"""
+
+
+def test_a_scheduler_without_workers_says_no_workers():
+    pytest.importorskip("dask.distributed")
+    scheduler = subprocess.Popen([sys.executable, "-c", NO_WORKERS], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)
+    try:
+        address = scheduler.stdout.readline().strip()
+        refused(["attack", "exp", *EXP, "-n", "1e6", "--executor", "dask", "--scheduler", address],
+                "no workers", address)
+    finally:
+        scheduler.kill()
+        scheduler.wait()
+
+
+@pytest.mark.parametrize("second_after", [0.02, 0.2])
+def test_a_second_ctrl_c_under_dask_keeps_the_record_and_exits_cleanly(second_after):
+    # Both Ctrl-Cs go to the whole process group, as a terminal sends them; the first stops the
+    # run, the second comes while the cluster closes (or the record prints).
+    import json
+    import signal
+    import time
+
+    pytest.importorskip("dask.distributed")
+    from tests.test_dask_interrupt import wait_for_workers
+
+    process = subprocess.Popen([*combatsim_command(), "fight", "d100_duel", "-n", "1e9", "--executor", "dask",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        wait_for_workers(process)
+        time.sleep(3.0)  # the workers start and run some tasks
+        os.killpg(process.pid, signal.SIGINT)
+        time.sleep(second_after)
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert process.returncode == 130, (process.returncode, err)  # not -2: not killed by the second SIGINT
+    record = json.loads(out)
+    assert record["partial"] is True and record["fights"] < 10**9

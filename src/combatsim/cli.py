@@ -335,10 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "executor", "local") == "dask" and getattr(args, "threads", None) is not None:
             raise ValueError("--threads applies to local runs; with --executor dask each task runs on one worker thread")
         if getattr(args, "executor", "local") == "dask":
-            from combatsim.executors import check_scheduler, use_executor
+            from combatsim.executors import check_scheduler, hold_interrupts_after_stop, use_executor
 
             check_scheduler(args.scheduler, "--scheduler")  # before dask's import, which takes a second
-            with use_executor("dask", args.scheduler):
+            with use_executor("dask", args.scheduler), hold_interrupts_after_stop():
                 return args.handler(args)
         return args.handler(args)
     except (ValueError, TypeError) as error:

@@ -51,6 +51,8 @@ ABANDON_SECONDS = 1.0
 CLOSE_SECONDS = 2.0
 #: The LocalCluster started when no scheduler is given.
 LOCAL_WORKERS = 2
+#: Seconds a scheduler given by address may take to have a worker: then the run says "no workers".
+WORKERS_SECONDS = 3.0
 #: The name distributed's nannies give the worker processes they start.
 _NANNY_WORKER_NAME = "Dask Worker process (from Nanny)"
 
@@ -142,9 +144,26 @@ class _Interrupted(Exception):
     """Ctrl-C arrived while the cluster was starting."""
 
 
+_hold_after_stop = threading.Event()
+
+
+@contextlib.contextmanager
+def hold_interrupts_after_stop() -> Iterator[None]:
+    """For a command: once a Dask run has stopped on Ctrl-C, later Ctrl-Cs are ignored until the
+    process exits, so that the partial record is printed and the exit is clean (not a second
+    KeyboardInterrupt in the printing, or in distributed's clean-up at exit)."""
+    _hold_after_stop.set()
+    try:
+        yield
+    finally:
+        _hold_after_stop.clear()
+
+
 @contextlib.contextmanager
 def _sigint_sets(flag: threading.Event) -> Iterator[None]:
-    """Ctrl-C sets ``flag`` instead of raising wherever the main thread is; a second one raises.
+    """Ctrl-C sets ``flag`` instead of raising wherever the main thread is; later ones are
+    ignored while the run stops (closing the cluster takes a moment), so that a second Ctrl-C
+    cannot lose what the first one kept.
 
     Only where Python's default handler is in place and on the main thread (the only thread
     that Ctrl-C reaches); anywhere else the caller's handling stands.
@@ -155,15 +174,14 @@ def _sigint_sets(flag: threading.Event) -> Iterator[None]:
         return
 
     def on_sigint(signum, frame):
-        if flag.is_set():
-            raise KeyboardInterrupt
         flag.set()
 
     signal.signal(signal.SIGINT, on_sigint)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        held = flag.is_set() and _hold_after_stop.is_set()
+        signal.signal(signal.SIGINT, signal.SIG_IGN if held else signal.default_int_handler)
 
 
 class _QuietDistributed:
@@ -238,7 +256,8 @@ class _Session:
         workers_before = _worker_processes()
         threading.Thread(target=self._connect, name="combatsim dask start", daemon=True).start()
         # distributed bounds the connection, but not the wait for a Dask answer: bound both here.
-        deadline = time.monotonic() + 2 * CONNECT_SECONDS + 1 if isinstance(self.scheduler, str) else math.inf
+        deadline = (time.monotonic() + 2 * CONNECT_SECONDS + WORKERS_SECONDS + 1 if isinstance(self.scheduler, str)
+                    else math.inf)
         try:
             while not self._ready.wait(POLL_SECONDS):
                 if interrupted.is_set():
@@ -336,7 +355,15 @@ def _connect(scheduler: object):
     kind = identity.get("type") if isinstance(identity, dict) else None
     if kind != "Scheduler":
         raise _not_a_scheduler(scheduler, f"it answered as {kind or 'something else'}")
-    return Client(scheduler, timeout=CONNECT_SECONDS, set_as_default=False), None
+    client = Client(scheduler, timeout=CONNECT_SECONDS, set_as_default=False)
+    try:  # tasks sent to a scheduler without workers would wait for ever
+        client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.close(timeout=CLOSE_SECONDS)
+        raise OSError(f"scheduler {scheduler}: no workers (none joined within {WORKERS_SECONDS:g} s); "
+                      f"start some with: dask worker {scheduler}") from None
+    return client, None
 
 
 async def _identity(address: str):

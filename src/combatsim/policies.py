@@ -126,6 +126,8 @@ def checked_actions(policy: Policy, member: str, result: object, rows: int, acti
     array = result if isinstance(result, np.ndarray) else None
     if array is None:
         raise TypeError(f"{who} returned a {type(result).__name__}; allowed: {allowed} (a numpy array)")
+    if isinstance(array, np.ma.MaskedArray) and np.ma.getmaskarray(array).any():
+        raise ValueError(f"{who} returned a masked array with masked entries; allowed: {allowed}")
     if array.dtype.kind not in "iu":
         raise TypeError(f"{who} returned dtype {array.dtype}; allowed: {allowed}")
     if array.shape != (rows,):

@@ -389,6 +389,8 @@ def read_document(path: str | Path, label: str | None = None) -> tuple[dict, str
 
 def load(path: str | Path, overrides: Sequence[str] = (), label: str | None = None) -> Scenario:
     """Read and validate a scenario file, with ``--set``-style overrides applied; nothing runs yet."""
+    if isinstance(overrides, str) or not isinstance(overrides, Sequence):  # a str would be read letter by letter
+        raise TypeError(f"overrides must be a list of PATH=VALUE strings, got {type(overrides).__name__}")
     document, file = read_document(path, label)
     for override in overrides:
         apply_override(document, override, file)

@@ -103,14 +103,18 @@ def run_curve(args: argparse.Namespace) -> int:
 
     plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS) if args.plot is not None else None
     curve = fight_curve(_load(args), args.vary, max_states=args.max_states, n=args.n, seed=args.seed)
-    if plot_path is not None:
+    if plot_path is not None and curve["points"]:
         write_whole(plot_path, lambda temporary: plot_fight_curve(curve, temporary))
         print(f"combatsim: wrote the curve to {plot_path}", file=sys.stderr)
     print(json.dumps(curve) if args.json else curve_report(curve))
-    return 0
+    return 130 if curve["partial"] else 0
 
 
 def curve_report(curve: dict) -> str:
+    partial = (f"PARTIAL: interrupted after {len(curve['points'])} of {curve['points_asked']} points"
+               if curve["partial"] else "")
+    if not curve["points"]:
+        return f"{curve['scenario']} ({curve['ruleset']}): over {curve['axis']}\n{partial}"
     names = [side["name"] for side in curve["points"][0]["sides"]]
     columns = [f"{name} wins" for name in names] + ["draws", "unfinished"]
     value_width = max(len(curve["path"].rsplit(".", 1)[-1]), *(len(str(p["value"])) for p in curve["points"]))
@@ -121,7 +125,10 @@ def curve_report(curve: dict) -> str:
     for point in curve["points"]:
         cells = [side["wins"]["float"] for side in point["sides"]]
         cells += [point["draws"]["float"], point.get("unfinished", {}).get("float", float("nan"))]
-        method = point["method"] + (f" ({point['fights']:,} fights)" if point["method"] == "simulated" else "")
+        method = point["method"] + (f" ({point['fights']:,} fights{', partial' if point.get('partial') else ''})"
+                                    if point["method"] == "simulated" else "")
         lines.append("  " + f"{point['value']!s:>{value_width}}  "
                      + "  ".join(f"{c:>{w}.6f}" for c, w in zip(cells, widths, strict=True)) + f"  {method}")
+    if partial:
+        lines.append(partial)
     return "\n".join(lines)

@@ -92,8 +92,10 @@ def field_help(ruleset: str, path: str) -> str:
 
 def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_STATES, n: int = DEFAULT_FIGHTS,
                 seed: int = 0, backend: str = "auto", threads: int | None = None) -> dict:
-    """The fight's outcome probabilities at each value of ``vary`` (``PATH=SPEC``)."""
-    from combatsim.scenario import ruleset_module
+    """The fight's outcome probabilities at each value of ``vary`` (``PATH=SPEC``).
+
+    Ctrl-C returns the points finished so far with ``partial`` true (a simulated point cut short
+    is kept, marked ``partial`` itself, when some of its fights ran)."""
     from combatsim.validation import check_int, check_seed
 
     check_scenario(scenario)
@@ -102,7 +104,23 @@ def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_
     check_seed(seed)
     path, values = parse_vary(vary)
     scenarios = variants(scenario, path, values)
-    points = []
+    points: list[dict] = []
+    try:
+        _curve_points(values, scenarios, points, max_states, n, seed, backend, threads)
+        partial = False
+    except KeyboardInterrupt:
+        partial = True
+    partial = partial or any(point.get("partial") for point in points)
+    return {"scenario": scenario.name, "ruleset": scenario.ruleset, "path": path,
+            "axis": field_help(scenario.ruleset, path), "points": points, "points_asked": len(values),
+            "partial": partial}
+
+
+def _curve_points(values: list, scenarios: list[Scenario], points: list[dict], max_states: int, n: int, seed: int,
+                  backend: str, threads: int | None) -> None:
+    """Append each value's point to ``points``, as it is finished."""
+    from combatsim.scenario import ruleset_module
+
     for value, variant in zip(values, scenarios, strict=True):
         try:
             odds = fight_odds(variant, max_states=max_states)
@@ -116,14 +134,18 @@ def fight_curve(scenario: Scenario, vary: str, *, max_states: int = DEFAULT_MAX_
         else:
             summary = ruleset_module(variant.ruleset).run(variant.spec, n=n, seed=seed, backend=backend,
                                                           threads=threads)
+            if summary.partial and not summary.fights:  # Ctrl-C before any of its fights finished
+                raise KeyboardInterrupt
             fights = summary.fights or 1
             point = {"value": value, "method": "simulated", "fights": summary.fights,
                      "sides": [{"name": name, "wins": {"float": wins / fights}}
                                for name, wins in zip(variant.side_names, summary.wins, strict=True)],
                      "draws": {"float": summary.draws / fights}}
+            if summary.partial:  # Ctrl-C: the fights finished make the point; none after it
+                point["partial"] = True
+                points.append(point)
+                return
         points.append(point)
-    return {"scenario": scenario.name, "ruleset": scenario.ruleset, "path": path,
-            "axis": field_help(scenario.ruleset, path), "points": points}
 
 
 def _both(value) -> dict:

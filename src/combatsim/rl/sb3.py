@@ -33,6 +33,7 @@ from gymnasium.vector import AutoresetMode
 from combatsim.engine import Game
 from combatsim.rl.fight_vector import FightVectorEnv
 from combatsim.scenario import Scenario
+from combatsim.validation import refuse_masked
 
 
 def _env_rows(columns: Mapping[str, Any], rows: np.ndarray) -> list[dict[str, Any]]:
@@ -81,6 +82,7 @@ class KernelVecEnv:
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
+        refuse_masked("actions", actions)
         self._actions = np.asarray(actions)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:

@@ -56,7 +56,7 @@ def attack_arguments(args: argparse.Namespace) -> dict:
         if given:
             raise ValueError(f"{given[0]} needs --armour (without armour there is no type shift)")
     return dict(skill=args.skill, steps=args.steps, damage=args.damage, weapon_quality=args.weapon_quality,
-                armour=args.armour, armour_quality=args.armour_quality or "ordinary",
+                armour=args.armour, armour_quality="ordinary" if args.armour_quality is None else args.armour_quality,
                 one_step_shift=args.one_step_shift)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
 from combatsim.tss.layout import DIFFICULTY_SCALE, MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die  # noqa: F401
-from combatsim.validation import check_int, check_text
+from combatsim.validation import brief, check_int, check_text
 
 #: The largest score (skill, action check, Resolve-physical) accepted.
 MAX_SCORE = 1000
@@ -92,8 +92,9 @@ class Score:
         if not isinstance(text, str):
             raise TypeError(f"{field} must be a score such as '16/8/4' or '16', got {type(text).__name__}")
         parts = text.strip().split("/")
-        if not all(re.fullmatch(r"\s*\d+\s*", part, re.ASCII) for part in parts) or len(parts) not in (1, 3):
-            raise ValueError(f"{field} must look like Ordinary/Good/Amazing (e.g. '16/8/4') or one score, got {text!r}")
+        if not all(re.fullmatch(r"\s*\d{1,9}\s*", part, re.ASCII) for part in parts) or len(parts) not in (1, 3):
+            raise ValueError(f"{field} must look like Ordinary/Good/Amazing (e.g. '16/8/4') or one score, "
+                             f"got {brief(text)}")
         values = [int(part) for part in parts]
         if len(values) == 1:
             return _named(field, cls.of, values[0])
@@ -123,7 +124,7 @@ class ActionCheck:
         if isinstance(text, Score):
             return cls(text)
         if isinstance(text, str):
-            match = re.fullmatch(r"\s*\+(\d+)\s*/(.*)", text, re.ASCII)
+            match = re.fullmatch(r"\s*\+(\d{1,9})\s*/(.*)", text, re.ASCII)
             if match:
                 score = Score.parse(match[2], field)
                 if int(match[1]) != score.ordinary + 1:
@@ -250,7 +251,7 @@ class DamageTrack:
         parts = text.split("/")
         if len(parts) != 3:
             raise ValueError(
-                f"{field} must have three tiers Ordinary/Good/Amazing like 'd4w/d4+2w/d4-1m', got {text!r}"
+                f"{field} must have three tiers Ordinary/Good/Amazing like 'd4w/d4+2w/d4-1m', got {brief(text)}"
             )
         tiers = []
         for tier_name, part in zip(("ordinary", "good", "amazing"), parts, strict=True):
@@ -325,7 +326,8 @@ class Armour:
             raise TypeError(f"armour must be a die such as 'd6' or a mapping class -> die, got {type(dice).__name__}")
         parsed = {}
         for name, die in dice.items():
-            parsed[str(name).strip()] = value = Dice.parse(die, f"armour {name}", constant=False)
+            check_text("armour's damage class", name, 40)  # as a weapon's class: no control characters
+            parsed[name.strip()] = value = Dice.parse(die, f"armour {name}", constant=False)
             _check_dice(f"armour {name}", value, MAX_ARMOUR_DICE)
         return cls(parsed, quality_grade(quality, "armour_quality"))
 
