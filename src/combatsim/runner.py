@@ -408,6 +408,18 @@ def nonzero_counts(histogram: np.ndarray, first: int = 0) -> dict[int, int]:
     return dict(zip((filled + first).tolist(), histogram[filled].tolist(), strict=True))
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunInfo:
+    """How a ruleset API's run went: the fields every result dataclass of the APIs shares (keyword
+    fields, so each result's own fields come first in its constructor)."""
+
+    seed: int
+    backend: str
+    threads: int
+    #: Interrupted (Ctrl-C): fewer items than asked for, whatever whole chunks were done.
+    partial: bool = False
+
+
 def run_record(result: object) -> dict:
     """How a ruleset result ran, the closing fields of its ``as_dict`` record."""
     return {"seed": result.seed, "backend": result.backend, "threads": result.threads, "partial": result.partial}

@@ -35,7 +35,7 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.runner import Work, check_run, make_result, nonzero_counts, run_record, simulate
+from combatsim.runner import RunInfo, Work, check_run, make_result, nonzero_counts, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_choice,
@@ -157,16 +157,12 @@ class Combatant:
 
 
 @dataclass(frozen=True)
-class AttackResult:
+class AttackResult(RunInfo):
     attacks: int
     counts: dict[str, int]
     full_skill: int
     lethality: int
     serious_threshold: int
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-attack tier and wounds (int8) with ``outcomes=True``.
     tier: np.ndarray | None = field(default=None, repr=False)
     wound: np.ndarray | None = field(default=None, repr=False)
@@ -479,13 +475,9 @@ _tables: dict[tuple[int, ...], tuple[np.ndarray, list]] = {}
 
 
 @dataclass(frozen=True)
-class FightResult:
+class FightResult(RunInfo):
     fights: int
     counts: dict[str, int]
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights (0 rounds: decided by the ambush alone, if ever)

@@ -27,7 +27,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.runner import Work, check_run, make_result, run_record, simulate
+from combatsim.runner import RunInfo, Work, check_run, make_result, run_record, simulate
 from combatsim.validation import (
     check_bool,
     check_int,
@@ -47,13 +47,9 @@ MAX_ARMOUR_RATING = 2_000_000
 
 
 @dataclass(frozen=True)
-class ToHitResult:
+class ToHitResult(RunInfo):
     attacks: int
     hits: int
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-attack to-hit rolls (int32), when asked for with ``outcomes=True``.
     to_hit: np.ndarray | None = field(default=None, repr=False)
 
@@ -157,7 +153,7 @@ def rolls_this_unit(weapon: Weapon, ammunition: int | None) -> int:
 
 
 @dataclass(frozen=True)
-class AttackResult:
+class AttackResult(RunInfo):
     """Totals of ``units`` units of fire (one per simulated item)."""
 
     units: int
@@ -167,10 +163,6 @@ class AttackResult:
     rounds_fired: int
     rounds_hit: int
     automatic: bool
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-unit hits, rounds hit and damage, when asked for with ``outcomes=True``.
     hits_per_unit: np.ndarray | None = field(default=None, repr=False)
     rounds_hit_per_unit: np.ndarray | None = field(default=None, repr=False)
@@ -415,7 +407,7 @@ class Combatant:
 
 
 @dataclass(frozen=True)
-class FightResult:
+class FightResult(RunInfo):
     fights: int
     wins: tuple[int, int]
     draws: int
@@ -427,10 +419,6 @@ class FightResult:
     ammunition: tuple[int, int]
     to_hit_rolls: tuple[int, int]
     hits: tuple[int, int]
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-fight winner (0, 1, or -1 for a draw) and units, with ``outcomes=True``.
     winner: np.ndarray | None = field(default=None, repr=False)
     units: np.ndarray | None = field(default=None, repr=False)

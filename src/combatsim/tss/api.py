@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import Work, check_run, make_result, nonzero_counts, run_record, simulate
+from combatsim.runner import RunInfo, Work, check_run, make_result, nonzero_counts, run_record, simulate
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -148,14 +148,10 @@ def _attack_setup(**arguments: object) -> tuple[np.ndarray, Work]:
 
 
 @dataclass(frozen=True)
-class AttackResult:
+class AttackResult(RunInfo):
     attacks: int
     #: amazing, good, ordinary, failure, critical_failure, stun, wound, mortal.
     counts: np.ndarray
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-attack tier codes (0 amazing .. 4 critical failure) and damage dealt, with outcomes=True.
     tier: np.ndarray | None = field(default=None, repr=False)
     stun: np.ndarray | None = field(default=None, repr=False)
@@ -389,14 +385,10 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
 
 
 @dataclass(frozen=True)
-class FightResult:
+class FightResult(RunInfo):
     fights: int
     #: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal (sums over fights).
     counts: np.ndarray
-    seed: int
-    backend: str
-    threads: int
-    partial: bool = False
     #: Per-fight winner (0, 1, or -1 for a draw) and rounds, with outcomes=True.
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
