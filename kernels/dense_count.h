@@ -5,10 +5,9 @@
  * caller's bar and threshold fix the die): it counts products >= bar, and sets *rejected
  * nonzero when any word is one Lemire's method rejects (low 32 bits < threshold), so the caller
  * can redo the range exactly.
- * `bar` is (first value that counts) << 32, with value 0-based. Results are identical on every
- * path; the AVX2 path (philox.h) is picked at run time where the CPU has it (GCC/Clang on
- * x86-64), because the portable build targets plain x86-64 and GCC does not vectorise the
- * 32x32->64 Philox products well on its own.
+ * `bar` is (first value that counts) << 32, with value 0-based. Results are identical in every
+ * clone (clones.h): the AVX2 and x86-64-v4 clones run the AVX2 intrinsics below, because GCC does
+ * not vectorise the 32x32->64 Philox products well on its own; the portable clone a block at a time.
  */
 #ifndef COMBATSIM_DENSE_COUNT_H
 #define COMBATSIM_DENSE_COUNT_H
@@ -16,7 +15,7 @@
 
 #include "philox.h"
 
-static inline int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first_block,
+static inline __attribute__((always_inline)) int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first_block,
                                          int64_t last_block, uint64_t sides, uint64_t bar,
                                          uint32_t threshold, int64_t *rejected) {
     int64_t hits = 0, rejects = 0;
@@ -33,9 +32,9 @@ static inline int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2"))) PHILOX_SCHEDULED
-static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
-                                uint64_t sides, uint64_t bar, uint32_t threshold, int64_t *rejected) {
+__attribute__((target("avx2"), always_inline)) static inline int64_t dense_count_simd(
+    uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, uint64_t sides, uint64_t bar, uint32_t threshold,
+    int64_t *rejected) {
     /* Products word * sides stay below 2**63 for sides < 2**31, so signed compares are exact.
      * Rejection needs only "any word rejected?": the running unsigned minimum of the products'
      * low words (the even 32-bit lanes) costs one instruction a vector. */
@@ -65,13 +64,9 @@ static int64_t dense_count_avx2(uint32_t k0, uint32_t k1, int64_t first_block, i
 }
 #endif
 
-static inline int64_t dense_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
-                                  uint64_t sides, uint64_t bar, uint32_t threshold, int64_t *rejected) {
-#ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_has_avx2())
-        return dense_count_avx2(k0, k1, first_block, last_block, sides, bar, threshold, rejected);
-#endif
-    return dense_count_scalar(k0, k1, first_block, last_block, sides, bar, threshold, rejected);
-}
+COMBATSIM_CLONED_SIMD(int64_t, dense_count,
+                      (uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, uint64_t sides,
+                       uint64_t bar, uint32_t threshold, int64_t *rejected),
+                      (k0, k1, first_block, last_block, sides, bar, threshold, rejected), PHILOX_SCHEDULED)
 
 #endif

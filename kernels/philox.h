@@ -1,8 +1,9 @@
 /* Philox4x32-10 for the C fast paths (docs/rng.md): one scalar block; dense runs of blocks
  * (counter: index low and high words, 0, domain), twelve at a time in AVX2 lanes; the dense words
- * of a range in block order; an item stream's blocks drawn ahead; and the run-time check for AVX2. The Cython twin of the scalar block
- * is kernels/rng.pxd. Fast paths built on this header leave Lemire's rare rejected words to the
- * exact per-item path.
+ * of a range in block order; an item stream's blocks drawn ahead. The vector paths run where the
+ * level clones.h picks allows them, so forcing a clone forces these paths too. The Cython twin of
+ * the scalar block is kernels/rng.pxd. Fast paths built on this header leave Lemire's rare
+ * rejected words to the exact per-item path.
  */
 #ifndef COMBATSIM_PHILOX_H
 #define COMBATSIM_PHILOX_H
@@ -48,22 +49,18 @@ static inline uint32_t philox_retry_word(uint32_t k0, uint32_t k1, uint64_t inde
     return c[r & 3];
 }
 
-/* Blocks an item stream draws at once (rng.pxd's AheadStream: the fight kernels). A power of two
- * (a word's slot is a mask); 16 measured fastest in the EXP and TSS fights (8, 16, 32 blocks:
- * 589, 556, 569 ns an EXP fight), though a fight leaves some words unused. */
+/* Blocks an item stream draws at once (rng.pxd's Stream drawn ahead: the fight kernels). A power
+ * of two (a word's slot is a mask); docs/kernels.md gives the choice. */
 #define PHILOX_AHEAD_BLOCKS 16
 
 /* Blocks first .. first + PHILOX_AHEAD_BLOCKS - 1 of item `index`'s stream (domain 0), their words
  * in stream order. Their chains are independent, so GCC vectorises across the blocks (a round of
- * all of them at once, where one block at a time waits on each round's multiply), in target
- * clones picked by the CPU (clones.h; built in Cython the loop was SSE2 only: 556 -> 523 ns an EXP
- * fight). Not inlined: one copy of the rounds, not one at every die that may refill. The rounds
- * are philox4x32_10's, on scalars (GCC did not vectorise the array form). */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((noinline, unused))
-#endif
-COMBATSIM_CLONES static void philox_item_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first,
-                                                uint32_t *out) {
+ * all of them at once, where one block at a time waits on each round's multiply) in the AVX2
+ * clone; the x86-64-v4 level runs philox_item_blocks_avx512 instead. Not inlined: one copy of the
+ * rounds, not one at every die that may refill. The rounds are philox4x32_10's, on scalars (GCC
+ * did not vectorise the array form). */
+static inline __attribute__((always_inline)) int philox_item_blocks_body(uint32_t k0, uint32_t k1, uint64_t index,
+                                                                         uint32_t first, uint32_t *out) {
     for (int j = 0; j < PHILOX_AHEAD_BLOCKS; j++) {
         uint32_t c0 = (uint32_t)index, c1 = (uint32_t)(index >> 32), c2 = first + (uint32_t)j, c3 = 0;
         uint32_t key0 = k0, key1 = k1;
@@ -84,11 +81,21 @@ COMBATSIM_CLONES static void philox_item_blocks(uint32_t k0, uint32_t k1, uint64
         out[4 * j + 2] = c2;
         out[4 * j + 3] = c3;
     }
+    return 0;
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(_M_X64))
-#include <immintrin.h>
-#define COMBATSIM_HAVE_AVX2_PATH 1
+COMBATSIM_TARGET_AVX2 __attribute__((noinline)) static int philox_item_blocks_avx2(uint32_t k0, uint32_t k1,
+                                                                                   uint64_t index, uint32_t first,
+                                                                                   uint32_t *out) {
+    return philox_item_blocks_body(k0, k1, index, first, out);
+}
+
+__attribute__((noinline, unused)) static int philox_item_blocks_portable(uint32_t k0, uint32_t k1, uint64_t index,
+                                                                         uint32_t first, uint32_t *out) {
+    return philox_item_blocks_body(k0, k1, index, first, out);
+}
+
+#ifdef COMBATSIM_HAVE_AVX2_PATH
 
 /* Dense blocks, three groups of four at a time, one block per 64-bit lane holding a 32-bit word.
  * _mm256_mul_epu32 multiplies the low 32 bits of each lane, so the high garbage the rounds leave
@@ -106,7 +113,7 @@ COMBATSIM_CLONES static void philox_item_blocks(uint32_t k0, uint32_t k1, uint64
  * vpmuludq a product (it reads the low 32 bits of each lane, so the garbage the xors leave above
  * them never needs masking until the words are packed). GCC's vector code for the 32-bit form
  * widened, multiplied in vpmullq and packed back every round. Two items' four vectors of
- * dependency chains keep the multiplier busier than one's two: 0.38 against 0.49 ns a word (Zen 4). */
+ * dependency chains keep the multiplier busier than one's two. */
 __attribute__((target("avx512f"), always_inline)) static inline void philox_items_blocks_avx512(
     uint32_t k0, uint32_t k1, const uint64_t *index, const uint32_t *first, uint32_t *const *out, int items) {
     enum { GROUPS = PHILOX_AHEAD_BLOCKS / 8 };
@@ -159,8 +166,8 @@ __attribute__((target("avx512f"), unused)) static void philox_item_pair_avx512(u
 
 /* For the loops that run these steps. GCC's x86 default allocates registers in source order, and
  * the twelve state vectors of a step then spill across the rounds; scheduling first, with an eye
- * on register pressure, gave the to-hit count 1.69e9 words/s against 1.49e9 (A/B in one process).
- * Clang's scheduler already runs before register allocation. */
+ * on register pressure, keeps them in registers. Clang's scheduler already runs before register
+ * allocation. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define PHILOX_SCHEDULED __attribute__((optimize("schedule-insns", "sched-pressure")))
 #else
@@ -257,7 +264,7 @@ __attribute__((target("avx2"))) static inline void philox_dense_blocks(PhiloxDen
                                                                        __m256i words[PHILOX_GROUPS][4]) {
     uint32_t high = (uint32_t)((uint64_t)first >> 32);
     /* The two rare cases are marked unlikely so that GCC lays the common step out as one straight
-     * loop body; as likely fall-through paths they split the loop into three jumps (-3 %). */
+     * loop body, not three jumps. */
     if (__builtin_expect(high != (uint32_t)((uint64_t)(first + PHILOX_STEP_BLOCKS - 1) >> 32), 0)) {
         /* The step straddles a high word (once in 2**32 blocks): block by block. */
         uint32_t w[PHILOX_GROUPS][4][4];
@@ -306,18 +313,6 @@ __attribute__((target("avx2"))) static inline uint32_t philox_lowest_word(__m256
         low = lanes[j] < low ? lanes[j] : low;
     return low;
 }
-
-/* The vector instructions this CPU runs, asked once: 2 AVX-512, 1 AVX2, 0 neither. */
-static inline int combatsim_cpu_level(void) {
-    static int level = -1;
-    if (level < 0) {
-        __builtin_cpu_init();
-        level = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return level;
-}
-
-static inline int combatsim_cpu_has_avx2(void) { return combatsim_cpu_level() >= 1; }
 
 /* Four independent blocks in the 64-bit lanes (one 32-bit word each, high halves garbage), each
  * under its own key: round keys advance lane-wise. Two groups a call keep both multipliers busy. */
@@ -378,7 +373,7 @@ static inline void philox_keyed_blocks(int64_t n, const uint64_t *keys, const ui
                                        uint32_t domain, uint32_t *out) {
     int64_t i = 0;
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_has_avx2()) {
+    if (combatsim_level() >= COMBATSIM_AVX2) {
         i = philox_keyed_blocks_avx2(n, keys, items, blocks, domain, out);
         if (i < n) { /* the last few blocks as one group too (padded with the first): a scalar block costs two groups' time */
             uint64_t group_keys[8], group_items[8];
@@ -406,39 +401,45 @@ static inline void philox_keyed_blocks(int64_t n, const uint64_t *keys, const ui
     }
 }
 
-/* philox_item_blocks' words, in philox_item_blocks_avx512 on a CPU with AVX-512 (picked at run
- * time): every item stream drawn ahead (rng.pxd's AheadStream, the d100 fight lanes). */
+/* philox_item_blocks' words by the level (clones.h): philox_item_blocks_avx512 at x86-64-v4, the
+ * AVX2 or portable clone of the loop below it. Every item stream drawn ahead (rng.pxd's Stream,
+ * the d100 fight lanes). */
 static inline void philox_ahead_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t *out) {
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_level() == 2) {
+    int level = combatsim_level();
+    if (level == COMBATSIM_V4) {
         philox_item_blocks_avx512(k0, k1, index, first, out);
         return;
     }
+    if (level == COMBATSIM_AVX2) {
+        philox_item_blocks_avx2(k0, k1, index, first, out);
+        return;
+    }
 #endif
-    philox_item_blocks(k0, k1, index, first, out);
+    philox_item_blocks_portable(k0, k1, index, first, out);
 }
 
 /* philox_ahead_blocks for two items: item j's blocks first[j] .. into out[j]. */
 static inline void philox_ahead_pair(uint32_t k0, uint32_t k1, const uint64_t *index, const uint32_t *first,
                                      uint32_t *const *out) {
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_level() == 2) {
+    if (combatsim_level() == COMBATSIM_V4) {
         philox_item_pair_avx512(k0, k1, index, first, out);
         return;
     }
 #endif
-    philox_item_blocks(k0, k1, index[0], first[0], out[0]);
-    philox_item_blocks(k0, k1, index[1], first[1], out[1]);
+    philox_ahead_blocks(k0, k1, index[0], first[0], out[0]);
+    philox_ahead_blocks(k0, k1, index[1], first[1], out[1]);
 }
 
 /* Words of blocks first .. first + count - 1 of a dense stream (counter: block index low and
- * high words, 0, domain) in block order: out[4 * b + j] is word j of block first + b. The AVX2
- * path is picked at run time; both give the same words. */
+ * high words, 0, domain) in block order: out[4 * b + j] is word j of block first + b, in AVX2
+ * lanes where the level (clones.h) allows; both give the same words. */
 static inline void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
                                       uint32_t *out) {
     int64_t b = 0;
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_has_avx2() && count >= PHILOX_STEP_BLOCKS) {
+    if (combatsim_level() >= COMBATSIM_AVX2 && count >= PHILOX_STEP_BLOCKS) {
         PhiloxDense dense;
         philox_dense_init(&dense, k0, k1, domain);
         for (; b + PHILOX_STEP_BLOCKS <= count; b += PHILOX_STEP_BLOCKS) {

@@ -14,33 +14,31 @@ ctypedef struct Words:
     uint32_t w2
     uint32_t w3
 
+cdef extern from "philox.h" nogil:
+    enum: PHILOX_AHEAD_BLOCKS
+    void philox_ahead_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
+
+cdef enum:
+    AHEAD_WORDS = 4 * PHILOX_AHEAD_BLOCKS
+
+
 ctypedef struct Stream:
-    # One item's counter space: words from DOMAIN_ITEM in order, retries from DOMAIN_RETRY.
+    # One item's counter space: words from DOMAIN_ITEM in order, retries from DOMAIN_RETRY. Word k
+    # of the item is in ``words[k % AHEAD_WORDS]`` once drawn (k < ``drawn``): a block at a time, or
+    # PHILOX_AHEAD_BLOCKS blocks at once when ``ahead`` (a stream read from its start that reads
+    # many words: a fight; the blocks' rounds run side by side, and a fight that ends leaves some
+    # words unused). The attack kernels and an env's step, which read a few words, draw a block at a
+    # time; the fights, the engines' Cython builds and the d100 lanes draw ahead.
     uint32_t k0
     uint32_t k1
     uint32_t lo
     uint32_t hi
     uint64_t used
     uint64_t retries
-    # 1 + the ``used`` at which ``words`` already holds the next block (drawn ahead), else 0.
-    uint64_t ready
-    uint32_t words[4]
-    uint32_t retry_words[4]
-
-
-cdef extern from "philox.h" nogil:
-    enum: PHILOX_AHEAD_BLOCKS
-    void philox_ahead_blocks(uint32_t k0, uint32_t k1, uint64_t index, uint32_t first, uint32_t* out)
-
-
-ctypedef struct AheadStream:
-    # An item stream whose words are drawn PHILOX_AHEAD_BLOCKS blocks at a time: stream_word's
-    # words in the same order, for kernels that draw many words from one item (the fights; a fight
-    # that ends leaves some unused). ``stream`` holds the key, the item index, the words used and
-    # the retries.
-    Stream stream
     uint64_t drawn
-    uint32_t words[4 * PHILOX_AHEAD_BLOCKS]
+    bint ahead
+    uint32_t words[AHEAD_WORDS]
+    uint32_t retry_words[4]
 
 
 cdef inline Words philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
@@ -85,39 +83,55 @@ cdef inline uint32_t rejection_threshold(uint32_t sides) noexcept nogil:
 
 
 cdef inline void stream_start(Stream* stream, uint64_t seed, uint64_t index) noexcept nogil:
+    # Item ``index``'s stream from its first word, drawn a block at a time.
     stream.k0 = <uint32_t>seed
     stream.k1 = <uint32_t>(seed >> 32)
     stream.lo = <uint32_t>index
     stream.hi = <uint32_t>(index >> 32)
     stream.used = 0
     stream.retries = 0
-    stream.ready = 0
+    stream.drawn = 0
+    stream.ahead = False
+
+
+cdef inline void stream_start_ahead(Stream* stream, uint64_t seed, uint64_t index) noexcept nogil:
+    # Item ``index``'s stream from its first word, drawn PHILOX_AHEAD_BLOCKS blocks at a time.
+    stream_start(stream, seed, index)
+    stream.ahead = True
+
+
+cdef inline void _fill(uint32_t* out, Words words) noexcept nogil:
+    out[0] = words.w0
+    out[1] = words.w1
+    out[2] = words.w2
+    out[3] = words.w3
+
+
+cdef inline void _draw(Stream* stream, uint64_t used) noexcept nogil:
+    # The words from ``used`` on (a block's first word; a whole draw's first block).
+    if stream.ahead:
+        philox_ahead_blocks(stream.k0, stream.k1, (<uint64_t>stream.hi << 32) | stream.lo, <uint32_t>(used >> 2),
+                            stream.words)
+        stream.drawn = used + AHEAD_WORDS
+    else:
+        _fill(&stream.words[used & (AHEAD_WORDS - 4)],
+              philox4x32(stream.lo, stream.hi, <uint32_t>(used >> 2), DOMAIN_ITEM, stream.k0, stream.k1))
+        stream.drawn = used + 4
 
 
 cdef inline uint32_t stream_word(Stream* stream) noexcept nogil:
-    cdef uint64_t position = stream.used & 3
-    cdef Words words
-    if position == 0 and stream.used + 1 != stream.ready:
-        words = philox4x32(stream.lo, stream.hi, <uint32_t>(stream.used >> 2), DOMAIN_ITEM,
-                           stream.k0, stream.k1)
-        stream.words[0] = words.w0
-        stream.words[1] = words.w1
-        stream.words[2] = words.w2
-        stream.words[3] = words.w3
-    stream.used += 1
-    return stream.words[position]
+    cdef uint64_t used = stream.used
+    if used == stream.drawn:
+        _draw(stream, used)
+    stream.used = used + 1
+    return stream.words[used & (AHEAD_WORDS - 1)]
 
 
 cdef inline uint32_t stream_retry_word(Stream* stream) noexcept nogil:
     cdef uint64_t position = stream.retries & 3
-    cdef Words words
     if position == 0:
-        words = philox4x32(stream.lo, stream.hi, <uint32_t>(stream.retries >> 2), DOMAIN_RETRY,
-                           stream.k0, stream.k1)
-        stream.retry_words[0] = words.w0
-        stream.retry_words[1] = words.w1
-        stream.retry_words[2] = words.w2
-        stream.retry_words[3] = words.w3
+        _fill(stream.retry_words, philox4x32(stream.lo, stream.hi, <uint32_t>(stream.retries >> 2), DOMAIN_RETRY,
+                                             stream.k0, stream.k1))
     stream.retries += 1
     return stream.retry_words[position]
 
@@ -135,23 +149,55 @@ cdef inline int64_t stream_die(Stream* stream, uint32_t sides, uint32_t threshol
     return stream_bounded(stream, stream_word(stream), sides, threshold) + 1
 
 
-cdef inline void ahead_start(AheadStream* ahead, uint64_t seed, uint64_t index) noexcept nogil:
-    stream_start(&ahead.stream, seed, index)
-    ahead.drawn = 0
+cdef inline void stream_resume(Stream* stream, uint64_t seed, int64_t index, int64_t words_used,
+                               int64_t retries_used) noexcept nogil:
+    # Item ``index`` of ``seed`` with ``words_used`` words and ``retries_used`` retry words spent
+    # (combatsim.engine's stream functions): drawn ahead when resumed at its start (a fight
+    # begins), else a block at a time (an env's step reads a few words); a partly read block is
+    # drawn again, so the next word is the one a fight reads there.
+    stream_start(stream, seed, <uint64_t>index)
+    stream.used = <uint64_t>words_used
+    stream.retries = <uint64_t>retries_used
+    stream.drawn = <uint64_t>words_used
+    stream.ahead = words_used == 0
+    if words_used & 3:
+        _draw(stream, <uint64_t>(words_used & ~3))
+    if retries_used & 3:
+        _fill(stream.retry_words, philox4x32(stream.lo, stream.hi, <uint32_t>(retries_used >> 2), DOMAIN_RETRY,
+                                             stream.k0, stream.k1))
 
 
-cdef inline uint32_t ahead_word(AheadStream* ahead) noexcept nogil:
-    cdef uint64_t used = ahead.stream.used
-    if used == ahead.drawn:
-        philox_ahead_blocks(ahead.stream.k0, ahead.stream.k1, (<uint64_t>ahead.stream.hi << 32) | ahead.stream.lo,
-                            <uint32_t>(used >> 2), ahead.words)
-        ahead.drawn = used + 4 * PHILOX_AHEAD_BLOCKS
-    ahead.stream.used = used + 1
-    return ahead.words[used & (4 * PHILOX_AHEAD_BLOCKS - 1)]
+cdef inline void stream_continue(Stream* stream, uint64_t seed, int64_t index, int64_t words_used,
+                                 int64_t retries_used, int64_t block_low, int64_t block_high) noexcept nogil:
+    # stream_resume, the partly read block's words (if any) given as stream_block packed them.
+    cdef uint32_t* words
+    stream_resume(stream, seed, index, words_used & ~3, retries_used)
+    if words_used & 3:
+        words = &stream.words[words_used & (AHEAD_WORDS - 4)]
+        words[0] = <uint32_t>block_low
+        words[1] = <uint32_t>(<uint64_t>block_low >> 32)
+        words[2] = <uint32_t>block_high
+        words[3] = <uint32_t>(<uint64_t>block_high >> 32)
+        stream.used = <uint64_t>words_used
+        stream.drawn = <uint64_t>(words_used & ~3) + 4
+        stream.ahead = False
 
 
-cdef inline int64_t ahead_die(AheadStream* ahead, uint32_t sides, uint32_t threshold) noexcept nogil:
-    return stream_bounded(&ahead.stream, ahead_word(ahead), sides, threshold) + 1
+cdef inline int64_t stream_block(Stream* stream, int64_t half) noexcept nogil:
+    # Two words of the block that holds the next word, packed, while that block is partly read; else 0.
+    cdef uint64_t used = stream.used
+    cdef uint32_t* words = &stream.words[(used & (AHEAD_WORDS - 4)) + 2 * half]
+    if used & 3 == 0:
+        return 0
+    return <int64_t>(words[0] | (<uint64_t>words[1] << 32))
+
+
+cdef inline int64_t stream_words_used(Stream* stream) noexcept nogil:
+    return <int64_t>stream.used
+
+
+cdef inline int64_t stream_retries_used(Stream* stream) noexcept nogil:
+    return <int64_t>stream.retries
 
 
 cdef inline int64_t stream_roll(Stream* stream, int64_t count, uint32_t sides, uint32_t threshold,

@@ -4,8 +4,8 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 import numpy as np
 
-from rng cimport (AheadStream, Stream, Words, ahead_die, ahead_start, block, dense_die, philox4x32 as _philox4x32,
-                   rejection_threshold, stream_die, stream_start)
+from rng cimport (Stream, Words, block, dense_die, philox4x32 as _philox4x32, rejection_threshold, stream_die,
+                 stream_start, stream_start_ahead)
 
 
 def philox4x32(counter, key):
@@ -61,33 +61,26 @@ def item_dice(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] si
 
 
 def ahead_dice(uint64_t seed, uint64_t index, uint32_t sides, int64_t[::1] out):
-    """Item ``index``'s first dice from its stream drawn ahead (the fights' AheadStream; for tests)."""
-    cdef AheadStream stream
+    """Item ``index``'s first dice from its stream drawn ahead (as the fights draw it; for tests)."""
+    cdef Stream stream
     cdef uint32_t threshold = rejection_threshold(sides)
     cdef Py_ssize_t k
-    ahead_start(&stream, seed, index)
+    stream_start_ahead(&stream, seed, index)
     for k in range(out.shape[0]):
-        out[k] = ahead_die(&stream, sides, threshold)
+        out[k] = stream_die(&stream, sides, threshold)
 
 
 cdef extern from "dense_count.h" nogil:
     int64_t dense_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                         uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
-    int64_t dense_count_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
-                               uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
 
 
-def dense_count_paths(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t sides,
-                      int64_t first_value):
-    """(count, rejected) from the dispatched path (AVX2 where available) and the portable path."""
-    cdef int64_t fast_rejected, portable_rejected, fast, portable
-    cdef uint64_t bar = (<uint64_t>first_value) << 32
-    cdef uint32_t threshold = rejection_threshold(sides)
-    fast = dense_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block, sides, bar,
-                       threshold, &fast_rejected)
-    portable = dense_count_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block,
-                                  sides, bar, threshold, &portable_rejected)
-    return (fast, fast_rejected), (portable, portable_rejected)
+def dense_count_pass(uint64_t seed, int64_t first_block, int64_t last_block, uint32_t sides, int64_t first_value):
+    """(count, rejected) of dense_count.h in the clone the level picks (combatsim.kernels.clones)."""
+    cdef int64_t rejected, count
+    count = dense_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block, sides,
+                        (<uint64_t>first_value) << 32, rejection_threshold(sides), &rejected)
+    return count, rejected
 
 
 cdef extern from "philox.h" nogil:
@@ -116,3 +109,6 @@ def keyed_blocks(const uint64_t[::1] keys, const uint64_t[::1] items, const uint
     if n:
         philox_keyed_blocks(n, &keys[0], &items[0], &blocks[0], domain, &view[0, 0])
     return out
+
+
+include "clones.pxi"

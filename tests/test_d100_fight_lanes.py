@@ -141,12 +141,18 @@ def test_lockstep_lanes_agree_with_the_reference_on_random_fights(case):
 
 
 def test_the_lanes_restate_the_layout_exactly():
-    """fight_lanes.h numbers the actions, its counts and its dice itself: each as the layout does."""
+    """fight_lanes.h numbers the actions, its counts, its dice, the flee rule and the wound
+    escalation itself: each as the layout and the engine do."""
     from combatsim.rng import rejection_threshold
 
+    from combatsim.d100 import engine
+
     restated = _cy.LANE_LAYOUT
-    for name in (*(n for n in restated if n.startswith("ACTION_")), "ATTACK_SIDES"):
+    for name in (*(n for n in restated if n.startswith("ACTION_")), "ATTACK_SIDES", "D100"):
         assert restated[name] == getattr(layout, name), name
+    # the flee target's cap and step, and how many wounds escalate, as the engine's rules read them
+    for name in ("TARGET_CAP", "FLEE_STEP", "FLESH_PER_SERIOUS", "SERIOUS_PER_LETHAL"):
+        assert restated[name] == getattr(engine, name), name
     counts = ("F_ATTACKS", "F_LETHAL", "F_SERIOUS", "F_FLESH", "F_INSTANT_DEATH", "F_ESCALATED_SERIOUS",
               "F_ESCALATED_LETHAL")
     assert [restated[name] for name in counts] == [getattr(layout, name) - layout.F_ATTACKS for name in counts]

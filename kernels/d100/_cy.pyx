@@ -14,6 +14,7 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, 
 from libc.string cimport memset
 
 from rng cimport (
+    AHEAD_WORDS,
     DOMAIN_DENSE,
     Stream,
     Words,
@@ -94,7 +95,7 @@ cdef extern from "word_tally.h" nogil:
         uint32_t worse2
         uint32_t two
     # The ten tallies of a run of words and its rejected words (target clones by the CPU: clones.h).
-    void d100_word_tally(const uint32_t* words, int64_t n, const WordBars* b, uint32_t threshold,
+    int d100_word_tally(const uint32_t* words, int64_t n, const WordBars* b, uint32_t threshold,
                          uint32_t* tallies)
 
 
@@ -333,6 +334,11 @@ cdef extern from "fight_lanes.h" nogil:
         D100F_ATTACK_SIDES
         D100F_ATTACK_REJECT
         D100F_D100_REJECT
+        D100F_D100
+        D100F_TARGET_CAP
+        D100F_FLEE_STEP
+        D100F_FLESH_PER_SERIOUS
+        D100F_SERIOUS_PER_LETHAL
     ctypedef struct D100FightTable:
         int32_t m, passes, max_rounds
         uint32_t k0, k1
@@ -366,22 +372,21 @@ cdef extern from "fight_lanes.h" nogil:
 
 cdef enum:
     # Fewer fights than this in a call go to the engine's fight: every pass costs the lanes' loops
-    # whatever the fights in them (bench fight, ns a fight, engine vs 128 lanes: 64 fights 1239 vs
-    # 1845, 128 fights 1153 vs 813, 256 fights 1193 vs 509, 512 fights 1150 vs 376).
+    # whatever the fights in them, so fewer fights than lanes pay less than the engine.
     LOCKSTEP_MIN_FIGHTS = D100F_LANES
 
-#: The lockstep path's limits, for the tests: the most combatants it takes, its lanes, the
-#: fewest fights a call gives it, and whether this CPU takes it at all (AVX2 or AVX-512).
+#: The lockstep path's limits, for the tests: the most combatants it takes, its lanes and the
+#: fewest fights a call gives it (whether the lanes run at all: _lockstep_runs).
 lockstep_fighters = D100F_MAX
 lockstep_lanes = D100F_LANES
 lockstep_min_fights = LOCKSTEP_MIN_FIGHTS
-lockstep_cpu = bool(d100f_lanes_pay())
-#: The most combatants of the int16 lanes (AVX-512 CPUs only; fight_lanes.h, d100f_narrow_fits).
+#: The most combatants of the int16 lanes (x86-64-v4 clone only; fight_lanes.h, d100f_narrow_fits).
 lockstep_narrow_fighters = D100F_NARROW_MAX
 
 
-#: fight_lanes.h's restatement of the layout, by the layout's names: the actions (numbered as the
-#: policy columns), the lanes' counts (offsets from F_ATTACKS) and the dice it draws.
+#: fight_lanes.h's restatement of the layout, by the layout's and the engine's names: the actions
+#: (numbered as the policy columns), the lanes' counts (offsets from F_ATTACKS), the dice it draws,
+#: and the flee rule's and the wound escalation's numbers.
 LANE_LAYOUT = {
     "ACTION_NONE": D100F_NONE, "ACTION_ATTACK": D100F_ATTACK, "ACTION_QUICK_ATTACK": D100F_QUICK_ATTACK,
     "ACTION_DEFEND": D100F_DEFEND, "ACTION_FLEE": D100F_FLEE, "ACTION_PRESS": D100F_PRESS,
@@ -391,7 +396,14 @@ LANE_LAYOUT = {
     "F_INSTANT_DEATH": D100F_INSTANT_DEATH, "F_ESCALATED_SERIOUS": D100F_ESCALATED_SERIOUS,
     "F_ESCALATED_LETHAL": D100F_ESCALATED_LETHAL,
     "ATTACK_SIDES": D100F_ATTACK_SIDES, "ATTACK_REJECT": D100F_ATTACK_REJECT, "D100_REJECT": D100F_D100_REJECT,
+    "D100": D100F_D100, "TARGET_CAP": D100F_TARGET_CAP, "FLEE_STEP": D100F_FLEE_STEP,
+    "FLESH_PER_SERIOUS": D100F_FLESH_PER_SERIOUS, "SERIOUS_PER_LETHAL": D100F_SERIOUS_PER_LETHAL,
 }
+
+
+def _lockstep_runs():
+    # Whether large calls play in the lanes now (the level of clones.h: AVX2 or x86-64-v4).
+    return bool(d100f_lanes_pay())
 
 
 def _lockstep_narrow(bint allowed):
@@ -503,7 +515,7 @@ cdef inline void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j
         surprised |= <uint32_t>(scratch[at] != 0) << c
         scratch[at] = 0
     used = stream.used
-    d100f_run_load(lanes, k, j, <uint64_t>index, stream.retries, &stream.words[used & 3],
+    d100f_run_load(lanes, k, j, <uint64_t>index, stream.retries, &stream.words[used & (AHEAD_WORDS - 1)],
                    <int32_t>((4 - (used & 3)) & 3), <uint32_t>((used + 3) >> 2), surprised)
 
 
@@ -587,3 +599,6 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
                          FIGHT_COUNTS + max_rounds + 1, local, counts, winner_out, rounds_out)
     for j in range(FIGHT_COUNTS):
         counts[j] += local[j]
+
+
+include "clones.pxi"

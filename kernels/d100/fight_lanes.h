@@ -5,9 +5,9 @@
  * them a pass. Here D100F_LANES fights run at once, one a lane, and a pass of every lane is a run
  * of loops over the lanes, for each combatant in turn: its declaration, its quick attack, its
  * standard attack, its engagement, its other action (the reference's play_pass), every
- * dice-decided branch a mask or a select, which GCC vectorises (target clones: clones.h). Two
- * attack loops a combatant where one did when a pass resolved in table order: bench fight, A/B
- * with both builds in one process, best of 9: 9.7 -> 13.5 ns an attack (0.71x to 0.81x over runs).
+ * dice-decided branch a mask or a select, which GCC vectorises (in the clones of clones.h). Two
+ * attack loops a combatant, where a pass resolved in table order would need one: the quick
+ * attacks land before the standard ones.
  *
  * A lane is the engine's state spread out: the yes/no states are bits of per-lane masks,
  * the wound counters bit fields (deadly flesh 0..2 in two bits a combatant, serious 0..1 in one:
@@ -17,17 +17,15 @@
  * masks too (who pressed, who disengaged, who was engaged while declaring); c's own declared
  * action and target, whom it attacked, and its failed flees, are rows per combatant.
  *
- * The lanes are int32, or int16 for tables of up to D100F_NARROW_MAX combatants on AVX-512 CPUs
+ * The lanes are int32, or int16 for tables of up to D100F_NARROW_MAX combatants in the x86-64-v4 clone
  * (d100f_narrow_fits): every value a step keeps then fits 16 bits, and a 512-bit vector holds 32
  * lanes, not 16, which the step loops' instruction count (not their memory) limits. The steps
  * are one source for both (fight_lanes_steps.h, included once a width); the dice stay 32-bit
- * words, their digits narrowed where they are rolled. Bench fight, A/B in one process (Zen 4):
- * 15.6 -> 13.2 ns an attack.
+ * words, their digits narrowed where they are rolled.
  *
  * Each lane rolls from its own fight's item stream (docs/rng.md), from a buffer of words drawn
- * ahead (16 blocks at a time, two lanes' draws at once: philox_ahead_pair, on AVX-512
- * philox_item_pair_avx512, whose vpmuludq rounds took the bench fight from 21.1 to 19.3 ns an
- * attack for one lane's draws, and from 13.7 to 13.1 for two lanes') and a position; a die is
+ * ahead (16 blocks at a time, two lanes' draws at once: philox_ahead_pair, at x86-64-v4
+ * philox_item_pair_avx512's vpmuludq rounds) and a position; a die is
  * a gather of the word at the position. Every die is a digit of its word: the d100 roll - 1 is the high word of w x 100,
  * and the attack value's three d100 digits are those of w, w x 100 and w x 10000 (mod 2^32 each;
  * word_tally.h). Lemire rejects a word only when its low product is below a threshold: each step
@@ -51,10 +49,8 @@
 #include "philox.h"
 
 /* Fights in flight (one a lane). More lanes share each step's fixed work (the per-combatant
- * constants, the rare-lane checks) among more fights: bench fight, A/B in one process, 16 lanes
- * 26.4, 32 lanes 23.5, 64 lanes 22.5, 128 lanes 21.6 ns an attack; with the later steps, 64 lanes
- * 19.4, 128 lanes 18.4, 256 lanes 20.7 (65536 fights a call, the runner's chunk: 18.7, 18.4, 20.7:
- * 256 lanes hold 116 KB of words). */
+ * constants, the rare-lane checks) among more fights, until the lanes' words outgrow the L2 cache
+ * (256 lanes hold 116 KB of words); docs/kernels.md. */
 #define D100F_LANES 128
 /* The most combatants the lanes take: two rows of eight 4-bit partner fields (the masks would
  * take 32). */
@@ -93,6 +89,18 @@
 /* A lane's winner when nobody is left on either side. */
 #define D100F_NOBODY_LEFT 2
 #define D100F_COUNT_PASSES 1024
+/* The d100's sides (layout.D100), and the flee rule's and the wound escalation's numbers, the
+ * engine's TARGET_CAP, FLEE_STEP, FLESH_PER_SERIOUS and SERIOUS_PER_LETHAL (the test above
+ * compares them too). */
+#define D100F_D100 100u
+#define D100F_TARGET_CAP 95
+#define D100F_FLEE_STEP 20
+#define D100F_FLESH_PER_SERIOUS 3
+#define D100F_SERIOUS_PER_LETHAL 2
+/* The lanes keep 0..2 deadly flesh wounds in two bits and 0..1 serious ones in one, and escalate
+ * by the carry out of those fields (D100F_F(wound)): that holds for these two counts only. */
+_Static_assert(D100F_FLESH_PER_SERIOUS == 3 && D100F_SERIOUS_PER_LETHAL == 2,
+               "the lanes' wound fields escalate by carries: rework D100F_F(wound) for other counts");
 /* Lemire's thresholds, (2^32 - sides) mod sides. */
 #define D100F_D100_REJECT 96u
 #define D100F_ATTACK_SIDES 1000000u
@@ -117,10 +125,9 @@ typedef struct {
 
 /* 100 as a value GCC cannot see, for the lane loops' products (taken before each loop: an asm in
  * the loop kept the loops scalar). By the constant, GCC (generic tuning) multiplies in shifts and
- * adds, four vector ops a product; one vpmulld instead ran the bench fight at 16.6 ns an attack,
- * not 17.4 (Zen 4, A/B in one process). */
+ * adds, four vector ops a product, where one vpmulld does. */
 static inline uint32_t d100f_hundred(void) {
-    uint32_t hundred = 100u;
+    uint32_t hundred = D100F_D100;
     __asm__("" : "+r"(hundred));
     return hundred;
 }
@@ -133,21 +140,19 @@ static inline int32_t d100f_digit(uint32_t w, uint32_t hundred) {
 
 /* Could a d100 or the attack die reject this word? */
 static inline int32_t d100f_marked(uint32_t w) {
-    return (w * 100u < D100F_D100_REJECT) | (w * D100F_ATTACK_SIDES < D100F_ATTACK_REJECT);
+    return (w * D100F_D100 < D100F_D100_REJECT) | (w * D100F_ATTACK_SIDES < D100F_ATTACK_REJECT);
 }
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && D100F_LANES % 8 == 0
-#include <immintrin.h>
+#if defined(COMBATSIM_HAVE_AVX2_PATH) && D100F_LANES % 8 == 0
 #define D100F_GATHER_PATHS 1
-
 #endif
 
-/* Whether the lanes pay on this CPU in this build: their loops in AVX2 or AVX-512 (clones.h). The
- * portable clone (SSE2, no gathers) ran the bench fight at 128 ns an attack against the scalar
- * fight's 40; the AVX2 one at 26, the AVX-512 one at 22 (when the lanes were first built). */
+/* Whether the lanes pay at this level (clones.h): their loops in AVX2 or x86-64-v4 code. The
+ * portable clone (SSE2, no gathers) is several times slower than the engine's fight, so the
+ * lanes' portable clone never runs. */
 static inline int d100f_lanes_pay(void) {
 #ifdef D100F_GATHER_PATHS
-    return combatsim_cpu_has_avx2() && COMBATSIM_CODE_LEVEL >= 1;
+    return combatsim_level() >= COMBATSIM_AVX2;
 #else
     return 0;
 #endif
@@ -169,7 +174,7 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 }
 
 /* The state and steps in int32 lanes (any table the lanes take) and in int16 lanes (small
- * tables on AVX-512 CPUs: d100f_narrow_fits), from one source. */
+ * tables in the x86-64-v4 clone: d100f_narrow_fits), from one source. */
 #define D100F_L int32_t
 #define D100F_UL uint32_t
 #define D100F_NARROW 0
@@ -202,11 +207,11 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 /* Whether the int16 lanes may take tables that fit them (1 unless a test turns them off). */
 static int d100f_narrow_allowed = 1;
 
-/* Do the int16 lanes take this table? Only in AVX-512 code on an AVX-512 CPU: AVX2 has no 16-bit
- * variable shifts. */
+/* Do the int16 lanes take this table? Only in the x86-64-v4 clone: AVX2 has no 16-bit variable
+ * shifts. */
 static inline int d100f_narrow_fits(const D100FightTable *k) {
-    if (!d100f_narrow_allowed || combatsim_cpu_level() != 2 || COMBATSIM_CODE_LEVEL != 2 || k->m > D100F_NARROW_MAX || k->passes > INT16_MAX ||
-        k->max_rounds > INT16_MAX)
+    if (!d100f_narrow_allowed || combatsim_level() != COMBATSIM_V4 || k->m > D100F_NARROW_MAX ||
+        k->passes > INT16_MAX || k->max_rounds > INT16_MAX)
         return 0;
     for (int c = 0; c < k->m; c++)
         if (k->flee_base[c] < -D100F_NARROW_FLEE || k->flee_base[c] > D100F_NARROW_FLEE)

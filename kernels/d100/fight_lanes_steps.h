@@ -21,8 +21,9 @@
 #define D100F_W_PER_ROW 1 /* counts a row */
 #define D100F_COUNT_ROWS D100F_COUNTS
 #define D100F_W_DAMAGE_ROWS 2
-/* failed flees kept up to: from there the flee target is capped at 95 for the flee bases the
- * narrow lanes take (d100f_narrow_fits). */
+/* Failed flees are counted up to this: from there on the flee target is D100F_TARGET_CAP for every
+ * flee base the narrow lanes take (|base| <= D100F_NARROW_FLEE: d100f_narrow_fits), and the
+ * count times D100F_FLEE_STEP fits 16 bits. */
 #define D100F_W_FLEE_CAP 100
 #else
 #define D100F_W_AT 31
@@ -32,6 +33,7 @@
 #define D100F_W_PER_ROW 2
 #define D100F_COUNT_ROWS ((D100F_COUNTS + 1) / 2)
 #define D100F_W_DAMAGE_ROWS 1
+/* (likewise for the flee bases the wide lanes take, |base| <= LANE_VALUE_LIMIT in _cy.pyx) */
 #define D100F_W_FLEE_CAP (1 << 16)
 #endif
 
@@ -103,16 +105,9 @@ static inline D100F_L D100F_F(lowest)(D100F_UL x, int few) {
 }
 #endif
 
-/* Each lane's word at its position + ahead, into out. GCC's own vector code for this loop (under
- * the clones' generic tuning) loaded lane by lane, about a tenth of the time; the AVX2 gather
- * instruction is picked at run time (the same words), on AVX-512 CPUs too: its eight lanes at a
- * time ran the bench fight at 17.5 ns an attack, sixteen at 17.7 (Zen 4). */
-static __attribute__((noinline)) void D100F_F(gather_scalar)(const D100F_S *s, int32_t ahead, uint32_t *out) {
-    const uint32_t *words = &s->words[0][0];
-    for (int i = 0; i < D100F_LANES; i++)
-        out[i] = words[i * D100F_CAP + s->pos[i] + ahead];
-}
-
+/* Each lane's word at its position + ahead, into out: the AVX2 gather instruction, eight lanes at
+ * a time in both clones that run the lanes (d100f_lanes_pay), as GCC's own vector code for this
+ * loop loads lane by lane. */
 #ifdef D100F_GATHER_PATHS
 __attribute__((target("avx2"))) static void D100F_F(gather_avx2)(const D100F_S *s, int32_t ahead, uint32_t *out) {
     const __m256i lanes = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(D100F_CAP));
@@ -124,19 +119,22 @@ __attribute__((target("avx2"))) static void D100F_F(gather_avx2)(const D100F_S *
                             _mm256_i32gather_epi32((const int *)s->words, _mm256_add_epi32(at, lanes), 4));
     }
 }
+#define D100F_GATHER D100F_F(gather_avx2)
+#else
+/* (a build without the lanes: this keeps the steps compiling) */
+static void D100F_F(gather_scalar)(const D100F_S *s, int32_t ahead, uint32_t *out) {
+    const uint32_t *words = &s->words[0][0];
+    for (int i = 0; i < D100F_LANES; i++)
+        out[i] = words[i * D100F_CAP + s->pos[i] + ahead];
+}
+#define D100F_GATHER D100F_F(gather_scalar)
 #endif
 
-/* Returns whether any lane's word is marked (d100f_marked). Inlined into each step, with the
- * fallback above out of line (the lanes run only where the AVX2 path does: d100f_lanes_pay), so
- * that the marks are checked in the clone's vectors. */
+/* Returns whether any lane's word is marked (d100f_marked). Inlined into each step, so that the
+ * marks are checked in the clone's vectors. */
 static inline __attribute__((always_inline)) int32_t D100F_F(gather)(const D100F_S *s, int32_t ahead, uint32_t *out) {
     int32_t marked = 0;
-#ifdef D100F_GATHER_PATHS
-    if (combatsim_cpu_has_avx2())
-        D100F_F(gather_avx2)(s, ahead, out);
-    else
-#endif
-        D100F_F(gather_scalar)(s, ahead, out);
+    D100F_GATHER(s, ahead, out);
     for (int i = 0; i < D100F_LANES; i++)
         marked |= d100f_marked(out[i]);
     return marked;
@@ -157,7 +155,7 @@ static inline __attribute__((always_inline)) void D100F_F(lane_bits)(const D100F
 
 /* Bit t of a mask, for a t per lane or the same in every lane. A test of mask & 1 << t against 0
  * instead became, for t = 0 (passes specialised by m: d100f_lanes_pass), a conversion to a 1-bit
- * boolean that GCC does not vectorise (that lane loop ran scalar, 3.5x slower). */
+ * boolean that GCC does not vectorise (that lane loop then ran scalar). */
 static inline D100F_L D100F_F(bit)(D100F_UL mask, D100F_L t) { return (D100F_L)((mask >> (t & D100F_W_AT)) & 1); }
 
 /* b where `on` (0 or 1), else a, by masks: GCC turns a select whose arm converts to float into a
@@ -260,8 +258,8 @@ static inline uint32_t *D100F_F(refill_at)(D100F_S *s, int i) {
     return words + left;
 }
 
-/* The lanes in `bits` draw their next words, two lanes a draw (philox_ahead_pair: 0.38 ns a word
- * against 0.49 for one lane's 16 blocks). */
+/* The lanes in `bits` draw their next words, two lanes a draw (philox_ahead_pair: at x86-64-v4
+ * two lanes' chains keep the multiplier busier than one's). */
 static void D100F_F(refill)(D100F_S *s, const D100FightTable *k, const uint64_t *bits) {
     uint64_t index[2];
     uint32_t first[2], *to[2];
@@ -289,13 +287,13 @@ static inline __attribute__((always_inline)) void D100F_F(declare)(D100F_S *rest
     if (D100F_F(gather)(s, 0, word))
         for (int i = 0; i < D100F_LANES; i++)
             if (d100f_marked(word[i]) && D100F_F(declares)(s, c, i))
-                word[i] = D100F_F(accept)(s, k, i, s->pos[i], 100u);
+                word[i] = D100F_F(accept)(s, k, i, s->pos[i], D100F_D100);
 #if D100F_NARROW
     /* The bounds clamped to 0..100 (a roll of 1..100 is above them or not, as before), so that
      * the compares are 16-bit. */
     D100F_L bound[7];
     for (int j = 0; j < 7; j++)
-        bound[j] = (D100F_L)d100f_clamp(k->policy[c][j], 0, 100);
+        bound[j] = (D100F_L)d100f_clamp(k->policy[c][j], 0, D100F_D100);
 #else
     const int32_t *bound = k->policy[c];
 #endif
@@ -596,7 +594,7 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
         flee_rolls[i] = plan.flee_roll;
         contested[i] = plan.contested;
     }
-    D100F_F(fetch)(s, k, flee_rolls, 100u, word);
+    D100F_F(fetch)(s, k, flee_rolls, D100F_D100, word);
     const D100F_L flee_base = (D100F_L)k->flee_base[c];
     const uint32_t hundred = d100f_hundred();
     for (int i = 0; i < D100F_LANES; i++) {
@@ -619,9 +617,9 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
         /* Flee: blocked when engaged; targeted this round, it must roll, and a failure takes cover.
          * One that flees is not engaged: nothing to release. */
         D100F_L failed = s->failed_flee[c][i];
-        D100F_L fail = flee_roll & (roll + 1 > d100f_min(95, flee_base + 20 * failed));
+        D100F_L fail = flee_roll & (roll + 1 > d100f_min(D100F_TARGET_CAP, flee_base + D100F_FLEE_STEP * failed));
         D100F_L fled = on & (act == D100F_FLEE) & (engaged_c ^ 1) & (fail ^ 1);
-        s->failed_flee[c][i] = (D100F_L)d100f_min(failed + fail, D100F_W_FLEE_CAP); /* past 5 the target is capped */
+        s->failed_flee[c][i] = (D100F_L)d100f_min(failed + fail, D100F_W_FLEE_CAP);
         cover |= (D100F_UL)(fail << c);
         s->active[i] = (D100F_UL)(active & ~((D100F_UL)fled << c));
         s->escaped[i] |= (D100F_UL)((D100F_UL)fled << c);
@@ -635,8 +633,8 @@ static inline __attribute__((always_inline)) void D100F_F(move)(D100F_S *restric
             if (!contested[i])
                 continue;
             int32_t partner = D100F_F(partner)(s, i, c);
-            int32_t roll = d100f_digit(D100F_F(accept)(s, k, i, s->pos[i] - 2, 100u), 100u) + 1;
-            int32_t press_roll = d100f_digit(D100F_F(accept)(s, k, i, s->pos[i] - 1, 100u), 100u) + 1;
+            int32_t roll = d100f_digit(D100F_F(accept)(s, k, i, s->pos[i] - 2, D100F_D100), D100F_D100) + 1;
+            int32_t press_roll = d100f_digit(D100F_F(accept)(s, k, i, s->pos[i] - 1, D100F_D100), D100F_D100) + 1;
             if (d100f_disengages(roll, k->press[c], press_roll, k->press[partner]))
                 s->engaged[i] &= (D100F_UL) ~((1u << c) | (1u << partner));
         }
@@ -726,8 +724,9 @@ static inline __attribute__((always_inline)) int32_t D100F_F(pass_m)(D100F_S *re
 
 /* The pass with m known at compile time for the small tables (the bench fight is 2 against 2): the
  * loops over combatants unroll, so c is a constant in each copy (its bits, rows and table entries
- * at fixed places). */
-COMBATSIM_CLONES static int32_t D100F_F(lanes_pass)(D100F_S *restrict s, const D100FightTable *restrict k) {
+ * at fixed places). Compiled in each clone (clones.h); only the AVX2 and x86-64-v4 ones run. */
+static inline __attribute__((always_inline)) int32_t D100F_F(lanes_pass_body)(D100F_S *restrict s,
+                                                                              const D100FightTable *restrict k) {
     switch (k->m) {
     case 2:
         return D100F_F(pass_m)(s, k, 2, 1);
@@ -739,6 +738,8 @@ COMBATSIM_CLONES static int32_t D100F_F(lanes_pass)(D100F_S *restrict s, const D
         return D100F_F(pass_m)(s, k, k->m, 0);
     }
 }
+
+COMBATSIM_CLONED(int32_t, D100F_F(lanes_pass), (D100F_S *restrict s, const D100FightTable *restrict k), (s, k), )
 
 /* Adds the lanes' counts to counts[0 .. D100F_COUNTS - 1] (layout.F_ATTACKS on) and clears them. */
 static void D100F_F(take_counts)(D100F_S *s, int64_t *counts) {
@@ -758,3 +759,4 @@ static void D100F_F(take_counts)(D100F_S *s, int64_t *counts) {
 #undef D100F_COUNT_ROWS
 #undef D100F_W_DAMAGE_ROWS
 #undef D100F_W_FLEE_CAP
+#undef D100F_GATHER

@@ -5,8 +5,9 @@
  * r2 = 100 r1 mod 2^32, the attack digit is below B when w < ceil(B 2^32 / 100), the damage digits
  * likewise with r1 and r2, and Lemire's low word is 100 r2 mod 2^32. d100_word_tally writes the
  * ten tallies of words[0 .. n-1] and their rejected words into tallies[0 .. 10] (32-bit: the
- * caller's runs are short). GCC builds target clones (clones.h: x86-64-v4, AVX2, portable) and picks one at load time,
- * because the portable build has no unsigned 32-bit vector compares and the loop is all of them.
+ * caller's runs are short). A plain loop, compiled in each clone (clones.h: x86-64-v4, AVX2,
+ * portable), because the portable build has no unsigned 32-bit vector compares and the loop is all
+ * of them.
  */
 #ifndef COMBATSIM_D100_WORD_TALLY_H
 #define COMBATSIM_D100_WORD_TALLY_H
@@ -66,12 +67,18 @@ static inline __attribute__((always_inline)) void d100_word_tally_loop(const uin
     tallies[10] = rejected;
 }
 
-COMBATSIM_CLONES static void d100_word_tally(const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold,
-                                             uint32_t tallies[11]) {
+static inline __attribute__((always_inline)) int d100_word_tally_body(const uint32_t *words, int64_t n,
+                                                                      const D100WordBars *b, uint32_t threshold,
+                                                                      uint32_t tallies[11]) {
     if (b->two)
         d100_word_tally_loop(words, n, b, threshold, 1, tallies);
     else
         d100_word_tally_loop(words, n, b, threshold, 0, tallies);
+    return 0;
 }
+
+COMBATSIM_CLONED(int, d100_word_tally,
+                 (const uint32_t *words, int64_t n, const D100WordBars *b, uint32_t threshold, uint32_t tallies[11]),
+                 (words, n, b, threshold, tallies), )
 
 #endif

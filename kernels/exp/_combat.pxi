@@ -7,16 +7,76 @@ from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejecti
                  stream_start)
 
 
-cdef extern from "attack_count.h" nogil:
-    # The joint-die fast path over whole dense blocks, twelve at a time (AVX2 where the CPU has
-    # it); exact, rejected words included.
-    int64_t attack_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, uint64_t kilodie_bar,
-                         uint64_t sides1, uint64_t sides2, uint64_t sides3, int64_t base, uint32_t threshold,
-                         int64_t* damage)
+cdef extern from "philox.h" nogil:
+    void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count, uint32_t* out)
+
+
+cdef extern from "exp/attack_count.h" nogil:
+    # The engine's joint_word_tally summed in AVX2 lanes over whole Philox steps of blocks
+    # first_block ..: adds hits and damage to totals[0..1], lowers low to the smallest last low
+    # word, and returns the blocks it walked (none in the portable clone).
+    int64_t exp_joint_pass(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block, uint64_t bar,
+                           uint64_t sides1, uint64_t sides2, uint64_t sides3, int64_t base, int64_t* totals,
+                           uint32_t* low)
 
 cdef enum:
     # Damage dice the joint-die fast path covers.
     FAST_DICE = 3
+    # Dense blocks per tile of the joint-die fast path (whole Philox steps of 12 blocks): a tile
+    # with a rejected word gets those words fixed.
+    JOINT_TILE_BLOCKS = 240
+
+# Whether the fast path runs attack_count.h's hand-written pass where the level has one (tests and
+# `combatsim bench` compare it with the engine's pass, as Cython generates it, alone).
+cdef bint _hand_written_joint_pass = True
+
+
+def _use_hand_written_joint_pass(bint used):
+    global _hand_written_joint_pass
+    _hand_written_joint_pass = used
+
+
+cdef void _joint_count(uint64_t seed, int64_t first_block, int64_t last_block, int64_t bar, int64_t sides1,
+                       int64_t sides2, int64_t sides3, int64_t base, uint32_t threshold,
+                       int64_t* totals) noexcept nogil:
+    # The exact hits and damage (added to totals[0..1]) of the units of whole dense blocks
+    # first_block .. last_block - 1 with one joint die, tile by tile: each tile's whole steps
+    # through exp_joint_pass, its other blocks through the engine's joint_word_tally; in a tile
+    # with a rejected word, each rejected word's tally is replaced by that of the word that
+    # replaces it, from the unit's retry domain (docs/rng.md).
+    cdef uint32_t words[4 * JOINT_TILE_BLOCKS]
+    cdef uint32_t k0 = <uint32_t>seed, k1 = <uint32_t>(seed >> 32), low
+    cdef int64_t tile = first_block, tile_end, walked, j, hit, dealt, low_word
+    cdef Stream stream
+    while tile < last_block:
+        tile_end = _min(tile + JOINT_TILE_BLOCKS, last_block)
+        low = 0xFFFFFFFFu
+        walked = 0
+        if _hand_written_joint_pass:
+            walked = exp_joint_pass(k0, k1, tile, tile_end, <uint64_t>bar, <uint64_t>sides1, <uint64_t>sides2,
+                                    <uint64_t>sides3, base, totals, &low)
+        philox_dense_words(k0, k1, DOMAIN_DENSE, tile + walked, tile_end - tile - walked, &words[4 * walked])
+        for j in range(4 * walked, 4 * (tile_end - tile)):
+            hit, dealt, low_word = joint_word_tally(words[j], bar, sides1, sides2, sides3, base)
+            totals[0] += hit
+            totals[1] += hit * dealt
+            if low_word < low:
+                low = <uint32_t>low_word
+        if low < threshold:
+            philox_dense_words(k0, k1, DOMAIN_DENSE, tile, walked, words)
+            for j in range(4 * (tile_end - tile)):
+                hit, dealt, low_word = joint_word_tally(words[j], bar, sides1, sides2, sides3, base)
+                if low_word >= threshold:
+                    continue
+                totals[0] -= hit
+                totals[1] -= hit * dealt
+                stream_start(&stream, seed, <uint64_t>(4 * tile + j))
+                while low_word < threshold:
+                    hit, dealt, low_word = joint_word_tally(stream_retry_word(&stream), bar, sides1, sides2, sides3,
+                                                            base)
+                totals[0] += hit
+                totals[1] += hit * dealt
+        tile = tile_end
 
 
 cdef inline int64_t _joint_word(Stream* stream, uint64_t seed, uint64_t index, uint64_t faces,
@@ -72,9 +132,10 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
            int32_t[::1] rounds_hit_out, int64_t[::1] damage_out):
     cdef uint32_t dice_threshold = 0, joint_threshold = 0
     cdef uint64_t faces, last_faces = 0
-    cdef int64_t k, n_rolls, first_block, last_block, first_whole, damage, hits = 0, total = 0, rounds_hit = 0
+    cdef int64_t k, n_rolls, first_block, last_block, first_whole, hits = 0, total = 0, rounds_hit = 0
     cdef int64_t sides, last_sides = 0, unit_hits, unit_damage, unit_rounds_hit, head_hits, head_damage
     cdef int64_t tail_hits, tail_damage, rolls_total = 0, rounds_fired = 0, end = start + count
+    cdef int64_t totals[2]
     cdef bint auto
     cdef Stream stream
     cdef bint uniform = (bonus.shape[0] == 1 and maximum_roll.shape[0] == 1 and armour_rating.shape[0] == 1
@@ -92,16 +153,16 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
             last_block = _max(first_block, end >> 2)
             first_whole = _min(end, first_block * 4)
             with nogil:
-                hits = attack_count(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, last_block,
-                                    # a hit: the kilodie product word * 1000 >= this bar
-                                    (<uint64_t>kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],
-                                                           hit_on_equal, critical)) << 32,
-                                    <uint64_t>sides if dice_count[0] >= 1 else 1,
-                                    <uint64_t>sides if dice_count[0] >= 2 else 1,
-                                    <uint64_t>sides if dice_count[0] >= 3 else 1,
-                                    dice_count[0] + dice_modifier[0] + damage_adjustment[0],
-                                    rejection_threshold(<uint32_t>faces), &damage)
-                total = damage
+                totals[0] = totals[1] = 0
+                # a hit: the kilodie product word * 1000 >= this bar
+                _joint_count(seed, first_block, last_block,
+                             kilodie_bar(bonus[0], maximum_roll[0], armour_rating[0], adjustment[0], hit_on_equal,
+                                         critical) << 32,
+                             sides if dice_count[0] >= 1 else 1, sides if dice_count[0] >= 2 else 1,
+                             sides if dice_count[0] >= 3 else 1, dice_count[0] + dice_modifier[0] + damage_adjustment[0],
+                             rejection_threshold(<uint32_t>faces), totals)
+                hits = totals[0]
+                total = totals[1]
                 # The units outside whole blocks (at most 3 at each end) one by one.
                 head_hits, head_damage = _joint_units(
                     seed, start, first_whole, faces, bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],

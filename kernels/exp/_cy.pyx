@@ -8,8 +8,8 @@ from combatsim.engine import engine_kernels
 
 
 cdef extern from "dense_count.h" nogil:
-    # Counts dense-layout dice at or above a bar, twelve Philox blocks at a time (AVX2 where
-    # the CPU has it), and reports the rejected words for the exact path.
+    # Counts dense-layout dice at or above a bar, twelve Philox blocks at a time (in AVX2 lanes
+    # where the level allows: clones.h), and reports the rejected words for the exact path.
     int64_t dense_count(uint32_t k0, uint32_t k1, int64_t first_block, int64_t last_block,
                         uint64_t sides, uint64_t bar, uint32_t threshold, int64_t* rejected)
 
@@ -128,3 +128,6 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
 
 # Attacks with damage ("exp.attack") live in their own include file.
 include "_combat.pxi"
+
+
+include "clones.pxi"

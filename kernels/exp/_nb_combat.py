@@ -32,6 +32,7 @@ ROUNDS_PER_BURST = _ENGINE.ROUNDS_PER_BURST
 fire_unit = _ENGINE.fire_unit
 fire_joint = _ENGINE.fire_joint
 joint_faces = _ENGINE.joint_faces
+joint_word_tally = _ENGINE.joint_word_tally
 kilodie_bar = _ENGINE.kilodie_bar
 #: Dense blocks per tile of the joint-die fast path: a tile with a rejected word gets those words fixed.
 TILE_BLOCKS = 256
@@ -39,38 +40,22 @@ TILE_BLOCKS = 256
 FAST_DICE = 3
 
 
-@njit(inline="always")
-def _joint_word_tally(word, bar, sides1, sides2, sides3, base):
-    """One joint word: (hit, damage dealt, the chain's last low word); attack_count.h's attack_word.
-
-    Digits most significant first: q0 = word * 1000 (the kilodie), q_j = (q_{j-1} mod 2**32) *
-    sides_j (damage die j); a die the weapon does not roll has sides 1 (digit 0). The last low
-    word is the joint product's, which decides Lemire's rejection.
-    """
-    # Masking sides too tells LLVM both factors fit 32 bits: one vpmuludq per product, not three.
-    q0 = word * np.uint64(KILODIE)
-    q1 = (q0 & MASK32) * (sides1 & MASK32)
-    q2 = (q1 & MASK32) * (sides2 & MASK32)
-    q3 = (q2 & MASK32) * (sides3 & MASK32)
-    dealt = np.int64(q1 >> SHIFT32) + np.int64(q2 >> SHIFT32) + np.int64(q3 >> SHIFT32) + base
-    return np.int64(q0 >= bar), max(dealt, 0), q3 & MASK32
-
-
 @njit
 def _joint_pass(k0, k1, first_block, last_block, bar, sides1, sides2, sides3, base, threshold):
     """Units of whole dense blocks with one joint die: (hits, damage, rejected words).
 
-    Branch-free so LLVM vectorises it; the caller fixes the rejected words (``_joint_fix``).
+    Each word's tally is the engine's ``joint_word_tally``; the loop is branch-free so LLVM
+    vectorises it (the Philox rounds too). The caller fixes the rejected words (``_joint_fix``).
     """
     hits = np.int64(0)
     total = np.int64(0)
     rejected = np.int64(0)
     for g in range(first_block, last_block):
         w0, w1, w2, w3 = block(k0, k1, g, 0, DOMAIN_DENSE)
-        h0, d0, l0 = _joint_word_tally(w0, bar, sides1, sides2, sides3, base)
-        h1, d1, l1 = _joint_word_tally(w1, bar, sides1, sides2, sides3, base)
-        h2, d2, l2 = _joint_word_tally(w2, bar, sides1, sides2, sides3, base)
-        h3, d3, l3 = _joint_word_tally(w3, bar, sides1, sides2, sides3, base)
+        h0, d0, l0 = joint_word_tally(w0, bar, sides1, sides2, sides3, base)
+        h1, d1, l1 = joint_word_tally(w1, bar, sides1, sides2, sides3, base)
+        h2, d2, l2 = joint_word_tally(w2, bar, sides1, sides2, sides3, base)
+        h3, d3, l3 = joint_word_tally(w3, bar, sides1, sides2, sides3, base)
         hits += h0 + h1 + h2 + h3
         total += h0 * d0 + h1 * d1 + h2 * d2 + h3 * d3
         rejected += (
@@ -88,14 +73,14 @@ def _joint_fix(state, k0, k1, first_block, last_block, bar, sides1, sides2, side
         words = block(k0, k1, g, 0, DOMAIN_DENSE)
         for position in range(4):
             word = pick(words[0], words[1], words[2], words[3], position)
-            hit, dealt, low = _joint_word_tally(word, bar, sides1, sides2, sides3, base)
+            hit, dealt, low = joint_word_tally(word, bar, sides1, sides2, sides3, base)
             if low >= threshold:
                 continue
             hits -= hit
             total -= hit * dealt
             stream_start(state, k0, k1, g * 4 + position)
             while low < threshold:
-                hit, dealt, low = _joint_word_tally(
+                hit, dealt, low = joint_word_tally(
                     stream_retry_word(state), bar, sides1, sides2, sides3, base)
             hits += hit
             total += hit * dealt
@@ -186,7 +171,7 @@ def attack(seed, start, count, bonus, maximum_roll, armour_rating, adjustment, d
         sides2 = sides if dice_count[0] >= 2 else one
         sides3 = sides if dice_count[0] >= 3 else one
         base = dice_count[0] + dice_modifier[0] + damage_adjustment[0]
-        threshold = rejection_threshold(faces)
+        threshold = np.int64(rejection_threshold(faces))  # joint_word_tally's low words are int64
         end = start + count
         first_block = (start + 3) >> 2
         last_block = max(first_block, end >> 2)

@@ -12,7 +12,7 @@ from combatsim.engine import engine_kernels
 
 
 cdef extern from "philox.h" nogil:
-    # Words of dense blocks first .. first + count - 1 in block order (AVX2 picked at run time).
+    # Words of dense blocks first .. first + count - 1 in block order (AVX2 lanes where the level allows).
     void philox_dense_words(uint32_t k0, uint32_t k1, uint32_t domain, int64_t first, int64_t count,
                             uint32_t* out)
 
@@ -21,8 +21,6 @@ cdef extern from "tss/joint_histogram.h" nogil:
     # histogram[word * faces >> 32] += 1 over dense blocks; returns the smallest low word.
     uint32_t joint_histogram(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
                              uint32_t* histogram)
-    uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
-                                    uint32_t faces, uint32_t* histogram)
 
 cdef enum:
     # Attacks per tile of the fast passes (fewer than 2**TIER_BITS of the engine): a tile with a
@@ -105,17 +103,13 @@ cdef void _joint_histogram(uint64_t seed, int64_t first_block, int64_t last_bloc
         tile += blocks
 
 
-def joint_histogram_paths(uint64_t seed, int64_t first_block, int64_t count, uint32_t faces):
-    """(histogram, smallest low word) of joint_histogram.h's dispatched path (AVX2 where
-    available) and its portable path, for tests."""
-    fast = np.zeros(faces, dtype=np.uint32)
-    portable = np.zeros(faces, dtype=np.uint32)
-    cdef uint32_t[::1] fast_view = fast, portable_view = portable
-    cdef uint32_t fast_low = joint_histogram(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count, faces,
-                                             &fast_view[0])
-    cdef uint32_t portable_low = joint_histogram_scalar(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count,
-                                                        faces, &portable_view[0])
-    return (fast, fast_low), (portable, portable_low)
+def joint_histogram_pass(uint64_t seed, int64_t first_block, int64_t count, uint32_t faces):
+    """(histogram, smallest low word) of joint_histogram.h in the clone the level picks
+    (combatsim.kernels.clones), for tests."""
+    histogram = np.zeros(faces, dtype=np.uint32)
+    cdef uint32_t[::1] view = histogram
+    cdef uint32_t low = joint_histogram(<uint32_t>seed, <uint32_t>(seed >> 32), first_block, count, faces, &view[0])
+    return histogram, low
 
 
 cdef void _joint_fold(const int64_t[::1] config, uint32_t* histogram, int64_t* totals) noexcept nogil:
@@ -272,3 +266,6 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
     """Fights: the engine's own ``fight`` (combatsim.tss.engine, the reference) as its Cython build."""
     engine_kernels("combatsim.tss.engine", "cython").fight(seed, start, count, characters, n_characters, n_classes,
                                                             max_rounds, one_step, counts, winner_out, rounds_out)
+
+
+include "clones.pxi"

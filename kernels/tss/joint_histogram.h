@@ -6,8 +6,9 @@
  * histogram[p >> 32] and returns the smallest low word (uint32_t)p seen (0xFFFFFFFF for no
  * block). A result below the die's rejection threshold means some word was rejected: the caller
  * moves those words' counts to their retried values. Every path gives the same histogram and
- * result; the AVX2 path (philox.h, picked at run time) multiplies eight words at once while they
- * are still in registers and keeps the minimum as one vector, then counts the values.
+ * result: the AVX2 and x86-64-v4 clones (clones.h) multiply eight words at once while they are
+ * still in registers and keep the minimum as one vector, then count the values; the portable
+ * clone goes a block at a time.
  */
 #ifndef COMBATSIM_TSS_JOINT_HISTOGRAM_H
 #define COMBATSIM_TSS_JOINT_HISTOGRAM_H
@@ -15,7 +16,7 @@
 
 #include "philox.h"
 
-static inline uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
+static inline __attribute__((always_inline)) uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count,
                                               uint32_t faces, uint32_t *histogram) {
     uint32_t low = 0xFFFFFFFFu;
     for (int64_t b = 0; b < count; b++) {
@@ -31,9 +32,8 @@ static inline uint32_t joint_histogram_scalar(uint32_t k0, uint32_t k1, int64_t 
 }
 
 #ifdef COMBATSIM_HAVE_AVX2_PATH
-__attribute__((target("avx2"))) PHILOX_SCHEDULED
-static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
-                                     uint32_t *histogram) {
+__attribute__((target("avx2"), always_inline)) static inline uint32_t joint_histogram_simd(
+    uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces, uint32_t *histogram) {
     /* _mm256_mul_epu32 takes the low 32 bits of each 64-bit lane (the word), so the product's
      * high half (the value) is the odd 32-bit lane and its low word the even one. */
     const __m256i side = _mm256_set1_epi64x((int64_t)faces);
@@ -61,13 +61,9 @@ static uint32_t joint_histogram_avx2(uint32_t k0, uint32_t k1, int64_t first_blo
 }
 #endif
 
-static inline uint32_t joint_histogram(uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
-                                       uint32_t *histogram) {
-#ifdef COMBATSIM_HAVE_AVX2_PATH
-    if (combatsim_cpu_has_avx2())
-        return joint_histogram_avx2(k0, k1, first_block, count, faces, histogram);
-#endif
-    return joint_histogram_scalar(k0, k1, first_block, count, faces, histogram);
-}
+COMBATSIM_CLONED_SIMD(uint32_t, joint_histogram,
+                      (uint32_t k0, uint32_t k1, int64_t first_block, int64_t count, uint32_t faces,
+                       uint32_t *histogram),
+                      (k0, k1, first_block, count, faces, histogram), PHILOX_SCHEDULED)
 
 #endif

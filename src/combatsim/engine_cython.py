@@ -17,7 +17,7 @@ types and turns Numba's spellings into C ones.
   tuple and ``x in TUPLE`` are written out with the tuple's values.
 - Spellings. ``np.uint64(x)``, ``np.int64(x)`` and ``np.uint32(x)`` are casts, and so is an int
   literal beyond 32 bits (to int64_t: Cython's would be a Python int); ``rng = new_stream()`` is a
-  ``Stream`` on the C stack; the stream functions are kernels/engine_stream.pxd's.
+  ``Stream`` on the C stack; the stream functions are kernels/rng.pxd's.
 - Functions. Every function the kernels (``reset``, ``step``, ``fight``) reach is a ``cdef``
   function, ``noexcept nogil`` unless it allocates. A kernel that allocates nothing is a C function
   ``<kernel>_nogil`` (the engine's calls to it call that) behind a Python function of the kernel's
@@ -77,8 +77,8 @@ import numpy as np
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
-from engine_stream cimport (Stream, rejection_threshold, stream_block, stream_bounded, stream_continue, stream_die,
-                            stream_resume, stream_retries_used, stream_roll, stream_word, stream_words_used)
+from rng cimport (Stream, rejection_threshold, stream_block, stream_bounded, stream_continue, stream_die, stream_resume,
+                 stream_retries_used, stream_roll, stream_word, stream_words_used)
 
 #: The package sources this was written from and their digest (combatsim.engine.built_from_current_source).
 ENGINE_SOURCES = {sources!r}

@@ -133,12 +133,13 @@ ATTACK_TO_HIT_ROLLS, ATTACK_HITS, ATTACK_DAMAGE, ATTACK_ROUNDS_FIRED, ATTACK_ROU
 ATTACK_COUNTS = 5
 #: The rules the attack kernels of every backend run (combatsim.engine_cython writes them for the
 #: Cython kernels): a unit of fire from its item stream or from its joint die's word, which units
-#: have a joint die, and the to-hit rule as a bar on the kilodie.
-KERNEL_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar")
+#: have a joint die, the to-hit rule as a bar on the kilodie, and a joint word's tally for the
+#: counting passes.
+KERNEL_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint", "kilodie_bar", "joint_word_tally")
 #: The constants the compiled attack kernels read too.
 KERNEL_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
 
-NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "can_fire", "member_view", "fight_outcome",
+NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "joint_word_tally", "can_fire", "member_view", "fight_outcome",
                 "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",
                 "target_threshold_field", "slot_row")
 #: The loops over envs and fights, which never allocate: compiled without Numba's runtime, the
@@ -258,6 +259,27 @@ def kilodie_bar(bonus, maximum_roll, armour_rating, adjustment, hit_on_equal, cr
         else:
             low = middle + 1
     return low
+
+
+def joint_word_tally(word, bar, sides1, sides2, sides3, base):
+    """One joint word of a unit of fire with at most three damage dice, as the counting passes
+    tally it: (hit, damage if it hits, the chain's last low word).
+
+    ``bar`` is ``kilodie_bar(...) << 32``, the least kilodie product that hits; ``sides1`` ..
+    ``sides3`` are the damage dice's sides, 1 for a die the weapon does not roll (its digit is
+    then 0); ``base`` is the dice count (the dice are 1-based) + the damage modifier + DA. The
+    digits are fire_joint's chain of multiplies, and the last product's low word is the joint
+    product's, which decides Lemire's rejection. Branch-free, so the compiled passes vectorise it;
+    masking both factors to 32 bits lets LLVM multiply each pair in one 32 x 32-bit instruction.
+    """
+    low = np.uint64(LOW_WORD)
+    q0 = np.uint64(word) * np.uint64(KILODIE)
+    q1 = (q0 & low) * (np.uint64(sides1) & low)
+    q2 = (q1 & low) * (np.uint64(sides2) & low)
+    q3 = (q2 & low) * (np.uint64(sides3) & low)
+    shift = np.uint64(32)
+    dealt = np.int64(q1 >> shift) + np.int64(q2 >> shift) + np.int64(q3 >> shift) + base
+    return np.int64(q0 >= np.uint64(bar)), max(dealt, 0), np.int64(q3 & low)
 
 
 # ---- the scenario's arrays ------------------------------------------------------------------------
