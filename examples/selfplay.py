@@ -166,6 +166,12 @@ def main() -> None:
     print(f"trained {agent_steps:,} agent-steps in {time.monotonic() - start:.0f} s")
     save_actor(agent, args.out, env.observation_names, env.action_names)
     print(f"saved {args.out}")
+    from mlp_policy import MlpPolicy
+
+    from combatsim.solve import best_response_share, share_report
+
+    for member in env.agents:
+        print(share_report(member, best_response_share(args.scenario, member, MlpPolicy(args.out))))
 
 
 if __name__ == "__main__":

@@ -84,6 +84,12 @@ def main() -> None:
     out = args.out or (POLICIES if args.replace_shipped else TRAINED) / name
     save_actor(model, out, env.get_attr("observation_names")[0], env.get_attr("action_names")[0])
     print(f"saved {out}")
+    if ruleset == "d100":  # the rulesets combatsim solve covers
+        from mlp_policy import MlpPolicy
+
+        from combatsim.solve import best_response_share, share_report
+
+        print(share_report(args.agent, best_response_share(args.scenario, args.agent, MlpPolicy(out))))
 
 
 if __name__ == "__main__":

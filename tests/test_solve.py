@@ -290,3 +290,15 @@ def test_cli_agents_json_and_out(capsys, tmp_path):
     report = json.loads(capsys.readouterr().out)
     assert report["members"] == ["Veteran", "Guard"] and report["bounds_hold"]
     assert out.exists() and (tmp_path / "eq-Guard.npz").exists()
+
+
+def test_a_trained_policy_s_share_of_the_best_response():
+    from combatsim.solve import best_response_share, share_report
+
+    scenario = example("d100_duel", SHORT)
+    solved = best_response(scenario, "Veteran")
+    share = best_response_share(scenario, "Veteran", solved.policy)
+    assert share["share_of_value"] == pytest.approx(1.0, abs=1e-12)
+    idle = best_response_share(scenario, "Veteran", always(0))  # never acts
+    assert idle["share_of_gain"] < 0.5 and idle["share_of_value"] < 0.5
+    assert "of its value" in share_report("Veteran", idle)

@@ -400,3 +400,25 @@ def exploitability(scenario, agent: str, against: Mapping, *, method: str = "aut
         value=float(response.value.reward) - game_value.value, equilibrium=game_value.value,
         error_bound=response.error_bound + game_value.error_bound)
     return response
+
+
+def best_response_share(scenario, agent: str, policy, *, against: Mapping | None = None, max_states: int | None = None,
+                        progress: bool = False) -> dict:
+    """How a policy of ``agent`` compares with the best response to the same opponents (scripted,
+    or ``against``), both evaluated exactly on the chain: their outcomes, and the policy's share
+    of the best response's expected reward and of its gain over the scripted policy."""
+    response = best_response(scenario, agent, against=against, max_states=max_states, progress=progress)
+    own = evaluate(scenario, agent, {**(against or {}), agent: policy}, max_states=max_states)
+    best, scripted = float(response.value.reward), float(response.scripted.reward)
+    return {"policy": own, "best_response": response.value, "scripted": response.scripted,
+            "share_of_value": float(own.reward) / best if best > 0 else float("nan"),
+            "share_of_gain": (float(own.reward) - scripted) / (best - scripted) if best > scripted else float("nan")}
+
+
+def share_report(agent: str, share: dict) -> str:
+    """One line for a training script's end: the trained policy against the best response."""
+    own, best = share["policy"], share["best_response"]
+    return (f"{agent}: trained policy wins {float(own.win):.2%}, expected reward {float(own.reward):+.4f}; the best "
+            f"response wins {float(best.win):.2%}, {float(best.reward):+.4f}: the trained policy has "
+            f"{share['share_of_value']:.1%} of its value ({share['share_of_gain']:.1%} of its gain over the scripted "
+            f"policy; combatsim solve, docs/solve.md)")

@@ -30,8 +30,9 @@ from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
 TIE = 1e-12
 
 
-class Interrupted(Exception):
-    """Ctrl-C during a solve: nothing partial is worth reporting, so it stops cleanly."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a solve: a value needs every state, so nothing partial is reported; the
+    command line says "interrupted" (exit 130)."""
 
 
 @dataclass
