@@ -1,0 +1,302 @@
+"""combatsim.openspiel: the fight as an OpenSpiel game, checked by OpenSpiel's own tests and
+against combatsim solve (the same values within 1e-9), and a policy OpenSpiel trains played in
+fights and the envs."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+pyspiel = pytest.importorskip("pyspiel")
+pytest.importorskip("open_spiel")
+
+from open_spiel.python.algorithms import best_response as openspiel_best_response  # noqa: E402
+from open_spiel.python.algorithms import cfr, expected_game_score, exploitability, value_iteration  # noqa: E402
+
+from combatsim import openspiel as fight_spiel  # noqa: E402
+from combatsim.game import scenario_game  # noqa: E402
+from combatsim.policies import play_fights  # noqa: E402
+from combatsim.scenario import example_names, load, resolve  # noqa: E402
+from combatsim.solve import best_response, load_policy  # noqa: E402
+
+ONE_PASS = ["options.passes=1", "options.max_rounds=1"]
+SHORT = ["options.passes=2", "options.max_rounds=1"]
+
+
+def example(name: str, overrides=()):
+    path, label = resolve(name)
+    return load(path, list(overrides), label=label)
+
+
+def team_document() -> dict:
+    """d100_duel with a second veteran on side 0: a two-against-one fight."""
+    document = copy.deepcopy(example("d100_duel", ONE_PASS).document)
+    second = copy.deepcopy(document["sides"][0]["members"][0])
+    second["name"] = "Recruit"
+    document["sides"][0]["members"][0]["name"] = "Veteran"
+    document["sides"][0]["members"].append(second)
+    return document
+
+
+def root_value(game, values) -> float:
+    """Value iteration's values are of decision nodes; the root is the opening's chance node."""
+    root = game.new_initial_state()
+    return sum(p * values[str(root.child(action))] for action, p in root.chance_outcomes())
+
+
+def decision_states(game):
+    return list(fight_spiel._decision_states(game))
+
+
+# --- the game ---------------------------------------------------------------------------------------
+
+def test_the_game_string_loads_the_same_game():
+    game = fight_spiel.load_game("d100_duel", ["Veteran", "Guard"], overrides=ONE_PASS)
+    again = pyspiel.load_game(str(game))
+    by_hand = pyspiel.load_game(
+        "combatsim_fight(scenario=d100_duel,agents=Veteran;Guard,set=options.passes:1;options.max_rounds:1)")
+    for other in (again, by_hand):
+        assert other.num_players() == 2
+        assert other.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+        assert other.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+        assert other.max_game_length() == 1
+        assert other.num_distinct_actions() == 10
+    one = fight_spiel.load_game("d100_duel", ["Guard"])
+    assert one.num_players() == 1 and one.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert one.max_game_length() == 40  # 4 passes, 10 rounds
+    # a loaded scenario travels as its document
+    loaded = fight_spiel.load_game(example("d100_duel", ONE_PASS), ["Veteran"])
+    assert pyspiel.load_game(str(loaded)).num_players() == 1
+
+
+def test_chance_nodes_are_the_chains_grouped_results():
+    game = fight_spiel.load_game("d100_duel", overrides=SHORT)
+    chain = game.chain
+    root = game.new_initial_state()
+    assert root.is_chance_node()
+    assert [p for _, p in root.chance_outcomes()] == pytest.approx([float(p) for _, p in chain.initial()])
+    state = root.child(0)
+    actions = [state.legal_actions(0)[1], state.legal_actions(1)[0]]
+    state.apply_actions(actions)
+    step = chain.transitions(state._state, 0, list(actions))
+    outcomes = state.chance_outcomes()
+    assert len(outcomes) == len(set(step.moved)) + len(set(step.ended))  # one outcome a result
+    assert sum(p for _, p in outcomes) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_openspiels_random_simulation_test_on_each_example(name):
+    try:
+        game = fight_spiel.load_game(name)
+    except ValueError as problem:
+        if "solving is available" in str(problem):
+            pytest.skip(str(problem))
+        raise
+    pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
+    pyspiel.random_sim_test(pyspiel.convert_to_turn_based(game), num_sims=2, serialize=True, verbose=False)
+
+
+def test_openspiels_random_simulation_test_on_a_team_fight():
+    # the bound (11 million states) is far past what one random fight meets
+    game = fight_spiel.load_game(team_document(), ["Veteran", "Guard"], max_states=10**8)  # the recruit scripted
+    assert game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+    pyspiel.random_sim_test(pyspiel.convert_to_turn_based(game), num_sims=3, serialize=True, verbose=False)
+    allies = fight_spiel.load_game(team_document(), ["Veteran", "Recruit"], max_states=10**8)
+    assert allies.get_type().utility == pyspiel.GameType.Utility.IDENTICAL
+    everyone = fight_spiel.load_game(team_document(), max_states=10**8)
+    assert everyone.num_players() == 3 and everyone.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
+    pyspiel.random_sim_test(everyone, num_sims=2, serialize=True, verbose=False)
+
+
+def test_a_serialized_state_plays_on_in_a_new_game():
+    game = fight_spiel.load_game("d100_duel", overrides=SHORT)
+    state = game.new_initial_state()
+    state.apply_action(1)
+    state.apply_actions([state.legal_actions(0)[1], state.legal_actions(1)[1]])
+    state.apply_action(state.chance_outcomes()[-1][0])
+    text = pyspiel.serialize_game_and_state(game, state)
+    other_game, restored = pyspiel.deserialize_game_and_state(text)
+    assert other_game is not game
+    assert str(restored) == str(state)
+    assert restored.history() == state.history()
+    for player in (0, 1):
+        assert restored.legal_actions(player) == state.legal_actions(player)
+        assert restored.observation_tensor(player) == state.observation_tensor(player)
+    joint = [state.legal_actions(0)[1], state.legal_actions(1)[-1]]
+    restored.apply_actions(joint)
+    state.apply_actions(joint)
+    assert [a for a, _ in restored.chance_outcomes()] == [a for a, _ in state.chance_outcomes()]
+    assert [p for _, p in restored.chance_outcomes()] == pytest.approx([p for _, p in state.chance_outcomes()])
+
+
+def test_actions_masks_and_observations_are_the_envs():
+    game = fight_spiel.load_game("d100_duel", overrides=SHORT)
+    chain = game.chain
+    for state in decision_states(game):
+        for player, row in enumerate(game.fight.rows):
+            obs, masks = chain.observations([state._state], state._t, row)
+            assert state.observation_tensor(player) == pytest.approx(obs[0].tolist())
+            assert state.information_state_tensor(player) == pytest.approx(obs[0].tolist())
+            assert state.legal_actions(player) == np.flatnonzero(masks[0]).tolist()
+    # the env's first observations are the game's after its opening
+    from combatsim.rl.fight_parallel import parallel_env
+
+    opening = game.new_initial_state()
+    keys = {game.fight.key(opening.child(action)._state, 0, player)
+            for action, _ in opening.chance_outcomes() for player in (0, 1)}
+    env = parallel_env(example("d100_duel", SHORT), ["Veteran", "Guard"])
+    for seed in range(12):
+        observations, _ = env.reset(seed=seed)
+        for player, name in enumerate(("Veteran", "Guard")):
+            assert chain.observation_keys(observations[name][None, :], player)[0] in keys
+
+
+def test_information_states_are_words_one_to_one_with_observations():
+    game = fight_spiel.load_game("d100_duel", overrides=SHORT)
+    for player in (0, 1):
+        words_of: dict[bytes, str] = {}
+        for state in decision_states(game):
+            key = game.fight.key(state._state, state._t, player)
+            words = state.information_state_string(player)
+            assert words_of.setdefault(key, words) == words
+            assert state.observation_string(player) == words
+        assert len(set(words_of.values())) == len(words_of)
+    text = decision_states(game)[0].information_state_string(0)
+    assert text.startswith("d100: round 1 of 1, pass 1 of 2, Veteran sees")
+    assert "Guard (foe)" in text and "Veteran (you)" in text
+    ended = game.new_initial_state()
+    while not ended.is_terminal():
+        if ended.is_chance_node():
+            ended.apply_action(ended.chance_outcomes()[0][0])
+        else:
+            ended.apply_actions([1, ended.legal_actions(1)[0]])
+    assert "fight over" in ended.information_state_string(0)
+    assert ended.returns() in ([1.0, -1.0], [-1.0, 1.0], [0.0, 0.0])
+
+
+# --- a second opinion for combatsim solve -----------------------------------------------------------
+
+@pytest.mark.parametrize("overrides", [ONE_PASS, SHORT], ids=["one pass", "two passes"])
+def test_value_iteration_and_best_response_equal_solves_best_response(overrides):
+    solved = best_response(example("d100_duel", overrides), "Veteran")
+    game = fight_spiel.load_game("d100_duel", ["Veteran"], overrides=overrides)
+    values = value_iteration.value_iteration(game, -1, 1e-12)
+    assert root_value(game, values) == pytest.approx(float(solved.value.reward), abs=1e-9)
+    responder = openspiel_best_response.BestResponsePolicy(game, 0, fight_spiel.openspiel_policy(
+        game, {"Veteran": solved.policy}))
+    assert responder.value(game.new_initial_state()) == pytest.approx(float(solved.value.reward), abs=1e-9)
+    # the solved policy, played in OpenSpiel, is worth its value
+    played = expected_game_score.policy_value(game.new_initial_state(),
+                                              [fight_spiel.openspiel_policy(game, {"Veteran": solved.policy})])
+    assert played[0] == pytest.approx(float(solved.value.reward), abs=1e-9)
+
+
+def test_openspiels_best_response_to_a_solved_policy_equals_solves():
+    scenario = example("d100_duel", ONE_PASS)
+    veteran = best_response(scenario, "Veteran").policy
+    guard = best_response(scenario, "Guard", against={"Veteran": veteran})
+    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+
+    def idle(obs, masks):
+        return np.zeros(len(obs), dtype=np.int64)
+
+    played = fight_spiel.openspiel_policy(game, {"Veteran": veteran, "Guard": idle})
+    responder = openspiel_best_response.BestResponsePolicy(game, 1, played)
+    assert responder.value(game.new_initial_state()) == pytest.approx(float(guard.value.reward), abs=1e-9)
+
+
+def test_the_equilibrium_equals_solves_and_is_unexploitable():
+    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+    turn_based = pyspiel.convert_to_turn_based(game)
+    value = root_value(game, value_iteration.value_iteration(game, -1, 1e-12))
+    from open_spiel.python.algorithms import sequence_form_lp
+
+    lp_value = sequence_form_lp.solve_zero_sum_game(turn_based)[0]
+    assert lp_value == pytest.approx(value, abs=1e-9)
+    solve = pytest.importorskip("combatsim.solve")
+    if not hasattr(solve, "equilibrium"):
+        pytest.skip("combatsim.solve.equilibrium is not there")
+    solved = solve.equilibrium(example("d100_duel", ONE_PASS), ["Veteran", "Guard"])
+    assert solved.value == pytest.approx(value, abs=1e-9)
+    profile = fight_spiel.openspiel_policy(turn_based, solved.policies)
+    assert exploitability.exploitability(turn_based, profile) <= 1e-9
+    assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(
+        solved.value, abs=1e-9)
+
+
+# --- a policy OpenSpiel trains, played in fights and the envs ---------------------------------------
+
+def test_a_cfr_policy_plays_in_fights_and_envs_as_in_openspiel(tmp_path):
+    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+    turn_based = pyspiel.convert_to_turn_based(game)
+    solver = cfr.CFRSolver(turn_based)
+    for _ in range(30):
+        solver.evaluate_and_update_policy()
+    average = solver.average_policy()
+    tables = {}
+    for name in ("Veteran", "Guard"):
+        fight_spiel.table_policy(game, average, name).save(tmp_path / f"{name}.npz")
+        tables[name] = load_policy(tmp_path / f"{name}.npz")
+    value = expected_game_score.policy_value(
+        turn_based.new_initial_state(), [fight_spiel.openspiel_policy(turn_based, tables)] * 2)[0]
+    fights = 100_000
+    results = play_fights(scenario_game(example("d100_duel", ONE_PASS)), fights, 7, tables)
+    mean = (results.wins[0] - results.wins[1]) / fights
+    spread = np.sqrt((results.wins[0] + results.wins[1]) / fights - mean**2) / np.sqrt(fights)
+    assert abs(mean - value) <= 5 * spread
+    from combatsim.rl.fight_parallel import parallel_env
+
+    env = parallel_env(example("d100_duel", ONE_PASS), ["Veteran", "Guard"])
+    rewards = []
+    for episode in range(3000):
+        observations, infos = env.reset(seed=episode)
+        while env.agents:
+            actions = {name: int(tables[name](observations[name][None, :], infos[name]["action_mask"][None, :])[0])
+                       for name in env.agents}
+            observations, reward, _, _, infos = env.step(actions)
+        rewards.append(reward["Veteran"])
+    spread = np.std(rewards) / np.sqrt(len(rewards))
+    assert abs(np.mean(rewards) - value) <= 5 * spread
+
+
+# --- bad input --------------------------------------------------------------------------------------
+
+def env_error(agents) -> str:
+    from combatsim.rl.fight_parallel import parallel_env
+
+    with pytest.raises(ValueError) as raised:
+        parallel_env("d100_duel", agents)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize("agents", [["Veteran", "Nobody"], ["Veteran", "Guard", "Veteran"], []])
+def test_bad_agents_get_the_envs_errors(agents):
+    message = env_error(agents)
+    with pytest.raises(ValueError) as raised:
+        fight_spiel.load_game("d100_duel", agents)
+    assert str(raised.value) == message and "\n" not in message
+    with pytest.raises(ValueError) as raised:
+        pyspiel.load_game(f"combatsim_fight(scenario=d100_duel,agents={';'.join(agents) or ';'})")
+    assert message in str(raised.value)
+
+
+def test_a_chain_past_the_bound_is_refused_with_the_bound_and_the_estimate():
+    with pytest.raises(ValueError, match=r"max_states: this fight has up to 38,416 states, over the limit of 1,000"):
+        fight_spiel.load_game("d100_duel", max_states=1000)
+
+
+def test_other_bad_input_gets_one_line_errors():
+    with pytest.raises(ValueError, match="overrides: expected PATH=VALUE"):
+        fight_spiel.load_game("d100_duel", overrides=["options.passes"])
+    with pytest.raises(ValueError, match="cannot carry"):
+        fight_spiel.load_game("d100_duel", overrides=["sides[0].name=a,b"])
+    with pytest.raises(ValueError, match="no such scenario file or example"):
+        fight_spiel.load_game("no_such_example")
+    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+    with pytest.raises(ValueError, match="give one policy to each player"):
+        fight_spiel.openspiel_policy(game, {"Veteran": lambda obs, masks: np.zeros(len(obs), dtype=np.int64)})
+    with pytest.raises(ValueError, match="no player is named 'Nobody'"):
+        fight_spiel.table_policy(game, None, "Nobody")
