@@ -65,7 +65,7 @@ def test_the_game_string_loads_the_same_game():
         assert other.num_distinct_actions() == 10
     one = fight_spiel.load_game("d100_duel", ["Guard"])
     assert one.num_players() == 1 and one.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
-    assert one.max_game_length() == 40  # 4 passes, 10 rounds
+    assert one.max_game_length() == 40  # 2 passes, 20 rounds
     # a loaded scenario travels as its document
     loaded = fight_spiel.load_game(example("d100_duel", ONE_PASS), ["Veteran"])
     assert pyspiel.load_game(str(loaded)).num_players() == 1
@@ -300,3 +300,16 @@ def test_other_bad_input_gets_one_line_errors():
         fight_spiel.openspiel_policy(game, {"Veteran": lambda obs, masks: np.zeros(len(obs), dtype=np.int64)})
     with pytest.raises(ValueError, match="no player is named 'Nobody'"):
         fight_spiel.table_policy(game, None, "Nobody")
+
+
+def test_the_example_runs(tmp_path, monkeypatch, capsys):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent.parent / "examples" / "openspiel_cfr.py"
+    monkeypatch.setattr(sys, "argv", [str(script), "--iterations", "3", "--fights", "20000", "--out", str(tmp_path)])
+    runpy.run_path(str(script), run_name="__main__")
+    printed = capsys.readouterr().out
+    assert "combatsim solve's equilibrium +0.032512" in printed
+    assert (tmp_path / "Veteran.npz").is_file() and (tmp_path / "Guard.npz").is_file()
