@@ -57,23 +57,18 @@ _DEFAULTS = {
     "max_states": DEFAULT_MAX_STATES,  # refuse a chain whose state bound is larger, before any work
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name=GAME_NAME,
-    long_name="combatsim fight",
-    dynamics=pyspiel.GameType.Dynamics.SIMULTANEOUS,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.PERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.GENERAL_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=MAX_PLAYERS,
-    min_num_players=1,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    provides_factored_observation_string=False,
-    parameter_specification=_DEFAULTS,
-)
+def _game_type(dynamics=pyspiel.GameType.Dynamics.SIMULTANEOUS,
+               utility=pyspiel.GameType.Utility.GENERAL_SUM) -> pyspiel.GameType:
+    """The registered type has the widest choices; each game states its own dynamics and utility."""
+    return pyspiel.GameType(
+        short_name=GAME_NAME, long_name="combatsim fight", dynamics=dynamics,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION, utility=utility,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL, max_num_players=MAX_PLAYERS, min_num_players=1,
+        provides_information_state_string=True, provides_information_state_tensor=True,
+        provides_observation_string=True, provides_observation_tensor=True,
+        provides_factored_observation_string=False, parameter_specification=_DEFAULTS)
+
 
 #: Characters a game string cannot carry inside a parameter's value.
 _UNWRITABLE = set(",;=()")
@@ -85,9 +80,16 @@ def load_game(scenario: Scenario | str | Mapping = "d100_duel", agents: Sequence
     document) as a ``pyspiel`` game whose players are the members ``agents`` names (all members
     when None); ``overrides`` are ``--set`` style ``PATH=VALUE`` edits of a named scenario;
     ``method`` and ``max_states`` are the chain's, as in ``combatsim solve``."""
+    from combatsim.fight_odds import check_method
+    from combatsim.rl.fight_parallel import agent_rows
+    from combatsim.validation import check_int
+
+    check_method(method)
     params: dict[str, object] = {"method": method}
     if max_states is not None:
-        params["max_states"] = max_states
+        params["max_states"] = check_int("max_states", max_states, 1, 10**12)
+    if isinstance(overrides, str) or not isinstance(overrides, Sequence):
+        raise TypeError(f"overrides must be a list of PATH=VALUE strings, got {type(overrides).__name__}")
     if isinstance(scenario, Scenario | Mapping):
         if overrides:
             raise ValueError("overrides: give them with a scenario's name or path; a loaded scenario already has its own")
@@ -105,11 +107,13 @@ def load_game(scenario: Scenario | str | Mapping = "d100_duel", agents: Sequence
         raise TypeError(f"scenario must be an example's name, a path, a Scenario or a scenario document; "
                         f"got {type(scenario).__name__}")
     if agents is not None:
+        # the envs' own checks and errors, on the scenario's members
+        from combatsim.game import scenario_game
+
         if isinstance(agents, str) or not isinstance(agents, Sequence):
-            raise ValueError(f"agents must be a list of member names, got {agents!r}")
-        params["agents"] = ";".join(_writable("agents", name) if isinstance(name, str) else name for name in agents)
-        if not agents:
-            params["agents"] = ";"  # an empty list, which the envs refuse, not "every member"
+            raise TypeError(f"agents must be a list of member names, got {type(agents).__name__}")
+        agent_rows(scenario_game(_scenario_from({**_DEFAULTS, **params})), list(agents))
+        params["agents"] = ";".join(_writable("agents", name) for name in agents)
     return pyspiel.load_game(GAME_NAME, params)
 
 
@@ -245,21 +249,14 @@ class FightGame(pyspiel.Game):
             utility, utility_sum = pyspiel.GameType.Utility.IDENTICAL, None
         else:
             utility, utility_sum = pyspiel.GameType.Utility.GENERAL_SUM, None
-        game_type = pyspiel.GameType(
-            short_name=_GAME_TYPE.short_name, long_name=_GAME_TYPE.long_name,
-            dynamics=pyspiel.GameType.Dynamics.SIMULTANEOUS if players > 1 else pyspiel.GameType.Dynamics.SEQUENTIAL,
-            chance_mode=_GAME_TYPE.chance_mode, information=_GAME_TYPE.information, utility=utility,
-            reward_model=_GAME_TYPE.reward_model, max_num_players=MAX_PLAYERS, min_num_players=1,
-            provides_information_state_string=True, provides_information_state_tensor=True,
-            provides_observation_string=True, provides_observation_tensor=True,
-            provides_factored_observation_string=False, parameter_specification=_DEFAULTS)
+        dynamics = pyspiel.GameType.Dynamics.SIMULTANEOUS if players > 1 else pyspiel.GameType.Dynamics.SEQUENTIAL
         info = pyspiel.GameInfo(
             num_distinct_actions=len(chain.game.action_names),
             # a step's results are at most every state of the chain, and the three ends
             max_chance_outcomes=ENDS + max(chain.state_bound, len(chain.initial())),
             num_players=players, min_utility=-1.0, max_utility=1.0, utility_sum=utility_sum,
             max_game_length=chain.horizon)
-        super().__init__(game_type, info, params)
+        super().__init__(_game_type(dynamics, utility), info, params)
 
     @property
     def chain(self):
@@ -650,4 +647,4 @@ def _turn_of(turn_game, state: FightState, player: int):
     return turn
 
 
-pyspiel.register_game(_GAME_TYPE, FightGame)
+pyspiel.register_game(_game_type(), FightGame)
