@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pyspiel")
 
-from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_api_answered, full_form, sandbox  # noqa: E402
-from .test_fuzz_api import hostile_source  # noqa: E402
+from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_api_answered, full_form, sandbox
+from .test_fuzz_api import hostile_source
 
 #: A valid call, each argument as source text (a one-pass duel: loading builds the chain's start).
 ARGUMENTS = {"scenario": '"d100_duel"', "agents": '["Veteran", "Guard"]',

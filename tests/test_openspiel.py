@@ -21,6 +21,11 @@ from combatsim.policies import play_fights  # noqa: E402
 from combatsim.scenario import example_names, load, resolve  # noqa: E402
 from combatsim.solve import best_response, load_policy  # noqa: E402
 
+#: The slow form of a check runs only when ``-m slow`` selects it.
+slow_form = pytest.mark.skipif(
+    "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
+    reason="the two-pass form: pytest -m slow tests/test_openspiel.py")
+
 ONE_PASS = ["options.passes=1", "options.max_rounds=1"]
 SHORT = ["options.passes=2", "options.max_rounds=1"]
 
@@ -208,23 +213,32 @@ def test_openspiels_best_response_to_a_solved_policy_equals_solves():
     assert responder.value(game.new_initial_state()) == pytest.approx(float(guard.value.reward), abs=1e-9)
 
 
-def test_the_equilibrium_equals_solves_and_is_unexploitable():
-    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+def check_equilibrium(overrides, linear_program: bool) -> None:
+    from combatsim.solve import equilibrium
+
+    game = fight_spiel.load_game("d100_duel", overrides=overrides)
     turn_based = pyspiel.convert_to_turn_based(game)
     value = root_value(game, value_iteration.value_iteration(game, -1, 1e-12))
-    from open_spiel.python.algorithms import sequence_form_lp
+    if linear_program:
+        from open_spiel.python.algorithms import sequence_form_lp
 
-    lp_value = sequence_form_lp.solve_zero_sum_game(turn_based)[0]
-    assert lp_value == pytest.approx(value, abs=1e-9)
-    solve = pytest.importorskip("combatsim.solve")
-    if not hasattr(solve, "equilibrium"):
-        pytest.skip("combatsim.solve.equilibrium is not there")
-    solved = solve.equilibrium(example("d100_duel", ONE_PASS), ["Veteran", "Guard"])
+        assert sequence_form_lp.solve_zero_sum_game(turn_based)[0] == pytest.approx(value, abs=1e-9)
+    solved = equilibrium(example("d100_duel", overrides), ["Veteran", "Guard"])
     assert solved.value == pytest.approx(value, abs=1e-9)
     profile = fight_spiel.openspiel_policy(turn_based, solved.policies)
     assert exploitability.exploitability(turn_based, profile) <= 1e-9
     assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(
         solved.value, abs=1e-9)
+
+
+def test_the_equilibrium_equals_solves_and_is_unexploitable():
+    check_equilibrium(ONE_PASS, linear_program=True)
+
+
+@slow_form
+@pytest.mark.slow
+def test_the_equilibrium_equals_solves_and_is_unexploitable_two_passes():
+    check_equilibrium(SHORT, linear_program=False)
 
 
 # --- a policy OpenSpiel trains, played in fights and the envs ---------------------------------------
