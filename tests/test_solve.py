@@ -302,3 +302,28 @@ def test_a_trained_policy_s_share_of_the_best_response():
     idle = best_response_share(scenario, "Veteran", always(0))  # never acts
     assert idle["share_of_gain"] < 0.5 and idle["share_of_value"] < 0.5
     assert "of its value" in share_report("Veteran", idle)
+
+
+def test_a_mixed_policy_draws_from_the_policy_die_and_plays_its_exact_value():
+    """A mixed table policy (each state: its best action or attack, half and half) evaluated
+    exactly as a mix on the chain, and played in fights through the engine's policy die: the
+    two agree within 5 sigma, and the same fights make the same choices."""
+    from combatsim.solve.policy import TablePolicy
+
+    scenario = example("d100_duel", TWO_ROUNDS)
+    solved = best_response(scenario, "Veteran")
+    table = solved.policy
+    probabilities = 0.5 * table.probabilities
+    probabilities[:, 1] += 0.5
+    mixed = TablePolicy(ruleset="d100", scenario=table.scenario, member="Veteran", keys=table.keys,
+                        probabilities=probabilities, keyer=table.keyer, label="half attack")
+    assert mixed.uses_policy_die
+    exact = evaluate(scenario, "Veteran", {"Veteran": mixed})
+    assert exact.reward < solved.value.reward
+    game = scenario_game(scenario)
+    n = 100_000
+    results = play_fights(game, n, 4, {"Veteran": mixed}, backend="numba", outcomes=True)
+    _agree(exact.win, results.wins[0], n)
+    _agree(exact.loss, results.wins[1], n)
+    again = play_fights(game, 2000, 4, {"Veteran": mixed}, backend="python", outcomes=True)
+    np.testing.assert_array_equal(again.outcome, results.outcome[:2000])

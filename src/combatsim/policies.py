@@ -106,11 +106,13 @@ def _problem(problem: BaseException) -> str:
     return f"{type(problem).__name__}: {brief(first, 200)[1:-1]}" if first else type(problem).__name__
 
 
-def call_policy(policy: Policy, member: str, obs: np.ndarray, masks: np.ndarray, actions: int) -> np.ndarray:
-    """``policy(obs, masks)``, checked (checked_actions); anything it raises, SystemExit included,
-    is one error naming the policy and its member: a policy's failure is the input's, not ours."""
+def call_policy(policy: Policy, member: str, obs: np.ndarray, masks: np.ndarray, actions: int,
+                uniforms: np.ndarray | None = None) -> np.ndarray:
+    """``policy(obs, masks)`` (``policy(obs, masks, uniforms)`` for a policy that draws from the
+    policy die), checked (checked_actions); anything it raises, SystemExit included, is one error
+    naming the policy and its member: a policy's failure is the input's, not ours."""
     try:
-        result = policy(obs, masks)
+        result = policy(obs, masks) if uniforms is None else policy(obs, masks, uniforms)
     except KeyboardInterrupt:
         raise
     except BaseException as problem:
@@ -211,7 +213,11 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
             for row, policy in rows.items():
                 obs = view["obs"][:, row] if every else view["obs"][running, row]
                 mask = view["mask"][:, row] if every else view["mask"][running, row]
-                chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count)
+                uniforms = None
+                if getattr(policy, "uses_policy_die", False):  # a mixed solved policy (combatsim.solve)
+                    uniforms = policy.policy_uniforms(view["seeds"] if every else view["seeds"][running],
+                                                      state if every else state[running], row)
+                chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count, uniforms)
                 if every:
                     view["actions"][:, row] = chosen
                 else:

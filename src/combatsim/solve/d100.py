@@ -179,3 +179,4 @@ class D100Decisions(DecisionChain):
 
     def observation_keys(self, obs: np.ndarray, member: int) -> list[bytes]:
         return [row.tobytes() for row in key_observations(obs, **self.keyer_spec())]
+

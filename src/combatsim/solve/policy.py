@@ -62,6 +62,15 @@ class TablePolicy:
     def mixed(self) -> bool:
         return bool((self.probabilities.max(axis=1) < 1).any())
 
+    @property
+    def uses_policy_die(self) -> bool:
+        """A mixed d100 policy draws from the engine's policy die (``policy_uniforms``)."""
+        return self.mixed and self.ruleset == "d100"
+
+    def policy_uniforms(self, seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
+        """The policy die's uniform values for ``member`` in the engine ``states`` (``policy_uniforms``)."""
+        return policy_uniforms(seeds, states, member)
+
     def rows(self, obs: np.ndarray) -> np.ndarray:
         """The table's row of each observation."""
         obs = np.asarray(obs)
@@ -169,3 +178,33 @@ def key_observations(obs: np.ndarray, passes: int, blocks: int, friend_blocks: i
         body[:, :, field] *= in_fight
     obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks] = body.reshape(n, -1)
     return obs
+
+
+def policy_uniforms(seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
+    """Per fight: the uniform value in [0, 1) of the policy die the engine rolls for ``member``'s
+    declaration in the coming pass, which it ignores for an action given from outside: the die's
+    32-bit item word over 2**32 (the die itself is that value's first decimal digit, plus 1). In
+    the pass, every member in the fight rolls it in table order, but a surprised member in the
+    first pass (engine._play_pass, _declare); 0 for a member who rolls none. A mixed solved policy
+    draws its action from it, so one fight makes one choice wherever it is played."""
+    from combatsim.d100.engine import M_ACTIVE, M_SURPRISED, MEMBER_FIELDS, S_MEMBERS
+    from combatsim.d100.layout import D100
+    from combatsim.engine import S_INDEX, S_LENGTH, S_RETRIES, S_WORDS, StreamHolder, stream_resume
+
+    out = np.zeros(len(states))
+    holder = StreamHolder()
+    for e, s in enumerate(states):
+        first_pass = s[S_LENGTH] == 0
+
+        def rolls(c, s=s, first_pass=first_pass):
+            base = S_MEMBERS + c * MEMBER_FIELDS
+            return s[base + M_ACTIVE] != 0 and not (first_pass and s[base + M_SURPRISED] != 0)
+
+        if not rolls(member):
+            continue
+        stream_resume(holder, seeds[e], s[S_INDEX], s[S_WORDS], s[S_RETRIES])
+        for c in range(member):
+            if rolls(c):
+                holder.stream.die(D100)
+        out[e] = holder.stream.word() / 2.0**32
+    return out
