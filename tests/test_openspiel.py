@@ -276,6 +276,20 @@ def test_a_cfr_policy_plays_in_fights_and_envs_as_in_openspiel(tmp_path):
     assert abs(np.mean(rewards) - value) <= 5 * spread
 
 
+def test_a_policy_of_openspiels_cpp_solvers_saves_as_a_table():
+    game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
+    turn_based = pyspiel.convert_to_turn_based(game)
+    solver = pyspiel.CFRSolver(turn_based)  # its average policy names no game: asked in the turn-based form
+    for _ in range(3):
+        solver.evaluate_and_update_policy()
+    average = solver.average_policy()
+    mixed = fight_spiel.table_policy(game, average, "Guard", pure=False)
+    pure = fight_spiel.table_policy(game, average, "Guard")
+    assert mixed.mixed and not pure.mixed
+    assert np.allclose(mixed.probabilities.sum(axis=1), 1.0)
+    assert (pure.probabilities.argmax(axis=1) == mixed.probabilities.argmax(axis=1)).all()
+
+
 # --- bad input --------------------------------------------------------------------------------------
 
 def env_error(agents) -> str:

@@ -524,7 +524,13 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Tru
         player = names.index(player)
     if not 0 <= player < len(fight.rows):
         raise ValueError(f"player: {player} is not a player; allowed: 0..{len(fight.rows) - 1}")
-    turn_based = policy.game.get_type().dynamics != game.get_type().dynamics
+    # a policy of the turn-based form (OpenSpiel's CFR, its C++ policies, which name no game) is
+    # asked at the turn-based node where the player declares
+    simultaneous = game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+    policy_game = getattr(policy, "game", None)
+    turn_game = None
+    if simultaneous and (policy_game is None or policy_game.get_type().dynamics != game.get_type().dynamics):
+        turn_game = policy_game or pyspiel.convert_to_turn_based(game)
     row = fight.rows[player]
     actions = len(chain.game.action_names)
     table: dict[bytes, np.ndarray] = {}
@@ -532,9 +538,13 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Tru
         key = fight.key(state._state, state._t, player)
         if key in table:
             continue
-        asked = _turn_of(policy.game, state, player) if turn_based else state
+        asked = state if turn_game is None else _turn_of(turn_game, state, player)
+        try:
+            chances = policy.action_probabilities(asked, player)
+        except TypeError:  # pyspiel's own policies take the state alone
+            chances = policy.action_probabilities(asked)
         probabilities = np.zeros(actions)
-        for action, p in policy.action_probabilities(asked, player).items():
+        for action, p in chances.items():
             probabilities[action] += p
         if pure:
             probabilities = np.eye(actions)[int(np.argmax(probabilities))]
