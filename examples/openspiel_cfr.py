@@ -55,26 +55,27 @@ def main() -> None:
     print(f"value to the Veteran: CFR's average policy {cfr_value:+.6f}, combatsim solve's equilibrium "
           f"{exact.value:+.6f}")
 
-    # the tables fight plays: each state's most likely action
+    # CFR's average policy as combatsim tables: fights draw the mixed actions from the policy die;
+    # the pure tables keep each state's most likely action
     out = args.out or Path(tempfile.mkdtemp(prefix="openspiel_cfr_"))
     out.mkdir(parents=True, exist_ok=True)
-    tables = {}
-    for name in ("Veteran", "Guard"):
-        tables[name] = fight_spiel.table_policy(game, average, name, label=f"CFR {args.iterations}")
-        tables[name].save(out / f"{name}.npz")
-    saved = fight_spiel.openspiel_policy(turn_based, tables)
-    saved_value = expected_game_score.policy_value(turn_based.new_initial_state(), [saved, saved])[0]
-    print(f"saved tables: value {saved_value:+.6f} in OpenSpiel, exploitability "
-          f"{exploitability.exploitability(turn_based, saved):.6f}")
-
-    results = play_fights(scenario_game(scenario), args.fights, 0, tables)
-    reward = (results.wins[0] - results.wins[1]) / args.fights
-    spread = np.sqrt((results.wins[0] + results.wins[1]) / args.fights - reward**2) / np.sqrt(args.fights)
-    print(f"played in {args.fights:,} fights: Veteran's reward {reward:+.6f} +- {spread:.6f} "
-          f"({(reward - saved_value) / spread:+.1f} sigma from OpenSpiel's value)")
+    for pure in (False, True):
+        tables = {name: fight_spiel.table_policy(game, average, name, pure=pure, label=f"CFR {args.iterations}")
+                  for name in ("Veteran", "Guard")}
+        kind = "pure" if pure else "mixed"
+        for name, table in tables.items():
+            table.save(out / f"{name}-{kind}.npz")
+        profile = fight_spiel.openspiel_policy(turn_based, tables)
+        value = expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0]
+        results = play_fights(scenario_game(scenario), args.fights, 0, tables)
+        reward = (results.wins[0] - results.wins[1]) / args.fights
+        spread = np.sqrt((results.wins[0] + results.wins[1]) / args.fights - reward**2) / np.sqrt(args.fights)
+        print(f"{kind} tables: value {value:+.6f} in OpenSpiel, exploitability "
+              f"{exploitability.exploitability(turn_based, profile):.6f}; {args.fights:,} fights: "
+              f"{reward:+.6f} +- {spread:.6f} ({(reward - value) / spread:+.1f} sigma)")
     print("the same in the command line:")
     print(f"  combatsim fight d100_duel --set {OVERRIDES[0]} --set {OVERRIDES[1]} "
-          f"--policy Veteran=file:{out / 'Veteran.npz'} --policy Guard=file:{out / 'Guard.npz'}")
+          f"--policy Veteran=file:{out / 'Veteran-mixed.npz'} --policy Guard=file:{out / 'Guard-mixed.npz'}")
     print(f"{time.perf_counter() - started:.0f} s")
 
 

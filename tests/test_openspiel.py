@@ -243,6 +243,11 @@ def test_the_equilibrium_equals_solves_and_is_unexploitable_two_passes():
 
 # --- a policy OpenSpiel trains, played in fights and the envs ---------------------------------------
 
+def openspiel_value(turn_based, tables) -> float:
+    profile = fight_spiel.openspiel_policy(turn_based, tables)
+    return expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0]
+
+
 def test_a_cfr_policy_plays_in_fights_and_envs_as_in_openspiel(tmp_path):
     game = fight_spiel.load_game("d100_duel", overrides=ONE_PASS)
     turn_based = pyspiel.convert_to_turn_based(game)
@@ -250,17 +255,20 @@ def test_a_cfr_policy_plays_in_fights_and_envs_as_in_openspiel(tmp_path):
     for _ in range(30):
         solver.evaluate_and_update_policy()
     average = solver.average_policy()
-    tables = {}
+    tables, pure = {}, {}
     for name in ("Veteran", "Guard"):
         fight_spiel.table_policy(game, average, name).save(tmp_path / f"{name}.npz")
         tables[name] = load_policy(tmp_path / f"{name}.npz")
-    value = expected_game_score.policy_value(
-        turn_based.new_initial_state(), [fight_spiel.openspiel_policy(turn_based, tables)] * 2)[0]
+        pure[name] = fight_spiel.table_policy(game, average, name, pure=True)
+    assert tables["Veteran"].mixed  # fights draw its actions from the policy die
     fights = 100_000
-    results = play_fights(scenario_game(example("d100_duel", ONE_PASS)), fights, 7, tables)
-    mean = (results.wins[0] - results.wins[1]) / fights
-    spread = np.sqrt((results.wins[0] + results.wins[1]) / fights - mean**2) / np.sqrt(fights)
-    assert abs(mean - value) <= 5 * spread
+    for played in (tables, pure):
+        value = openspiel_value(turn_based, played)
+        results = play_fights(scenario_game(example("d100_duel", ONE_PASS)), fights, 7, played)
+        mean = (results.wins[0] - results.wins[1]) / fights
+        spread = np.sqrt((results.wins[0] + results.wins[1]) / fights - mean**2) / np.sqrt(fights)
+        assert abs(mean - value) <= 5 * spread
+    # an env loop calls policy(obs, masks): the most likely action, as the pure table plays
     from combatsim.rl.fight_parallel import parallel_env
 
     env = parallel_env(example("d100_duel", ONE_PASS), ["Veteran", "Guard"])
@@ -273,7 +281,7 @@ def test_a_cfr_policy_plays_in_fights_and_envs_as_in_openspiel(tmp_path):
             observations, reward, _, _, infos = env.step(actions)
         rewards.append(reward["Veteran"])
     spread = np.std(rewards) / np.sqrt(len(rewards))
-    assert abs(np.mean(rewards) - value) <= 5 * spread
+    assert abs(np.mean(rewards) - openspiel_value(turn_based, pure)) <= 5 * spread
 
 
 def test_a_policy_of_openspiels_cpp_solvers_saves_as_a_table():
@@ -283,8 +291,8 @@ def test_a_policy_of_openspiels_cpp_solvers_saves_as_a_table():
     for _ in range(3):
         solver.evaluate_and_update_policy()
     average = solver.average_policy()
-    mixed = fight_spiel.table_policy(game, average, "Guard", pure=False)
-    pure = fight_spiel.table_policy(game, average, "Guard")
+    mixed = fight_spiel.table_policy(game, average, "Guard")
+    pure = fight_spiel.table_policy(game, average, "Guard", pure=True)
     assert mixed.mixed and not pure.mixed
     assert np.allclose(mixed.probabilities.sum(axis=1), 1.0)
     assert (pure.probabilities.argmax(axis=1) == mixed.probabilities.argmax(axis=1)).all()
@@ -340,4 +348,4 @@ def test_the_example_runs(tmp_path, monkeypatch, capsys):
     runpy.run_path(str(script), run_name="__main__")
     printed = capsys.readouterr().out
     assert "combatsim solve's equilibrium +0.032512" in printed
-    assert (tmp_path / "Veteran.npz").is_file() and (tmp_path / "Guard.npz").is_file()
+    assert (tmp_path / "Veteran-mixed.npz").is_file() and (tmp_path / "Guard-pure.npz").is_file()

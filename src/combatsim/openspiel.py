@@ -501,18 +501,19 @@ class FightObserver:
         return _render_member(fight, state._state, state._t, fight.rows[player])
 
 
-def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = True, label: str = "openspiel"):
+def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = False, label: str = "openspiel"):
     """``policy`` (an ``open_spiel.python.policy.Policy`` of ``game`` or of
-    ``pyspiel.convert_to_turn_based(game)``, such as CFR's average policy) for ``player`` (its
-    number or member name) as a combatsim :class:`~combatsim.solve.TablePolicy`: a table from the
-    member's observation key to its action probabilities over every state the player can meet.
-    ``.save(path)`` writes it for ``combatsim fight --policy NAME=file:PATH``, the envs and
-    ``simulate_fights(policies=)``.
+    ``pyspiel.convert_to_turn_based(game)``, such as CFR's average policy, or one of pyspiel's own)
+    for ``player`` (its number or member name) as a combatsim :class:`~combatsim.solve.TablePolicy`:
+    a table from the member's observation key to its action probabilities, over every state the
+    player can meet. ``.save(path)`` writes it for ``combatsim fight --policy NAME=file:PATH``,
+    ``simulate_fights(policies=)`` and the envs.
 
-    ``pure`` (the default) keeps each state's most likely action (the lowest-numbered of equals),
-    which is what ``fight`` and the envs play for a table: OpenSpiel's figures for the saved policy
-    (:func:`openspiel_policy`) are then the fights'. ``pure=False`` keeps the mix, which
-    ``combatsim solve --against`` reads exactly but ``fight`` plays by its most likely action."""
+    A mixed table draws its action from the engine's policy die in ``fight`` and
+    ``simulate_fights``; called as ``policy(obs, masks)`` alone (as in an env loop) it plays each
+    state's most likely action. ``pure`` keeps only that action (the lowest-numbered of equals),
+    so that OpenSpiel's figures for the table (:func:`openspiel_policy`) are also what it plays
+    there."""
     from combatsim.solve.policy import SavedKeyer, TablePolicy
 
     fight: _Fight = game.fight
