@@ -57,6 +57,7 @@ _DEFAULTS = {
     "max_states": DEFAULT_MAX_STATES,  # refuse a chain whose state bound is larger, before any work
 }
 
+
 def _game_type(dynamics=pyspiel.GameType.Dynamics.SIMULTANEOUS,
                utility=pyspiel.GameType.Utility.GENERAL_SUM) -> pyspiel.GameType:
     """The registered type has the widest choices; each game states its own dynamics and utility."""
@@ -99,7 +100,9 @@ def load_game(scenario: Scenario | str | Mapping = "d100_duel", agents: Sequence
         except (TypeError, ValueError) as problem:
             raise ValueError(f"scenario: the document cannot be written as JSON ({problem})") from None
         params["document"] = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-        params["scenario"] = _writable("scenario", scenario.name if isinstance(scenario, Scenario) else "document")
+        # only a label here, for the game string: its name as far as a game string can write it
+        name = scenario.name if isinstance(scenario, Scenario) else str(dict(scenario).get("name", "document"))
+        params["scenario"] = "".join(" " if mark in _UNWRITABLE else mark for mark in name)
     elif isinstance(scenario, str):
         params["scenario"] = _writable("scenario", scenario)
         params["set"] = ";".join(_override_param(text) for text in overrides)
@@ -142,9 +145,7 @@ def _scenario_from(params: Mapping) -> Scenario:
             data = json.loads(base64.urlsafe_b64decode(document + "=" * (-len(document) % 4)))
         except ValueError:
             raise ValueError("document: not a scenario document written by combatsim.openspiel.load_game") from None
-        scenario = as_scenario(data)
-        scenario.name = params["scenario"]
-        return scenario
+        return as_scenario(data)
     overrides = []
     for item in filter(None, params["set"].split(";")):
         cut = min((item.find(mark) for mark in "=:" if mark in item), default=-1)
