@@ -236,6 +236,17 @@ ODDS_FIGHT_FLAGS: list[Flag] = [
          "options.unit_limit=1000000", "options.unit_limit=" + "9" * 5000, "sides[" + "9" * 5000 + "].x=1",
          "sides[0].members[0].weapon.damage=\"0d6\"", "options.unit_limit=1_", "options.unit_limit=\"١\""]))),
 ]
+SOLVE_FLAGS: list[Flag] = [
+    ("--set", st.just("options.max_rounds=1"), st.one_of(hostile_text, st.sampled_from([
+        "options.max_rounds=0", "options.max_rounds=" + "9" * 5000, "options.passes=-1", "sides[9].x=1"]))),
+    ("--agent", st.sampled_from(["Veteran", "Guard"]), st.one_of(hostile_text, st.sampled_from(["Gaurd", "veteran"]))),
+    ("--method", st.sampled_from(["auto", "exact", "float64"]), hostile_text),
+    ("--max-states", st.sampled_from(["10000000", "100000"]), st.one_of(hostile, st.sampled_from(["0", "1", "1e13"]))),
+    ("--against", st.just("Guard=fuzz_policies:first_legal"), st.sampled_from([
+        "Guard=fuzz_policies:raises", "Guard=fuzz_policies:exits", "Guard=fuzz_policies:recurses",
+        "Guard=fuzz_policies:floats", "Guard=fuzz_policies:wrong_shape", "Guard=fuzz_policies:out_of_range",
+        "Guard=fuzz_exits_on_import:policy", "Guard=nowhere:x", "Guard=file:/nonexistent.npz", "Nobody=numpy:zeros"])),
+]
 #: Required flags come first in each list and are always given (a missing one is argparse's error,
 #: which test_missing_required_flags covers); the rest are given or not.
 COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
@@ -256,6 +267,7 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "odds fight exp": (["odds", "fight", "exp_bob_too"], ODDS_FIGHT_FLAGS, 0),
     "odds fight d100": (["odds", "fight", "d100_duel"], [(flag, HOSTILE_ONLY, bad) for flag, _, bad in ODDS_FIGHT_FLAGS],
                         0),
+    "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
 }

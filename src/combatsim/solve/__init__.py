@@ -110,7 +110,7 @@ def _scenario(scenario):
 def _fixed_policies(chain: DecisionChain, against: Mapping | None, deciders: tuple[int, ...]) -> tuple[dict, dict]:
     """``{member row: function (chain, states, t) -> actions}`` and their labels, for ``against``."""
     from combatsim.game import member_index
-    from combatsim.policies import checked_actions, policy_label
+    from combatsim.policies import call_policy, policy_label
 
     if against is None:
         return {}, {}
@@ -128,17 +128,12 @@ def _fixed_policies(chain: DecisionChain, against: Mapping | None, deciders: tup
                             f"got {type(policy).__name__}")
         label = getattr(policy, "label", None) if isinstance(policy, TablePolicy) else policy_label(policy)
 
-        def evaluate(chain, states, t, policy=policy, name=name, row=row, label=label):
+        def evaluate(chain, states, t, policy=policy, name=name, row=row):
             obs, masks = chain.observations(states, t, row)
             if isinstance(policy, TablePolicy) and policy.mixed:
                 return policy.mixes(obs, exact=chain.exact)
             try:
-                result = policy(obs, masks)
-            except Exception as problem:
-                raise PolicyError(f"against: policy {label} of {name!r} raised {type(problem).__name__}: "
-                                  f"{str(problem).splitlines()[0] if str(problem) else ''}") from None
-            try:
-                return checked_actions(policy, name, result, len(states), len(game.action_names))
+                return call_policy(policy, name, obs, masks, len(game.action_names))
             except (TypeError, ValueError) as problem:
                 raise PolicyError(f"against: {problem}") from None
 
