@@ -327,3 +327,57 @@ def test_a_mixed_policy_draws_from_the_policy_die_and_plays_its_exact_value():
     _agree(exact.loss, results.wins[1], n)
     again = play_fights(game, 2000, 4, {"Veteran": mixed}, backend="python", outcomes=True)
     np.testing.assert_array_equal(again.outcome, results.outcome[:2000])
+
+
+# --- the shipped trained policies against the best response -------------------------------------------
+
+
+def shipped_policies() -> dict:
+    """The shipped trained policies (examples/mlp_policy.py), by label: (member, policy)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
+    try:
+        import mlp_policy
+    finally:
+        sys.path.pop(0)
+    return {"sb3_veteran": ("Veteran", mlp_policy.sb3_veteran), "selfplay Veteran": ("Veteran", mlp_policy.selfplay),
+            "selfplay Guard": ("Guard", mlp_policy.selfplay)}
+
+
+def test_no_shipped_trained_policy_beats_the_best_response_exactly():
+    """On the duel cut to 5 rounds (the policies read the round as a fraction of the limit, so
+    they play it as they play any fight): each policy's exact value is at most the best response's."""
+    scenario = example("d100_duel", ["options.max_rounds=5"])
+    responses = {name: best_response(scenario, name) for name in ("Veteran", "Guard")}
+    for label, (member, policy) in shipped_policies().items():
+        own = evaluate(scenario, member, {member: policy})
+        assert own.reward <= responses[member].value.reward + responses[member].error_bound, label
+
+
+@pytest.mark.slow
+@million_fights
+def test_no_shipped_trained_policy_beats_the_best_response_in_a_million_fights():
+    policies = shipped_policies()
+    responses = {name: best_response("d100_duel", name) for name in ("Veteran", "Guard")}
+    game = scenario_game("d100_duel")
+    n = 1_000_000
+    for label, (member, policy) in policies.items():
+        results = play_fights(game, n, 1, {member: policy}, backend="numba")
+        side = game.member_sides[game.member_names.index(member)]
+        rewards = (results.wins[side] - results.wins[1 - side]) / n
+        spread = math.sqrt((results.wins[side] + results.wins[1 - side]) / n - rewards**2) / math.sqrt(n)
+        assert rewards <= float(responses[member].value.reward) + 5 * spread, label
+
+
+@pytest.mark.slow
+@million_fights
+def test_the_equilibrium_policies_play_their_value_in_a_million_fights():
+    from combatsim.solve import equilibrium
+
+    game_value = equilibrium("d100_duel", "Veteran,Guard")
+    n = 1_000_000
+    results = play_fights(scenario_game("d100_duel"), n, 9, game_value.policies, backend="numba")
+    _agree(game_value.outcome.win, results.wins[0], n)
+    _agree(game_value.outcome.loss, results.wins[1], n)
