@@ -381,3 +381,27 @@ def test_the_equilibrium_policies_play_their_value_in_a_million_fights():
     results = play_fights(scenario_game("d100_duel"), n, 9, game_value.policies, backend="numba")
     _agree(game_value.outcome.win, results.wins[0], n)
     _agree(game_value.outcome.loss, results.wins[1], n)
+
+
+def test_ctrl_c_stops_a_solve_in_one_line():
+    """SIGINT part-way through the walk of the chain: exit 130 and one line."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "combatsim", "solve", "d100_duel", "--agents", "Veteran,Guard"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(3.0)  # imports done, the walk under way (the whole solve takes half a minute)
+        assert process.poll() is None
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert process.returncode == 130, err
+    assert err == "combatsim: interrupted\n" and out == ""
