@@ -310,7 +310,7 @@ def test_compare_text_report(capsys):
 @pytest.mark.parametrize(("argv", "message"), [
     (["--csv", "out.csv"], "--compare reports on the terminal"),
     (["--target-error", "0.01"], "--compare reports on the terminal"),
-    (["-n", "20000000"], r"n must be in 1..10000000"),
+    (["-n", "20000000"], r"-n must be at most 10,000,000 with --compare"),
     (["--set", "sides[1].name=Other"], None),
 ])
 def test_compare_limits(capsys, monkeypatch, argv, message):

@@ -381,7 +381,8 @@ def test_fight_policy_human_report_and_csv(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "tss_alex_vs_thug", "-n", 40, "--backend", "python", "--csv", target,
                            "--policy", "Thug=tests.test_policies:always_attack")
     assert code == 0
-    assert "  Thug played by the policy tests.test_policies:always_attack" in out.splitlines()
-    assert "backend python, 1 thread(s)" in out
+    assert any(line.startswith("  Thug played by the policy tests.test_policies:always_attack; masked actions it "
+                               "chose (played as doing nothing): ") for line in out.splitlines())
+    assert "backend python, executor local, 1 thread(s)" in out
     rows = target.read_text().splitlines()
     assert rows[0] == "kind,key,value,ci95_low,ci95_high" and rows[1].startswith("wins,Alex,")

@@ -47,12 +47,16 @@ def measure(call: Callable[[], object], items: int, seconds: float) -> float:
     return items / best
 
 
-def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet: bool = False) -> list[dict]:
+def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet: bool = False,
+                   announce: Callable[[str, int, int], None] | None = None) -> list[dict]:
+    """Time the kernels (all, or those named in ``kernels``); ``announce(kernel, k, total)`` is
+    told before the k-th of ``total`` kernels is timed."""
     records = []
     backends = available_backends()
-    for case in cases():
-        if kernels and case.kernel not in kernels:
-            continue
+    chosen = [case for case in cases() if not kernels or case.kernel in kernels]
+    for number, case in enumerate(chosen, 1):
+        if announce is not None:
+            announce(case.kernel, number, len(chosen))
         if case.custom is not None:
             found = case.custom([b for b in backends if b in case.backends], seconds)
             records.extend(found)

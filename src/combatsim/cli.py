@@ -216,14 +216,21 @@ def count_lines(record: dict, names: tuple[str, ...], suffix: str = "") -> list[
 
 def attack_report(lines: list[str], record: dict) -> str:
     """An attack report: ``lines``, then how the run went, and whether it was cut short."""
-    lines = [*lines, f"seed {record['seed']}, backend {record['backend']}, {record['threads']} thread(s)"]
+    from combatsim.runner import run_line
+
+    lines = [*lines, f"seed {record['seed']}, {run_line(record)}"]
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all attacks ran")
     return "\n".join(lines)
 
 
 def emit(args: argparse.Namespace, record: dict, human: Callable[[dict], str]) -> int:
-    """Print ``record`` as JSON with --json, else as a short report; partial runs exit 130."""
+    """Print ``record`` as JSON with --json, else as a short report; partial runs exit 130. A
+    simulation's record (one with a backend) gets the executor it ran on."""
+    if "backend" in record and "threads" in record:
+        from combatsim.runner import with_executor
+
+        record = with_executor(record)
     print(json.dumps(record) if args.json else human(record))
     return 130 if record.get("partial") else 0
 
@@ -245,7 +252,12 @@ def _bench(args: argparse.Namespace) -> int:
     for name in args.kernel or ():
         if name not in known:
             raise ValueError(f"--kernel must be one of {', '.join(known)}; got {name!r}")
-    records = run_benchmarks(kernels=args.kernel, seconds=args.seconds, quiet=args.json)
+    def announce(kernel: str, number: int, total: int) -> None:
+        print(f"combatsim: timing {kernel} (kernel {number} of {total}; {total - number} after it)", file=sys.stderr,
+              flush=True)
+
+    records = run_benchmarks(kernels=args.kernel, seconds=args.seconds, quiet=args.json,
+                             announce=announce if sys.stderr.isatty() else None)
     if args.json:
         print(json.dumps(records))
     return 0
@@ -321,6 +333,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_handler(args: argparse.Namespace) -> int:
+    """The command's handler; ``attack`` with a progress line on a terminal's stderr (``fight``
+    draws its own)."""
+    if args.command != "attack":
+        return args.handler(args)
+    from combatsim.progress import ProgressLine
+    from combatsim.runner import observe
+
+    with ProgressLine("attacks") as line, observe(progress=line):
+        return args.handler(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
@@ -332,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "scheduler", None) is not None and args.executor != "dask":
             raise ValueError("--scheduler needs --executor dask")
+        if getattr(args, "executor", "local") == "dask" and getattr(args, "policies", None):
+            raise ValueError("--policy: the policies run in this process, so --executor dask does not apply; "
+                             "drop it (--threads T plays T chunks of fights at once here)")
         if getattr(args, "executor", "local") == "dask" and getattr(args, "threads", None) is not None:
             raise ValueError("--threads applies to local runs; with --executor dask each task runs on one worker thread")
         if getattr(args, "executor", "local") == "dask":
@@ -339,8 +366,8 @@ def main(argv: list[str] | None = None) -> int:
 
             check_scheduler(args.scheduler, "--scheduler")  # before dask's import, which takes a second
             with use_executor("dask", args.scheduler), hold_interrupts_after_stop():
-                return args.handler(args)
-        return args.handler(args)
+                return _run_handler(args)
+        return _run_handler(args)
     except (ValueError, TypeError) as error:
         print(f"combatsim: error: {one_line(error)}", file=sys.stderr)
         return 2

@@ -21,7 +21,6 @@ import math
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +28,16 @@ from pathlib import Path
 import numpy as np
 
 from combatsim.engine import ENGINE_BACKENDS
-from combatsim.runner import observe
+from combatsim.progress import ProgressLine
+from combatsim.runner import observe, run_line, with_executor
 from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate, wilson_interval
 from combatsim.validation import check_int
 
 MAX_FIGHTS = 10**12
+#: Fights without -n: the default run, and the most a run with --target-error and no -n takes
+#: on its way to the target (E = 0.0001 needs about 10**8 fights).
+DEFAULT_FIGHTS = 100_000
+MAX_TARGET_FIGHTS = 10**9
 #: Fights whose per-fight winners (int8) and lengths (int32) are kept: for --compare's pairing and
 #: the chart's bars by outcome. 5 bytes a fight: 50 MB at this bound.
 MAX_OUTCOME_FIGHTS = 10_000_000
@@ -107,7 +111,11 @@ def add_fight_parser(commands, add_run_options) -> None:
         description="Simulate whole fights from a scenario file or an example's name "
                     "(combatsim example list). Fields: combatsim scenario fields RULESET.")
     parser.add_argument("scenario", help="scenario file, or an example's name such as d100_duel")
-    add_run_options(parser, default_n=100_000)
+    add_run_options(parser, default_n=DEFAULT_FIGHTS)
+    fights = parser._option_string_actions["-n"]  # None tells "-n not given" apart for --target-error
+    fights.default = None
+    fights.help = (f"fights to simulate (default {DEFAULT_FIGHTS:,}; with --target-error, as many as the target "
+                   f"needs, at most {MAX_TARGET_FIGHTS:,}; 1e6 and 1_000_000 work)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                         help="override a field, e.g. sides[0].members[0].torso=light (repeatable); "
                              "VALUE is a TOML value or a bare string")
@@ -117,50 +125,18 @@ def add_fight_parser(commands, add_run_options) -> None:
     parser.add_argument("--csv", metavar="FILE", help="write the win rates and the length histogram as CSV")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="chart the fights' lengths by outcome (.png, .svg or .pdf; needs the plot extra)")
-    parser.add_argument("--target-error", type=float, default=None,
-                        help="stop once every side's 95%% win-rate interval is at most this wide on each side")
+    parser.add_argument("--target-error", type=float, default=None, metavar="E",
+                        help="stop once every side's 95%% win-rate interval reaches at most E on each side of "
+                             "the rate; E is a fraction in (0, 0.5): 0.001 is +-0.1 percentage points. Without "
+                             f"-n the run goes on until the target is met, at most {MAX_TARGET_FIGHTS:,} fights; "
+                             "the report says whether it was met")
     parser.add_argument("--policy", dest="policies", action="append", default=[], metavar="NAME=MODULE:CALLABLE",
                         help="play member NAME with a batched policy(obs, masks) -> actions, e.g. "
-                             "Guard=my_agents:greedy (repeatable; docs/rl.md); the fights run on the engine "
-                             "(--backend auto, cython, numba or python)")
+                             "Guard=examples.constant_policy:attack from the clone's root (repeatable; "
+                             "docs/rl.md); the fights run on the engine (--backend auto, cython, numba or python), "
+                             "on one thread unless --threads T is given, as a policy may keep state between "
+                             "calls (with T, it is called from T threads at once); not on --executor dask")
     parser.set_defaults(handler=run_fight_command)
-
-
-class ProgressLine:
-    """A progress bar on a terminal's stderr (rich's, when rich is installed); silent anywhere else."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled and sys.stderr.isatty() and sys.stdout.isatty()
-        self.last = 0.0
-        self.rich = None
-        if self.enabled:
-            try:
-                from rich.progress import Progress
-            except ImportError:
-                pass
-            else:
-                self.rich = Progress(transient=True)
-                self.task = self.rich.add_task("fights", total=None)
-                self.rich.start()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
-            return
-        if self.rich is not None:
-            self.rich.update(self.task, completed=done, total=total)
-            return
-        self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}")
-        if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        if self.rich is not None:
-            self.rich.stop()
 
 
 # --- output files: checked before the run, written whole or not at all ---------------------------
@@ -225,6 +201,8 @@ def write_whole(target: Path, write: Callable[[str], None]) -> None:
 
 
 def run_fight_command(args: argparse.Namespace) -> int:
+    if args.n is None:
+        args.n = MAX_TARGET_FIGHTS if args.target_error is not None else DEFAULT_FIGHTS
     csv_path = check_output_path(args.csv, "--csv") if args.csv is not None else None
     plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS) if args.plot is not None else None
     if args.compare and (csv_path or plot_path or args.target_error is not None):
@@ -243,7 +221,9 @@ def run_fight_command(args: argparse.Namespace) -> int:
     if args.policies and (args.compare or args.target_error is not None):
         raise ValueError("--policy: fights played by a policy take no --compare or --target-error")
     if args.compare:
-        check_int("n", args.n, 1, MAX_OUTCOME_FIGHTS)  # each fight's winner is kept to pair the two runs
+        if args.n > MAX_OUTCOME_FIGHTS:  # each fight's winner is kept to pair the two runs
+            raise ValueError(f"-n must be at most {MAX_OUTCOME_FIGHTS:,} with --compare (it keeps each fight's "
+                             f"winner to pair the two runs), got {args.n:,}")
         return compare_command(args, scenario, variant)
     if args.target_error is not None and not 0 < args.target_error < 0.5:
         raise ValueError(f"--target-error must be in (0, 0.5), got {args.target_error}")
@@ -263,20 +243,24 @@ def run_fight_command(args: argparse.Namespace) -> int:
 
         if os.getcwd() not in sys.path:  # as `python -m` would: a policy module in the current directory imports
             sys.path.insert(0, os.getcwd())
-        progress = ProgressLine(enabled=not args.json)
+        progress = ProgressLine()
         try:
-            summary = simulate_scenario(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
-                                        backend=args.backend, chunk_size=args.chunk_size, outcomes=by_outcome,
-                                        progress=progress)
+            results = simulate_policy_fights(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
+                                             backend=args.backend, threads=args.threads, chunk_size=args.chunk_size,
+                                             outcomes=by_outcome, progress=progress)
         finally:
             progress.close()
+        summary = engine_summary(scenario, results)
     else:
         summary = run_scenario(args, scenario, outcomes=by_outcome,
                                stop=precise_enough if args.target_error else None)
-    record = {"scenario": scenario.name, "ruleset": scenario.ruleset,
-              **summary.as_dict(scenario.side_names, report_member_names(scenario))}
+    record = with_executor({"scenario": scenario.name, "ruleset": scenario.ruleset,
+                            **summary.as_dict(scenario.side_names, report_member_names(scenario))})
+    if args.target_error is not None:
+        record["target_error"] = target_record(summary, args.target_error)
     if args.policies:
         record["policies"] = dict(text.rpartition("=")[::2] for text in args.policies)
+        record["masked_actions"] = results.masked_actions
     if csv_path is not None:
         write_whole(csv_path, lambda temporary: write_csv(temporary, record))
         print(f"combatsim: wrote the win rates and the length histogram to {csv_path}", file=sys.stderr)
@@ -285,6 +269,21 @@ def run_fight_command(args: argparse.Namespace) -> int:
         print(f"combatsim: wrote the chart of fight lengths to {plot_path}", file=sys.stderr)
     print(json.dumps(record) if args.json else human_report(record))
     return 130 if summary.partial else 0
+
+
+def widest_error(wins: Sequence[int], fights: int) -> float:
+    """The largest distance, over the sides, from a side's win rate to either end of its 95 % interval."""
+    if not fights:
+        return 1.0
+    return max(max(w / fights - lo, hi - w / fights) for w in wins for lo, hi in [wilson_interval(w, fights)])
+
+
+def target_record(summary: FightSummary, target: float) -> dict:
+    """Whether ``--target-error`` was met, and if not, why the run stopped short of it."""
+    reached = widest_error(summary.wins, summary.fights)
+    met = reached <= target
+    why = None if met else "interrupted" if summary.partial else "fight limit"
+    return {"target": target, "reached": reached, "met": met, "stopped_short_because": why}
 
 
 def report_member_names(scenario: Scenario) -> tuple[str, ...] | None:
@@ -315,7 +314,7 @@ def kernel_summary(result, n: int, seed: int, step_unit: str, **figures) -> Figh
 
 def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, stop=None) -> FightSummary:
     module = ruleset_module(scenario.ruleset)
-    progress = ProgressLine(enabled=not args.json)
+    progress = ProgressLine()
     try:
         with observe(progress=progress, stop=stop):
             return module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
@@ -331,8 +330,9 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
 
     ``policies`` maps member names (combatsim.game) to batched policies ``policy(obs, masks) ->
     actions`` (combatsim.policies): those members are played by them, every other member by its
-    scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (one thread;
-    ``backend`` auto, cython, numba or python: auto is Cython where built, else Numba). Without
+    scripted policy, through the engine, ``chunk_size`` fights at a time in lockstep (``threads``
+    chunks at once, default one, as a policy may keep state; ``backend`` auto, cython, numba or
+    python: auto is Cython where built, else Numba). Without
     policies this is ``combatsim fight``'s run on the fight kernels. Either way the summary is
     the one ``combatsim fight`` reports; ``progress(done, n)`` is told as fights finish.
     """
@@ -344,16 +344,24 @@ def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend
         with observe(progress=progress):
             return module.run(scenario.spec, n=n, seed=seed, backend=backend, threads=threads,
                               chunk_size=chunk_size, outcomes=outcomes)
+    return engine_summary(scenario, simulate_policy_fights(scenario, n, seed=seed, policies=policies, backend=backend,
+                                                           threads=threads, chunk_size=chunk_size, outcomes=outcomes,
+                                                           progress=progress))
+
+
+def simulate_policy_fights(scenario: Scenario, n: int, *, seed: int, policies, backend: str, threads: int | None,
+                           chunk_size: int | None, outcomes: bool,
+                           progress: Callable[[int, int], None] | None) -> object:
+    """simulate_scenario's fights with policies, as the engine counted them (combatsim.policies.FightResults)."""
     from combatsim.game import scenario_game
     from combatsim.policies import DEFAULT_CHUNK, play_fights
     from combatsim.validation import check_choice
 
     check_choice("backend", backend, ENGINE_BACKENDS)
     check_int("n", n, 1, MAX_FIGHTS)
-    results = play_fights(scenario_game(scenario), n, seed, policies, backend=backend,
-                          chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes,
-                          progress=progress)
-    return engine_summary(scenario, results)
+    return play_fights(scenario_game(scenario), n, seed, policies, backend=backend,
+                       chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, 1 << 20), outcomes=outcomes,
+                       progress=progress, threads=1 if threads is None else threads)
 
 
 def engine_outcomes(results, draw: int = -1, unfinished: int = -1) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -375,8 +383,8 @@ def engine_summary(scenario: Scenario, results) -> FightSummary:
     winner, rounds = engine_outcomes(results)  # the report's winner: 0, 1, or -1 when no side won
     return FightSummary(
         fights=results.fights, wins=list(results.wins), rounds_histogram=results.length_histogram,
-        seed=results.seed, backend=results.backend, threads=1, step_unit=module.step_unit(scenario.spec),
-        winner=winner, rounds=rounds,
+        seed=results.seed, backend=results.backend, threads=results.threads, partial=results.partial,
+        step_unit=module.step_unit(scenario.spec), winner=winner, rounds=rounds,
         standing=standing_by_side(results.standing, [len(side["members"]) for side in scenario.document["sides"]]),
         **module.engine_figures(scenario.spec, results),
     )
@@ -472,11 +480,22 @@ def human_report(record: dict) -> str:
                          f"{m['standing_rate']:.2%}" for m in members)
     if any("wins_by_flight_count" in side for side in record["sides"]):
         lines.append("  wins include wins by flight (at least one foe escaped rather than went out)")
+    masked = record.get("masked_actions", {})
     for name, policy in record.get("policies", {}).items():
-        lines.append(f"  {name} played by the policy {policy}")
-    lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
-    if record["stopped_early"]:
-        lines.append("  stopped early: the target error was reached")
+        lines.append(f"  {name} played by the policy {policy}; masked actions it chose (played as doing nothing): "
+                     f"{masked.get(name, 0):,}")
+    lines.append(f"  {run_line(record)}")
+    target = record.get("target_error")
+    if target is not None:
+        goal = f"target error {target['target']:g} (+-{100 * target['target']:g} percentage points)"
+        reached = f"+-{100 * target['reached']:.4g} points"
+        if target["met"]:
+            lines.append(f"  {goal} met after {record['fights']:,} fights ({reached})")
+        elif target["stopped_short_because"] == "interrupted":
+            lines.append(f"  {goal} NOT met: interrupted after {record['fights']:,} fights (reached {reached})")
+        else:
+            lines.append(f"  {goal} NOT met: the run reached its limit of {record['fights']:,} fights (-n) "
+                         f"at {reached}; raise -n or leave it out")
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all fights ran")
     return "\n".join(lines)
@@ -529,6 +548,7 @@ def compare_command(args: argparse.Namespace, baseline: Scenario, variant: Scena
                   "interval on the paired per-fight differences",
         "seed": args.seed, "backend": first.backend, "threads": first.threads, "partial": partial,
     }
+    record = with_executor(record)
     print(json.dumps(record) if args.json else compare_report(record))
     return 130 if partial else 0
 
@@ -545,7 +565,7 @@ def compare_report(record: dict) -> str:
         lo, hi = row["difference_ci95"]
         lines.append(f"  {title:<{width}}  {row['baseline_rate']:9.3%}  {row['variant_rate']:9.3%}  "
                      f"{100 * row['difference']:+8.3f}  ({100 * lo:+.3f} .. {100 * hi:+.3f})")
-    lines.append(f"  backend {record['backend']}, {record['threads']} thread(s)")
+    lines.append(f"  {run_line(record)}")
     if record["partial"]:
         lines.append("PARTIAL: interrupted before all fights ran")
     return "\n".join(lines)

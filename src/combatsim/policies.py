@@ -12,14 +12,19 @@ lockstep chunks, members without a policy on their scripted policy, so fight ``i
 from __future__ import annotations
 
 import importlib
+import itertools
+import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.validation import brief, check_int, check_seed
+from combatsim.validation import brief, check_int, check_seed, check_threads
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 #: Fights stepped together: the buffers, observations and masks of a chunk stay a few MB.
@@ -165,90 +170,199 @@ class FightResults:
     #: per fight (outcomes=True): the outcome code (0, 1, DRAW, UNFINISHED) and the length
     outcome: np.ndarray | None = field(default=None, repr=False)
     length: np.ndarray | None = field(default=None, repr=False)
+    #: per member played by a policy, by name: the masked actions its policy chose (each is played
+    #: as the member's do-nothing action, as in the environments)
+    masked_actions: dict[str, int] = field(default_factory=dict)
+    #: threads that played chunks at once
+    threads: int = 1
+    #: interrupted (Ctrl-C): ``fights`` is the whole chunks finished before it, fights 0..fights-1
+    partial: bool = False
 
 
 def _side_count(totals: dict[str, int], name: str, side: int) -> int:
     return int(totals.get(f"{name}_side_{side}", 0))
 
 
+@dataclass
+class _ChunkTally:
+    """What one chunk of fights counted (see play_fights)."""
+
+    ends: np.ndarray
+    totals: np.ndarray
+    standing: np.ndarray
+    lengths: np.ndarray
+    masked: dict[int, int]
+    outcome: np.ndarray
+    length: np.ndarray
+
+
+class _Stopped(Exception):
+    """A chunk abandoned because the run was interrupted."""
+
+
+def _play_chunk(game: Game, engine, rows: Mapping[int, Policy], b: dict[str, np.ndarray], seed: int, first: int,
+                size: int, stop: threading.Event | None) -> _ChunkTally:
+    """Fights ``first .. first+size-1`` of ``seed`` in lockstep in buffers ``b``: each step asks
+    every policy once for its member's actions in every fight still running, then calls the
+    engine's ``step`` once."""
+    actions_count = len(game.action_names)
+    view = {key: value[:size] for key, value in b.items()}
+    view["seeds"][:] = seed
+    view["indices"][:] = np.arange(first, first + size, dtype=np.int64)
+    view["which"][:] = 1
+    view["actions"][:] = SCRIPTED
+    engine.reset(game.table, game.config, view["seeds"], view["indices"], view["which"], view["state"],
+                 view["counts"], view["obs"], view["mask"])
+    state = view["state"]
+    masked = dict.fromkeys(rows, 0)
+    running = state[:, S_OUTCOME] == RUNNING
+    while running.any():
+        if stop is not None and stop.is_set():
+            raise _Stopped
+        every = bool(running.all())
+        for row, policy in rows.items():
+            obs = view["obs"][:, row] if every else view["obs"][running, row]
+            mask = view["mask"][:, row] if every else view["mask"][running, row]
+            uniforms = None
+            if getattr(policy, "uses_policy_die", False):  # a mixed solved policy (combatsim.solve)
+                uniforms = policy.policy_uniforms(view["seeds"] if every else view["seeds"][running],
+                                                  state if every else state[running], row)
+            chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count, uniforms)
+            masked[row] += int(np.count_nonzero(np.take_along_axis(mask, chosen[:, None], axis=1) == 0))
+            if every:
+                view["actions"][:, row] = chosen
+            else:
+                view["actions"][running, row] = chosen
+        engine.step(game.table, game.config, view["seeds"], state, view["actions"], view["counts"],
+                    view["obs"], view["mask"])
+        running = state[:, S_OUTCOME] == RUNNING
+    member_standing = game.engine("python").member_standing
+    standing = np.array([np.count_nonzero(member_standing(state, slice(None), game.members, c))
+                         for c in range(game.members)], dtype=np.int64)
+    outcome = state[:, S_OUTCOME].copy()
+    return _ChunkTally(ends=np.bincount(outcome, minlength=4)[:4], totals=view["counts"].sum(axis=0),
+                       standing=standing, lengths=state[:, S_LENGTH].copy(), masked=masked, outcome=outcome,
+                       length=state[:, S_LENGTH].copy())
+
+
 def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | None = None, *,
                 backend: str = "auto", chunk: int = DEFAULT_CHUNK, start: int = 0,
-                outcomes: bool = False, progress: Callable[[int, int], None] | None = None) -> FightResults:
+                outcomes: bool = False, progress: Callable[[int, int], None] | None = None,
+                threads: int = 1) -> FightResults:
     """Fights ``start .. start+n-1`` of ``seed``, the named members played by their policies.
 
     Fights run ``chunk`` at a time, all of a chunk in lockstep: each step asks every policy once
     for the actions of its member in every fight of the chunk still running, then calls the
-    engine's ``step`` once. ``progress(done, n)`` is called after each chunk.
+    engine's ``step`` once. With ``threads`` > 1, that many chunks are played at once, each on a
+    thread of its own (the engine's step runs without the GIL), so the policies are called from
+    several threads at once; the results are the same as on one thread for any policy whose
+    actions depend only on its arguments. ``progress(done, n)`` is called as chunks finish.
+    Ctrl-C returns the fights of the chunks finished before it (fights start..start+k-1), marked
+    partial.
     """
     n = check_int("n", n, 0, 1 << 40)
     seed = check_seed(seed)
     chunk = check_int("chunk", chunk, 1, MAX_CHUNK)
     start = check_int("start", start, 0, (1 << 62) - (1 << 40))
+    threads = check_threads(threads)
     if outcomes:
         check_int("n", n, 0, 100_000_000)
     rows = member_policies(game, policies)
     engine = game.engine(backend)
-    actions_count = len(game.action_names)
     outcome_all = np.empty(n if outcomes else 0, dtype=np.int64)
     length_all = np.empty(n if outcomes else 0, dtype=np.int64)
     totals = np.zeros(len(game.count_names), dtype=np.int64)
     standing = np.zeros(game.members, dtype=np.int64)
-    member_standing = game.engine("python").member_standing
     ends = np.zeros(4, dtype=np.int64)  # side 0, side 1, DRAW, UNFINISHED
+    masked = dict.fromkeys(rows, 0)
     histogram: dict[int, int] = {}
-    b = game.buffers(min(chunk, max(n, 1)))
-    for first in range(0, n, chunk):
-        size = min(chunk, n - first)
-        view = {key: value[:size] for key, value in b.items()}
-        view["seeds"][:] = seed
-        view["indices"][:] = np.arange(start + first, start + first + size, dtype=np.int64)
-        view["which"][:] = 1
-        view["actions"][:] = SCRIPTED
-        engine.reset(game.table, game.config, view["seeds"], view["indices"], view["which"], view["state"],
-                     view["counts"], view["obs"], view["mask"])
-        state = view["state"]
-        running = state[:, S_OUTCOME] == RUNNING
-        while running.any():
-            every = bool(running.all())
-            for row, policy in rows.items():
-                obs = view["obs"][:, row] if every else view["obs"][running, row]
-                mask = view["mask"][:, row] if every else view["mask"][running, row]
-                uniforms = None
-                if getattr(policy, "uses_policy_die", False):  # a mixed solved policy (combatsim.solve)
-                    uniforms = policy.policy_uniforms(view["seeds"] if every else view["seeds"][running],
-                                                      state if every else state[running], row)
-                chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count, uniforms)
-                if every:
-                    view["actions"][:, row] = chosen
-                else:
-                    view["actions"][running, row] = chosen
-            engine.step(game.table, game.config, view["seeds"], state, view["actions"], view["counts"],
-                        view["obs"], view["mask"])
-            running = state[:, S_OUTCOME] == RUNNING
-        outcome = state[:, S_OUTCOME]
-        ends += np.bincount(outcome, minlength=4)[:4]
-        totals += view["counts"].sum(axis=0)
-        for c in range(game.members):
-            standing[c] += int(np.count_nonzero(member_standing(state, slice(None), game.members, c)))
-        lengths, tally = np.unique(state[:, S_LENGTH], return_counts=True)
-        for length, count in zip(lengths.tolist(), tally.tolist(), strict=True):
+    starts = list(range(0, n, chunk))
+    threads = max(1, min(threads, len(starts)))
+    done = 0
+
+    def add(first: int, tally: _ChunkTally) -> None:
+        nonlocal done
+        size = len(tally.outcome)
+        ends[:] += tally.ends
+        totals[:] += tally.totals
+        standing[:] += tally.standing
+        for row, count in tally.masked.items():
+            masked[row] += count
+        lengths, counts = np.unique(tally.lengths, return_counts=True)
+        for length, count in zip(lengths.tolist(), counts.tolist(), strict=True):
             histogram[length] = histogram.get(length, 0) + count
         if outcomes:
-            outcome_all[first:first + size] = outcome
-            length_all[first:first + size] = state[:, S_LENGTH]
+            outcome_all[first:first + size] = tally.outcome
+            length_all[first:first + size] = tally.length
+        done = first + size
         if progress is not None:
-            progress(first + size, n)
+            progress(done, n)
+
+    partial = False
+    try:
+        if threads == 1:
+            b = game.buffers(min(chunk, max(n, 1)))
+            for first in starts:
+                add(first, _play_chunk(game, engine, rows, b, seed, start + first, min(chunk, n - first), None))
+        else:
+            partial = _play_threaded(game, engine, rows, seed, n, chunk, start, starts, threads, add)
+    except KeyboardInterrupt:
+        partial = True
     named = {name: int(value) for name, value in zip(game.count_names, totals.tolist(), strict=True)}
     return FightResults(
-        fights=n, side_names=game.side_names, wins=[int(ends[0]), int(ends[1])],
+        fights=done, side_names=game.side_names, wins=[int(ends[0]), int(ends[1])],
         wins_by_flight=[_side_count(named, "wins_by_flight", side) for side in (0, 1)],
         escapes=[_side_count(named, "escapes", side) for side in (0, 1)],
         draws=int(ends[DRAW]), unfinished=int(ends[UNFINISHED]),
         length_histogram=dict(sorted(histogram.items())), length_unit=game.length_unit, totals=named,
         standing=standing.tolist(),
         seed=seed, backend=getattr(engine, "backend", backend),
-        outcome=outcome_all if outcomes else None, length=length_all if outcomes else None,
+        outcome=outcome_all[:done] if outcomes else None, length=length_all[:done] if outcomes else None,
+        masked_actions={game.member_names[row]: count for row, count in masked.items()},
+        threads=threads, partial=partial,
     )
+
+
+def _play_threaded(game: Game, engine, rows: Mapping[int, Policy], seed: int, n: int, chunk: int, start: int,
+                   starts: list[int], threads: int, add: Callable[[int, _ChunkTally], None]) -> bool:
+    """The chunks at ``starts`` on ``threads`` threads, at most ``threads`` in flight, each thread
+    with buffers of its own; finished chunks are added in index order, so an interrupted run
+    keeps fights 0..k-1. Returns True when interrupted (Ctrl-C in this thread)."""
+    local = threading.local()
+    stop = threading.Event()
+
+    def play(first: int) -> _ChunkTally:
+        if not hasattr(local, "buffers"):
+            local.buffers = game.buffers(chunk)
+        return _play_chunk(game, engine, rows, local.buffers, seed, start + first, min(chunk, n - first), stop)
+
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="combatsim-policy")
+    pending: deque[tuple[int, Future]] = deque()
+    queued = iter(starts)
+    try:
+        for first in itertools.islice(queued, threads):
+            pending.append((first, pool.submit(play, first)))
+        while pending:
+            first, future = pending.popleft()
+            tally = future.result()
+            following = next(queued, None)
+            if following is not None:
+                pending.append((following, pool.submit(play, following)))
+            add(first, tally)
+    except KeyboardInterrupt:
+        stop.set()
+        for _, future in pending:
+            future.cancel()
+        wait_for([future for _, future in pending])
+        return True
+    except BaseException:
+        stop.set()
+        for _, future in pending:
+            future.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return False
 
 
 def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:

@@ -420,6 +420,22 @@ class RunInfo:
     partial: bool = False
 
 
+def with_executor(record: dict) -> dict:
+    """A simulation's record with the executor it ran on (``"local"`` or ``"dask"``, the one in
+    effect now: the CLI reports inside the run's ``use_executor``). On Dask each task runs on one
+    worker thread, so ``threads`` is 1 there."""
+    choice = EXECUTOR.get()
+    name = "local" if choice is None else getattr(choice, "name", "local")
+    return {**record, "executor": name, **({"threads": 1} if name == "dask" else {})}
+
+
+def run_line(record: dict) -> str:
+    """How a run ran, in words: backend, executor and threads."""
+    if record.get("executor") == "dask":
+        return f"backend {record['backend']}, executor dask (each task on one worker thread)"
+    return f"backend {record['backend']}, executor local, {record['threads']} thread(s)"
+
+
 def run_record(result: object) -> dict:
     """How a ruleset result ran, the closing fields of its ``as_dict`` record."""
     return {"seed": result.seed, "backend": result.backend, "threads": result.threads, "partial": result.partial}

@@ -330,7 +330,8 @@ def schema(ruleset: str) -> tuple[Field, ...]:
         Field("options", "table", "how the fight runs", default={}, fields=module.OPTIONS),
         Field("sides", "tables", "the two sides, side 0 first", entries=(SIDES, SIDES), fields=(
             Field("name", "string", "the side's name in reports", default=None, note='absent: "side 0", "side 1"'),
-            Field("members", "tables", "the side's combatants", entries=(1, module.MAX_MEMBERS), fields=module.MEMBER),
+            Field("members", "tables", "the side's combatants", entries=(1, module.MAX_MEMBERS), fields=module.MEMBER,
+                  note=getattr(module, "MEMBERS_NOTE", "")),
         )),
     )
 

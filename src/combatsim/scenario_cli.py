@@ -15,7 +15,8 @@ from combatsim.scenario import example_names, example_path, ruleset_module, sche
 WIN_MEANING = {
     "exp": "A side wins when no member of the other side is standing (hit points at or below 0) and one of "
            "its own is. Attacks within a unit are simultaneous, so both sides can go down in the same "
-           "unit: that is a draw, as is reaching `unit_limit` units.",
+           "unit: that is a **draw**. A fight still running after `unit_limit` units is **unfinished**, reported "
+           "apart from the draws.",
     "d100": "A side wins when it still has a combatant in the fight and the other side has none: each is out "
             "(a lethal wound, escalated or direct, or an instant death) or escaped (fled successfully). It **wins by "
             "flight** when at least one of those foes escaped rather than went out; `wins` include wins by flight, "
@@ -24,7 +25,8 @@ WIN_MEANING = {
             "nobody left on either side the fight is a **draw**. A fight still running after `max_rounds` rounds "
             "is **unfinished**, reported apart from the draws.",
     "tss": "A side wins when every member of the other side is out (its stun, wound or mortal track "
-           "filled). Reaching `max_rounds` rounds is a draw.",
+           "filled). One attack lands at a time, so no fight is a draw; a fight still running after `max_rounds` "
+           "rounds is **unfinished**.",
 }
 
 STEP_UNITS = {"exp": "units of combat time", "d100": "rounds of `passes` passes", "tss": "rounds"}

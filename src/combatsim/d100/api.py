@@ -595,7 +595,8 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, back
         standing=tuple(results.standing),
         seed=run.seed,
         backend=results.backend,
-        threads=1,
+        threads=results.threads,
+        partial=results.partial,
         winner=winner,
         rounds=rounds,
     )

@@ -34,7 +34,7 @@ MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
 
 OPTIONS = (
     Field("passes", "integer", "passes per round", default=2, low=1, high=MAX_PASSES),
-    Field("max_rounds", "integer", "rounds before the fight is a draw", default=20, low=1, high=MAX_ROUNDS),
+    Field("max_rounds", "integer", "rounds before the fight stops unfinished", default=20, low=1, high=MAX_ROUNDS),
     Field("ambush_side", "integer", "the side that ambushes the other before round 1; -1: no ambush",
           default=-1, low=-1, high=1),
     Field("taper", "choice", "how several specialty ranks add up", default="halving", choices=model.TAPERS),
@@ -72,8 +72,10 @@ MEMBER = (
     Field("two_gun_style", "integer", "Two-Gun Style rank", default=0, low=0, high=10),
     _ranks("ambush_specialist", "Ambush Specialist ranks"),
     _ranks("combat_reflexes", "Combat Reflexes ranks"),
-    Field("torso", "choice", "torso armour", default="none", choices=model.TORSO_COVERAGES),
-    Field("helmet", "boolean", "wears a helmet", default=False),
+    Field("torso", "choice", "torso armour", default="none", choices=model.TORSO_COVERAGES,
+          note="heavy counts as light armour without a helmet"),
+    Field("helmet", "boolean", "wears a helmet", default=False,
+          note="armour class heavy needs heavy torso and a helmet; a helmet alone is light"),
     Field("automatic_fire", "boolean", "fires its weapon automatic", default=False),
     Field("distant", "boolean", "its attacks are distant ranged attacks", default=False),
     Field("policy", "table", "weights of the actions it picks each pass", default={}, note="the weights sum to 100",

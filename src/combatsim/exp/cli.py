@@ -260,7 +260,7 @@ def run_odds(args: argparse.Namespace) -> int:
         print(f"P(hit) per to-hit roll = {odds['hits']} = {float(odds['hits']):.6f}")
         print(f"mean damage per hit = {float(odds['damage_mean_per_hit']):.4f}")
         for hits, p in odds["hits_per_unit"].items():
-            print(f"P({hits} hits in a unit) = {float(p):.6f}")
+            print(f"P({hits} {'hit' if hits == 1 else 'hits'} in a unit) = {float(p):.6f}")
     return 0
 
 

@@ -38,7 +38,7 @@ from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, ca
 MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
 
 OPTIONS = (
-    Field("unit_limit", "integer", "units of combat time before the fight is a draw", default=DEFAULT_UNIT_LIMIT,
+    Field("unit_limit", "integer", "units of combat time before the fight stops unfinished", default=DEFAULT_UNIT_LIMIT,
           low=1, high=MAX_UNIT_LIMIT),
     Field("hit_on_equal", "boolean", "a to-hit equal to the armour rating hits", default=False),
     Field("critical", "boolean", "a natural 1000 ignores the maximum roll", default=False),
@@ -139,7 +139,9 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     return kernel_summary(
         result, n, seed, step_unit(spec),
         wins=list(result.wins),
-        draws=result.draws,
+        # the kernel's draws include the fights still running at the unit limit: reported apart
+        draws=result.mutual,
+        unfinished=result.draws - result.mutual,
         rounds_histogram=nonzero_counts(result.units_histogram, first=1),
         per_side=[_side_figures(result.fights, int(result.damage[side]), int(result.to_hit_rolls[side]),
                                 int(result.hits[side]), int(result.ammunition[side])) for side in (0, 1)],
@@ -165,7 +167,7 @@ def _side_figures(fights: int, damage: int, to_hit_rolls: int, hits: int, ammuni
 def engine_figures(spec: dict, results) -> dict:
     """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
     counts = results.totals
-    return {"draws": results.draws + results.unfinished, "unfinished": None, "totals": {}, "per_side": [
+    return {"draws": results.draws, "unfinished": results.unfinished, "totals": {}, "per_side": [
         _side_figures(results.fights, counts[f"damage_side_{side}"], counts[f"to_hit_rolls_side_{side}"],
                       counts[f"hits_side_{side}"], counts[f"ammunition_side_{side}"]) for side in (0, 1)]}
 

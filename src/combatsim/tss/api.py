@@ -495,7 +495,8 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chu
         standing=tuple(results.standing),
         seed=run.seed,
         backend=results.backend,
-        threads=1,
+        threads=results.threads,
+        partial=results.partial,
         winner=winner,
         rounds=rounds,
     )

@@ -71,7 +71,9 @@ def _report(record: dict) -> str:
     return attack_report([
         f"TSS attacks: {record['attacks']:,}, hit rate {record['hit_rate']:.6f}",
         *count_lines(record, ("amazing", "good", "ordinary", "failure", "critical_failure")),
-        *count_lines(record, ("stun", "wound", "mortal"), " per attack"),
+        "  damage dealt after armour (points in all, mean per attack):",
+        *(f"  {name + ' points':17s} {record[name]:>14,}  {record[name] / (record['attacks'] or 1):.6f} per attack"
+          for name in ("stun", "wound", "mortal")),
     ], record)
 
 

@@ -12,9 +12,12 @@ from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table
 from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
 
 MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_CHARACTERS // 2)
+#: what ``scenario fields tss`` says of ``sides[].members``: the order decides every attack's target
+MEMBERS_NOTE = ("in order: everyone attacks the foe listed first that is still in the fight, so the order "
+                "of a side's members decides whom the other side focuses")
 
 OPTIONS = (
-    Field("max_rounds", "integer", "rounds before the fight is a draw", default=100, low=1, high=MAX_ROUNDS),
+    Field("max_rounds", "integer", "rounds before the fight stops unfinished", default=100, low=1, high=MAX_ROUNDS),
     Field("one_step_shift", "boolean", "quality shifts the damage type one step at most", default=False),
 )
 
@@ -91,7 +94,10 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
     return kernel_summary(
         result, n, seed, step_unit(spec),
         wins=[c[0], c[1]],
-        draws=c[2],
+        # no TSS fight ends in a draw (one attack at a time: a side is out first); the kernel's
+        # third count is the fights still running after max_rounds
+        draws=0,
+        unfinished=c[2],
         rounds_histogram=result.rounds_histogram,
         per_side=[{}, {}],
         totals=_totals(*c[4:8]),
@@ -114,7 +120,7 @@ def _totals(attacks: int, stun: int, wound: int, mortal: int) -> dict:
 def engine_figures(spec: dict, results) -> dict:
     """``run``'s figures for fights the engine played (combatsim.policies.FightResults)."""
     counts = results.totals
-    return {"draws": results.draws + results.unfinished, "unfinished": None, "per_side": [{}, {}],
+    return {"draws": results.draws, "unfinished": results.unfinished, "per_side": [{}, {}],
             "totals": _totals(counts["attacks"], counts["stun"], counts["wound"], counts["mortal"])}
 
 
