@@ -60,7 +60,7 @@ def test_missing_dask_says_how_to_install(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "dask.distributed", None)
-    with pytest.raises(ValueError, match=r'pip install "combatsim\[dask\]"'):
+    with pytest.raises(ValueError, match=r'pip install "\.\[dask\]" in the clone of combatsim'):
         resolve_executor("dask")
 
 
