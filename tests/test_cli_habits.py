@@ -229,6 +229,13 @@ def test_unfinished_fights_are_apart_from_draws_in_every_ruleset(capsys, tmp_pat
     assert code == 0 and re.search(rf"^  unfinished +{record['unfinished']:,} ", out, flags=re.M)
 
 
+def test_compare_says_its_third_row_holds_the_unfinished_too(capsys):
+    code, out, _ = run(capsys, "fight", "tss_alex_vs_thug", "-n", 500, "--compare", "options.max_rounds=1")
+    assert code == 0 and re.search(r"^  draws or unfinished +\d", out, flags=re.M)
+    record = run_json(capsys, "fight", "tss_alex_vs_thug", "-n", 500, "--compare", "options.max_rounds=1")
+    assert record["draw_rate"]["name"] == "draws or unfinished" and record["draw_rate"]["variant_rate"] > 0
+
+
 def test_tss_attack_labels_its_point_totals(capsys):
     code, out, _ = run(capsys, "attack", "tss", "--skill", "16/8/4", "--damage", "d4w/d4+2w/d4-1m", "-n", 1000)
     assert code == 0

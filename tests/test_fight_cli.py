@@ -85,7 +85,7 @@ def test_csv_and_plot_say_where_they_wrote_and_stack_by_outcome(capsys, tmp_path
     os.umask(umask)
     assert {path.stat().st_mode & 0o777 for path in (table, picture)} == {0o666 & ~umask}  # not mkstemp's 0600
     # the stacks: side 0's wins, side 1's wins, draws, adding up to the histogram length by length
-    assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws"]
+    assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws or unfinished"]
     histogram = record["length"]["histogram"]
     assert drawn["xs"] == [int(k) for k in histogram]
     assert [sum(column) for column in zip(*(h for _, h in drawn["stacks"]), strict=True)] == list(histogram.values())

@@ -400,7 +400,7 @@ def plot_lengths(summary: FightSummary, scenario: Scenario, path: Path) -> None:
         by_outcome = {code: np.bincount(summary.rounds[summary.winner == code], minlength=top) for code in (0, 1, -1)}
         stacks = [(f"{scenario.side_names[0]} wins", [int(by_outcome[0][x]) for x in lengths]),
                   (f"{scenario.side_names[1]} wins", [int(by_outcome[1][x]) for x in lengths]),
-                  ("draws", [int(by_outcome[-1][x]) for x in lengths])]
+                  ("draws or unfinished", [int(by_outcome[-1][x]) for x in lengths])]
     else:
         stacks = [("fights", [summary.rounds_histogram[x] for x in lengths])]
         title += f" (not split by outcome: over {MAX_OUTCOME_FIGHTS:,} fights)"
@@ -533,7 +533,8 @@ def compare_command(args: argparse.Namespace, baseline: Scenario, variant: Scena
     def rates(winner: np.ndarray) -> list[float]:
         return [int(np.count_nonzero(winner == code)) / fights if fights else 0.0 for code in (0, 1, -1)]
 
-    names = [*baseline.side_names, "draws"]
+    # the kernels' per-fight winner codes do not tell a draw from a fight unfinished at the limit
+    names = [*baseline.side_names, "draws or unfinished"]
     rows = []
     for index, (name, code) in enumerate(zip(names, (0, 1, -1), strict=True)):
         mean, lo, hi = paired_difference(a, b, code) if fights else (0.0, 0.0, 0.0)
