@@ -33,13 +33,14 @@ def test_a_hint_names_the_clone_command_and_the_packages(extra):
 
 def test_no_message_in_the_source_asks_for_combatsim_from_an_index():
     for path in (ROOT / "src").rglob("*.py"):
-        assert not re.search(r"pip install \"?combatsim\[", path.read_text()), path
+        assert not re.search(r"pip install [\"']?combatsim\[", path.read_text()), path
 
 
 @pytest.mark.parametrize(("module", "call", "extra"), [
     ("matplotlib", "from combatsim.plotting import plot_stacked_bars; "
                    "plot_stacked_bars([1], [('a', [1])], 'x.png', 't', 'x', 'y')", "plot"),
     ("dask", "from combatsim.executors import require_dask; require_dask()", "dask"),
+    ("scipy", "from combatsim.solve.games import _linprog; _linprog()", "solve"),
 ])
 def test_missing_extras_say_how_to_install_them(module, call, extra):
     code = textwrap.dedent(f"""

@@ -1,7 +1,7 @@
 """Training smoke tests with the libraries people use: Stable-Baselines3 and sb3-contrib.
 
 Skipped where they are not installed; ``tox -e train`` installs them (``pip install
-"combatsim[train]"`` plus torch) and runs this file.
+".[train]"`` in the clone, plus torch) and runs this file.
 """
 
 from __future__ import annotations

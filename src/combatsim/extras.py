@@ -13,6 +13,8 @@ EXTRAS = {
     "rl": ("gymnasium>=1.0", "pettingzoo>=1.24"),
     "dask": ("dask>=2024.1", "distributed>=2024.1"),
     "plot": ("matplotlib>=3.7",),
+    "solve": ("scipy>=1.9",),
+    "openspiel": ("open-spiel>=1.5", "cvxpy>=1.4", "ecos>=2.0", "gymnasium>=1.0", "pettingzoo>=1.24"),
     "train": ("gymnasium>=1.0", "pettingzoo>=1.24", "stable-baselines3>=2.3", "sb3-contrib>=2.3"),
 }
 

@@ -26,8 +26,10 @@ def _linprog():
     try:
         from scipy.optimize import linprog
     except ImportError:
-        raise ValueError("agents: solving the game between two members needs scipy (pip install 'combatsim[solve]')"
-                         ) from None
+        from combatsim.extras import install_hint
+
+        raise ValueError(f"agents: solving the game between two members needs the solve extra (scipy): "
+                         f"{install_hint('solve')}") from None
     return linprog
 
 
