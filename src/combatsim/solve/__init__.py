@@ -383,13 +383,15 @@ def exploitability(scenario, agent: str, against: Mapping, *, method: str = "aut
     if not isinstance(against, Mapping) or len(against) != 1:
         raise ValueError("against: exploitability measures one policy: give one member of the other side and its "
                          "policy")
+    from combatsim.game import scenario_game
+
     scenario = _scenario(scenario)
-    response = best_response(scenario, agent, against=against, method=method, max_states=max_states,
-                             progress=progress)
     opponent = next(iter(against))
-    game = decision_chain(scenario, method="float64", max_states=max_states).game
+    game = scenario_game(scenario)
     if game.member_sides[member_index(game, opponent, "against")] == game.member_sides[member_index(game, agent)]:
         raise ValueError(f"against: {opponent!r} is on {agent!r}'s side; exploitability is against a foe's policy")
+    response = best_response(scenario, agent, against=against, method=method, max_states=max_states,
+                             progress=progress)
     game_value = equilibrium(scenario, (agent, opponent), max_states=max_states, progress=progress)
     response.exploitability = Exploitability(
         value=float(response.value.reward) - game_value.value, equilibrium=game_value.value,
