@@ -55,3 +55,16 @@ def test_missing_extras_say_how_to_install_them(module, call, extra):
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
     assert f"the {extra} extra" in out and f'pip install ".[{extra}]" in the clone of combatsim' in out
+
+
+def test_openspiel_without_pyspiel_says_how_to_install_it():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["pyspiel"] = None
+        try:
+            import combatsim.openspiel
+        except ModuleNotFoundError as error:
+            print(error)
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert "the openspiel extra" in out and 'pip install ".[openspiel]" in the clone of combatsim' in out

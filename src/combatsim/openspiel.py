@@ -34,7 +34,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pyspiel
+
+try:
+    import pyspiel
+except ModuleNotFoundError as missing:
+    if missing.name != "pyspiel":
+        raise
+    from combatsim.extras import install_hint
+
+    raise ModuleNotFoundError(f"combatsim.openspiel needs the openspiel extra (open-spiel is not installed): "
+                              f"{install_hint('openspiel')}", name="pyspiel") from None
 
 from combatsim.engine import UNFINISHED
 from combatsim.fight_odds import DEFAULT_MAX_STATES
