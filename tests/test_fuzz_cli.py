@@ -264,9 +264,10 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "fight tss": (["fight", "tss_alex_vs_thug"], FIGHT_FLAGS, 0),
     "fight d100 --policy": (["fight", "d100_duel"], POLICY_FLAGS, 1),
     "curve fight": (["curve", "fight", "exp_bob_too"], CURVE_FIGHT_FLAGS, 1),
-    "odds fight exp": (["odds", "fight", "exp_bob_too"], ODDS_FIGHT_FLAGS, 0),
-    "odds fight d100": (["odds", "fight", "d100_duel"], [(flag, HOSTILE_ONLY, bad) for flag, _, bad in ODDS_FIGHT_FLAGS],
-                        0),
+    "odds fight exp": (["odds", "fight", "exp_bob_too"], ODDS_FIGHT_FLAGS, 1),
+    # hostile only: a valid d100 fight's odds take seconds; --set first, so that every line has it
+    "odds fight d100": (["odds", "fight", "d100_duel"],
+                        [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
     "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),

@@ -14,12 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_api_answered, full_form, sandbox
-from .test_fuzz_api import hostile_source
+from .test_fuzz_api import N_VALUES, hostile_source
 
 pytest.importorskip("gymnasium")
 pytest.importorskip("pettingzoo")
 
-IMPORTS = """from combatsim.scenario import load, resolve
+IMPORTS = """from fractions import Fraction
+from decimal import Decimal
+from combatsim.scenario import load, resolve
 from combatsim.fight_odds import fight_odds
 from combatsim.fight_odds.curve import fight_curve
 from combatsim.rl.fight_env import FightEnv
@@ -82,7 +84,8 @@ def hostile_calls(draw) -> str:
     if entry.endswith(".step"):
         return call_source(entry, action=draw(st.one_of(st.sampled_from(ACTION_HOSTILE), hostile_source)))
     field = draw(st.sampled_from(sorted(CALLS[entry][1])))
-    return call_source(entry, **{field: draw(hostile_source)})
+    # counts of work: hostile, or valid and small (a valid large count is a long run, not a hang)
+    return call_source(entry, **{field: draw(N_VALUES if field in ("n", "num_envs") else hostile_source)})
 
 
 @pytest.mark.parametrize("entry", sorted(CALLS))

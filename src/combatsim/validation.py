@@ -69,6 +69,8 @@ def brief(value: object, limit: int = 60) -> str:
         text = repr(value)
     except Exception:
         text = f"a {type(value).__name__}"
+    if "\n" in text:  # an array's repr: one line
+        text = " ".join(text.split())
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
