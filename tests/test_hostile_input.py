@@ -49,6 +49,8 @@ def refused(arguments: list[str], *named: str, cwd: str | Path | None = None) ->
 
 @pytest.mark.parametrize(("arguments", "named"), [
     (["attack", "exp", *EXP, "--adjustment", HUGE, "-n", "10"], "--adjustment"),
+    (["attack", "tss", "--skill", HUGE, "--damage", "d4w/d4+2w/d4-1m", "-n", "10"], "skill"),
+    (["attack", "tss", "--skill", f"16/8/{HUGE}", "--damage", "d4w/d4+2w/d4-1m", "-n", "10"], "skill"),
     (["fight", "d100_duel", "-n", "10", "--set", f"sides[{HUGE}].x=1"], "--set"),
     (["fight", "d100_duel", "-n", "10", "--compare", f"sides[0].members[0].fighting={HUGE}"], "--compare"),
     (["fight", "d100_duel", "-n", "10", "--set", f"sides[0].members[0].fighting={HUGE}"], "--set"),
@@ -98,6 +100,11 @@ def test_lenient_integers_are_refused(flag, value):
     refused(["fight", "d100_duel", flag, value], flag)
 
 
+@pytest.mark.parametrize("value", ["1_", "1__0", "１２", "٣"])
+def test_lenient_integers_in_scenario_values_are_refused(value):
+    refused(["fight", "d100_duel", "-n", "10", "--set", f"sides[0].members[0].fighting={value}"], "fighting")
+
+
 @pytest.mark.parametrize("value", ["1_", "1__0", "٣", "１"])
 def test_lenient_severity_is_refused_in_the_cli_and_scenarios(value):
     refused(["odds", "d100", "--pool", "50", "--lethality", "30", "--severity", value], "--severity")
@@ -122,6 +129,15 @@ def test_the_documented_forms_are_read(value, expected):
     from combatsim.validation import parse_integer
 
     assert parse_integer(value) == expected
+
+
+def test_lenient_severity_is_refused_in_the_api():
+    from combatsim.d100 import api
+
+    for value in ("1_", "1__0", "٣", "1/2"):
+        with pytest.raises(ValueError, match="severity must be a number"):
+            api.simulate_attacks(10, pool=50, lethality=30, severity=value)
+    assert api.check_severity("1_5e-1") == api.check_severity("1.5")
 
 
 @pytest.mark.parametrize("value", ["1_", "1__0", "_1", "１２", "٣", "nan", "1/2", "1e99999", "9" * 65, "1e1_", ""])
