@@ -320,9 +320,9 @@ def test_tss_mirror_match_leans_to_index_order_by_the_tie_break_only(tmp_path):
 
 def tss_cases(tmp_path, rounds: int) -> list:
     return [
-        example("tss", [f"options.max_rounds={rounds}"]),
+        example("tss_alex", [f"options.max_rounds={rounds}"]),
         # lopsided: Alex against a thug on small tracks
-        example("tss", [f"options.max_rounds={rounds}", "sides[1].members[0].durability=[5, 4, 2]"]),
+        example("tss_alex", [f"options.max_rounds={rounds}", "sides[1].members[0].durability=[5, 4, 2]"]),
         # close: two near-equal fighters, one with Resolve-physical, armour that shifts a type down
         tss_scenario(tmp_path, [[tss_member("12/6/3", "+12/11/5/2", 2, (4, 4, 2), "d4s/d4w/d4+1w")],
                                 [tss_member("13/6/3", "+12/11/5/2", 1, (5, 4, 2), "d4s/d4w/d4m", "En", "good",
@@ -344,7 +344,7 @@ def test_tss_odds_agree_with_the_kernels(tmp_path):
 @pytest.mark.slow
 @million_fights
 def test_tss_odds_agree_with_the_kernels_a_million_fights(tmp_path):
-    for scenario in [example("tss"), *tss_cases(tmp_path, rounds=50)[1:]]:
+    for scenario in [example("tss_alex"), *tss_cases(tmp_path, rounds=50)[1:]]:
         agree(scenario, n=1_000_000, seed=12)
 
 

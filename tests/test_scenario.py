@@ -251,7 +251,7 @@ def test_packaging_declares_the_examples_as_package_data():
 
 def test_example_names_resolve_where_a_path_is_expected(capsys):
     assert example_path("d100_duel") == EXAMPLES_DIR / "d100_duel.toml"
-    assert example_path("tss") == EXAMPLES_DIR / "tss_alex_vs_thug.toml"  # an unambiguous prefix
+    assert example_path("tss_a") == EXAMPLES_DIR / "tss_alex_vs_thug.toml"  # an unambiguous prefix
     assert example_path("exp_bob_too.toml") == EXAMPLES_DIR / "exp_bob_too.toml"
     with pytest.raises(ScenarioError, match="no such scenario file or example; examples: d100_duel"):
         example_path("gurps")

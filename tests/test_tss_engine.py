@@ -40,10 +40,16 @@ def scenario(sides: list[list[dict]], **options):
     return validate(document, "engine", "engine")
 
 
+#: Two weapons (Ambidexterity), a broad skill and a 40% aim chance; the thug always aims first.
+DUELLIST = {**FIGHTER, "second_weapon": {"damage": "d4s/d4+1s/d4w", "class": "En", "quality": "amazing"},
+            "ambidexterity": True, "broad_skill": True, "policy": {"aim": 40, "two_weapons": True}}
+AIMER = {**THUG, "policy": {"aim": 100}}
+
 SCENARIOS = {
     "tss_alex_vs_thug": lambda: load(example_path("tss_alex_vs_thug")),
     "mirror": lambda: scenario([[FIGHTER], [FIGHTER]], max_rounds=6),
     "teams": lambda: scenario([[FIGHTER, SHOOTER], [THUG, THUG, SHOOTER]], max_rounds=8, one_step_shift=True),
+    "tactics": lambda: scenario([[DUELLIST, SHOOTER], [AIMER, {**THUG, "policy": {"aim": 25}}]], max_rounds=8),
 }
 
 
@@ -175,32 +181,38 @@ def test_numba_engine_equals_python_engine_for_generated_teams(side_a, side_b, m
     assert (ours["state"][:, S_LENGTH] <= max_rounds).all()
 
 
-def scripted_choice(g, b):
-    """The action the scripted policy takes now: attack the first foe still in, when it may act."""
-    state = b["state"]
-    choice = np.full((len(state), g.members), engine.HOLD, dtype=np.int64)
-    for e in range(len(state)):
-        for c in range(g.members):
-            if engine.may_act(g.table, state, e, c):
-                foe = engine.first_foe(g.table, state, e, c)
-                choice[e, c] = engine.ATTACK + g.config[engine.K_RANK + foe]
-    return choice
+def taken_actions(g, b):
+    """The action each member took in the step just played (the state keeps it)."""
+    columns = [engine.S_MEMBERS + engine.M_WIDTH * c + engine.M_ACTION for c in range(g.members)]
+    return b["state"][:, columns].copy()
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_external_scripted_choice_plays_the_scripted_fight(name):
+    """Each step, the actions the scripted policy took (policy dice included: a member with an aim
+    chance draws its d100 whatever it does) given from outside play the same step word for word."""
     g = scenario_game(name)
     envs = 8
     python, scripted = start(g, envs, 3)
     _, chosen = start(g, envs, 3)
+    kinds = set()
     while running(scripted).any():
-        chosen["actions"][:] = scripted_choice(g, chosen)
+        before = {key: value.copy() for key, value in chosen.items()}
         step(python, g, scripted)
+        chosen["actions"][:] = taken_actions(g, scripted)
+        kinds |= set(chosen["actions"].ravel().tolist())
         step(python, g, chosen)
         for key in ("state", "counts", "obs", "mask"):
             np.testing.assert_array_equal(chosen[key], scripted[key], err_msg=key)
+        # every action taken in a running fight was legal by the mask of the step
+        took = chosen["actions"]
+        legal = before["mask"][np.arange(envs)[:, None], np.arange(g.members)[None, :], took]
+        assert legal[before["state"][:, S_OUTCOME] == RUNNING].all()
     assert not chosen["counts"][:, engine.C_MASKED].any()
     assert set(scripted["state"][:, S_OUTCOME].tolist()) <= {0, 1, UNFINISHED}
+    if name == "tactics":  # hold, attacks, aim and two-weapon attacks all played
+        names = {g.action_names[k].rstrip("0123456789") for k in kinds}
+        assert names == {"hold", "attack_foe_", "aim", "attack_two_weapons_foe_"}
 
 
 def test_masked_action_does_nothing_and_counts():
@@ -255,14 +267,14 @@ def test_a_held_action_is_kept_for_a_later_phase():
 def test_shapes_names_and_masks():
     g = scenario_game("teams")
     assert g.members == 5 and g.member_sides == (0, 0, 1, 1, 1)
-    assert g.action_names == ("hold", "attack_foe_0", "attack_foe_1", "attack_foe_2")
+    assert g.action_names == ("hold", "attack_foe_0", "attack_foe_1", "attack_foe_2", "aim")
     # 2 globals, then self, two ally slots (side 1 has three members) and three foe slots
-    assert len(g.observation_names) == 2 + 8 * 6
+    assert len(g.observation_names) == 2 + 9 * 6
     assert g.observation_names[:3] == ("phase", "round", "self.in_fight")
-    assert "ally1.may_act" in g.observation_names and g.observation_names[-1] == "foe2.may_act"
+    assert "ally1.may_act" in g.observation_names and g.observation_names[-1] == "foe2.aiming"
     assert g.count_names[-1] == "masked" and g.step_name == "phase" and g.length_unit == "rounds"
     python, b = start(g, 4, 1)
-    assert b["obs"].shape == (4, 5, len(g.observation_names)) and b["mask"].shape == (4, 5, 4)
+    assert b["obs"].shape == (4, 5, len(g.observation_names)) and b["mask"].shape == (4, 5, 5)
     assert (b["mask"][:, :, engine.HOLD] == 1).all()
     # side 0 has two foes... three: attack_foe_2 is legal for side 0 (when it may act), never for side 1
     assert not b["mask"][:, 2:, engine.ATTACK + 2].any()

@@ -168,7 +168,19 @@ def combatants(draw) -> Combatant:
         attack_steps=draw(st.integers(-6, 9)),
         defence_steps=draw(st.integers(-3, 6)),
         resolve=draw(st.none() | scores(20)),
+        **draw(tactics(classes)),
     )
+
+
+@st.composite
+def tactics(draw, classes) -> dict:
+    """A member's second weapon, feats and scripted choices: often none (the plain fight)."""
+    if not draw(st.booleans()):
+        return {}
+    second = draw(st.none() | st.builds(Weapon.make, tracks(), st.sampled_from(classes), qualities))
+    return {"second_weapon": second, "ambidexterity": draw(st.booleans()), "broad_skill": draw(st.booleans()),
+            "aim_chance": draw(st.sampled_from((0, 1, 30, 99, 100)) | st.integers(0, 100)),
+            "two_weapons": second is not None and draw(st.booleans())}
 
 
 def run_fight(backend, seed, start, count, table, n_characters, n_classes, max_rounds, one_step):

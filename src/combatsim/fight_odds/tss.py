@@ -7,8 +7,12 @@ still in rolls Resolve-physical (if it has it) and its action check; characters 
 check scores tie are ordered by their tie-break words, high first, then by index: for k tied
 characters and N = 2^32 faces, an order with d places where a higher index comes first has
 chance C(N + k - 1 - d, k) / N^k (weakly decreasing words, strictly where the index falls).
-These choices fix the round's schedule of attacks; the attacks then land one at a time, each at
-the lowest-index enemy still in, with the attacker's dazed penalty as it stands.
+These choices fix the round's schedule of actions; the attacks then land one at a time, each at
+the lowest-index enemy still in, with the attacker's dazed penalty as it stands. The scripted
+policy's choices are part of the chain: a character with an aim chance holds an aim bit (its state
+is then (stun, wound, mortal, 1)), aims by its policy d100 when it holds none, and uses it up on its
+next attack; a two-weapon action is the main-hand attack, then the off-hand one at the first foe
+still in.
 """
 
 from __future__ import annotations
@@ -23,22 +27,29 @@ from combatsim.fight_odds.chain import Tally, check_states, lcm_all
 from combatsim.tss.engine import (
     R_ACTION_CHECK,
     R_ACTIONS,
+    R_AIM_CHANCE,
+    R_AMBIDEXTERITY,
     R_ARMOUR,
     R_ARMOUR_QUALITY,
     R_ATTACK_STEPS,
+    R_BROAD,
     R_DAMAGE,
     R_DEFENCE_STEPS,
     R_HAS_RESOLVE,
+    R_HAS_SECOND,
     R_MORTAL,
     R_RESOLVE,
     R_SIDE,
     R_SKILL,
     R_STUN,
+    R_TWO_WEAPONS,
     R_WEAPON_CLASS,
     R_WEAPON_QUALITY,
     R_WOUND,
     ROW_BASE,
+    SECOND,
     dazed_steps,
+    own_steps,
     shift_type,
     tier_of,
 )
@@ -91,16 +102,27 @@ class TssChain:
                            if len(group := [i for i in range(count) if scores[i] == score]) > 1]
         # the round's order: action check score high first; ties settled by tie_groups' orders
         self.by_score = sorted(range(count), key=lambda i: (-scores[i], i))
+        # the scripted policy's choices: the aim chance (percent), and 2 attacks an action with two weapons
+        self.aim_chance = [row[R_AIM_CHANCE] for row in self.rows]
+        self.hands = [2 if row[R_TWO_WEAPONS] and row[R_HAS_SECOND] else 1 for row in self.rows]
+        self.tactics = any(self.aim_chance) or max(self.hands) > 1
 
     def exact_digits(self) -> int:
         """Digits of the common denominator after max_rounds rounds."""
         self._laws(True)
         per_round = (sum(math.log10(d) for d in self.start_denominators) + 32 * math.log10(2) * sum(map(len, self.tie_groups))
-                     + sum(math.log10(d) * row[R_ACTIONS] for d, row in zip(self.attack_denominators, self.rows, strict=True)))
+                     + sum(math.log10(d) * row[R_ACTIONS] for d, row in zip(self.slot_denominators, self.rows, strict=True)))
         return int(self.max_rounds * per_round) + 1
 
     def state_bound(self) -> int:
-        return math.prod((s + 1) * (w + 1) * (m + 1) for s, w, m in self.tracks)
+        return math.prod((s + 1) * (w + 1) * (m + 1) * (2 if chance else 1)
+                         for (s, w, m), chance in zip(self.tracks, self.aim_chance, strict=True))
+
+    def _strikes(self, i: int) -> list[tuple[int, int]]:
+        """(aimed, hand) of the attacks ``i`` may make (engine.own_steps's codes)."""
+        aims = (0, 1) if self.aim_chance[i] else (0,)
+        hands = (1, 2) if self.hands[i] == 2 else (0,)
+        return [(aimed, hand) for aimed in aims for hand in hands]
 
     def dazed(self, i: int, lost: tuple[int, int, int], negated: int) -> int:
         stun, wound, _mortal = self.tracks[i]
@@ -134,35 +156,45 @@ class TssChain:
             denominator = lcm_all([p.denominator for law in laws.values() for p in law.values()])
             self.start_denominators.append(denominator if exact else 1)
             self.start_laws.append({k: _scaled(law, denominator, exact) for k, law in laws.items()})
-        self.attack_laws: dict[tuple[int, int, int], list] = {}  # (attacker, target, penalty)
+        # (attacker, target, penalty, aimed, hand)
+        self.attack_laws: dict[tuple[int, int, int, int, int], list] = {}
         self._outcome_cache: dict[tuple, tuple] = {}
         raw = {}
         for i, row in enumerate(self.rows):
             for j in self.foes[i]:
-                damage = {tier: self._damage_law(i, j, tier) for tier in range(3)}
-                for penalty in self._penalties(i):  # dazed: 2 at most for stun and wound, mortal lost < track
-                    steps = row[R_ATTACK_STEPS] + self.rows[j][R_DEFENCE_STEPS] + penalty
-                    law: dict[tuple[int, int, int], Fraction] = {}
-                    for tier, p in tier_law(steps, *row[R_SKILL:R_SKILL + 3]).items():
-                        for done, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
-                            law[done] = law.get(done, 0) + p * q
-                    raw[i, j, penalty] = law
+                for aimed, hand in self._strikes(i):
+                    weapon = SECOND if hand == 2 else 0
+                    damage = {tier: self._damage_law(i, j, tier, weapon) for tier in range(3)}
+                    own = own_steps(aimed, row[R_BROAD], hand, row[R_AMBIDEXTERITY])
+                    for penalty in self._penalties(i):  # dazed: 2 at most for stun and wound, mortal lost < track
+                        steps = row[R_ATTACK_STEPS] + own + self.rows[j][R_DEFENCE_STEPS] + penalty
+                        law: dict[tuple[int, int, int], Fraction] = {}
+                        for tier, p in tier_law(steps, *row[R_SKILL:R_SKILL + 3]).items():
+                            for done, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
+                                law[done] = law.get(done, 0) + p * q
+                        raw[i, j, penalty, aimed, hand] = law
         self.attack_denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == i
                                              for p in law.values()]) if exact else 1 for i in range(self.count)]
+        # An action's weights sum to its slot denominator: the policy d100 (an aim chance strictly
+        # between 0 and 100), then one attack's, or two's with two weapons.
+        self.slot_denominators = [(100 if exact and 0 < chance < 100 else 1) * d ** hands for d, chance, hands in
+                                  zip(self.attack_denominators, self.aim_chance, self.hands, strict=True)]
         for key, law in raw.items():
             self.attack_laws[key] = _scaled(law, self.attack_denominators[key[0]], exact)
 
-    def _damage_law(self, i: int, j: int, tier: int) -> dict[tuple[int, int, int], Fraction]:
-        """(stun, wound, mortal) an attack of degree ``tier`` deals: the tier's dice, its type shifted
-        by quality when the target's armour has a die for the class, secondary damage from the
-        pre-armour amount, the armour roll off the primary (docs/tss.md, section 4)."""
+    def _damage_law(self, i: int, j: int, tier: int, weapon: int = 0) -> dict[tuple[int, int, int], Fraction]:
+        """(stun, wound, mortal) an attack of degree ``tier`` with ``weapon`` (0, or SECOND) deals: the
+        tier's dice, its type shifted by quality when the target's armour has a die for the class,
+        secondary damage from the pre-armour amount, the armour roll off the primary (docs/tss.md,
+        section 4)."""
         row, target = self.rows[i], self.rows[j]
-        base = R_DAMAGE + 4 * tier
+        base = R_DAMAGE + weapon + 4 * tier
         count, sides, modifier, damage_type = row[base:base + 4]
-        armour = R_ARMOUR + 4 * row[R_WEAPON_CLASS]
+        armour = R_ARMOUR + 4 * row[R_WEAPON_CLASS + weapon]
         soak = None
         if target[armour]:
-            damage_type = shift_type(damage_type, row[R_WEAPON_QUALITY], target[R_ARMOUR_QUALITY], self.one_step)
+            damage_type = shift_type(damage_type, row[R_WEAPON_QUALITY + weapon], target[R_ARMOUR_QUALITY],
+                                     self.one_step)
             soak = Dice(target[armour + 1], target[armour + 2], target[armour + 3])
         return damage_law(Dice(count, sides, modifier), damage_type, soak)
 
@@ -172,9 +204,9 @@ class TssChain:
         self._laws(exact)
         ties = [TIE_FACES ** len(group) if exact else 1 for group in self.tie_groups]
         actions = [row[R_ACTIONS] for row in self.rows]
-        if not exact and self.count == 2:
+        if not exact and self.count == 2 and not self.tactics:
             return self._duel(tally, ties)
-        slot_budget = math.prod(d ** a for d, a in zip(self.attack_denominators, actions, strict=True))
+        slot_budget = math.prod(d ** a for d, a in zip(self.slot_denominators, actions, strict=True))
         round_factor = math.prod(self.start_denominators) * math.prod(ties) * slot_budget
         distribution = {tuple((0, 0, 0) for _ in range(self.count)): tally.one()}
         peak = 1
@@ -247,17 +279,18 @@ class TssChain:
         tied = {i for group in self.tie_groups for i in group}
         return [next(placed) if i in tied else i for i in self.by_score if lost[i] is not OUT]
 
-    def _outcomes(self, attacker: int, target: int, penalty: int, lost: tuple) -> tuple:
-        """One attack on a target that has lost ``lost``: (the weight of taking it out, [(its lost
-        points after, weight)]), outcomes that lead to the same points merged."""
-        key = (attacker, target, penalty, lost)
+    def _outcomes(self, attacker: int, target: int, penalty: int, lost: tuple, aimed: int = 0,
+                  hand: int = 0) -> tuple:
+        """One attack on a target whose state is ``lost``: (the weight of taking it out, [(its state
+        after, weight)]), outcomes that lead to the same state merged (its aim bit kept)."""
+        key = (attacker, target, penalty, lost, aimed, hand)
         cached = self._outcome_cache.get(key)
         if cached is None:
             track = self.tracks[target]
             taken_out = 0
             after: dict[tuple, int | float] = {}
-            for (s, w, m), p in self.attack_laws[attacker, target, penalty]:
-                points = (lost[0] + s, lost[1] + w, lost[2] + m)
+            for (s, w, m), p in self.attack_laws[attacker, target, penalty, aimed, hand]:
+                points = (lost[0] + s, lost[1] + w, lost[2] + m, *lost[3:])
                 if points[0] >= track[0] or points[1] >= track[1] or points[2] >= track[2]:
                     taken_out += p
                 else:
@@ -267,10 +300,11 @@ class TssChain:
 
     def _play(self, states: dict, negated: tuple, schedule: tuple, actions: list[int], tally: Tally,
               following: dict) -> None:
-        """The attacks of ``schedule`` in turn from each of ``states``; ended fights to ``tally``, the rest to
-        ``following``. Every path's weight ends over the round's factor: an attack not made
-        (attacker out, or fewer slots than actions) counts its attacker's denominator."""
-        denominators = self.attack_denominators
+        """The actions of ``schedule`` in turn from each of ``states``; ended fights to ``tally``, the
+        rest to ``following``. Every path's weight ends over the round's factor: an action not
+        taken (attacker out, or fewer slots than actions), an attack not made (the off-hand one
+        after a win) and the policy die not drawn (an aim held) count their denominators."""
+        denominators = self.slot_denominators
         unused = 1
         if tally.exact:
             for i in range(self.count):
@@ -280,30 +314,71 @@ class TssChain:
             for k in range(len(schedule) - 1, -1, -1):
                 remaining[k] = remaining[k + 1] * denominators[schedule[k]]
         for k, attacker in enumerate(schedule):
+            chance, hands = self.aim_chance[attacker], self.hands[attacker]
+            die = 100 if tally.exact and 0 < chance < 100 else 1
+            attack_weight = self.attack_denominators[attacker] if tally.exact else 1
+            aim_scale = 100 if tally.exact else 1  # the policy d100's faces: weights are percents
+            # (state, weight) of the attacks made now, by whether an aim is used: the rest aim or are out
+            attacks: list[dict] = [{}, {}]
             after: dict[tuple, int | float] = {}
-            won = 0
             for state, w in states.items():
-                if state[attacker] is OUT:
+                mine = state[attacker]
+                if mine is OUT:
                     after[state] = after.get(state, 0) + w * denominators[attacker]
                     continue
-                target = next(j for j in self.foes[attacker] if state[j] is not OUT)
-                penalty = self.dazed(attacker, state[attacker], negated[attacker])
-                taken_out, outcomes = self._outcomes(attacker, target, penalty, state[target])
-                if taken_out:
-                    new = (*state[:target], OUT, *state[target + 1:])
-                    if all(new[j] is OUT for j in self.foes[attacker]):
-                        won += w * taken_out
-                    else:
-                        after[new] = after.get(new, 0) + w * taken_out
-                for lost, p in outcomes:
-                    new = state if lost == state[target] else (*state[:target], lost, *state[target + 1:])
-                    after[new] = after.get(new, 0) + w * p
-                tally.operations += 2 * len(outcomes) + 2
+                aimed = len(mine) > 3
+                if chance and not aimed:
+                    aiming = w * (chance * die // aim_scale if tally.exact else chance / 100) * attack_weight ** hands
+                    new = (*state[:attacker], (*mine, 1), *state[attacker + 1:])
+                    after[new] = after.get(new, 0) + aiming
+                    if chance < 100:
+                        attacks[0][state] = attacks[0].get(state, 0) + w * (
+                            (100 - chance) if tally.exact else (100 - chance) / 100)
+                    continue
+                if aimed:
+                    state = (*state[:attacker], mine[:3], *state[attacker + 1:])
+                attacks[aimed][state] = attacks[aimed].get(state, 0) + w * die
+            won = 0
+            for aimed in (0, 1):
+                if not attacks[aimed]:
+                    continue
+                if hands == 1:
+                    landed, wins = self._strike(attacks[aimed], attacker, negated, aimed, 0, tally)
+                    won += wins
+                else:
+                    landed, wins = self._strike(attacks[aimed], attacker, negated, aimed, 1, tally)
+                    won += wins * attack_weight  # the off-hand attack not made
+                    landed, wins = self._strike(landed, attacker, negated, aimed, 2, tally)
+                    won += wins
+                for state, w in landed.items():
+                    after[state] = after.get(state, 0) + w
             if won:
                 tally.add(("wins", self.side[attacker]), won * remaining[k + 1] * unused)
             states = after
         for state, w in states.items():
             following[state] = following.get(state, 0) + w * unused
+
+    def _strike(self, states: dict, attacker: int, negated: tuple, aimed: int, hand: int,
+                tally: Tally) -> tuple[dict, int | float]:
+        """One attack from each of ``states`` (the attacker still in) at the first foe still in:
+        (the states after, the weight of the fights it won)."""
+        after: dict[tuple, int | float] = {}
+        won = 0
+        for state, w in states.items():
+            target = next(j for j in self.foes[attacker] if state[j] is not OUT)
+            penalty = self.dazed(attacker, state[attacker], negated[attacker])
+            taken_out, outcomes = self._outcomes(attacker, target, penalty, state[target], aimed, hand)
+            if taken_out:
+                new = (*state[:target], OUT, *state[target + 1:])
+                if all(new[j] is OUT for j in self.foes[attacker]):
+                    won += w * taken_out
+                else:
+                    after[new] = after.get(new, 0) + w * taken_out
+            for lost, p in outcomes:
+                new = state if lost == state[target] else (*state[:target], lost, *state[target + 1:])
+                after[new] = after.get(new, 0) + w * p
+            tally.operations += 2 * len(outcomes) + 2
+        return after, won
 
     # --- one against one in float64: the chain as matrices -----------------------------------------
 
@@ -311,7 +386,7 @@ class TssChain:
         """The lost points ``target`` can reach while still in the fight."""
         attacker = 1 - target
         track = self.tracks[target]
-        laws = [law for (i, t, _), law in self.attack_laws.items() if i == attacker and t == target]
+        laws = [law for (i, t, *_), law in self.attack_laws.items() if i == attacker and t == target]
         seen = {(0, 0, 0)}
         frontier = [(0, 0, 0)]
         while frontier:

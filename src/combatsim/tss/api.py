@@ -31,21 +31,28 @@ from .engine import (
     JOINT_MAX_SIDES,
     R_ACTION_CHECK,
     R_ACTIONS,
+    R_AIM_CHANCE,
+    R_AMBIDEXTERITY,
     R_ARMOUR,
     R_ARMOUR_QUALITY,
     R_ATTACK_STEPS,
+    R_BROAD,
     R_DAMAGE,
     R_DEFENCE_STEPS,
     R_HAS_RESOLVE,
+    R_HAS_SECOND,
     R_MORTAL,
     R_RESOLVE,
     R_SIDE,
     R_SKILL,
     R_STUN,
+    R_TWO_WEAPONS,
     R_WEAPON_CLASS,
     R_WEAPON_QUALITY,
     R_WOUND,
     ROW_BASE,
+    SECOND,
+    own_steps,
     shift_type,
 )
 from .model import (
@@ -60,6 +67,7 @@ from .model import (
     Score,
     Weapon,
     _check_dice,
+    check_hand,
     quality_grade,
     situation_die,
 )
@@ -94,12 +102,17 @@ def attack_config(
     armour_quality: str | int = "ordinary",
     one_step_shift: bool = False,
     joint_layout: bool = True,
+    aim: bool = False,
+    two_weapons: str | None = None,
+    ambidexterity: bool = False,
+    broad: bool = False,
 ) -> np.ndarray:
     """The attack kernel's int64 config (layout: combatsim.tss.engine, docs/tss.md).
 
-    ``joint_layout=False`` forces the per-die word layout (for tests and reproductions)."""
+    ``joint_layout=False`` forces the per-die word layout (for tests and reproductions). The
+    attacker's choices (``attack_steps``) add to ``steps``."""
     score = Score.parse(skill, "skill")
-    steps = check_int("steps", steps, -1000, MAX_STEPS)
+    steps = attack_steps(steps, aim, two_weapons, ambidexterity, broad)
     weapon = Weapon.make(damage, damage_class, weapon_quality)
     one_step_shift = check_bool("one_step_shift", one_step_shift)
     joint_layout = check_bool("joint_layout", joint_layout)
@@ -135,6 +148,21 @@ def attack_config(
     if faces <= JOINT_MAX_SIDES and joint_layout:
         config[C_JOINT], config[C_JOINT_SIDES], config[C_JOINT_DAMAGE] = 1, faces, damage_modulus
     return config
+
+
+def attack_steps(steps: int, aim: bool = False, two_weapons: str | None = None, ambidexterity: bool = False,
+                 broad: bool = False) -> int:
+    """``steps`` with the attacker's choices (engine.own_steps): an aim held (``aim``), the main or
+    off hand of a two-weapon action (``two_weapons`` "main" or "off", ``ambidexterity``), a broad
+    skill (``broad``). A sum beyond MAX_STEPS rolls as MAX_STEPS, as in a fight."""
+    steps = check_int("steps", steps, -1000, MAX_STEPS)
+    aim = check_bool("aim", aim)
+    hand = check_hand(two_weapons)
+    ambidexterity = check_bool("ambidexterity", ambidexterity)
+    if ambidexterity and not hand:
+        raise ValueError("ambidexterity needs two_weapons ('main' or 'off'): the feat changes two-weapon attacks only")
+    broad = check_bool("broad", broad)
+    return min(MAX_STEPS, steps + own_steps(int(aim), int(broad), hand, int(ambidexterity)))
 
 
 @memoize_simple
@@ -180,6 +208,10 @@ def simulate_attacks(
     armour_quality: str | int = "ordinary",
     one_step_shift: bool = False,
     joint_layout: bool = True,
+    aim: bool = False,
+    two_weapons: str | None = None,
+    ambidexterity: bool = False,
+    broad: bool = False,
     seed: int = 0,
     backend: str = "auto",
     threads: int | None = None,
@@ -194,7 +226,9 @@ def simulate_attacks(
     ``armour`` is the die against this weapon's class (``"d6"``) or an :class:`Armour`. With
     ``outcomes=True`` the result carries every attack's tier and damage (memory grows with n).
     ``joint_layout=False`` forces the per-die word layout (docs/tss.md); the default takes one
-    word per attack whenever the attack's dice allow it.
+    word per attack whenever the attack's dice allow it. The attacker's choices add steps: ``aim``
+    (an aim held, -1), ``two_weapons`` ("main" +2 or "off" +4, with ``ambidexterity`` +0 or +2),
+    ``broad`` (a broad skill, +1).
     """
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=13, progress=progress)
@@ -208,6 +242,10 @@ def simulate_attacks(
         armour_quality=armour_quality,
         one_step_shift=one_step_shift,
         joint_layout=joint_layout,
+        aim=aim,
+        two_weapons=two_weapons,
+        ambidexterity=ambidexterity,
+        broad=broad,
     )
     result, backend, threads = simulate(
         "tss.attack",
@@ -237,9 +275,12 @@ def simulate_attacks(
 class Combatant:
     """One character in a fight (flattened by :func:`fight_table`).
 
-    ``attack_steps``: the attacker's own modifiers (skill bonuses, accuracy, range, equipment,
-    broad skill); ``defence_steps``: what it imposes on attackers (resistance, dodge, stealth).
-    ``resolve``: a Resolve-physical score, or None.
+    ``attack_steps``: the attacker's own modifiers (skill bonuses, accuracy, range, equipment);
+    ``defence_steps``: what it imposes on attackers (resistance, dodge, stealth).
+    ``resolve``: a Resolve-physical score, or None. ``second_weapon``: the off-hand weapon of a
+    two-weapon attack; ``ambidexterity``: the feat (+0/+2 instead of +2/+4); ``broad_skill``: the
+    attack skill is a broad one (+1 step). The scripted policy's choices: ``aim_chance`` (percent,
+    0-100) to aim before an attack, ``two_weapons`` to attack with both weapons.
     """
 
     skill: str | int | Score
@@ -251,6 +292,22 @@ class Combatant:
     attack_steps: int = 0
     defence_steps: int = 0
     resolve: str | int | Score | None = None
+    second_weapon: Weapon | str | None = None
+    ambidexterity: bool = False
+    broad_skill: bool = False
+    aim_chance: int = 0
+    two_weapons: bool = False
+
+
+def _weapon(weapon: object, label: str) -> Weapon:
+    if isinstance(weapon, str):
+        try:
+            weapon = _parsed(Weapon.make, weapon)
+        except (ValueError, TypeError) as problem:
+            raise type(problem)(f"{label}: {problem}") from None
+    if not isinstance(weapon, Weapon):
+        raise TypeError(f"{label} must be a Weapon or a damage track, got {type(weapon).__name__}")
+    return weapon
 
 
 #: Scores, action checks and weapons parsed from text or ints, by (parser, type, value): parsing
@@ -330,24 +387,19 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
     if len(everyone) > MAX_CHARACTERS:
         raise ValueError(f"a fight holds at most {MAX_CHARACTERS} characters, got {len(everyone)}")
     weapons = []
+    seconds = []
     for _, label, member in everyone:
-        weapon = member.weapon
-        if isinstance(weapon, str):
-            try:
-                weapon = _parsed(Weapon.make, weapon)
-            except (ValueError, TypeError) as problem:
-                raise type(problem)(f"{label}.weapon: {problem}") from None
-        if not isinstance(weapon, Weapon):
-            raise TypeError(f"{label}.weapon must be a Weapon or a damage track, got {type(weapon).__name__}")
-        weapons.append(weapon)
+        weapons.append(_weapon(member.weapon, f"{label}.weapon"))
+        second = member.second_weapon
+        seconds.append(None if second is None else _weapon(second, f"{label}.second_weapon"))
     classes: list[str] = []
-    for weapon in weapons:
-        if weapon.damage_class.lower() not in classes:
+    for weapon in [*weapons, *seconds]:
+        if weapon is not None and weapon.damage_class.lower() not in classes:
             classes.append(weapon.damage_class.lower())
     width = ROW_BASE + 4 * len(classes)
     # Rows as Python lists, one array at the end: item by item into an array cost ~1 us a field.
     table = [0] * (len(everyone) * width)
-    for i, ((side, label, member), weapon) in enumerate(zip(everyone, weapons, strict=True)):
+    for i, ((side, label, member), weapon, second) in enumerate(zip(everyone, weapons, seconds, strict=True)):
         row = [0] * width
         skill = _parsed(Score.parse, member.skill, f"{label}.skill")
         check = _parsed(ActionCheck.parse, member.action_check, f"{label}.action_check").score
@@ -366,12 +418,23 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
             raise ValueError(f"{label}.durability must be (stun, wound, mortal), got {durability!r}")
         for offset, track in zip((R_STUN, R_WOUND, R_MORTAL), ("stun", "wound", "mortal"), strict=True):
             row[offset] = check_int(f"{label}.durability {track}", durability[offset - R_STUN], 1, MAX_DURABILITY)
-        row[R_WEAPON_QUALITY] = weapon.quality
-        row[R_WEAPON_CLASS] = classes.index(weapon.damage_class.lower())
-        for degree in range(3):
-            tier = weapon.damage.tier(degree)
-            base = R_DAMAGE + 4 * degree
-            row[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, tier.type)
+        for offset, arms in ((0, weapon), (SECOND, second)):
+            if arms is None:
+                continue
+            row[R_WEAPON_QUALITY + offset] = arms.quality
+            row[R_WEAPON_CLASS + offset] = classes.index(arms.damage_class.lower())
+            for degree in range(3):
+                tier = arms.damage.tier(degree)
+                base = R_DAMAGE + offset + 4 * degree
+                row[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, tier.type)
+        row[R_HAS_SECOND] = second is not None
+        row[R_AMBIDEXTERITY] = check_bool(f"{label}.ambidexterity", member.ambidexterity)
+        row[R_BROAD] = check_bool(f"{label}.broad_skill", member.broad_skill)
+        row[R_AIM_CHANCE] = check_int(f"{label}.policy.aim", member.aim_chance, 0, 100)
+        row[R_TWO_WEAPONS] = check_bool(f"{label}.policy.two_weapons", member.two_weapons)
+        if row[R_TWO_WEAPONS] and second is None:
+            raise ValueError(f"{label}.policy.two_weapons needs a second_weapon: attacking with two weapons "
+                             "takes one in each hand")
         if member.armour is not None:
             if not isinstance(member.armour, Armour):
                 raise TypeError(f"{label}.armour must be an Armour, got {type(member.armour).__name__}")

@@ -45,6 +45,12 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
                         help="armour quality: marginal, ordinary, good or amazing (with --armour; default ordinary)")
     parser.add_argument("--one-step-shift", action="store_true",
                         help="quality shifts the type one step at most (option; with --armour)")
+    parser.add_argument("--aim", action="store_true", help="an aim is held: -1 step")
+    parser.add_argument("--two-weapons", choices=("main", "off"), default=None,
+                        help="the main-hand (+2 steps) or off-hand (+4) attack of a two-weapon action")
+    parser.add_argument("--ambidexterity", action="store_true",
+                        help="the Ambidexterity feat: two weapons at +0/+2 (with --two-weapons)")
+    parser.add_argument("--broad", action="store_true", help="a broad skill: +1 step")
 
 
 def attack_arguments(args: argparse.Namespace) -> dict:
@@ -55,9 +61,12 @@ def attack_arguments(args: argparse.Namespace) -> dict:
                                           ("--one-step-shift", args.one_step_shift or None)) if value is not None]
         if given:
             raise ValueError(f"{given[0]} needs --armour (without armour there is no type shift)")
+    if args.ambidexterity and args.two_weapons is None:
+        raise ValueError("--ambidexterity needs --two-weapons main|off (the feat changes two-weapon attacks only)")
     return dict(skill=args.skill, steps=args.steps, damage=args.damage, weapon_quality=args.weapon_quality,
                 armour=args.armour, armour_quality="ordinary" if args.armour_quality is None else args.armour_quality,
-                one_step_shift=args.one_step_shift)
+                one_step_shift=args.one_step_shift, aim=args.aim, two_weapons=args.two_weapons,
+                ambidexterity=args.ambidexterity, broad=args.broad)
 
 
 def run_attack(args: argparse.Namespace) -> int:

@@ -12,10 +12,17 @@ character's Resolve-physical d20, action check and tie-break word) are made as t
 so the observations and masks of a round's Amazing phase already show them. The draws are the
 same, in the same order, as a fight played round by round.
 
-Actions (the same list for every member): 0 ``hold`` (do nothing now: no action is spent, the
-character may still act in a later phase of the round), ``1 + j`` ``attack_foe_j`` (foe j is the
-j-th member of the other side in table order). The scripted policy attacks the lowest-index foe
-still in the fight. TSS draws no policy die: an attack draws its own dice whoever chose it.
+Actions (the same list for every member; ``slots`` is the larger side's size): 0 ``hold`` (do
+nothing now: no action is spent, the character may still act in a later phase of the round),
+``1 + j`` ``attack_foe_j`` (foe j is the j-th member of the other side in table order),
+``1 + slots`` ``aim`` (spend an action for -1 step on the next attack, held until that attack,
+not stacking), and, when some member has a second weapon, ``2 + slots + j``
+``attack_two_weapons_foe_j`` (one action: a main-hand attack then an off-hand attack, each a full
+attack). The scripted policy attacks the lowest-index foe still in the fight; with its ``aim``
+chance it first aims (holding no aim), with ``two_weapons`` it attacks with both weapons. A member
+whose aim chance is strictly between 0 and 100 draws the policy d100 at each turn it may act while
+holding no aim, whatever it then does, so an episode that replays the scripted choices from
+outside is the scripted fight word for word; no other member draws a policy die.
 """
 
 from __future__ import annotations
@@ -57,8 +64,14 @@ R_HAS_RESOLVE, R_RESOLVE = 10, 11  # Resolve-physical amazing, good, ordinary
 R_STUN, R_WOUND, R_MORTAL = 14, 15, 16
 R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
 R_DAMAGE = 20  # per tier (AMAZING, GOOD, ORDINARY): count, sides, modifier, type before any shift
-R_ARMOUR = 32  # per damage class: has a die, count, sides, modifier
-ROW_BASE = 32
+#: The second weapon's quality, class and damage sit SECOND columns after the first weapon's.
+SECOND = 15
+R_SECOND_QUALITY, R_SECOND_CLASS, R_SECOND_DAMAGE = 32, 33, 35
+R_HAS_SECOND, R_AMBIDEXTERITY, R_BROAD = 47, 48, 49
+#: the scripted policy's knobs: the percent chance to aim before an attack, attack with both weapons
+R_AIM_CHANCE, R_TWO_WEAPONS = 50, 51
+R_ARMOUR = 52  # per damage class: has a die, count, sides, modifier
+ROW_BASE = 52
 #: counts of the fight kernel: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal.
 FIGHT_COUNTS = 8
 
@@ -67,9 +80,11 @@ K_MAX_ROUNDS, K_ONE_STEP = 0, 1
 #: the larger side's size: the foe (and ally) slots of every member's observation and actions
 K_SLOTS = 2
 K_SIZE = 3  # members of side 0, of side 1
+#: 1 when some member has a second weapon: the two-weapon actions exist
+K_TWO = 5
 #: config[K_RANK + c]: member c's place in its side; then config[K_RANK + members + side * slots + j]
 #: is the row of that side's j-th member (-1 past the side's end).
-K_RANK = 5
+K_RANK = 6
 
 # --- state columns after the shared ones (combatsim.engine) ---------------------------------------
 #: the phase the next step plays: 0 Amazing .. 3 Marginal
@@ -85,9 +100,13 @@ M_PHASE = 5  # this round's phase from the action check
 M_USED = 6  # actions spent this round
 M_TIEBREAK = 7  # this round's tie-break word
 M_ORDER = 8  # slot c of the acting order: the member acting c-th in a phase
-M_INTENT = 9  # this step's action: a target row, INTENT_SCRIPTED or INTENT_HOLD
-M_WIDTH = 10
-INTENT_SCRIPTED, INTENT_HOLD = -1, -2
+M_INTENT = 9  # this step's action: a target row, INTENT_SCRIPTED, INTENT_HOLD, INTENT_AIM or INTENT_TWO - row
+M_AIM = 10  # 1 while an aim bonus is held for the next attack
+M_ACTION = 11  # the action taken in the step last played (its index; hold when it did not act)
+M_WIDTH = 12
+INTENT_SCRIPTED, INTENT_HOLD, INTENT_AIM = -1, -2, -3
+#: INTENT_TWO - row: attack that row with both weapons
+INTENT_TWO = -4
 
 # --- actions, counts, observations ----------------------------------------------------------------
 HOLD = 0
@@ -100,7 +119,7 @@ COUNT_NAMES = ("wins_side_0", "wins_side_1", "unfinished", "rounds", "attacks", 
 GLOBAL_NAMES = ("phase", "round")
 #: per member, from self, then allies, then foes (docs/tss.md)
 MEMBER_NAMES = ("in_fight", "stun_left", "wound_left", "mortal_left", "dazed", "action_phase", "actions_left",
-                "may_act")
+                "may_act", "aiming")
 G = len(GLOBAL_NAMES)
 F = len(MEMBER_NAMES)
 #: the dazed field is the dazed penalty in steps over this (capped at 1)
@@ -135,6 +154,9 @@ KERNEL_CONSTANTS = ("C_AMAZING", "C_GOOD", "C_ORDINARY", "C_SIT_SIGN", "C_SIT_CO
 D20 = np.uint64(20)
 #: rejection_threshold(D20), computed once
 THRESHOLD20 = np.uint64(rejection_threshold(20))
+#: the scripted policy's aim die
+D100 = np.uint64(100)
+THRESHOLD100 = np.uint64(rejection_threshold(100))
 
 #: The Difficulty Scale, model.situation_die's (the rule's one copy), by steps - LEAST_STEPS for steps
 #: LEAST_STEPS .. MAX_STEPS (beyond either end it is that end's), with each sides' rejection
@@ -156,6 +178,7 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "copy_member", "finish", "tier_of",
                 "situation_roll", "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps",
                 "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase",
+                "scripted_intent", "two_weapon_attack", "action_index", "own_steps",
                 "tier_value", "tier_column", "magic_of", "magic_quotient", "tally", "pass_counts")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
@@ -474,8 +497,9 @@ def observation_size(slots):
     return G + F * 2 * slots
 
 
-def action_count(slots):
-    return ATTACK + slots
+def action_count(slots, two_weapons):
+    """hold, the attacks, aim, then the two-weapon attacks when some member has a second weapon."""
+    return ATTACK + slots + 1 + (slots if two_weapons else 0)
 
 
 def fill_config(table, max_rounds, one_step, config):
@@ -488,6 +512,10 @@ def fill_config(table, max_rounds, one_step, config):
     config[K_SLOTS] = slots
     config[K_SIZE] = 0
     config[K_SIZE + 1] = 0
+    config[K_TWO] = 0
+    for c in range(n):
+        if table[c, R_HAS_SECOND] != 0:
+            config[K_TWO] = 1
     for j in range(2 * slots):
         config[K_RANK + n + j] = -1
     for c in range(n):
@@ -584,26 +612,25 @@ def begin_round(table, state, counts, e, rng):
     state[e, S_ORDERED] = ordered
 
 
-def attack(table, config, state, counts, e, rng, c, target):
-    """Member c attacks ``target``: control d20, situation dice, then on a hit the damage dice and the
-    target's armour dice. Returns the side that wins by it, or -1."""
-    b = S_MEMBERS + M_WIDTH * c
+def attack(table, config, state, counts, e, rng, c, target, weapon, steps):
+    """Member c attacks ``target`` with its first weapon (``weapon`` 0) or its second (``SECOND``),
+    at ``steps`` of its own (aim, broad skill, two weapons, dazed): control d20, situation dice, then
+    on a hit the damage dice and the target's armour dice. Returns the side that wins by it, or -1."""
     t = S_MEMBERS + M_WIDTH * target
-    state[e, b + M_USED] += 1
     counts[e, C_ATTACKS] += 1
-    steps = table[c, R_ATTACK_STEPS] + table[target, R_DEFENCE_STEPS] + dazed(table, state, e, c)
+    steps += table[target, R_DEFENCE_STEPS]
     control = stream_die(rng, D20, THRESHOLD20)
     total = control + situation_roll(rng, steps)
     tier = tier_of(control, total, table[c, R_SKILL], table[c, R_SKILL + 1], table[c, R_SKILL + 2])
     if tier > 2:
         return -1
-    base = R_DAMAGE + 4 * tier
+    base = R_DAMAGE + weapon + 4 * tier
     amount = roll(rng, table[c, base], table[c, base + 1], table[c, base + 2])
     damage_type = table[c, base + 3]
-    armour = R_ARMOUR + 4 * table[c, R_WEAPON_CLASS]
+    armour = R_ARMOUR + 4 * table[c, R_WEAPON_CLASS + weapon]
     soak = 0
     if table[target, armour]:
-        damage_type = shift_type(damage_type, table[c, R_WEAPON_QUALITY], table[target, R_ARMOUR_QUALITY],
+        damage_type = shift_type(damage_type, table[c, R_WEAPON_QUALITY + weapon], table[target, R_ARMOUR_QUALITY],
                                  config[K_ONE_STEP])
         soak = roll(rng, table[target, armour + 1], table[target, armour + 2], table[target, armour + 3])
     stun, wound, mortal = dealt(amount, damage_type, soak)
@@ -625,45 +652,122 @@ def attack(table, config, state, counts, e, rng, c, target):
     return -1
 
 
+def own_steps(aimed, broad, hand, ambidexterity):
+    """The steps an attacker's choices add: -1 with an aim held (``aimed`` 1), +1 with a broad skill,
+    and for the attacks of a two-weapon action (``hand`` 1 main, 2 off; 0 one weapon) +2 main and +4
+    off hand, or +0 and +2 with the Ambidexterity feat."""
+    hands = (2 - 2 * ambidexterity + 2 * (hand == 2)) * (hand != 0)
+    return broad - aimed + hands
+
+
+def two_weapon_attack(table, config, state, counts, e, rng, c, target, steps, aimed):
+    """Member c's two-weapon action at ``target``: the main-hand attack, then the off-hand one, each a
+    full attack at its own steps (own_steps); the off-hand attack goes to the first foe still in
+    when the main-hand one took ``target`` out. Returns the side that wins, or -1."""
+    broad, ambidexterity = table[c, R_BROAD], table[c, R_AMBIDEXTERITY]
+    winner = attack(table, config, state, counts, e, rng, c, target, 0,
+                    steps + own_steps(aimed, broad, 1, ambidexterity))
+    if winner >= 0:
+        return winner
+    if state[e, S_MEMBERS + M_WIDTH * target + M_IN] == 0:
+        target = first_foe(table, state, e, c)
+    return attack(table, config, state, counts, e, rng, c, target, SECOND,
+                  steps + own_steps(aimed, broad, 2, ambidexterity))
+
+
 def take_actions(table, config, state, actions, counts, e):
     """Each member's action for this step, judged against the state its mask was written from:
     a masked action is a hold, counted."""
     n = table.shape[0]
     slots = config[K_SLOTS]
     for c in range(n):
+        b = S_MEMBERS + M_WIDTH * c
+        state[e, b + M_ACTION] = HOLD
         action = actions[e, c]
         intent = INTENT_SCRIPTED
         if action == HOLD:
             intent = INTENT_HOLD
+        elif action == ATTACK + slots:
+            intent = INTENT_AIM
+            if not may_act(table, state, e, c) or state[e, b + M_AIM] != 0:
+                intent = INTENT_HOLD
+                counts[e, C_MASKED] += 1
         elif action >= ATTACK:
+            two = action > ATTACK + slots
+            j = action - ATTACK - (slots + 1 if two else 0)
             foe = -1
             other = 1 - table[c, R_SIDE]
-            if action - ATTACK < config[K_SIZE + other]:
-                foe = config[K_RANK + n + other * slots + action - ATTACK]
+            if j < config[K_SIZE + other] and (not two or table[c, R_HAS_SECOND] != 0):
+                foe = config[K_RANK + n + other * slots + j]
             if foe >= 0 and may_act(table, state, e, c) and state[e, S_MEMBERS + M_WIDTH * foe + M_IN] != 0:
-                intent = foe
+                intent = INTENT_TWO - foe if two else foe
             else:
                 intent = INTENT_HOLD
                 counts[e, C_MASKED] += 1
-        state[e, S_MEMBERS + M_WIDTH * c + M_INTENT] = intent
+        state[e, b + M_INTENT] = intent
+
+
+def scripted_intent(table, state, e, c, aim_roll):
+    """The scripted policy's intent at c's turn: aim (holding no aim, by its aim chance: ``aim_roll``
+    is its policy d100), else attack the first foe still in, with both weapons when its policy says so."""
+    chance = table[c, R_AIM_CHANCE]
+    if chance > 0 and state[e, S_MEMBERS + M_WIDTH * c + M_AIM] == 0 and (chance >= 100 or aim_roll <= chance):
+        return INTENT_AIM
+    target = first_foe(table, state, e, c)
+    if table[c, R_TWO_WEAPONS] != 0 and table[c, R_HAS_SECOND] != 0:
+        return INTENT_TWO - target
+    return target
+
+
+def action_index(config, state, e, c, intent, target):
+    """The action index of what c did at its turn: ``intent`` as taken, ``target`` the row it attacked."""
+    if intent == INTENT_AIM:
+        return ATTACK + config[K_SLOTS]
+    rank = config[K_RANK + target]
+    if intent <= INTENT_TWO:
+        return ATTACK + config[K_SLOTS] + 1 + rank
+    return ATTACK + rank
 
 
 def play_phase(table, config, state, counts, e, rng):
-    """The phase S_PHASE: in the acting order, each member that may act takes its action (an attack on
-    its chosen foe; on the first foe still in if that one went out earlier in the phase). Returns
-    the side that won in it, or -1."""
+    """The phase S_PHASE: in the acting order, each member that may act takes its action: an attack
+    on its chosen foe (on the first foe still in if that one went out earlier in the phase), a
+    two-weapon attack, aiming, or nothing (a hold spends no action). Returns the side that won in
+    it, or -1."""
     winner = -1
     phase = state[e, S_PHASE]
     for slot in range(state[e, S_ORDERED]):
         c = state[e, S_MEMBERS + M_WIDTH * slot + M_ORDER]
         if not acts_in(table, state, e, c, phase):
             continue
-        target = state[e, S_MEMBERS + M_WIDTH * c + M_INTENT]
-        if target == INTENT_HOLD:
+        b = S_MEMBERS + M_WIDTH * c
+        intent = state[e, b + M_INTENT]
+        aim_roll = 0
+        chance = table[c, R_AIM_CHANCE]
+        if chance > 0 and chance < 100 and state[e, b + M_AIM] == 0:
+            aim_roll = stream_die(rng, D100, THRESHOLD100)
+        if intent == INTENT_SCRIPTED:
+            intent = scripted_intent(table, state, e, c, aim_roll)
+        if intent == INTENT_HOLD:
             continue
+        state[e, b + M_USED] += 1
+        if intent == INTENT_AIM:
+            state[e, b + M_AIM] = 1
+            state[e, b + M_ACTION] = action_index(config, state, e, c, intent, 0)
+            continue
+        target = INTENT_TWO - intent if intent <= INTENT_TWO else intent
         if target < 0 or state[e, S_MEMBERS + M_WIDTH * target + M_IN] == 0:
             target = first_foe(table, state, e, c)
-        winner = attack(table, config, state, counts, e, rng, c, target)
+        state[e, b + M_ACTION] = action_index(config, state, e, c, intent, target)
+        # The aim bonus is used up by this attack (both attacks of a two-weapon action).
+        aimed = state[e, b + M_AIM]
+        state[e, b + M_AIM] = 0
+        steps = table[c, R_ATTACK_STEPS] + dazed(table, state, e, c)
+        if intent <= INTENT_TWO:
+            winner = two_weapon_attack(table, config, state, counts, e, rng, c, target, steps, aimed)
+        else:
+            winner = attack(table, config, state, counts, e, rng, c, target, 0,
+                            steps + own_steps(aimed, table[c, R_BROAD], 0, 0))
         if winner >= 0:
             break
     return winner
@@ -692,6 +796,7 @@ def write_member(table, state, e, c, obs):
     obs[e, c, G + 5] = state[e, b + M_PHASE] / 3
     obs[e, c, G + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
     obs[e, c, G + 7] = may_act(table, state, e, c)
+    obs[e, c, G + 8] = state[e, b + M_AIM]
 
 
 def copy_member(obs, e, c, viewer, at):
@@ -736,6 +841,9 @@ def write_views(table, config, state, e, obs, mask):
                 for k in range(F):
                     obs[e, c, G + F * (slots + j) + k] = 0
             mask[e, c, ATTACK + j] = legal
+            if config[K_TWO]:
+                mask[e, c, ATTACK + slots + 1 + j] = legal & (table[c, R_HAS_SECOND] != 0)
+        mask[e, c, ATTACK + slots] = acting & (state[e, S_MEMBERS + M_WIDTH * c + M_AIM] == 0)
 
 
 # --- the kernels (combatsim.engine) ----------------------------------------------------------------

@@ -11,9 +11,11 @@ from combatsim.tss import engine
 from combatsim.tss.api import fight_table
 
 
-def action_names(slots: int) -> tuple[str, ...]:
-    """hold, then attack_foe_0 .. attack_foe_{slots-1} (foe j: the j-th member of the other side)."""
-    return ("hold", *(f"attack_foe_{j}" for j in range(slots)))
+def action_names(slots: int, two_weapons: bool) -> tuple[str, ...]:
+    """hold, attack_foe_0 .. attack_foe_{slots-1} (foe j: the j-th member of the other side), aim,
+    then, when some member has a second weapon, attack_two_weapons_foe_0 .. (engine.action_count)."""
+    two = tuple(f"attack_two_weapons_foe_{j}" for j in range(slots)) if two_weapons else ()
+    return ("hold", *(f"attack_foe_{j}" for j in range(slots)), "aim", *two)
 
 
 def observation_names(slots: int) -> tuple[str, ...]:
@@ -42,7 +44,7 @@ def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], tab
         member_names=tuple(member_names),
         member_sides=tuple(int(side) for side in table[:, engine.R_SIDE]),
         side_names=(side_names[0], side_names[1]),
-        action_names=action_names(slots),
+        action_names=action_names(slots, bool(config[engine.K_TWO])),
         observation_names=observation_names(slots),
         count_names=engine.COUNT_NAMES,
         state_size=engine.state_size(members),

@@ -162,11 +162,24 @@ def situation_die_text(steps: int) -> str:
     return f"{'+' if sign > 0 else '-'}{'' if count == 1 else count}d{sides}"
 
 
+#: ``two_weapons``: which attack of a two-weapon action (None: one weapon), as the engine's hand codes.
+HANDS = {None: 0, "main": 1, "off": 2}
+
+
+def check_hand(two_weapons: str | None, name: str = "two_weapons") -> int:
+    """The engine's hand code of ``two_weapons``: None, "main" or "off"."""
+    if two_weapons not in HANDS:
+        raise ValueError(f"{name} must be 'main' or 'off' (or none), got {two_weapons!r}")
+    return HANDS[two_weapons]
+
+
 def two_weapon_steps(hand: str, ambidexterity: bool = False) -> int:
     """Attacking with two weapons: +2 main / +4 off hand, +0 / +2 with the Ambidexterity feat."""
-    if hand not in ("main", "off"):
-        raise ValueError(f"two_weapons must be 'main' or 'off', got {hand!r}")
-    return (0 if ambidexterity else 2) + (2 if hand == "off" else 0)
+    from combatsim.tss.engine import own_steps  # the engine holds the rule (and imports this module)
+
+    if hand is None:
+        raise ValueError("two_weapons must be 'main' or 'off', got None")
+    return own_steps(0, 0, check_hand(hand), 1 if ambidexterity else 0)
 
 
 def attack_steps(

@@ -138,14 +138,17 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
 
 
 def attack_odds(args: argparse.Namespace) -> tuple[dict[str, Fraction], dict[str, dict[int, Fraction]]]:
-    from combatsim.tss.api import attack_config
+    from combatsim.tss.api import attack_config, attack_steps
 
+    choices = {name: getattr(args, name, default) for name, default in
+               (("aim", False), ("two_weapons", None), ("ambidexterity", False), ("broad", False))}
     # attack_config validates every flag, with the field's name, before anything is enumerated.
     attack_config(skill=args.skill, steps=args.steps, damage=args.damage, weapon_quality=args.weapon_quality,
-                  armour=args.armour, armour_quality=args.armour_quality, one_step_shift=args.one_step_shift)
+                  armour=args.armour, armour_quality=args.armour_quality, one_step_shift=args.one_step_shift,
+                  **choices)
     laws: list[dict[int, Fraction]] = [{}, {}, {}]
-    tiers, moments = exact_attack(args.skill, args.steps, args.damage, args.weapon_quality, args.armour,
-                                  args.armour_quality, args.one_step_shift, laws)
+    tiers, moments = exact_attack(args.skill, attack_steps(args.steps, **choices), args.damage, args.weapon_quality,
+                                  args.armour, args.armour_quality, args.one_step_shift, laws)
     odds = dict(zip(TIER_NAMES, tiers, strict=True))
     odds.update({name: mean for name, (mean, _) in zip(DAMAGE_TYPES, moments, strict=True)})
     return odds, {name: dict(sorted(law.items())) for name, law in zip(DAMAGE_TYPES, laws, strict=True)}

@@ -52,16 +52,22 @@ class Attack(PreparedAttack):
         armour_quality: str | int = "ordinary",
         one_step_shift: bool = False,
         joint_layout: bool = True,
+        aim: bool = False,
+        two_weapons: str | None = None,
+        ambidexterity: bool = False,
+        broad: bool = False,
         backend: str = "auto",
     ) -> None:
         self.config = config = attack_config(
             skill=skill, steps=steps, damage=damage, weapon_quality=weapon_quality, damage_class=damage_class,
             armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift, joint_layout=joint_layout,
+            aim=aim, two_weapons=two_weapons, ambidexterity=ambidexterity, broad=broad,
         )
         if isinstance(armour, Armour):  # the odds take the die against this weapon's class and its grade
             armour, armour_quality = armour.die_for(damage_class), armour.quality
         self._inputs = SimpleNamespace(skill=skill, steps=steps, damage=damage, weapon_quality=weapon_quality,
-                                       armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift)
+                                       armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift,
+                                       aim=aim, two_weapons=two_weapons, ambidexterity=ambidexterity, broad=broad)
         self._prepare((config,), backend, (config,))
 
     def _exact_odds(self) -> dict:

@@ -33,6 +33,12 @@ ARMOUR = (
     Field("quality", "choice", "the armour's quality", default="ordinary", choices=QUALITIES),
 )
 
+POLICY = (
+    Field("aim", "integer", "percent chance to aim (one action) before an attack, holding no aim", default=0,
+          low=0, high=100),
+    Field("two_weapons", "boolean", "attack with both weapons (needs second_weapon)", default=False),
+)
+
 MEMBER = (
     Field("skill", "text", "the attack skill score", syntax='Ordinary/Good/Amazing, e.g. "16/8/4", or one score "16"',
           parse=Score.parse),
@@ -47,8 +53,13 @@ MEMBER = (
           default=0, low=-1000, high=24),
     Field("resolve", "text", "Resolve-physical score", default=None, syntax='Ordinary/Good/Amazing, e.g. "12/6/3"',
           parse=Score.parse),
-    Field("weapon", "table", "the weapon", fields=WEAPON),
+    Field("weapon", "table", "the weapon (the main hand's)", fields=WEAPON),
+    Field("second_weapon", "table", "the off-hand weapon of a two-weapon attack", default=None, fields=WEAPON),
+    Field("ambidexterity", "boolean", "the Ambidexterity feat: two weapons at +0/+2 instead of +2/+4",
+          default=False),
+    Field("broad_skill", "boolean", "the attack skill is a broad one (+1 step)", default=False),
     Field("armour", "table", "armour", default=None, fields=ARMOUR),
+    Field("policy", "table", "the scripted policy's choices", default={}, fields=POLICY),
     MEMBER_NAME,
 )
 _FIELD = {f.name: f for f in MEMBER}
@@ -57,20 +68,33 @@ _FIELD = {f.name: f for f in MEMBER}
 EXAMPLE = "tss_alex_vs_thug"
 
 
-def _member(reader: Reader, side: int) -> Combatant:
-    weapon_table = reader.read(_FIELD["weapon"])
+def _weapon(weapon_table: Reader) -> Weapon:
     values = {f.name: weapon_table.read(f) for f in WEAPON}
     weapon = call(weapon_table, Weapon.make, values["damage"], damage_class=values["class"],
                   quality=values["quality"])
     weapon_table.finish(WEAPON)
+    return weapon
+
+
+def _member(reader: Reader, side: int) -> Combatant:
+    weapon = _weapon(reader.read(_FIELD["weapon"]))
+    second_table = reader.read(_FIELD["second_weapon"])
+    second = None if second_table is None else _weapon(second_table)
+    policy = reader.read(_FIELD["policy"])
+    aim, two_weapons = (policy.read(f) for f in POLICY)
+    policy.finish(POLICY)
+    if two_weapons and second is None:
+        raise policy.error("two_weapons", "needs a second_weapon: attacking with two weapons takes one in each hand")
     armour = None
     armour_table = reader.read(_FIELD["armour"])
     if armour_table is not None:
         dice, quality = (armour_table.read(f) for f in ARMOUR)
         armour = call(armour_table, Armour.make, dice, quality=quality)
         armour_table.finish(ARMOUR)
-    names = ("skill", "action_check", "actions_per_round", "durability", "attack_steps", "defence_steps", "resolve")
-    combatant = Combatant(weapon=weapon, armour=armour, **{name: reader.read(_FIELD[name]) for name in names})
+    names = ("skill", "action_check", "actions_per_round", "durability", "attack_steps", "defence_steps", "resolve",
+             "ambidexterity", "broad_skill")
+    combatant = Combatant(weapon=weapon, armour=armour, second_weapon=second, aim_chance=aim,
+                          two_weapons=two_weapons, **{name: reader.read(_FIELD[name]) for name in names})
     call(reader, fight_table, [combatant], [combatant])  # the characters' own checks, with this path
     return combatant
 
