@@ -19,7 +19,7 @@ from combatsim.registry import get_kernel
 from combatsim.scenario import example_path, load, validate
 from combatsim.tss import engine
 from combatsim.tss.api import fight_table, simulate_fights
-from combatsim.tss.game import game
+from combatsim.tss.game import game, taken_actions
 
 from .test_tss_kernels import combatants
 
@@ -181,12 +181,6 @@ def test_numba_engine_equals_python_engine_for_generated_teams(side_a, side_b, m
     assert (ours["state"][:, S_LENGTH] <= max_rounds).all()
 
 
-def taken_actions(g, b):
-    """The action each member took in the step just played (the state keeps it)."""
-    columns = [engine.S_MEMBERS + engine.M_WIDTH * c + engine.M_ACTION for c in range(g.members)]
-    return b["state"][:, columns].copy()
-
-
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_external_scripted_choice_plays_the_scripted_fight(name):
     """Each step, the actions the scripted policy took (policy dice included: a member with an aim
@@ -199,7 +193,7 @@ def test_external_scripted_choice_plays_the_scripted_fight(name):
     while running(scripted).any():
         before = {key: value.copy() for key, value in chosen.items()}
         step(python, g, scripted)
-        chosen["actions"][:] = taken_actions(g, scripted)
+        chosen["actions"][:] = taken_actions(g, scripted["state"])
         kinds |= set(chosen["actions"].ravel().tolist())
         step(python, g, chosen)
         for key in ("state", "counts", "obs", "mask"):

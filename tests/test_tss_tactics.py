@@ -16,7 +16,7 @@ from combatsim.fight_odds import fight_odds
 from combatsim.scenario import ScenarioError, example_path, load, validate
 from combatsim.tss import engine
 from combatsim.tss.api import Combatant, attack_config, simulate_attacks, simulate_fights
-from combatsim.tss.game import game
+from combatsim.tss.game import game, taken_actions
 from combatsim.tss.odds import attack_odds
 from combatsim.tss.prepared import Attack
 
@@ -158,7 +158,7 @@ def test_off_hand_goes_to_the_next_foe_when_the_first_went_out():
         before = b["state"].copy()
         b["actions"][:] = SCRIPTED
         step(kernels, g, b)
-        took = b["state"][:, column(0, engine.M_ACTION)]
+        took = taken_actions(g, b["state"])[:, 0]
         two = took == g.action_names.index("attack_two_weapons_foe_0")
         first_out = (before[:, column(1, engine.M_IN)] == 1) & (b["state"][:, column(1, engine.M_IN)] == 0)
         second_hit = (b["state"][:, column(2, engine.M_STUN)] + b["state"][:, column(2, engine.M_WOUND)]
@@ -201,7 +201,7 @@ def test_scripted_policy_aims_at_its_chance():
         free = (b["mask"][:, 0, aim] == 1)
         b["actions"][:] = SCRIPTED
         step(kernels, g, b)
-        took = b["state"][:, column(0, engine.M_ACTION)]
+        took = taken_actions(g, b["state"])[:, 0]
         turns += int(free.sum())
         aims += int((free & (took == aim)).sum())
     p = 0.3

@@ -37,11 +37,13 @@ from .engine import (
     R_ARMOUR_QUALITY,
     R_ATTACK_STEPS,
     R_BROAD,
+    R_CHOOSES,
     R_DAMAGE,
     R_DEFENCE_STEPS,
     R_HAS_RESOLVE,
     R_HAS_SECOND,
     R_MORTAL,
+    R_POLICY_DIE,
     R_RESOLVE,
     R_SIDE,
     R_SKILL,
@@ -435,6 +437,8 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
         if row[R_TWO_WEAPONS] and second is None:
             raise ValueError(f"{label}.policy.two_weapons needs a second_weapon: attacking with two weapons "
                              "takes one in each hand")
+        row[R_CHOOSES] = row[R_AIM_CHANCE] > 0 or row[R_TWO_WEAPONS]
+        row[R_POLICY_DIE] = 0 < row[R_AIM_CHANCE] < 100
         if member.armour is not None:
             if not isinstance(member.armour, Armour):
                 raise TypeError(f"{label}.armour must be an Armour, got {type(member.armour).__name__}")

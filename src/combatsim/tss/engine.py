@@ -70,8 +70,11 @@ R_SECOND_QUALITY, R_SECOND_CLASS, R_SECOND_DAMAGE = 32, 33, 35
 R_HAS_SECOND, R_AMBIDEXTERITY, R_BROAD = 47, 48, 49
 #: the scripted policy's knobs: the percent chance to aim before an attack, attack with both weapons
 R_AIM_CHANCE, R_TWO_WEAPONS = 50, 51
-R_ARMOUR = 52  # per damage class: has a die, count, sides, modifier
-ROW_BASE = 52
+#: 1 when the scripted policy makes a choice (an aim chance or two weapons), 1 when it draws the
+#: policy d100 (an aim chance strictly between 0 and 100): one test each on a plain member's turn
+R_CHOOSES, R_POLICY_DIE = 52, 53
+R_ARMOUR = 54  # per damage class: has a die, count, sides, modifier
+ROW_BASE = 54
 #: counts of the fight kernel: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal.
 FIGHT_COUNTS = 8
 
@@ -102,7 +105,9 @@ M_TIEBREAK = 7  # this round's tie-break word
 M_ORDER = 8  # slot c of the acting order: the member acting c-th in a phase
 M_INTENT = 9  # this step's action: a target row, INTENT_SCRIPTED, INTENT_HOLD, INTENT_AIM or INTENT_TWO - row
 M_AIM = 10  # 1 while an aim bonus is held for the next attack
-M_ACTION = 11  # the action taken in the step last played (its index; hold when it did not act)
+#: the action taken in the step last played, as its intent (a target row, INTENT_AIM or INTENT_TWO -
+#: row; INTENT_HOLD when it did not act): combatsim.tss.game.taken_actions gives the action index
+M_ACTION = 11
 M_WIDTH = 12
 INTENT_SCRIPTED, INTENT_HOLD, INTENT_AIM = -1, -2, -3
 #: INTENT_TWO - row: attack that row with both weapons
@@ -178,7 +183,7 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "copy_member", "finish", "tier_of",
                 "situation_roll", "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps",
                 "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase",
-                "scripted_intent", "two_weapon_attack", "action_index", "own_steps",
+                "scripted_intent", "two_weapon_attack", "own_steps",
                 "tier_value", "tier_column", "magic_of", "magic_quotient", "tally", "pass_counts")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
@@ -682,7 +687,7 @@ def take_actions(table, config, state, actions, counts, e):
     slots = config[K_SLOTS]
     for c in range(n):
         b = S_MEMBERS + M_WIDTH * c
-        state[e, b + M_ACTION] = HOLD
+        state[e, b + M_ACTION] = INTENT_HOLD
         action = actions[e, c]
         intent = INTENT_SCRIPTED
         if action == HOLD:
@@ -707,26 +712,16 @@ def take_actions(table, config, state, actions, counts, e):
         state[e, b + M_INTENT] = intent
 
 
-def scripted_intent(table, state, e, c, aim_roll):
-    """The scripted policy's intent at c's turn: aim (holding no aim, by its aim chance: ``aim_roll``
-    is its policy d100), else attack the first foe still in, with both weapons when its policy says so."""
+def scripted_intent(table, state, e, c, aim_roll, target):
+    """The scripted policy's intent at c's turn for a member that chooses (R_CHOOSES): aim (holding
+    no aim, by its aim chance: ``aim_roll`` is its policy d100), else attack ``target`` (the first
+    foe still in), with both weapons when its policy says so."""
     chance = table[c, R_AIM_CHANCE]
     if chance > 0 and state[e, S_MEMBERS + M_WIDTH * c + M_AIM] == 0 and (chance >= 100 or aim_roll <= chance):
         return INTENT_AIM
-    target = first_foe(table, state, e, c)
-    if table[c, R_TWO_WEAPONS] != 0 and table[c, R_HAS_SECOND] != 0:
+    if table[c, R_TWO_WEAPONS] != 0:
         return INTENT_TWO - target
     return target
-
-
-def action_index(config, state, e, c, intent, target):
-    """The action index of what c did at its turn: ``intent`` as taken, ``target`` the row it attacked."""
-    if intent == INTENT_AIM:
-        return ATTACK + config[K_SLOTS]
-    rank = config[K_RANK + target]
-    if intent <= INTENT_TWO:
-        return ATTACK + config[K_SLOTS] + 1 + rank
-    return ATTACK + rank
 
 
 def play_phase(table, config, state, counts, e, rng):
@@ -743,22 +738,22 @@ def play_phase(table, config, state, counts, e, rng):
         b = S_MEMBERS + M_WIDTH * c
         intent = state[e, b + M_INTENT]
         aim_roll = 0
-        chance = table[c, R_AIM_CHANCE]
-        if chance > 0 and chance < 100 and state[e, b + M_AIM] == 0:
+        if table[c, R_POLICY_DIE] != 0 and state[e, b + M_AIM] == 0:
             aim_roll = stream_die(rng, D100, THRESHOLD100)
         if intent == INTENT_SCRIPTED:
-            intent = scripted_intent(table, state, e, c, aim_roll)
+            intent = first_foe(table, state, e, c)
+            if table[c, R_CHOOSES] != 0:
+                intent = scripted_intent(table, state, e, c, aim_roll, intent)
         if intent == INTENT_HOLD:
             continue
         state[e, b + M_USED] += 1
+        state[e, b + M_ACTION] = intent
         if intent == INTENT_AIM:
             state[e, b + M_AIM] = 1
-            state[e, b + M_ACTION] = action_index(config, state, e, c, intent, 0)
             continue
         target = INTENT_TWO - intent if intent <= INTENT_TWO else intent
-        if target < 0 or state[e, S_MEMBERS + M_WIDTH * target + M_IN] == 0:
+        if state[e, S_MEMBERS + M_WIDTH * target + M_IN] == 0:
             target = first_foe(table, state, e, c)
-        state[e, b + M_ACTION] = action_index(config, state, e, c, intent, target)
         # The aim bonus is used up by this attack (both attacks of a two-weapon action).
         aimed = state[e, b + M_AIM]
         state[e, b + M_AIM] = 0
