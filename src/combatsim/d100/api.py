@@ -134,13 +134,15 @@ register_immutable(Weapon)
 
 @dataclass(frozen=True)
 class Combatant:
-    """One fighter. ``pool`` is the attack pool (Fighting, or Arcane for Active Elementalism
-    blasts); it defaults to ``fighting``. ``distant``: its attacks are distant ranged attacks."""
+    """One fighter. ``pool`` is the attack pool; it defaults to ``fighting``. ``arcane``: the Arcane
+    score, the pool of its attacks with an ``elementalism`` weapon (required with one).
+    ``distant``: its attacks are distant ranged attacks."""
 
     side: int
     fighting: int
     weapon: Weapon
     pool: int | None = None
+    arcane: int | None = None
     parkour: int = 0
     perception: int = 0
     specialty: Sequence[int] = ()
@@ -191,7 +193,7 @@ class AttackParameters:
 
 def attack_parameters(
     *,
-    pool: int,
+    pool: int | None = None,
     specialty: object = (),
     taper: str = "halving",
     modifiers: Iterable[str] = (),
@@ -200,9 +202,16 @@ def attack_parameters(
     armour: str = "none",
     nonlethal: bool = False,
     dual_wield: bool = False,
+    arcane: int | None = None,
 ) -> AttackParameters:
-    """Validate one attack's inputs and derive full skill, final lethality and serious threshold."""
-    pool = check_int("pool", pool, 0, MAX_SCORE)
+    """Validate one attack's inputs and derive full skill, final lethality and serious threshold.
+
+    ``pool``: the attack pool (Fighting); or ``arcane``: the attack is an Elementalism blast, with
+    the Arcane score as its pool (a ranged attack for cover; no distant modifier applies)."""
+    if (pool is None) == (arcane is None):
+        raise ValueError("give pool (the attack pool) or arcane (an Elementalism blast's pool), exactly one")
+    blast = arcane is not None
+    pool = check_int("arcane" if blast else "pool", arcane if blast else pool, 0, MAX_SCORE)
     ranks = _check_ranks("specialty", specialty)
     check_choice("taper", taper, model.TAPERS)
     lethality = check_int("lethality", lethality, 0, MAX_LETHALITY)
@@ -223,6 +232,8 @@ def attack_parameters(
     distant = [name for name in names if name.startswith("distant_")]
     if len(distant) > 1:
         raise ValueError(f"modifier: at most one distant_* modifier, got {distant!r}")
+    if distant and blast:
+        raise ValueError(f"modifier: no distant modifier applies to an Elementalism blast (arcane), got {distant[0]!r}")
     dual_wield = dual_wield or "dual_wield" in names
     category = distant[0].removeprefix("distant_") if distant else "melee"
     cover = "cover" in names
@@ -262,7 +273,7 @@ def _attack_setup(**arguments: object) -> tuple[AttackParameters, tuple[np.ndarr
 def simulate_attacks(
     n: int,
     *,
-    pool: int,
+    pool: int | None = None,
     specialty: object = (),
     taper: str = "halving",
     modifiers: Iterable[str] = (),
@@ -271,6 +282,7 @@ def simulate_attacks(
     armour: str = "none",
     nonlethal: bool = False,
     dual_wield: bool = False,
+    arcane: int | None = None,
     seed: int = 0,
     backend: str = "auto",
     threads: int | None = None,
@@ -280,7 +292,8 @@ def simulate_attacks(
 ) -> AttackResult:
     """Simulate ``n`` d100 attacks with damage (docs/d100.md).
 
-    ``pool`` is the attack pool (Fighting or Arcane), ``specialty`` the weapon specialty ranks,
+    ``pool`` is the attack pool (Fighting), or ``arcane`` the Arcane score of an Elementalism blast
+    (its pool; give one of the two), ``specialty`` the weapon specialty ranks,
     ``modifiers`` names from :data:`MODIFIERS`. Dual wield (``dual_wield=True`` or the
     ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
     Returns the five tier counts and the wounds (lethal includes instant deaths).
@@ -288,7 +301,8 @@ def simulate_attacks(
     run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
                     output_bytes_per_item=3, progress=progress)
     p, params, work = _attack_setup(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
-                                    severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield)
+                                    severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
+                                    arcane=arcane)
     result, backend, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
                                         output_dtypes=(np.int8, np.int8, np.int8), work=work)
     tier, wound, second_wound = result.outcomes
@@ -325,6 +339,12 @@ def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant")
     weapons = (_weapon_key(c.weapon, f"{name}.weapon"),)
     if c.second_weapon is not None:
         weapons += (_weapon_key(c.second_weapon, f"{name}.second_weapon"),)
+    arcane = None if c.arcane is None else check_int(f"{name}.arcane", c.arcane, 0, MAX_SCORE)
+    if arcane is None and any(weapon[3] == model.ELEMENTALISM for weapon in weapons):
+        raise ValueError(f"{name}.arcane: an elementalism weapon attacks with the Arcane score as its pool; "
+                         f"give arcane, 0..{MAX_SCORE}")
+    # An Elementalism blast is attacked with Arcane instead of the pool (press and disengage stay on it).
+    attack_pool = arcane if weapons[0][3] == model.ELEMENTALISM else pool
     two_weapon = check_int(f"{name}.two_weapon_style", c.two_weapon_style, 0, MAX_RANK)
     two_gun = check_int(f"{name}.two_gun_style", c.two_gun_style, 0, MAX_RANK)
     torso = check_choice(f"{name}.torso", c.torso, model.TORSO_COVERAGES)
@@ -341,8 +361,8 @@ def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant")
     ranks = (_check_ranks(f"{name}.specialty", c.specialty),
              _check_ranks(f"{name}.ambush_specialist", c.ambush_specialist),
              _check_ranks(f"{name}.combat_reflexes", c.combat_reflexes))
-    return list(_derived_row(side, fighting, pool, parkour, perception, weapons, two_weapon, two_gun, torso, helmet,
-                             automatic_fire, distant, policy, ranks, taper))
+    return list(_derived_row(side, fighting, pool, attack_pool, parkour, perception, weapons, two_weapon, two_gun,
+                             torso, helmet, automatic_fire, distant, policy, ranks, taper))
 
 
 def _weapon_key(weapon: Weapon, name: str) -> tuple:
@@ -371,9 +391,9 @@ def _severity(value: object) -> Fraction:
 
 
 @lru_cache(maxsize=4096)
-def _derived_row(side: int, fighting: int, pool: int, parkour: int, perception: int, weapons: tuple, two_weapon: int,
-                 two_gun: int, torso: str, helmet: bool, automatic_fire: bool, distant: bool, policy: tuple,
-                 ranks: tuple, taper: str) -> tuple[int, ...]:
+def _derived_row(side: int, fighting: int, pool: int, attack_pool: int, parkour: int, perception: int, weapons: tuple,
+                 two_weapon: int, two_gun: int, torso: str, helmet: bool, automatic_fire: bool, distant: bool,
+                 policy: tuple, ranks: tuple, taper: str) -> tuple[int, ...]:
     """The row of checked inputs (canonical types, so equal inputs are equal keys). A game loop
     that plays the same combatants again skips the exact arithmetic: about 0.7 ms a combatant."""
     multiplier, ambush, reflexes = (model.specialty_multiplier(r, taper) for r in ranks)
@@ -394,7 +414,7 @@ def _derived_row(side: int, fighting: int, pool: int, parkour: int, perception: 
     static = model.attack_modifiers(automatic_fire=automatic_fire, distant=distant, category=first_category,
                                     long_range=first_long_range)
     for step in range(ATTACK_STEPS):
-        skill = model.full_skill(pool, multiplier, static + step * model.QUICK_ATTACK)
+        skill = model.full_skill(attack_pool, multiplier, static + step * model.QUICK_ATTACK)
         row[C_ATTACK + 4 * step : C_ATTACK + 4 * step + 4] = model.tier_bars(skill)
     for w in range(2):
         lethality, severity, nonlethal, category, _ = weapons[min(w, len(weapons) - 1)]

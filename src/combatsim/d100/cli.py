@@ -31,8 +31,10 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS
     from combatsim.d100.model import TAPERS
 
-    parser.add_argument("--pool", type=integer(0, MAX_SCORE), required=True,
-                        help=f"attack pool: Fighting or Arcane, 0..{MAX_SCORE}")
+    pool = parser.add_mutually_exclusive_group(required=True)
+    pool.add_argument("--pool", type=integer(0, MAX_SCORE), help=f"attack pool (Fighting), 0..{MAX_SCORE}")
+    pool.add_argument("--arcane", type=integer(0, MAX_SCORE),
+                      help=f"an Elementalism blast: the Arcane score is its pool, 0..{MAX_SCORE}")
     parser.add_argument("--specialty", type=integer(0, MAX_RANK), action="append", default=[],
                         help=f"a weapon specialty rank, 0..{MAX_RANK} (repeat for several ranks)")
     parser.add_argument("--taper", choices=TAPERS, default=TAPERS[0],
@@ -51,7 +53,7 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
 
 def attack_arguments(args: argparse.Namespace) -> dict:
     """The keyword arguments of ``simulate_attacks``/``attack_parameters`` that the flags give."""
-    return dict(pool=args.pool, specialty=args.specialty, taper=args.taper, modifiers=args.modifier,
+    return dict(pool=args.pool, arcane=args.arcane, specialty=args.specialty, taper=args.taper, modifiers=args.modifier,
                 lethality=args.lethality, severity=args.severity, armour=args.armour, nonlethal=args.nonlethal,
                 dual_wield=args.dual_wield)
 

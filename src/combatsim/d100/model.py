@@ -39,7 +39,10 @@ ARMOUR_NAMES = ("none", "light", "heavy")
 TORSO_COVERAGES = ("none", "light", "heavy")
 
 # Weapon categories (the distant-attack modifiers depend on them).
-CATEGORIES = ("melee", "pistol", "thrown", "archery", "carbine", "long_gun")
+CATEGORIES = ("melee", "pistol", "thrown", "archery", "carbine", "long_gun", "elementalism")
+#: An active Elementalism blast: attacked with the Arcane score as its pool, a ranged attack for
+#: cover, no distant modifier.
+ELEMENTALISM = "elementalism"
 
 #: "Serious threshold: min(90, final_lethality x weapon_severity)".
 SERIOUS_CAP = 90
@@ -54,7 +57,8 @@ AUTOMATIC_FIRE = 20
 TARGET_IN_COVER = -20
 TARGET_DEFENDING = -20
 DUAL_WIELD = -20
-DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_gun": -10, "melee": 0}
+DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_gun": -10, "melee": 0,
+           "elementalism": 0}
 
 # Lethality factors (docs/d100.md, section 4).
 COVER_FACTOR = Fraction(1, 2)

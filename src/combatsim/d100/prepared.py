@@ -40,7 +40,7 @@ class Attack(PreparedAttack):
     def __init__(
         self,
         *,
-        pool: int,
+        pool: int | None = None,
         specialty: object = (),
         taper: str = "halving",
         modifiers: Iterable[str] = (),
@@ -49,11 +49,12 @@ class Attack(PreparedAttack):
         armour: str = "none",
         nonlethal: bool = False,
         dual_wield: bool = False,
+        arcane: int | None = None,
         backend: str = "auto",
     ) -> None:
         self.parameters = p = attack_parameters(
             pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
-            severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
+            severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield, arcane=arcane,
         )
         scalars = attack_scalars(p)
         params = tuple(np.array([value], dtype=np.int64) for value in scalars)

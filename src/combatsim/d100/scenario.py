@@ -64,6 +64,8 @@ MEMBER = (
             note=_SIX + ("; with fighting, perception alone (default 0)" if name == "perception" else ""))
       for name in SCORES),
     Field("pool", "integer", "the attack pool", default=None, low=0, high=MAX_SCORE, note="absent: fighting"),
+    Field("arcane", "integer", "the Arcane score: the pool of its elementalism weapon's attacks", default=None,
+          low=0, high=MAX_SCORE, note="required with an elementalism weapon"),
     Field("parkour", "integer", "the Parkour score", default=0, low=0, high=MAX_SCORE),
     Field("weapon", "table", "the weapon", fields=WEAPON),
     Field("second_weapon", "table", "a second weapon, for dual wielding", default=None, fields=WEAPON),
@@ -120,7 +122,7 @@ def _member(reader: Reader, side: int) -> Combatant:
         second_weapon=None if second is None else _weapon(second),
         policy=weights,
         **{name: reader.read(_FIELD[name]) for name in (
-            "parkour", "specialty", "two_weapon_style", "two_gun_style", "ambush_specialist", "combat_reflexes",
+            "arcane", "parkour", "specialty", "two_weapon_style", "two_gun_style", "ambush_specialist", "combat_reflexes",
             "torso", "helmet", "automatic_fire", "distant")},
     )
     # the API's own checks (weights summing to 100, dual-wield requirements...), with this path
