@@ -129,8 +129,9 @@ def _tss_attack(**overrides):
 
 ATTACK_APIS = {
     _exp_attack: ("bonus", "maximum_roll", "armour_rating", "damage", "weapon_type", "adjustment"),
-    _d100_attack: ("pool", "specialty", "modifiers", "lethality", "severity", "armour"),
-    _tss_attack: ("skill", "steps", "damage", "weapon_quality", "armour", "armour_quality"),
+    _d100_attack: ("pool", "specialty", "modifiers", "lethality", "severity", "armour", "arcane"),
+    _tss_attack: ("skill", "steps", "damage", "weapon_quality", "armour", "armour_quality", "aim", "two_weapons",
+                  "ambidexterity", "broad"),
 }
 hostile = st.one_of(
     hostile_scalars,
@@ -196,9 +197,10 @@ def _tss_fight(field, value):
 
 
 FIGHT_APIS = {
-    _d100_fight: ("fighting", "weapon", "parkour", "perception", "specialty", "torso", "policy", "side"),
+    _d100_fight: ("fighting", "weapon", "parkour", "perception", "specialty", "torso", "policy", "side", "arcane"),
     _exp_fight: ("hit_points", "armour_rating", "weapon", "bonus", "maximum_roll", "ammunition"),
-    _tss_fight: ("skill", "action_check", "weapon", "durability", "actions_per_round", "resolve", "attack_steps"),
+    _tss_fight: ("skill", "action_check", "weapon", "durability", "actions_per_round", "resolve", "attack_steps",
+                 "second_weapon", "ambidexterity", "broad_skill", "aim_chance", "two_weapons"),
 }
 
 

@@ -164,6 +164,10 @@ TSS_FLAGS: list[Flag] = [
     ("--armour", st.sampled_from(["d4", "d6", "d8"]), st.one_of(hostile_dice(), st.just("-3"))),
     ("--armour-quality", st.sampled_from(["marginal", "ordinary", "good", "amazing"]), hostile_text),
     ("--one-step-shift", None, None),
+    ("--aim", None, None),
+    ("--two-weapons", st.sampled_from(["main", "off"]), hostile_text),
+    ("--ambidexterity", None, None),
+    ("--broad", None, None),
 ]
 CURVE_SWEEPS = {"--bonus": (-200, 400), "--max-roll": (1, 1000), "--armour-rating": (0, 1000)}
 CURVE_FLAGS: list[Flag] = [
@@ -281,7 +285,8 @@ VALID_COMMANDS = sorted(name for name, (_, flags, required) in COMMANDS.items()
 NEEDS = {
     "exp": {flag: (("--damage", "1d6"), ("--weapon-type", "A")) for flag in
             ("--weapon-name", "--ammunition", "--damage-adjustment", "--critical", "--adjustment", "--proficient")},
-    "tss": {flag: (("--armour", "d6"),) for flag in ("--one-step-shift", "--armour-quality")},
+    "tss": {**{flag: (("--armour", "d6"),) for flag in ("--one-step-shift", "--armour-quality")},
+            "--ambidexterity": (("--two-weapons", "off"),)},
 }
 SMALL_N = number(1, 200)
 HOSTILE_N = st.one_of(hostile, st.sampled_from(["0", "-1", str(2**62 + 1), "1e30", "2**64"]))
