@@ -43,14 +43,14 @@ def test_an_elementalism_weapon_needs_arcane():
     with pytest.raises(ScenarioError, match=r"sides\[0\]\.members\[0\].*arcane"):
         validate(document, "m", "m")
     document["sides"][0]["members"][0]["arcane"] = 65
-    assert validate(document, "m", "m").spec["sides"][0][0].arcane == 65
+    assert validate(document, "m", "m").spec["combatants"][0].arcane == 65
 
 
 def test_attack_with_arcane_is_an_attack_with_that_pool():
     blast = simulate_attacks(20_000, arcane=65, lethality=35, severity=2, modifiers=["cover"], seed=5, outcomes=True)
     plain = simulate_attacks(20_000, pool=65, lethality=35, severity=2, modifiers=["cover"], seed=5, outcomes=True)
     np.testing.assert_array_equal(blast.tier, plain.tier)
-    assert blast.counts == plain.counts and blast.full_skill == 65
+    assert blast.counts == plain.counts and blast.full_skill == plain.full_skill == 65 - 20  # cover: -20
     assert Attack(arcane=65, lethality=35).odds() == Attack(pool=65, lethality=35).odds()
 
 

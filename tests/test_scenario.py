@@ -230,7 +230,7 @@ def test_examples_ship_in_the_package_and_list_and_show(capsys):
     import combatsim
 
     assert EXAMPLES_DIR.parent == Path(combatsim.__file__).parent
-    assert example_names() == ["d100_duel", "exp_bob_too", "tss_alex_vs_thug"]
+    assert example_names() == ["d100_duel", "exp_bob_too", "tss_alex_vs_thug", "tss_two_blades"]
     assert cli_main(["example", "list"]) == 0
     listed = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in listed] == example_names()
