@@ -4,7 +4,6 @@ attack kernels and the exact fight odds."""
 
 from __future__ import annotations
 
-import copy
 import math
 from fractions import Fraction
 
@@ -13,25 +12,20 @@ import pytest
 
 from combatsim.engine import RUNNING, S_OUTCOME, S_WORDS, SCRIPTED, new_stream, stream_resume
 from combatsim.fight_odds import fight_odds
-from combatsim.scenario import ScenarioError, example_path, load, validate
+from combatsim.scenario import ScenarioError, example_path, load
 from combatsim.tss import engine
 from combatsim.tss.api import Combatant, attack_config, simulate_attacks, simulate_fights
 from combatsim.tss.game import game, taken_actions
 from combatsim.tss.odds import attack_odds
 from combatsim.tss.prepared import Attack
 
+from .test_tss_engine import scenario
+
 ALEX = {"skill": "16/8/4", "action_check": "+14/13/6/3", "actions_per_round": 2, "durability": [10, 10, 5],
         "attack_steps": -3, "weapon": {"damage": "d4w/d4+2w/d4-1m", "class": "En", "quality": "good"}}
 THUG = {"skill": "12/6/3", "action_check": "+12/11/5/2", "durability": [12, 12, 6], "defence_steps": 3,
         "weapon": {"damage": "d4s/d4w/d4+1w", "class": "LI"},
         "armour": {"dice": {"En": "d6"}, "quality": "ordinary"}}
-
-
-def scenario(sides: list[list[dict]], **options):
-    document = {"ruleset": "tss", "name": "tactics", "options": options,
-                "sides": [{"name": f"side {index}", "members": copy.deepcopy(members)}
-                          for index, members in enumerate(sides)]}
-    return validate(document, "tactics", "tactics")
 
 
 def make_game(sides, **options):
