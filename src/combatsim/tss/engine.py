@@ -179,15 +179,16 @@ DIE_THRESHOLD = tuple(rejection_threshold(sides) if sides else 0 for sides in ra
 #: Inlined into their callers (by Numba; the Cython build's are ``inline``): small helpers, the
 #: per-member loops whose array arguments cost more as a call than their code (a phase's too: a
 #: fight's hot loop runs one per step), and the step and a fight's start, which only dispatch
-#: (measured); the attack and the round's opening stay calls, which keeps the compile time down.
+#: (measured); the attack, the two-weapon action and the round's opening stay calls, which keeps
+#: the compile time down and a phase's loop small.
 NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "copy_member", "finish", "tier_of",
                 "situation_roll", "dealt", "shift_type", "roll", "die_threshold", "attack_tier", "dazed", "dazed_steps",
                 "acts_before", "may_act", "acts_in", "first_foe", "start_fight", "play_step", "play_phase",
-                "scripted_intent", "two_weapon_attack", "own_steps",
+                "scripted_intent", "own_steps",
                 "tier_value", "tier_column", "magic_of", "magic_quotient", "tally", "pass_counts")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "begin_round", "_reset_envs", "_step_envs", "play_fights", "die_pass", "joint_pass")
+NUMBA_NO_RUNTIME = ("attack", "two_weapon_attack", "begin_round", "_reset_envs", "_step_envs", "play_fights", "die_pass", "joint_pass")
 
 
 def tier_of(control, total, amazing, good, ordinary):
