@@ -178,7 +178,7 @@ def test_a_member_without_a_second_weapon_may_not_attack_with_two():
     assert (b["counts"][:, engine.C_ATTACKS] == 0).all()
     with pytest.raises(ScenarioError, match=r"policy\.two_weapons: needs a second_weapon"):
         scenario([[{**ALEX, "policy": {"two_weapons": True}}], [THUG]])
-    with pytest.raises(ValueError, match=r"side_a\[0\]\.policy\.two_weapons needs a second_weapon"):
+    with pytest.raises(ValueError, match=r"side_a\[0\]\.two_weapons needs a second_weapon"):
         simulate_fights(1, side_a=[Combatant("14/7/3", "13", "d4w/d4w/d4w", two_weapons=True)],
                         side_b=[Combatant("14/7/3", "13", "d4w/d4w/d4w")])
 

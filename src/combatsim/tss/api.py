@@ -432,10 +432,10 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
         row[R_HAS_SECOND] = second is not None
         row[R_AMBIDEXTERITY] = check_bool(f"{label}.ambidexterity", member.ambidexterity)
         row[R_BROAD] = check_bool(f"{label}.broad_skill", member.broad_skill)
-        row[R_AIM_CHANCE] = check_int(f"{label}.policy.aim", member.aim_chance, 0, 100)
-        row[R_TWO_WEAPONS] = check_bool(f"{label}.policy.two_weapons", member.two_weapons)
+        row[R_AIM_CHANCE] = check_int(f"{label}.aim_chance", member.aim_chance, 0, 100)
+        row[R_TWO_WEAPONS] = check_bool(f"{label}.two_weapons", member.two_weapons)
         if row[R_TWO_WEAPONS] and second is None:
-            raise ValueError(f"{label}.policy.two_weapons needs a second_weapon: attacking with two weapons "
+            raise ValueError(f"{label}.two_weapons needs a second_weapon: attacking with two weapons "
                              "takes one in each hand")
         row[R_CHOOSES] = row[R_AIM_CHANCE] > 0 or row[R_TWO_WEAPONS]
         row[R_POLICY_DIE] = 0 < row[R_AIM_CHANCE] < 100
