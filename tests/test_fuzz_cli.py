@@ -238,7 +238,9 @@ ODDS_FIGHT_FLAGS: list[Flag] = [
     ("--set", st.sampled_from(["options.unit_limit=50", "sides[0].members[0].hit_points=12"]),
      st.one_of(hostile_text, st.sampled_from([
          "options.unit_limit=1000000", "options.unit_limit=" + "9" * 5000, "sides[" + "9" * 5000 + "].x=1",
-         "sides[0].members[0].weapon.damage=\"0d6\"", "options.unit_limit=1_", "options.unit_limit=\"١\""]))),
+         "sides[0].members[0].weapon.damage=\"0d6\"", "options.unit_limit=1_", "options.unit_limit=\"١\"",
+         "sides[0].members[0].second_weapon={ damage = \"d4w/d4+1w/d4m\", class = \"E\\u001bn\" }",
+         "sides[0].members[0].aim_chance=1_0", "sides[0].members[0].ambidexterity=\"yes\""]))),
 ]
 SOLVE_FLAGS: list[Flag] = [
     ("--set", st.just("options.max_rounds=1"), st.one_of(hostile_text, st.sampled_from([
@@ -267,12 +269,15 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "fight d100": (["fight", "d100_duel"], FIGHT_FLAGS, 0),
     "fight exp": (["fight", "exp_bob_too"], FIGHT_FLAGS, 0),
     "fight tss": (["fight", "tss_alex_vs_thug"], FIGHT_FLAGS, 0),
+    "fight tss two blades": (["fight", "tss_two_blades"], FIGHT_FLAGS, 0),
     "fight d100 --policy": (["fight", "d100_duel"], POLICY_FLAGS, 1),
     "curve fight": (["curve", "fight", "exp_bob_too"], CURVE_FIGHT_FLAGS, 1),
     "odds fight exp": (["odds", "fight", "exp_bob_too"], ODDS_FIGHT_FLAGS, 1),
     # hostile only: a valid d100 fight's odds take seconds; --set first, so that every line has it
     "odds fight d100": (["odds", "fight", "d100_duel"],
                         [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
+    "odds fight tss two blades": (["odds", "fight", "tss_two_blades"],
+                                  [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
     "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
