@@ -55,7 +55,7 @@ def test_example_id_make_vec_is_the_engine_vector_env(ruleset):
     env_id, _, agent = rl.EXAMPLE_ENVS[ruleset]
     vector = gym.make_vec(env_id, num_envs=4, vectorization_mode="vector_entry_point", backend="python")
     assert isinstance(vector, FightVectorEnv) and vector.num_envs == 4 and vector.agent == agent
-    assert vector.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert vector.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP  # the default, as Gymnasium 1.x
     obs, info = vector.reset(seed=30)
     single = gym.make(env_id, backend="python")
     for e in range(4):
