@@ -224,6 +224,8 @@ def combatants(draw, side):
     dual = draw(st.booleans())
     weapon = draw(weapons())
     second = Weapon(draw(st.integers(0, 100)), 2, draw(st.booleans()), weapon.category) if dual else None
+    # an elementalism weapon attacks with the Arcane score, which such a member must have
+    arcane = draw(st.integers(0, 120)) if weapon.category == "elementalism" else draw(st.none() | st.integers(0, 120))
     return Combatant(
         side=side, fighting=draw(st.integers(0, 120)), weapon=weapon, parkour=draw(st.integers(0, 100)),
         perception=draw(st.integers(0, 100)), specialty=draw(st.lists(st.integers(0, 5), max_size=3)),
@@ -231,7 +233,7 @@ def combatants(draw, side):
         ambush_specialist=draw(st.lists(st.integers(0, 5), max_size=2)),
         combat_reflexes=draw(st.lists(st.integers(0, 5), max_size=2)),
         torso=draw(st.sampled_from(model.TORSO_COVERAGES)), helmet=draw(st.booleans()),
-        automatic_fire=draw(st.booleans()), distant=draw(st.booleans()), policy=policy,
+        automatic_fire=draw(st.booleans()), distant=draw(st.booleans()), policy=policy, arcane=arcane,
     )
 
 
