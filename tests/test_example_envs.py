@@ -90,10 +90,15 @@ def test_reseeding_repeats_and_reset_without_seed_plays_the_next_fight():
 def test_vector_results_are_fresh_arrays():
     """A later step does not overwrite what an earlier one returned, infos and final infos included."""
     n = 8
-    vector = FightVectorEnv(n, scenario="exp_bob_too", agent="Bob Too", backend="python")
+    # final_obs and final_info are SAME_STEP's; the default NEXT_STEP returns neither
+    vector = FightVectorEnv(n, scenario="exp_bob_too", agent="Bob Too", backend="python",
+                            autoreset_mode=AutoresetMode.SAME_STEP)
     returned = [vector.reset(seed=3)]
-    while "final_info" not in returned[-1][-1]:
+    for _ in range(1000):
+        if "final_info" in returned[-1][-1]:
+            break
         returned.append(vector.step(np.ones(n, dtype=np.int64)))
+    assert "final_info" in returned[-1][-1], "no fight ended in 1000 steps"
     first, ending = returned[1], returned[-1]
     kept = copy.deepcopy(returned)
     for _ in range(10):
