@@ -97,7 +97,8 @@ def load_game(scenario: Scenario | str | Mapping = "d100_duel", agents: Sequence
     check_method(method)
     params: dict[str, object] = {"method": method}
     if max_states is not None:
-        params["max_states"] = check_int("max_states", max_states, 1, 10**12)
+        # an OpenSpiel game parameter is a C++ int: 32 bits
+        params["max_states"] = check_int("max_states", max_states, 1, 2**31 - 1)
     if isinstance(overrides, str) or not isinstance(overrides, Sequence):
         raise TypeError(f"overrides must be a list of PATH=VALUE strings, got {type(overrides).__name__}")
     if isinstance(scenario, Scenario | Mapping):
