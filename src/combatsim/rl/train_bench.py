@@ -37,7 +37,8 @@ def parallel_steps(backend: str, n: int) -> None:
 def sb3_steps(backend: str, n: int) -> None:
     key = ("sb3", backend)
     if key not in _cache:
-        env = KernelVecEnv(FightVectorEnv(ENVS, scenario=SCENARIO, agent=AGENTS[1], backend=backend))
+        env = KernelVecEnv(FightVectorEnv(ENVS, scenario=SCENARIO, agent=AGENTS[1], backend=backend,
+                                           autoreset_mode="SameStep"))
         env.seed(1)
         env.reset()
         _cache[key] = env
