@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from combatsim.cli import exact_integer, main
+from combatsim.cli import main
+from combatsim.cli_tools import exact_integer
 from combatsim.dice import Dice
 
 EXP = ["--bonus", "110", "--max-roll", "760", "--armour-rating", "580"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli import add_ruleset_command, attack_report, emit, exact_integer, integer, run_options
+from combatsim.cli_tools import add_ruleset_command, attack_report, emit, exact_integer, integer, run_options
 
 #: Options that turn ``attack exp`` from the plain to-hit kernel into the attack-with-damage kernel.
 _ATTACK_OPTIONS = (

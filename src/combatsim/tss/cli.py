@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
+from combatsim.cli_tools import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
 
 
 def add_attack_parser(subparsers, add_run_options) -> None:
