@@ -525,7 +525,7 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Fal
     state's most likely action. ``pure`` keeps only that action (the lowest-numbered of equals),
     so that OpenSpiel's figures for the table (:func:`openspiel_policy`) are also what it plays
     there."""
-    from combatsim.solve.policy import SavedKeyer, TablePolicy
+    from combatsim.solve.policy import TablePolicy
 
     fight: _Fight = game.fight
     chain = fight.chain
@@ -565,7 +565,7 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Fal
     return TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[row],
                        keys=keys.reshape(len(table), fight.observation_size),
                        probabilities=np.array(list(table.values())).reshape(len(table), actions),
-                       keyer=SavedKeyer(chain.keyer_spec()), label=label)
+                       keyer=chain.keyer(), label=label)
 
 
 def openspiel_policy(game, policies: Mapping):

@@ -222,12 +222,10 @@ def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) 
                 probabilities.append(chance)
             elif np.abs(probabilities[known] - chance).max() > 1e-9:
                 conflicts += 1
-    from combatsim.solve.policy import SavedKeyer
-
     policy = TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[member],
                          keys=np.array(rows, dtype=np.float32).reshape(len(rows), -1),
                          probabilities=np.array(probabilities).reshape(len(rows), len(chain.game.action_names)),
-                         keyer=SavedKeyer(chain.keyer_spec()), label=label)
+                         keyer=chain.keyer(), label=label)
     return policy, conflicts
 
 

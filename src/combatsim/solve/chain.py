@@ -82,11 +82,28 @@ class DecisionChain:
         before step ``t``: the engine's own, from the engine state the chain state stands for."""
         raise NotImplementedError
 
+    def keyer_spec(self) -> dict:
+        """What the ruleset's ``key_observations`` needs besides the observations (saved with a
+        solved policy, which rebuilds its keyer from it: ``keyer``)."""
+        return {}
+
+    def keyer(self):
+        """The function from observations to their keys in a solved policy's table, as a saved
+        policy rebuilds it (``combatsim.solve.policy.SavedKeyer``)."""
+        from combatsim.solve.policy import SavedKeyer
+
+        return SavedKeyer(self.keyer_spec(), self.game.ruleset)
+
     def observation_keys(self, obs: np.ndarray, member: int) -> list[bytes]:
         """Each observation's key in a solved policy's table: the observation with the fields the
         chain does not track (they change no later law: last pass's defence, a mark nobody reads)
         set to 0, as bytes. States of one step with one key look alike to the member."""
-        raise NotImplementedError
+        return [row.tobytes() for row in self.keyer()(obs)]
+
+    def step_kind(self, t: int) -> int:
+        """Steps of one kind have the same transitions from a state, so a solver shares them
+        (default: every step its own kind)."""
+        return t
 
     def state_count(self) -> int:
         raise NotImplementedError
@@ -97,27 +114,49 @@ class DecisionChain:
 
 
 def decision_chain(scenario, *, method: str = "auto", max_states: int | None = None) -> DecisionChain:
-    """The decision chain of a loaded ``combatsim.scenario.Scenario``. ``method``: "auto" (exact where
-    ``combatsim odds fight`` is exact), "exact" or "float64". ``max_states`` refuses a fight whose
-    state bound is larger, before any work (:class:`combatsim.fight_odds.TooManyStates`)."""
-    from combatsim.fight_odds import DEFAULT_MAX_STATES, EXACT_DIGITS, EXACT_STATES, check_method, check_scenario
-    from combatsim.fight_odds.chain import check_states
+    """The decision chain of a loaded ``combatsim.scenario.Scenario``, built by its ruleset's module
+    ``combatsim.solve.<ruleset>`` (its ``decisions(scenario, method, max_states)``). ``method``:
+    "auto" (exact where ``combatsim odds fight`` is exact), "exact" or "float64". ``max_states``
+    refuses a fight whose state bound is larger, before any work
+    (:class:`combatsim.fight_odds.TooManyStates`)."""
+    from combatsim.fight_odds import DEFAULT_MAX_STATES, check_method, check_scenario
     from combatsim.validation import check_int
 
     check_scenario(scenario)
     check_method(method)
     max_states = check_int("max_states", DEFAULT_MAX_STATES if max_states is None else max_states, 1, 10**12)
-    if scenario.ruleset != "d100":
-        raise ValueError(f"scenario: solving is available for the d100 ruleset; {scenario.file} is {scenario.ruleset}")
-    from combatsim.fight_odds.d100 import D100Chain
+    try:
+        decisions = import_module(f"combatsim.solve.{scenario.ruleset}")  # the ruleset's decisions, found by name
+    except ModuleNotFoundError as missing:
+        if missing.name != f"combatsim.solve.{scenario.ruleset}":
+            raise
+        raise ValueError(f"scenario: solving is available for the {' and '.join(solvable_rulesets())} "
+                         f"ruleset; {scenario.file} is {scenario.ruleset}") from None
+    return decisions.decisions(scenario, method, max_states)
 
-    decisions = import_module(f"combatsim.solve.{scenario.ruleset}")  # the ruleset's decisions, found by name
-    chain = D100Chain(scenario.spec)
+
+def solvable_rulesets() -> list[str]:
+    """The rulesets with a decisions module (``combatsim.solve.<ruleset>``)."""
+    from importlib.util import find_spec
+
+    from combatsim.registry import RULESETS
+
+    return [name for name in sorted(RULESETS) if find_spec(f"combatsim.solve.{name}") is not None]
+
+
+def exact_chain(chain, method: str, max_states: int, exact_states: int | None = None) -> tuple[bool, int]:
+    """Whether a decision chain over the odds ``chain`` computes in exact fractions ("auto": where
+    ``combatsim odds fight`` does, up to ``exact_states`` states where given), and its state
+    bound, refused past ``max_states`` before any work."""
+    from combatsim.fight_odds import EXACT_DIGITS, EXACT_STATES
+    from combatsim.fight_odds.chain import check_states
+
     bound = chain.state_bound()
     check_states(bound, max_states)
-    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
+    most = getattr(chain, "exact_states", EXACT_STATES)
+    exact = method == "exact" or (method == "auto" and bound <= min(most, exact_states or most)
                                   and chain.exact_digits() <= EXACT_DIGITS)
-    return decisions.D100Decisions(scenario, chain, exact, bound)
+    return exact, bound
 
 
 def as_probability(value, exact: bool):

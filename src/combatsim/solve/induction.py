@@ -190,7 +190,7 @@ class Walk:
                 progress(f"step {t + 1} of {chain.horizon}, {len(live):,} states")
                 self.peak = max(self.peak, len(live))
                 check_states(len(live), max_states)
-                kind = self._kind(t)
+                kind = chain.step_kind(t)
                 # per member: an env action per state, or a mix ((action, probability), ...) per state
                 fixed_actions = {c: ([SCRIPTED] * len(live) if f == SCRIPTED else f(chain, live, t))
                                  for c, f in fixed.items()}
@@ -233,12 +233,6 @@ class Walk:
             joints.append(joint)
             nexts.update(self.rows.next_states[row])
         return rows, joints, tuple(nexts)
-
-    def _kind(self, t: int) -> int:
-        """Steps whose transitions from a state are alike share rows (a d100 chain: by pass number;
-        the first step is its own kind, since its legal actions read surprise)."""
-        passes = getattr(self.chain, "passes", None)
-        return (t % passes if t else -1) if passes else t
 
 
 def _product(choices: list[tuple[int, ...]]):

@@ -18,22 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from combatsim.d100.engine import (
-    B_ATTACKED_SELF,
-    B_DEFENDING,
-    B_DUAL_WIELD,
-    B_ENGAGED,
-    B_ENGAGED_WITH_SELF,
-    B_FLEE_TARGET,
-    B_FLESH,
-    B_IN_COVER,
-    B_IN_FIGHT,
-    B_RANGED,
-    B_SERIOUS,
-    B_TARGETED,
-    BLOCK_FIELDS,
-    GLOBAL_FIELDS,
-)
+from importlib import import_module
 
 #: The syntax of a saved policy in ``--policy`` / ``--against``: NAME=file:PATH.
 FILE_PREFIX = "file:"
@@ -68,8 +53,9 @@ class TablePolicy:
         return self.mixed and self.ruleset == "d100"
 
     def policy_uniforms(self, seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
-        """The policy die's uniform values for ``member`` in the engine ``states`` (``policy_uniforms``)."""
-        return policy_uniforms(seeds, states, member)
+        """The policy die's uniform values for ``member`` in the engine ``states``: the ruleset's
+        ``policy_uniforms`` (``combatsim.solve.<ruleset>``)."""
+        return import_module(f"combatsim.solve.{self.ruleset}").policy_uniforms(seeds, states, member)
 
     def rows(self, obs: np.ndarray) -> np.ndarray:
         """The table's row of each observation."""
@@ -124,16 +110,19 @@ def _opaque(rows: np.ndarray) -> np.ndarray:
 
 
 class SavedKeyer:
-    """``observation_keys`` as a saved policy knows it: the fields to zero, by rule."""
+    """``observation_keys`` as a saved policy knows it: its ruleset's ``key_observations``
+    (``combatsim.solve.<ruleset>``) with the arguments ``spec`` gives."""
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict, ruleset: str = "d100") -> None:
         self.spec = spec
+        self.ruleset = ruleset
+        self._key = import_module(f"combatsim.solve.{ruleset}").key_observations
 
     def describe(self) -> dict:
         return self.spec
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
-        return key_observations(np.asarray(obs), **self.spec)
+        return self._key(np.asarray(obs), **self.spec)
 
 
 def load_policy(path: str | Path, flag: str = "--policy") -> TablePolicy:
@@ -150,61 +139,6 @@ def load_policy(path: str | Path, flag: str = "--policy") -> TablePolicy:
     if meta.get("format") != "combatsim solved policy" or keys.ndim != 2 or probabilities.shape[0] != keys.shape[0]:
         raise ValueError(f"{flag}: {str(path)!r} is not a saved solved policy")
     return TablePolicy(ruleset=meta["ruleset"], scenario=meta["scenario"], member=meta["member"], keys=keys,
-                       probabilities=probabilities, keyer=SavedKeyer(meta["keyer"]), label=meta.get("label", "solved"))
+                       probabilities=probabilities, keyer=SavedKeyer(meta["keyer"], meta["ruleset"]),
+                       label=meta.get("label", "solved"))
 
-
-def key_observations(obs: np.ndarray, passes: int, blocks: int, friend_blocks: int) -> np.ndarray:
-    """Each observation's key (``DecisionChain.observation_keys``): the fields the chain does not
-    track set to 0: every block's defence and whom it attacked (the last pass's; no law reads
-    them), and, as the chain merges them, a mark before a round's first pass and, before its last
-    pass, on whoever cannot flee (out or engaged); cover where no foe's weapon is ranged; and of a
-    member out of the fight, all but whether it escaped, its mark and what never changes."""
-    obs = np.array(obs, dtype=np.float32, copy=True).reshape(len(obs), -1)
-    n = len(obs)
-    body = obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks].reshape(n, blocks, BLOCK_FIELDS)
-    body[:, :, B_DEFENDING] = 0
-    body[:, :, B_ATTACKED_SELF] = 0
-    first_pass = obs[:, 0] == 0
-    last_pass = (obs[:, 0] == np.float32((passes - 1) / passes)) & (passes > 1)
-    in_fight = body[:, :, B_IN_FIGHT] != 0
-    cannot_flee = ~in_fight | (body[:, :, B_ENGAGED] != 0)
-    body[:, :, B_TARGETED] *= ~(first_pass[:, None] | (last_pass[:, None] & cannot_flee))
-    friend_ranged = (body[:, :friend_blocks, B_RANGED] != 0).any(axis=1)
-    foe_ranged = (body[:, friend_blocks:, B_RANGED] != 0).any(axis=1)
-    body[:, :friend_blocks, B_IN_COVER] *= foe_ranged[:, None]
-    body[:, friend_blocks:, B_IN_COVER] *= friend_ranged[:, None]
-    # an out member's mark stays: the chain keeps it until the round's last pass
-    for field in (B_FLESH, B_SERIOUS, B_IN_COVER, B_DUAL_WIELD, B_ENGAGED, B_ENGAGED_WITH_SELF, B_FLEE_TARGET):
-        body[:, :, field] *= in_fight
-    obs[:, GLOBAL_FIELDS:GLOBAL_FIELDS + BLOCK_FIELDS * blocks] = body.reshape(n, -1)
-    return obs
-
-
-def policy_uniforms(seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
-    """Per fight: the uniform value in [0, 1) of the policy die the engine rolls for ``member``'s
-    declaration in the coming pass, which it ignores for an action given from outside: the die's
-    32-bit item word over 2**32 (the die itself is that value's first decimal digit, plus 1). In
-    the pass, every member in the fight rolls it in table order, but a surprised member in the
-    first pass (engine._play_pass, _declare); 0 for a member who rolls none. A mixed solved policy
-    draws its action from it, so one fight makes one choice wherever it is played."""
-    from combatsim.d100.engine import M_ACTIVE, M_SURPRISED, MEMBER_FIELDS, S_MEMBERS
-    from combatsim.d100.layout import D100
-    from combatsim.engine import S_INDEX, S_LENGTH, S_RETRIES, S_WORDS, StreamHolder, stream_resume
-
-    out = np.zeros(len(states))
-    holder = StreamHolder()
-    for e, s in enumerate(states):
-        first_pass = s[S_LENGTH] == 0
-
-        def rolls(c, s=s, first_pass=first_pass):
-            base = S_MEMBERS + c * MEMBER_FIELDS
-            return s[base + M_ACTIVE] != 0 and not (first_pass and s[base + M_SURPRISED] != 0)
-
-        if not rolls(member):
-            continue
-        stream_resume(holder, seeds[e], s[S_INDEX], s[S_WORDS], s[S_RETRIES])
-        for c in range(member):
-            if rolls(c):
-                holder.stream.die(D100)
-        out[e] = holder.stream.word() / 2.0**32
-    return out
