@@ -54,8 +54,8 @@ class TablePolicy:
 
     def policy_uniforms(self, seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
         """The policy die's uniform values for ``member`` in the engine ``states``: the ruleset's
-        ``policy_uniforms`` (``combatsim.solve.<ruleset>``)."""
-        return import_module(f"combatsim.solve.{self.ruleset}").policy_uniforms(seeds, states, member)
+        ``policy_uniforms`` (``combatsim.solve.keys_<ruleset>``)."""
+        return import_module(f"combatsim.solve.keys_{self.ruleset}").policy_uniforms(seeds, states, member)
 
     def rows(self, obs: np.ndarray) -> np.ndarray:
         """The table's row of each observation."""
@@ -111,12 +111,12 @@ def _opaque(rows: np.ndarray) -> np.ndarray:
 
 class SavedKeyer:
     """``observation_keys`` as a saved policy knows it: its ruleset's ``key_observations``
-    (``combatsim.solve.<ruleset>``) with the arguments ``spec`` gives."""
+    (``combatsim.solve.keys_<ruleset>``) with the arguments ``spec`` gives."""
 
     def __init__(self, spec: dict, ruleset: str = "d100") -> None:
         self.spec = spec
         self.ruleset = ruleset
-        self._key = import_module(f"combatsim.solve.{ruleset}").key_observations
+        self._key = import_module(f"combatsim.solve.keys_{ruleset}").key_observations
 
     def describe(self) -> dict:
         return self.spec
