@@ -85,9 +85,12 @@ class TssChain:
     notes = ("attacks land one at a time, so there are no draws; unfinished: max_rounds came first "
              "(combatsim fight counts it as a draw)",)
 
-    def __init__(self, spec: dict) -> None:
+    def __init__(self, spec: dict, choices: bool = False) -> None:
         from combatsim.tss.api import fight_table
 
+        #: True: laws for every attack a member may choose (aimed or not, one weapon or two), not
+        #: only its scripted policy's (combatsim.solve.tss)
+        self.choices = choices
         table, count, classes = fight_table(spec["sides"][0], spec["sides"][1])
         width = ROW_BASE + 4 * classes
         self.rows = [[int(v) for v in table[i * width:(i + 1) * width]] for i in range(count)]
@@ -120,6 +123,8 @@ class TssChain:
 
     def _strikes(self, i: int) -> list[tuple[int, int]]:
         """(aimed, hand) of the attacks ``i`` may make (engine.own_steps's codes)."""
+        if self.choices:
+            return [(aimed, hand) for aimed in (0, 1) for hand in ((0, 1, 2) if self.rows[i][R_HAS_SECOND] else (0,))]
         aims = (0, 1) if self.aim_chance[i] else (0,)
         hands = (1, 2) if self.hands[i] == 2 else (0,)
         return [(aimed, hand) for aimed in aims for hand in hands]

@@ -1,0 +1,460 @@
+"""The TSS fight as a decision chain: the odds chain's laws (combatsim.fight_odds.tss), stepped one
+phase at a time as the engine and the environments step it, each member's action in a phase an
+env action instead of its scripted policy's.
+
+A step is a phase (Amazing, Good, Ordinary, Marginal: 4 a round). Before a phase, every member
+that may act in it chooses one env action, all at once (the engine takes every member's action
+before the phase plays), so two deciding members make a matrix game per state. The phase then
+plays in the round's acting order, each attack's law the odds chain's; after the Marginal phase
+the next round's opening draws (Resolve-physical, the action check with the dazed penalty, the
+tie-break words) are part of the step's chance, grouped by what they decide: each member's
+negated steps and phase, and the acting order.
+
+A state is, per member, out of the fight or (stun, wound, mortal lost, aim held, actions used,
+this round's phase, negated dazed steps), and the acting order of the members still in. The
+observation shows all of it but two things: the tie-break order of members whose action check
+scores tie (the observation shows no tie-break), and the negated steps beyond what the dazed
+field shows. Where those differ, one observation stands for several states (docs/solve.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, ties_order_chance
+from combatsim.game import member_names
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
+from combatsim.tss import engine
+from combatsim.tss.engine import (
+    ATTACK,
+    HOLD,
+    K_RANK,
+    K_SIZE,
+    K_SLOTS,
+    K_TWO,
+    M_AIM,
+    M_IN,
+    M_INTENT,
+    M_MORTAL,
+    M_NEGATED,
+    M_ORDER,
+    M_PHASE,
+    M_STUN,
+    M_TIEBREAK,
+    M_USED,
+    M_WIDTH,
+    M_WOUND,
+    R_ACTIONS,
+    R_HAS_RESOLVE,
+    R_HAS_SECOND,
+    S_MEMBERS,
+    S_ORDERED,
+    S_PHASE,
+)
+
+#: A member's entry in a state: (stun, wound, mortal lost, aim held, actions used, phase, negated)
+AIM, USED, PHASE, NEGATED = 3, 4, 5, 6
+#: Intents in a phase (the engine's, by member row): hold, aim; an attack is (target row, hands)
+_HOLD, _AIM = -2, -3
+#: The state number past the last step: the fight ran out of rounds (unfinished)
+PAST = "past max_rounds"
+
+
+def decisions(scenario, method: str, max_states: int) -> TssDecisions:
+    """The decision chain of a TSS scenario (``combatsim.solve.decision_chain``): exact where
+    ``combatsim odds fight`` is, refused past ``max_states`` (its bound: ``state_bound``) before
+    any work."""
+    from combatsim.fight_odds.chain import check_states
+
+    chain = TssChain(scenario.spec, choices=True)
+    chain._laws(False)
+    bound = state_bound(chain)
+    check_states(bound, max_states)
+    exact, _ = exact_chain(TssChain(scenario.spec), method, 10**12)
+    return TssDecisions(scenario, chain, exact, bound)
+
+
+class TssDecisions(DecisionChain):
+    step_name = "phase"
+
+    def __init__(self, scenario, chain: TssChain, exact: bool, bound: int) -> None:
+        from combatsim.tss.game import game
+
+        self.scenario = scenario
+        self.chain = chain
+        self.exact = exact
+        self.state_bound = bound
+        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        self.members = chain.count
+        self.horizon = PHASES * chain.max_rounds
+        chain._laws(exact)
+        self._one = Fraction(1) if exact else 1.0
+        config = self.game.config
+        self._slots = int(config[K_SLOTS])
+        # member row -> its foes' rows in foe order (its attack_foe_j actions)
+        self._foe_rows = []
+        for c in range(self.members):
+            other = 1 - chain.side[c]
+            self._foe_rows.append([int(config[K_RANK + self.members + other * self._slots + j])
+                                   for j in range(int(config[K_SIZE + other]))])
+        self._two = bool(config[K_TWO])
+        self._actions = [row[R_ACTIONS] for row in chain.rows]
+        self._has_second = [bool(row[R_HAS_SECOND]) for row in chain.rows]
+        self._values: list[tuple] = []
+        self._numbers: dict[tuple, int] = {}
+        self._openings: dict[tuple, list] = {}
+        self._phases: dict[tuple, dict] = {}
+        self._strikes: dict[tuple, tuple] = {}
+        self._observed: dict[tuple, tuple] = {}
+        self._past = self._number(PAST)
+        start = tuple((0, 0, 0, 0, 0, 0, 0) for _ in range(self.members))
+        self._initial = self._open(start) if chain.max_rounds >= 1 else [(self._past, self._one)]
+
+    # --- numbering ---------------------------------------------------------------------------------
+    def _number(self, value) -> int:
+        number = self._numbers.get(value)
+        if number is None:
+            number = self._numbers[value] = len(self._values)
+            self._values.append(value)
+        return number
+
+    def state_count(self) -> int:
+        return len(self._values)
+
+    def initial(self) -> list[tuple[int, object]]:
+        return list(self._initial)
+
+    def step_kind(self, t: int) -> int:
+        """Steps whose transitions from a state are alike: the phase, and the last step (after which
+        no round begins)."""
+        return -1 if t == self.horizon - 1 else t % PHASES
+
+    def round_phase(self, t: int) -> tuple[int, int]:
+        """(round, phase) of step ``t``: the round from 1, the phase 0 Amazing .. 3 Marginal."""
+        return t // PHASES + 1, t % PHASES
+
+    # --- the round's opening ---------------------------------------------------------------------
+    def _open(self, people: tuple) -> list[tuple[int, object]]:
+        """A round begins from ``people`` (their phases, actions and negations of the round before
+        are dropped): [(state, probability)] over every member's negated steps and phase and the
+        acting order, as the engine draws them (begin_round)."""
+        lost = tuple(OUT if p is OUT else p[:3] for p in people)
+        aims = tuple(0 if p is OUT else p[AIM] for p in people)
+        key = (tuple(OUT if p is OUT else self.chain.dazed(i, p, 0) for i, p in enumerate(lost)),)
+        law = self._openings.get(key)
+        if law is None:
+            law = self._openings[key] = self._opening_law(lost)
+        out = []
+        for (negated, phases, order), p in law:
+            state = tuple(OUT if lost[i] is OUT else (*lost[i], aims[i], 0, phases[i], negated[i])
+                          for i in range(self.members))
+            out.append((self._number((state, order)), p))
+        return out
+
+    def _opening_law(self, lost: tuple) -> list[tuple[tuple, object]]:
+        chain = self.chain
+        exact = self.exact
+        starts: dict[tuple, object] = {((), ()): self._one}
+        for i in range(self.members):
+            if lost[i] is OUT:
+                starts = {((*n, 0), (*p, NEVER)): w for (n, p), w in starts.items()}
+                continue
+            denominator = chain.start_denominators[i]
+            law = chain.start_laws[i][chain.dazed(i, lost[i], 0)]
+            starts = {((*n, negated), (*p, phase)): w * (Fraction(q, denominator) if exact else q)
+                      for (n, p), w in starts.items() for (negated, phase), q in law}
+        orders: list[tuple[tuple[int, ...], object]] = [((), self._one)]
+        for group in chain.tie_groups:
+            active = [i for i in group if lost[i] is not OUT]
+            options = [(order, ties_order_chance(order) if exact else float(ties_order_chance(order)))
+                       for order in itertools.permutations(active)]
+            orders = [(o + order, w * q) for o, w in orders for order, q in options]
+        law: dict[tuple, object] = {}
+        for (negated, phases), w in starts.items():
+            for tied_order, q in orders:
+                key = (negated, phases, tuple(chain._order(tied_order, lost)))
+                law[key] = law.get(key, 0) + w * q
+        return list(law.items())
+
+    # --- decisions ---------------------------------------------------------------------------------
+    def _acts(self, person, c: int, phase: int) -> bool:
+        """engine.acts_in: in the fight, its phase reached, actions left."""
+        return person is not OUT and person[PHASE] <= phase and person[USED] < self._actions[c]
+
+    def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
+        people, _order = self._values[state]
+        person = people[member]
+        if not self._acts(person, member, t % PHASES):
+            return (HOLD,)
+        slots = self._slots
+        legal = [HOLD]
+        foes = [j for j, row in enumerate(self._foe_rows[member]) if people[row] is not OUT]
+        legal.extend(ATTACK + j for j in foes)
+        if not person[AIM]:
+            legal.append(ATTACK + slots)
+        if self._two and self._has_second[member]:
+            legal.extend(ATTACK + slots + 1 + j for j in foes)
+        return tuple(legal)
+
+    def _intent(self, people: tuple, c: int, phase: int, action: int):
+        """take_actions: member c's env action as an intent, judged against the state before the
+        phase (a masked action is a hold)."""
+        slots = self._slots
+        if action == HOLD or not self._acts(people[c], c, phase):
+            return _HOLD
+        if action == ATTACK + slots:
+            return _HOLD if people[c][AIM] else _AIM
+        two = action > ATTACK + slots
+        j = action - ATTACK - (slots + 1 if two else 0)
+        foes = self._foe_rows[c]
+        if j < 0 or j >= len(foes) or (two and not self._has_second[c]) or people[foes[j]] is OUT:
+            return _HOLD
+        return (foes[j], 2 if two else 1)
+
+    def transitions(self, state: int, t: int, decisions: Sequence) -> Step:
+        people, order = self._values[state]
+        phase = t % PHASES
+        one = self._one
+        # each member's intent mix: [(intent or SCRIPTED, probability)]
+        mixes = []
+        for c, decision in enumerate(decisions):
+            if isinstance(decision, tuple):
+                merged: dict = {}
+                for action, p in decision:
+                    intent = self._intent(people, c, phase, int(action))
+                    merged[intent] = merged.get(intent, 0) + (Fraction(p) if self.exact else float(p))
+                mixes.append(list(merged.items()))
+            elif decision == SCRIPTED:
+                mixes.append([(SCRIPTED, one)])
+            else:
+                mixes.append([(self._intent(people, c, phase, int(decision)), one)])
+        moved: dict[int, object] = {}
+        ended: dict[int, object] = {}
+        for joint in itertools.product(*mixes):
+            weight = one
+            for _, p in joint:
+                weight = weight * p
+            if not weight:
+                continue
+            intents = tuple(intent for intent, _ in joint)
+            for (after, winner), p in self._phase(people, order, phase, intents).items():
+                if winner >= 0:
+                    ended[winner] = ended.get(winner, 0) + weight * p
+                else:
+                    moved_to = self._after(after, order, t)
+                    for number, q in moved_to:
+                        moved[number] = moved.get(number, 0) + weight * p * q
+        return Step(list(moved), list(moved.values()), list(ended), list(ended.values()))
+
+    def _after(self, people: tuple, order: tuple, t: int) -> list[tuple[int, object]]:
+        """Where a phase that ended with ``people`` goes: the next phase, the next round's opening,
+        or, after the last step, past max_rounds."""
+        if t == self.horizon - 1:
+            return [(self._past, self._one)]
+        if t % PHASES < PHASES - 1:
+            return [(self._number((people, tuple(i for i in order if people[i] is not OUT))), self._one)]
+        return self._open(people)
+
+    def _phase(self, people: tuple, order: tuple, phase: int, intents: tuple) -> dict:
+        """The phase played in ``order`` from ``people`` with ``intents``: {(people after, winner or
+        -1): probability}."""
+        key = (people, order, phase, intents)
+        found = self._phases.get(key)
+        if found is not None:
+            return found
+        branches: dict[tuple, object] = {people: self._one}
+        ended: dict[tuple, object] = {}
+        for c in order:
+            following: dict[tuple, object] = {}
+            for now, w in branches.items():
+                person = now[c]
+                if not self._acts(person, c, phase):
+                    following[now] = following.get(now, 0) + w
+                    continue
+                for (intent, p) in self._scripted(now, c, intents[c]):
+                    if intent == _HOLD:
+                        following[now] = following.get(now, 0) + w * p
+                        continue
+                    used = (*person[:USED], person[USED] + 1, *person[USED + 1:])
+                    if intent == _AIM:
+                        used = (*used[:AIM], 1, *used[AIM + 1:])
+                        after = (*now[:c], used, *now[c + 1:])
+                        following[after] = following.get(after, 0) + w * p
+                        continue
+                    target, hands = intent
+                    aimed = person[AIM]
+                    mine = (*used[:AIM], 0, *used[AIM + 1:])
+                    start = (*now[:c], mine, *now[c + 1:])
+                    for (after, winner), q in self._action(start, c, target, hands, aimed).items():
+                        if winner >= 0:
+                            ended[winner] = ended.get(winner, 0) + w * p * q
+                        else:
+                            following[after] = following.get(after, 0) + w * p * q
+            branches = following
+        found = {(after, -1): p for after, p in branches.items()}
+        for winner, p in ended.items():
+            found[None, winner] = p
+        self._phases[key] = found
+        return found
+
+    def _scripted(self, people: tuple, c: int, intent) -> list[tuple[object, object]]:
+        """Member c's intent at its turn: a given one, or its scripted policy's mix (scripted_intent):
+        aim by its aim chance while holding no aim, else attack the first foe still in, with both
+        weapons by its policy."""
+        one = self._one
+        if intent != SCRIPTED:
+            return [(intent, one)]
+        chain = self.chain
+        target = next(j for j in chain.foes[c] if people[j] is not OUT)
+        attack = (target, chain.hands[c])
+        chance = chain.aim_chance[c]
+        if chance <= 0 or people[c][AIM]:
+            return [(attack, one)]
+        if chance >= 100:
+            return [(_AIM, one)]
+        aim = Fraction(chance, 100) if self.exact else chance / 100
+        return [(_AIM, aim), (attack, one - aim)]
+
+    def _action(self, people: tuple, c: int, target: int, hands: int, aimed: int) -> dict:
+        """Member c's attack action (its aim already used up in ``people``): one attack, or with
+        ``hands`` 2 the main-hand attack then the off-hand one, at the first foe still in once the
+        target is out (two_weapon_attack): {(people after, winner or -1): probability}."""
+        if people[target] is OUT:
+            target = next(j for j in self.chain.foes[c] if people[j] is not OUT)
+        if hands == 1:
+            return self._strike(people, c, target, aimed, 0)
+        out: dict[tuple, object] = {}
+        for (after, winner), p in self._strike(people, c, target, aimed, 1).items():
+            if winner >= 0:
+                out[after, winner] = out.get((after, winner), 0) + p
+                continue
+            second = target if after[target] is not OUT else next(j for j in self.chain.foes[c] if after[j] is not OUT)
+            for key, q in self._strike(after, c, second, aimed, 2).items():
+                out[key] = out.get(key, 0) + p * q
+        return out
+
+    def _strike(self, people: tuple, c: int, target: int, aimed: int, hand: int) -> dict:
+        """One attack of c at ``target``: the odds chain's law (TssChain._outcomes)."""
+        chain = self.chain
+        person = people[c]
+        penalty = chain.dazed(c, person[:3], person[NEGATED])
+        victim = people[target]
+        key = (c, target, penalty, victim[:3], aimed, hand)
+        law = self._strikes.get(key)
+        if law is None:
+            taken_out, outcomes = chain._outcomes(c, target, penalty, victim[:3], aimed, hand)
+            scale = (lambda w: Fraction(w, chain.attack_denominators[c])) if self.exact else float
+            law = self._strikes[key] = (scale(taken_out), [(lost, scale(w)) for lost, w in outcomes])
+        taken_out, outcomes = law
+        out: dict[tuple, object] = {}
+        if taken_out:
+            after = (*people[:target], OUT, *people[target + 1:])
+            winner = chain.side[c] if all(after[j] is OUT for j in chain.foes[c]) else -1
+            out[after if winner < 0 else None, winner] = taken_out
+        for lost, p in outcomes:
+            after = (*people[:target], (*lost, *victim[3:]), *people[target + 1:])
+            out[after, -1] = out.get((after, -1), 0) + p
+        return out
+
+    # --- observations ------------------------------------------------------------------------------
+    def engine_state(self, state: int, t: int) -> np.ndarray:
+        """The engine's state row that the chain's ``state`` before step ``t`` stands for (a member
+        out of the fight shows its tracks all lost; the tie-break words are the acting order's)."""
+        people, order = self._values[state]
+        table = self.game.table
+        s = np.zeros(engine.state_size(self.members), dtype=np.int64)
+        round_number, phase = self.round_phase(t)
+        s[S_OUTCOME] = RUNNING
+        s[S_PHASE] = phase
+        s[S_LENGTH] = round_number
+        s[S_ORDERED] = len(order)
+        for slot, c in enumerate(order):
+            s[S_MEMBERS + M_WIDTH * slot + M_ORDER] = c
+            s[S_MEMBERS + M_WIDTH * c + M_TIEBREAK] = len(order) - slot
+        for c, person in enumerate(people):
+            b = S_MEMBERS + M_WIDTH * c
+            s[b + M_INTENT] = engine.INTENT_SCRIPTED
+            if person is OUT:
+                s[b + M_STUN] = table[c, engine.R_STUN]
+                s[b + M_WOUND] = table[c, engine.R_WOUND]
+                s[b + M_MORTAL] = table[c, engine.R_MORTAL]
+                continue
+            s[b + M_IN] = 1
+            s[b + M_STUN], s[b + M_WOUND], s[b + M_MORTAL] = person[:3]
+            s[b + M_AIM] = person[AIM]
+            s[b + M_USED] = person[USED]
+            s[b + M_PHASE] = person[PHASE]
+            s[b + M_NEGATED] = person[NEGATED]
+        return s
+
+    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+        m = self.members
+        size = len(self.game.observation_names)
+        actions = len(self.game.action_names)
+        obs = np.zeros((len(states), size), dtype=np.float32)
+        masks = np.zeros((len(states), actions), dtype=np.int8)
+        round_number, phase = self.round_phase(t)
+        cache = self._observed
+        for k, state in enumerate(states):
+            seen = cache.get((state, phase))
+            if seen is None:
+                one_obs = np.zeros((1, m, size), dtype=np.float32)
+                one_mask = np.zeros((1, m, actions), dtype=np.int8)
+                engine.write_views(self.game.table, self.game.config, self.engine_state(state, t)[None, :], 0,
+                                   one_obs, one_mask)
+                seen = cache[state, phase] = (one_obs[0], one_mask[0])
+            obs[k] = seen[0][member]
+            masks[k] = seen[1][member]
+        obs[:, 1] = np.float32(round_number / max(1, self.chain.max_rounds))
+        return obs, masks
+
+    def keyer_spec(self) -> dict:
+        """What ``combatsim.solve.keys_tss.key_observations`` needs besides the observations."""
+        return {"blocks": 2 * self._slots}
+
+    def describe(self, state: int) -> str:
+        value = self._values[state]
+        if value == PAST:
+            return "the fight ran past max_rounds"
+        people, order = value
+        words = []
+        for name, person in zip(self.game.member_names, people, strict=True):
+            if person is OUT:
+                words.append(f"{name}: out")
+            else:
+                words.append(f"{name}: lost {person[0]} stun, {person[1]} wound, {person[2]} mortal, phase "
+                             f"{person[PHASE]}, {person[USED]} actions used" + (", aiming" if person[AIM] else "")
+                             + (f", {person[NEGATED]} dazed steps negated" if person[NEGATED] else ""))
+        names = self.game.member_names
+        return "; ".join(words) + "; acting order " + ", ".join(names[c] for c in order)
+
+
+def state_bound(chain: TssChain) -> int:
+    """A bound on the chain's states: per member, its lost points (at most what its foes' attacks
+    can deal in max_rounds rounds, and its tracks), aim held, actions used, phase and negated
+    steps; and the acting orders of the tie groups. ``chain`` has its laws (``_laws``)."""
+    most: dict[tuple[int, int], list[int]] = {}  # (attacker, target) -> most points of each track an attack deals
+    for (i, j, *_), law in chain.attack_laws.items():
+        top = most.setdefault((i, j), [0, 0, 0])
+        for done, _ in law:
+            for k in range(3):
+                top[k] = max(top[k], done[k])
+    bound = 1
+    for j, tracks in enumerate(chain.tracks):
+        per_round = [0, 0, 0]
+        for i in range(chain.count):
+            if (i, j) in most:
+                strikes = chain.rows[i][R_ACTIONS] * (2 if chain.rows[i][R_HAS_SECOND] else 1)
+                per_round = [a + strikes * b for a, b in zip(per_round, most[i, j], strict=True)]
+        row = chain.rows[j]
+        points = math.prod(min(track, chain.max_rounds * k) + 1 for track, k in zip(tracks, per_round, strict=True))
+        bound *= (points + 1) * 2 * (row[R_ACTIONS] + 1) * PHASES * (4 if row[R_HAS_RESOLVE] else 1)
+    for group in chain.tie_groups:
+        bound *= math.factorial(len(group))
+    return bound

@@ -1,0 +1,246 @@
+"""combatsim.solve on TSS fights: the phase-by-phase decision chain against the odds chain, brute
+force and fights played with the solved policies."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from combatsim.cli import main as cli_main
+from combatsim.fight_odds import fight_odds
+from combatsim.game import scenario_game
+from combatsim.policies import play_fights
+from combatsim.scenario import load, resolve
+from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
+from combatsim.solve.chain import SCRIPTED
+from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
+
+million_fights = pytest.mark.skipif(
+    "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
+    reason="the million-fight form: pytest -m slow tests/test_solve_tss.py")
+
+SMALL = ["sides[0].members[0].durability=[3,3,2]", "sides[1].members[0].durability=[3,3,2]"]
+#: Alex and the thug, small tracks, two rounds
+ALEX = ["options.max_rounds=2", *SMALL]
+#: Kara's two blades against the marksman, whose aim chance is 33%: small tracks, one round, tied
+#: action checks (the tie-break order is drawn)
+TIED = ["options.max_rounds=1", "sides[0].members[0].durability=[2,2,1]", "sides[1].members[0].durability=[2,2,1]"]
+#: ... and the marksman's action check one lower (no tie: the observation shows the whole state)
+BLADES = ["options.max_rounds=1", *TIED[1:], 'sides[1].members[0].action_check="+12/11/5/2"']
+BLADES_SET = [word for item in BLADES for word in ("--set", item)]
+
+
+def example(name: str, overrides=()):
+    path, label = resolve(name)
+    return load(path, list(overrides), label=label)
+
+
+def always(action: int):
+    def policy(obs, masks):
+        return np.where(masks[:, action] != 0, action, 0).astype(np.int64)
+
+    policy.__qualname__ = f"always_{action}"
+    return policy
+
+
+def scripted_outcome(scenario):
+    chain = decision_chain(scenario, method="exact")
+    walk = Walk(chain, (), dict.fromkeys(range(len(chain.game.member_names)), SCRIPTED), 10**7, Progress("", False))
+    ends, unfinished, _ = play(walk, [np.ones(len(o.row), dtype=object) for o in walk.options], Progress("", False))
+    return ends, unfinished
+
+
+@pytest.mark.parametrize(("name", "overrides"), [("tss_alex_vs_thug", ALEX), ("tss_two_blades", TIED),
+                                                 ("tss_two_blades", BLADES)])
+def test_every_member_scripted_is_the_exact_odds(name, overrides):
+    """Phase by phase, with the aim die, two weapons and tie-break orders, the chain with every
+    member scripted is ``odds fight``'s round-by-round chain: the same exact fractions."""
+    scenario = example(name, overrides)
+    odds = fight_odds(scenario, method="exact")
+    ends, unfinished = scripted_outcome(scenario)
+    assert odds.method == "exact"
+    assert (ends[0], ends[1], unfinished) == (odds.wins[0], odds.wins[1], odds.unfinished)
+    assert ends[2] == 0 == odds.draws
+
+
+@pytest.mark.parametrize("agent", ["Kara", "Marksman"])
+def test_the_best_response_is_at_least_the_scripted_value_exactly(agent):
+    solved = best_response(example("tss_two_blades", BLADES), agent)
+    assert solved.method == "exact" and solved.conflicts == 0
+    assert solved.value.reward >= solved.scripted.reward
+    assert solved.value.win + solved.value.loss + solved.value.draw + solved.value.unfinished == 1
+    if agent == "Marksman":
+        assert solved.gain > 0  # aiming by a 33% die is not the best play
+
+
+@pytest.mark.parametrize("free", [pytest.param(6, id="CI: 6 of 8 decisions free"),
+                                  pytest.param(8, id="all 8", marks=[pytest.mark.slow, million_fights])])
+def test_the_best_response_equals_brute_force_over_every_deterministic_policy(free):
+    """One round, one action each, any hit taking a member out, the marksman always acting in the
+    Amazing phase: every assignment of an action to each decision (state, phase) played forward
+    exactly; the best of them is the best response's value, exactly. (CI: the last decisions are
+    the best response's, the first ``free`` take every action.)"""
+    scenario = example("tss_two_blades", ["options.max_rounds=1", *(f"sides[{k}].members[0].{field}" for k in (0, 1)
+                                                                     for field in ("durability=[1,1,1]",
+                                                                                   "actions_per_round=1")),
+                                          'sides[0].members[0].action_check="+20/19/19/19"',
+                                          'sides[1].members[0].action_check="+21/20/20/20"'])
+    solved = best_response(scenario, "Marksman", method="exact")
+    chain = decision_chain(scenario, method="exact")
+    member = chain.game.member_names.index("Marksman")
+    side = chain.game.member_sides[member]
+    walk = Walk(chain, (member,), {}, 10**6, Progress("", False))
+    points = [(t, start, count) for t, options in enumerate(walk.options)
+              for start, count in zip(group_starts(options.state),
+                                      np.diff(np.r_[group_starts(options.state), len(options.state)]), strict=True)
+              if count > 1]
+    fixed = [(t, start) for t, options in enumerate(walk.options)
+             for start, count in zip(group_starts(options.state),
+                                     np.diff(np.r_[group_starts(options.state), len(options.state)]), strict=True)
+             if count == 1]
+    assert len(points) == 8 and math.prod(int(c) for _, _, c in points) <= 10_000
+    walk_chosen = best_response_choices(walk, member)
+    for t, start, _ in points[free:]:
+        fixed.append((t, int(next(k for k in walk_chosen[t] if start <= k))))
+    points = points[:free]
+    best = None
+    for assignment in itertools.product(*(range(int(c)) for _, _, c in points)):
+        chosen = [[] for _ in walk.options]
+        for t, start in fixed:
+            chosen[t].append(int(start))
+        for (t, start, _), pick in zip(points, assignment, strict=True):
+            chosen[t].append(int(start) + pick)
+        ends, _, _ = play(walk, chosen_weights(walk, [np.array(sorted(c), dtype=np.int64) for c in chosen]),
+                          Progress("", False))
+        reward = ends[side] - ends[1 - side]
+        best = reward if best is None else max(best, reward)
+    assert best == solved.value.reward > solved.scripted.reward
+
+
+def best_response_choices(walk, member):
+    from combatsim.solve.induction import best_response_values
+
+    chosen, _ = best_response_values(walk, member, Progress("", False))
+    return [sorted(c.tolist()) for c in chosen]
+
+
+def test_the_best_response_beats_every_constant_policy_exactly():
+    scenario = example("tss_two_blades", BLADES)
+    solved = best_response(scenario, "Marksman")
+    actions = len(scenario_game(scenario).action_names)
+    rewards = [evaluate(scenario, "Marksman", {"Marksman": always(a)}, method="exact").reward for a in range(actions)]
+    assert max(rewards) <= solved.value.reward
+
+
+def test_float64_is_within_its_bound_of_the_exact_value():
+    scenario = example("tss_alex_vs_thug", ["options.max_rounds=1", *SMALL])
+    exact = best_response(scenario, "Thug", method="exact")
+    rough = best_response(scenario, "Thug", method="float64")
+    assert 0 < rough.error_bound < 1e-9
+    for a, b in ((exact.value, rough.value), (exact.scripted, rough.scripted)):
+        for name in ("win", "loss", "draw", "unfinished"):
+            assert abs(float(getattr(a, name)) - getattr(b, name)) <= rough.error_bound
+
+
+def test_tied_action_checks_hide_the_order_from_the_observation():
+    """The observation shows no tie-break: states that differ only in the acting order look alike,
+    and the report counts where their best actions differ."""
+    solved = best_response(example("tss_two_blades", TIED), "Kara", method="float64")
+    assert solved.conflicts > 0
+
+
+def _agree(value, wins: int, n: int) -> None:
+    p = float(value)
+    assert abs(wins / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (p, wins / n)
+
+
+@pytest.mark.parametrize("n", [pytest.param(100_000, id="1e5"),
+                               pytest.param(1_000_000, id="1e6", marks=[pytest.mark.slow, million_fights])])
+def test_the_solved_policy_plays_its_value_in_fights(n, tmp_path):
+    scenario = example("tss_two_blades", BLADES)
+    solved = best_response(scenario, "Marksman", method="float64")
+    path = tmp_path / "marksman.npz"
+    solved.policy.save(path)
+    results = play_fights(scenario_game(scenario), n, 5, {"Marksman": load_policy(path)}, backend="numba")
+    _agree(solved.value.win, results.wins[1], n)
+    _agree(solved.value.loss, results.wins[0], n)
+    _agree(solved.value.unfinished, results.unfinished, n)
+
+
+def test_a_saved_policy_plays_in_the_environment():
+    from combatsim.rl.fight_env import FightEnv
+
+    scenario = example("tss_two_blades", BLADES)
+    solved = best_response(scenario, "Marksman", method="float64")
+    env = FightEnv(scenario, "Marksman", backend="python")
+    rewards = []
+    for episode in range(300):
+        obs, info = env.reset(seed=3) if episode == 0 else env.reset()
+        done = False
+        while not done:
+            action = int(solved.policy(obs[None], info["action_mask"][None])[0])
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        rewards.append(reward)
+    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
+    assert abs(mean - float(solved.value.reward)) <= 5 * spread + 1e-9
+
+
+@pytest.fixture(scope="module")
+def blades_game():
+    return equilibrium(example("tss_two_blades", BLADES), "Kara,Marksman")
+
+
+def test_the_equilibrium_value_lies_between_the_best_responses(blades_game):
+    game = blades_game
+    assert game.bounds_hold and game.conflicts == 0
+    assert game.low <= game.value <= game.high and game.error_bound < 1e-9
+    assert game.value <= float(game.best_responses["Kara"].value.reward) + game.error_bound
+    assert game.value >= -float(game.best_responses["Marksman"].value.reward) - game.error_bound
+    assert abs(float(game.outcome.reward) - game.value) <= game.error_bound
+
+
+def test_no_constant_policy_gains_against_the_equilibrium(blades_game):
+    game = blades_game
+    scenario = example("tss_two_blades", BLADES)
+    kara, marksman = game.policies["Kara"], game.policies["Marksman"]
+    for action in range(len(scenario_game(scenario).action_names)):
+        against_marksman = evaluate(scenario, "Kara", {"Kara": always(action), "Marksman": marksman})
+        against_kara = evaluate(scenario, "Marksman", {"Marksman": always(action), "Kara": kara})
+        assert against_marksman.reward <= game.value + game.error_bound
+        assert against_kara.reward <= -game.value + game.error_bound
+
+
+def test_the_equilibrium_policies_play_their_value_in_fights(blades_game):
+    n = 100_000
+    results = play_fights(scenario_game(example("tss_two_blades", BLADES)), n, 9, blades_game.policies,
+                          backend="numba")
+    _agree(blades_game.outcome.win, results.wins[0], n)
+    _agree(blades_game.outcome.loss, results.wins[1], n)
+
+
+def test_cli_solve_json_out_and_fight(capsys, tmp_path):
+    out = tmp_path / "m.npz"
+    assert cli_main(["solve", "tss_two_blades", "--agent", "Marksman", *BLADES_SET, "--json", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["member"] == "Marksman" and report["method"] == "exact" and report["ruleset"] == "tss"
+    assert report["gain"]["float"] > 0 and out.exists()
+    assert cli_main(["fight", "tss_two_blades", *BLADES_SET, "-n", "2000", "--policy", f"Marksman=file:{out}",
+                     "--json"]) == 0
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["tss_two_blades", *BLADES_SET, "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
+    (["tss_alex_vs_thug", "--agent", "Alex"], "max_states: this fight has up to 55,468,032 states, over the limit"),
+    (["tss_two_blades", "--agents", "Kara,Marksman"], "max_states: this fight has up to 44,707,968 states"),
+    (["tss_two_blades", "--agents", "Kara,Kara"], "are on one side"),
+    (["tss_two_blades", "--agent", "Kara", "--against", "Marksman=no_such_module_here:policy"], "does not import"),
+])
+def test_cli_bad_input_is_one_line_exit_2(capsys, argv, message):
+    assert cli_main(["solve", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
