@@ -24,6 +24,7 @@ import numpy as np
 
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
 from combatsim.game import member_index
+from combatsim.runner import RunArguments
 from combatsim.validation import brief, check_int, check_seed, check_threads
 
 Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -378,14 +379,20 @@ def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def api_fights(ruleset: str, spec: dict, sides: Sequence[int], n: int, seed: int, policies: Mapping[str, Policy],
-               backend: str, chunk_size: int | None, outcomes: bool, table: object = None) -> FightResults:
+def api_fights(ruleset: str, spec: dict, sides: Sequence[int], run: RunArguments, policies: Mapping[str, Policy],
+               table: object = None) -> FightResults:
     """A ruleset API's ``simulate_fights(..., policies=...)``: its spec's fights through the engine
-    (``table``: the fight table the API has built from the spec, which the game then uses)."""
+    (``run``: the API's checked run options; ``table``: the fight table the API has built from the
+    spec, which the game then uses)."""
     from combatsim.validation import check_choice
 
     game = importlib.import_module(f"combatsim.{ruleset}.game").game(spec, api_member_names(sides),
                                                                      ("side 0", "side 1"), table)
-    check_choice("backend", backend, ENGINE_BACKENDS)
-    return play_fights(game, n, seed, policies, backend=backend, outcomes=outcomes,
-                       chunk=DEFAULT_CHUNK if chunk_size is None else min(chunk_size, MAX_CHUNK))
+    check_choice("backend", run.asked_backend, ENGINE_BACKENDS)
+    return play_fights(game, run.n, run.seed, policies, backend=run.asked_backend, outcomes=run.outcomes,
+                       chunk=DEFAULT_CHUNK if run.chunk_size is None else min(run.chunk_size, MAX_CHUNK))
+
+
+def policy_result(cls: type, run: RunArguments, results: FightResults, /, **values: object) -> object:
+    """A ruleset API's result (a RunInfo) of its api_fights run: ``values`` and how it ran."""
+    return cls(seed=run.seed, backend=results.backend, threads=results.threads, partial=results.partial, **values)

@@ -13,6 +13,7 @@ reference kernel on the one item.
 from __future__ import annotations
 
 import importlib
+import inspect
 import types
 from collections.abc import Callable, Mapping
 
@@ -43,15 +44,38 @@ def frozen(value: object) -> object:
 
 
 class PreparedAttack:
-    """The shared part of the rulesets' ``Attack``: seed and index checks, the kernel call, the
-    odds cache. A subclass sets ``kernel_name``, ``Outcome`` (a NamedTuple of the per-item
-    outputs, in the kernel's output order), ``dtypes`` (their array types) and ``counts_size``,
-    and calls :meth:`_prepare` from ``__init__``."""
+    """The rulesets' ``Attack``: input checks, seed and index checks, the kernel call, the odds
+    cache. A subclass sets ``kernel_name``, ``Outcome`` (a NamedTuple of the per-item outputs, in
+    the kernel's output order), ``dtypes`` (their array types), ``counts_size``, ``inputs`` (the
+    ruleset's function that checks one attack's inputs: its keyword-only parameters are the
+    ``Attack``'s, as they are its ``simulate_*``'s) and ``_setup(**inputs)``, which returns the
+    kernel's params and the one-attack paths' scalars (see :meth:`_prepare`)."""
 
     kernel_name: str
     Outcome: type
     dtypes: tuple[type, ...]
     counts_size: int
+    inputs: Callable
+    _input_names: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "inputs" in cls.__dict__:
+            own = [parameter for parameter in inspect.signature(cls.inputs).parameters.values()
+                   if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
+            cls._input_names = frozenset(parameter.name for parameter in own)
+            backend = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="str")
+            cls.__signature__ = inspect.Signature([*own, backend])
+
+    def __init__(self, *, backend: str = "auto", **inputs: object) -> None:
+        unknown = inputs.keys() - self._input_names
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {min(unknown)!r}")
+        params, scalars = self._setup(**inputs)
+        self._prepare(params, backend, scalars)
+
+    def _setup(self, **inputs: object) -> tuple[tuple, tuple]:
+        raise NotImplementedError
 
     def __new__(cls, *args: object, **arguments: object) -> PreparedAttack:
         # Kept so a prepared attack pickles as its inputs (worker processes, SubprocVecEnv) and is

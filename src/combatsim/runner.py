@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import inspect
 import math
 import os
 import threading
@@ -339,6 +341,55 @@ class RunArguments(NamedTuple):
     outcomes: bool
     progress: Callable[[int, int], None] | None
     executor: object
+    #: The backend as the caller named it ("auto" included), for the engine's policy path.
+    asked_backend: object = "auto"
+
+
+#: The run options every ruleset's ``simulate_*`` function takes, after its own inputs, with their
+#: defaults (checked by check_run; see :func:`simulation`).
+RUN_OPTIONS = (
+    inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
+    inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="str"),
+    inspect.Parameter("threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None"),
+    inspect.Parameter("chunk_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None"),
+    inspect.Parameter("outcomes", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"),
+    inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=None,
+                      annotation="Callable[[int, int], None] | None"),
+)
+RUN_OPTIONS_DOC = """
+    Run options, shared by every ``simulate_*`` function: ``seed`` (0..2**64-1) with the item
+    index fixes every outcome; ``backend`` "auto", "cython", "numba" or "python"; ``threads``
+    (default: all cores) and ``chunk_size`` change only the speed; ``outcomes=True`` returns the
+    per-item arrays (memory grows with n); ``progress(done, n)`` is called after each chunk. Ctrl-C
+    returns the items done so far, with ``partial=True``.
+"""
+
+
+def simulation(output_bytes_per_item: int) -> Callable[[Callable], Callable]:
+    """A ruleset's public ``simulate_*(n, ..., seed=0, backend="auto", ...)`` from its body
+    ``f(run, /, ...)``: the run options (RUN_OPTIONS) are defined and checked here, once, before
+    any ruleset input, and the body gets them as one RunArguments. ``output_bytes_per_item`` is
+    what ``outcomes=True`` stores for an item (check_run)."""
+
+    def make(body: Callable) -> Callable:
+        @functools.wraps(body)
+        def api(n, *args, seed=0, backend="auto", threads=None, chunk_size=None, outcomes=False, progress=None,
+                **inputs):
+            run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend,
+                            outcomes=outcomes, output_bytes_per_item=output_bytes_per_item, progress=progress)
+            return body(run, *args, **inputs)
+
+        own = list(inspect.signature(body).parameters.values())[1:]
+        first = inspect.Parameter("n", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="int")
+        positional = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in own
+                      if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+        keywords = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        api.__signature__ = inspect.signature(body).replace(parameters=[first, *positional, *keywords, *RUN_OPTIONS])
+        api.__doc__ = (body.__doc__ or "").rstrip() + "\n" + RUN_OPTIONS_DOC
+        del api.__wrapped__
+        return api
+
+    return make
 
 
 def check_run(
@@ -371,9 +422,8 @@ def check_run(
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
     progress = check_progress(progress)
-    backend = resolve_backend(backend)
-    return RunArguments(n, seed, threads, chunk_size, backend, outcomes, progress,
-                        EXECUTOR.get() if executor is None else executor)
+    return RunArguments(n, seed, threads, chunk_size, resolve_backend(backend), outcomes, progress,
+                        EXECUTOR.get() if executor is None else executor, backend)
 
 
 def make_result(cls: type, /, **values: object) -> object:
@@ -420,6 +470,26 @@ class RunInfo:
     partial: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class FightInfo(RunInfo):
+    """What every ruleset's fight result reports alike. A subclass has ``fights`` and gives
+    ``wins`` (side 0's, side 1's) and ``draws`` (fields or properties); its ``as_dict`` begins with
+    :meth:`fight_record`, so the keys the rulesets share have one shape."""
+
+    #: per combatant, in the ruleset's order: the fights it ended still in the fight
+    standing: tuple[int, ...] = ()
+
+    @property
+    def draw_rate(self) -> float:
+        return self.draws / self.fights if self.fights else 0.0
+
+    def fight_record(self) -> dict:
+        """The record's shared keys: fights, wins and win rates per side, draws, draw rate, standing."""
+        fights = self.fights or 1
+        return {"fights": self.fights, "wins": list(self.wins), "win_rates": [wins / fights for wins in self.wins],
+                "draws": self.draws, "draw_rate": self.draw_rate, "standing": list(self.standing)}
+
+
 def with_executor(record: dict) -> dict:
     """A simulation's record with the executor it ran on (``"local"`` or ``"dask"``, the one in
     effect now: the CLI reports inside the run's ``use_executor``). On Dask each task runs on one
@@ -434,6 +504,11 @@ def run_line(record: dict) -> str:
     if record.get("executor") == "dask":
         return f"backend {record['backend']}, executor dask (each task on one worker thread)"
     return f"backend {record['backend']}, executor local, {record['threads']} thread(s)"
+
+
+def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /, **values: object) -> object:
+    """A ruleset's result dataclass (a RunInfo) of a finished run: make_result with how it ran."""
+    return make_result(cls, seed=run.seed, backend=run.backend, threads=threads, partial=result.partial, **values)
 
 
 def run_record(result: object) -> dict:

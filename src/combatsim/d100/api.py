@@ -35,7 +35,17 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.runner import RunInfo, Work, check_run, make_result, nonzero_counts, run_record, simulate
+from combatsim.runner import (
+    FightInfo,
+    RunArguments,
+    RunInfo,
+    Work,
+    nonzero_counts,
+    run_record,
+    run_result,
+    simulate,
+    simulation,
+)
 from combatsim.validation import (
     check_bool,
     check_choice,
@@ -270,8 +280,10 @@ def _attack_setup(**arguments: object) -> tuple[AttackParameters, tuple[np.ndarr
     return p, params, Work(least=p.weapons, most=p.weapons)
 
 
+@simulation(output_bytes_per_item=3)
 def simulate_attacks(
-    n: int,
+    run: RunArguments,
+    /,
     *,
     pool: int | None = None,
     specialty: object = (),
@@ -283,12 +295,6 @@ def simulate_attacks(
     nonlethal: bool = False,
     dual_wield: bool = False,
     arcane: int | None = None,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
 ) -> AttackResult:
     """Simulate ``n`` d100 attacks with damage (docs/d100.md).
 
@@ -298,25 +304,19 @@ def simulate_attacks(
     ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
     Returns the five tier counts and the wounds (lethal includes instant deaths).
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=3, progress=progress)
     p, params, work = _attack_setup(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
                                     severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
                                     arcane=arcane)
-    result, backend, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
+    result, _, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
                                         output_dtypes=(np.int8, np.int8, np.int8), work=work)
     tier, wound, second_wound = result.outcomes
-    return make_result(
-        AttackResult,
+    return run_result(
+        AttackResult, run, result, threads,
         attacks=result.items_done,
         counts=dict(zip(ATTACK_COUNT_NAMES, result.counts.tolist(), strict=True)),
         full_skill=p.full_skill,
         lethality=p.lethality,
         serious_threshold=p.serious_threshold,
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         tier=tier,
         wound=wound,
         second_wound=second_wound,
@@ -495,15 +495,21 @@ _tables: dict[tuple[int, ...], tuple[np.ndarray, list]] = {}
 
 
 @dataclass(frozen=True)
-class FightResult(RunInfo):
+class FightResult(FightInfo):
     fights: int
     counts: dict[str, int]
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights (0 rounds: decided by the ambush alone, if ever)
     rounds_histogram: dict[int, int] = field(default_factory=dict)
-    #: per combatant, in order: the fights it ended still in the fight (neither out nor fled)
-    standing: tuple[int, ...] = ()
+
+    @property
+    def wins(self) -> tuple[int, int]:
+        return self.counts["wins_side_0"], self.counts["wins_side_1"]
+
+    @property
+    def draws(self) -> int:
+        return self.counts["draws"]
 
     @property
     def win_rates(self) -> tuple[float, float, float]:
@@ -521,34 +527,28 @@ class FightResult(RunInfo):
         return self.counts["rounds"] / self.fights if self.fights else 0.0
 
     def as_dict(self) -> dict:
-        side0, side1, draws = self.win_rates
+        side0, side1, _ = self.win_rates
         return {
-            "fights": self.fights,
+            **self.fight_record(),
             **self.counts,
             "win_rate_side_0": side0,
             "win_rate_side_1": side1,
-            "draw_rate": draws,
             "unfinished_rate": self.unfinished_rate,
             "mean_rounds": self.mean_rounds,
-            "standing": list(self.standing),
             **run_record(self),
         }
 
 
+@simulation(output_bytes_per_item=5)
 def simulate_fights(
-    n: int,
+    run: RunArguments,
+    /,
     combatants: Sequence[Combatant],
     *,
     passes: int = 2,
     max_rounds: int = 20,
     ambush_side: int | None = None,
     taper: str = "halving",
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
     policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of the same combatants (docs/d100.md, section 8, "A fight").
@@ -564,59 +564,47 @@ def simulate_fights(
     or python, one thread): members are named "side 0" when alone on their side, else "side 0 1",
     "side 0 2"... in order (as a scenario names the members of sides called "side 0", "side 1").
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=5, progress=progress)
     passes = check_int("passes", passes, 1, MAX_PASSES)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     ambush = -1 if ambush_side is None else check_int("ambush_side", ambush_side, 0, 1)
     table = fight_table(combatants, taper)
     if policies is not None:
-        return _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
-                              policies, table)
+        return _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, policies, table)
     per_round = len(table) * passes  # every combatant acts once a pass
-    result, backend, threads = simulate(
+    result, _, threads = simulate(
         "d100.fight", run, params=(table, passes, max_rounds, ambush),
         counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), output_dtypes=(np.int8, np.int32),
         work=Work(least=per_round, most=per_round * (max_rounds + 1), counted=FIGHT_ROUNDS, per_count=per_round),
     )
     histogram = result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
     winner, rounds = result.outcomes
-    return make_result(
-        FightResult,
+    return run_result(
+        FightResult, run, result, threads,
         fights=result.items_done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
         rounds_histogram=nonzero_counts(histogram),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         winner=winner,
         rounds=rounds,
     )
 
 
-def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, backend, chunk_size,
-                   policies, table) -> FightResult:
+def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
     named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
     from combatsim.fights import engine_outcomes
-    from combatsim.policies import api_fights
+    from combatsim.policies import api_fights, policy_result
 
     spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
             "combatants": list(combatants)}
-    results = api_fights("d100", spec, [c.side for c in combatants], run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes, table)
+    results = api_fights("d100", spec, [c.side for c in combatants], run, policies, table)
     winner, rounds = engine_outcomes(results, DRAW, UNFINISHED)
-    return FightResult(
+    return policy_result(
+        FightResult, run, results,
         fights=results.fights,
         counts={name: results.totals[name] for name in FIGHT_COUNT_NAMES},
         rounds_histogram=results.length_histogram,
         standing=tuple(results.standing),
-        seed=run.seed,
-        backend=results.backend,
-        threads=results.threads,
-        partial=results.partial,
         winner=winner,
         rounds=rounds,
     )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -37,28 +36,12 @@ class Attack(PreparedAttack):
     dtypes = (np.int8, np.int8, np.int8)
     counts_size = ATTACK_COUNTS
 
-    def __init__(
-        self,
-        *,
-        pool: int | None = None,
-        specialty: object = (),
-        taper: str = "halving",
-        modifiers: Iterable[str] = (),
-        lethality: int,
-        severity: object = 1,
-        armour: str = "none",
-        nonlethal: bool = False,
-        dual_wield: bool = False,
-        arcane: int | None = None,
-        backend: str = "auto",
-    ) -> None:
-        self.parameters = p = attack_parameters(
-            pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
-            severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield, arcane=arcane,
-        )
+    inputs = staticmethod(attack_parameters)
+
+    def _setup(self, **inputs: object) -> tuple[tuple, tuple]:
+        self.parameters = p = attack_parameters(**inputs)
         scalars = attack_scalars(p)
-        params = tuple(np.array([value], dtype=np.int64) for value in scalars)
-        self._prepare(params, backend, scalars)
+        return tuple(np.array([value], dtype=np.int64) for value in scalars), scalars
 
     def _exact_odds(self) -> dict:
         from combatsim.d100.odds import attack_odds

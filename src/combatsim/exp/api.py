@@ -27,7 +27,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.runner import RunInfo, Work, check_run, make_result, run_record, simulate
+from combatsim.runner import FightInfo, RunArguments, RunInfo, Work, run_record, run_result, simulate, simulation
 from combatsim.validation import (
     check_bool,
     check_int,
@@ -66,19 +66,15 @@ class ToHitResult(RunInfo):
         }
 
 
+@simulation(output_bytes_per_item=4)
 def simulate_to_hit(
-    n: int,
+    run: RunArguments,
+    /,
     *,
     bonus,
     maximum_roll,
     armour_rating,
     hit_on_equal: bool = False,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
     executor: str | None = None,
 ) -> ToHitResult:
     """Simulate ``n`` kilodie to-hit rolls: to-hit = min(kilodie + bonus, maximum roll).
@@ -91,15 +87,13 @@ def simulate_to_hit(
     if executor is not None:
         from combatsim.executors import resolve_executor
 
-        executor = resolve_executor(executor)
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=4, progress=progress, executor=executor)
+        run = run._replace(executor=resolve_executor(executor))
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
     length = run.n
     bonus = check_int_array("bonus", bonus, length, -MAX_BONUS, MAX_BONUS)
     maximum_roll = check_int_array("maximum_roll", maximum_roll, length, 1, MAX_ROLL)
     armour_rating = check_int_array("armour_rating", armour_rating, length, -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)
-    result, backend, threads = simulate(
+    result, _, threads = simulate(
         "exp.to_hit",
         run,
         params=(bonus, maximum_roll, armour_rating, hit_on_equal),
@@ -107,14 +101,10 @@ def simulate_to_hit(
         counts_size=1,
         output_dtypes=(np.int32,),
     )
-    return make_result(
-        ToHitResult,
+    return run_result(
+        ToHitResult, run, result, threads,
         attacks=result.items_done,
         hits=int(result.counts[0]),
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         to_hit=result.outcomes[0],
     )
 
@@ -266,8 +256,10 @@ def _attack_setup(**arguments: object) -> tuple[Weapon, tuple, tuple[bool, ...],
     return weapon, params, per_item, attack_work(weapon, int(params[8][0]))
 
 
+@simulation(output_bytes_per_item=16)
 def simulate_attack(
-    n: int,
+    run: RunArguments,
+    /,
     *,
     armour_rating,
     persona: Persona | None = None,
@@ -281,12 +273,6 @@ def simulate_attack(
     adjustment=0,
     hit_on_equal: bool = False,
     critical: bool = False,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
 ) -> AttackResult:
     """Simulate ``n`` units of fire of one weapon against armour rating ``armour_rating`` (Chapter 27).
 
@@ -301,14 +287,12 @@ def simulate_attack(
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=16, progress=progress)
     weapon, params, per_item, work = _attack_setup(
         length=run.n, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
         damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
         adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
     )
-    result, backend, threads = simulate(
+    result, _, threads = simulate(
         "exp.attack",
         run,
         params=params,
@@ -319,8 +303,8 @@ def simulate_attack(
     )
     counts = result.counts.tolist()
     hits_per_unit, rounds_hit_per_unit, damage_per_unit = result.outcomes
-    return make_result(
-        AttackResult,
+    return run_result(
+        AttackResult, run, result, threads,
         units=result.items_done,
         to_hit_rolls=counts[0],
         hits=counts[1],
@@ -328,10 +312,6 @@ def simulate_attack(
         rounds_fired=counts[3],
         rounds_hit=counts[4],
         automatic=weapon.automatic,
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         hits_per_unit=hits_per_unit,
         rounds_hit_per_unit=rounds_hit_per_unit,
         damage_per_unit=damage_per_unit,
@@ -407,7 +387,7 @@ class Combatant:
 
 
 @dataclass(frozen=True)
-class FightResult(RunInfo):
+class FightResult(FightInfo):
     fights: int
     wins: tuple[int, int]
     draws: int
@@ -422,16 +402,11 @@ class FightResult(RunInfo):
     #: Per-fight winner (0, 1, or -1 for a draw) and units, with ``outcomes=True``.
     winner: np.ndarray | None = field(default=None, repr=False)
     units: np.ndarray | None = field(default=None, repr=False)
-    #: per combatant, side 0's then side 1's: the fights it ended with hit points left
-    standing: tuple[int, ...] = ()
+    # standing: per combatant, side 0's then side 1's: the fights it ended with hit points left
 
     @property
     def win_rates(self) -> tuple[float, float]:
         return (self.wins[0] / self.fights, self.wins[1] / self.fights) if self.fights else (0.0, 0.0)
-
-    @property
-    def draw_rate(self) -> float:
-        return self.draws / self.fights if self.fights else 0.0
 
     @property
     def units_mean(self) -> float:
@@ -439,11 +414,7 @@ class FightResult(RunInfo):
 
     def as_dict(self) -> dict:
         return {
-            "fights": self.fights,
-            "wins": list(self.wins),
-            "win_rates": list(self.win_rates),
-            "draws": self.draws,
-            "draw_rate": self.draw_rate,
+            **self.fight_record(),
             "mutual": self.mutual,
             "units_mean": self.units_mean,
             "units_histogram": [int(v) for v in self.units_histogram],
@@ -451,7 +422,6 @@ class FightResult(RunInfo):
             "ammunition": list(self.ammunition),
             "to_hit_rolls": list(self.to_hit_rolls),
             "hits": list(self.hits),
-            "standing": list(self.standing),
             **run_record(self),
         }
 
@@ -495,20 +465,16 @@ def _fight_setup(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> tupl
     return found[0], found[1]
 
 
+@simulation(output_bytes_per_item=5)
 def simulate_fight(
-    n: int,
+    run: RunArguments,
+    /,
     side0: Sequence[Combatant],
     side1: Sequence[Combatant],
     *,
     unit_limit: int = DEFAULT_UNIT_LIMIT,
     hit_on_equal: bool = False,
     critical: bool = False,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
     policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of ``side0`` against ``side1`` (docs/exp.md, section 3, "A fight").
@@ -523,17 +489,14 @@ def simulate_fight(
     "side 0 1", "side 0 2"... in order (as a scenario names the members of sides called "side 0",
     "side 1").
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=5, progress=progress)
     hit_on_equal = check_bool("hit_on_equal", hit_on_equal)
     critical = check_bool("critical", critical)
     unit_limit = check_int("unit_limit", unit_limit, 1, MAX_UNIT_LIMIT)
     _check_sides(side0, side1)
     table, per_unit = _fight_setup(side0, side1)
     if policies is not None:
-        return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size, policies,
-                              table.copy())
-    result, backend, threads = simulate(
+        return _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, policies, table.copy())
+    result, _, threads = simulate(
         "exp.fight",
         run,
         params=(table, unit_limit, hit_on_equal, critical),
@@ -543,8 +506,8 @@ def simulate_fight(
     )
     c = result.counts.tolist()
     winner, units = result.outcomes
-    return make_result(
-        FightResult,
+    return run_result(
+        FightResult, run, result, threads,
         fights=result.items_done,
         wins=(c[FIGHT_WINS_SIDE0], c[FIGHT_WINS_SIDE1]),
         draws=c[FIGHT_DRAWS],
@@ -555,32 +518,27 @@ def simulate_fight(
         ammunition=(c[FIGHT_AMMUNITION_SIDE0], c[FIGHT_AMMUNITION_SIDE1]),
         to_hit_rolls=(c[FIGHT_ROLLS_SIDE0], c[FIGHT_ROLLS_SIDE1]),
         hits=(c[FIGHT_HITS_SIDE0], c[FIGHT_HITS_SIDE1]),
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         winner=winner,
         units=units,
         standing=tuple(c[FIGHT_COUNTS + unit_limit:]),
     )
 
 
-def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backend, chunk_size,
-                   policies, table) -> FightResult:
+def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, policies, table) -> FightResult:
     """``simulate_fight`` with ``policies``: the fights through the engine (combatsim.policies)."""
     from combatsim.fights import engine_outcomes
-    from combatsim.policies import api_fights
+    from combatsim.policies import api_fights, policy_result
 
     spec = {"unit_limit": unit_limit, "hit_on_equal": hit_on_equal, "critical": critical,
             "sides": [list(side0), list(side1)]}
-    results = api_fights("exp", spec, [0] * len(side0) + [1] * len(side1), run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes, table)
+    results = api_fights("exp", spec, [0] * len(side0) + [1] * len(side1), run, policies, table)
     counts = results.totals
     histogram = np.zeros(unit_limit, dtype=np.int64)
     for units, fights in results.length_histogram.items():
         histogram[units - 1] = fights
     winner, units = engine_outcomes(results)
-    return FightResult(
+    return policy_result(
+        FightResult, run, results,
         fights=results.fights,
         wins=(results.wins[0], results.wins[1]),
         draws=results.draws + results.unfinished,
@@ -591,10 +549,6 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, backen
         ammunition=(counts["ammunition_side_0"], counts["ammunition_side_1"]),
         to_hit_rolls=(counts["to_hit_rolls_side_0"], counts["to_hit_rolls_side_1"]),
         hits=(counts["hits_side_0"], counts["hits_side_1"]),
-        seed=run.seed,
-        backend=results.backend,
-        threads=results.threads,
-        partial=results.partial,
         winner=winner,
         units=units,
         standing=tuple(results.standing),

@@ -7,10 +7,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from combatsim.dice import Dice
 from combatsim.exp.api import attack_inputs
 from combatsim.exp.engine import ATTACK_COUNTS
-from combatsim.exp.model import Persona, Weapon
 from combatsim.prepared import PreparedAttack
 
 
@@ -39,32 +37,13 @@ class Attack(PreparedAttack):
     dtypes = (np.int32, np.int32, np.int64)
     counts_size = ATTACK_COUNTS
 
-    def __init__(
-        self,
-        *,
-        armour_rating: int,
-        persona: Persona | None = None,
-        weapon: Weapon | None = None,
-        bonus: int | None = None,
-        maximum_roll: int | None = None,
-        damage_adjustment: int | None = None,
-        damage: str | Dice | None = None,
-        weapon_type: str | None = None,
-        ammunition: int | None = None,
-        adjustment: int = 0,
-        hit_on_equal: bool = False,
-        critical: bool = False,
-        backend: str = "auto",
-    ) -> None:
-        self.weapon, params = attack_inputs(
-            1, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
-            damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
-            adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
-        )
+    inputs = staticmethod(attack_inputs)
+
+    def _setup(self, **inputs: object) -> tuple[tuple, tuple]:
+        self.weapon, params = attack_inputs(1, **inputs)
         # The kernel's scalars, in its parameter order (arrays of one entry, then the two flags).
-        scalars = tuple(int(p[0]) if isinstance(p, np.ndarray) else p for p in params)
-        self._scalars = scalars
-        self._prepare(params, backend, scalars)
+        self._scalars = tuple(int(p[0]) if isinstance(p, np.ndarray) else p for p in params)
+        return params, self._scalars
 
     def _exact_odds(self) -> dict:
         from combatsim.exp.odds import attack_odds

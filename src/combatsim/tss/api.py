@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
-from combatsim.runner import RunInfo, Work, check_run, make_result, nonzero_counts, run_record, simulate
+from combatsim.runner import (
+    FightInfo,
+    RunArguments,
+    RunInfo,
+    Work,
+    nonzero_counts,
+    run_record,
+    run_result,
+    simulate,
+    simulation,
+)
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -198,8 +208,10 @@ class AttackResult(RunInfo):
         return record
 
 
+@simulation(output_bytes_per_item=13)
 def simulate_attacks(
-    n: int,
+    run: RunArguments,
+    /,
     *,
     skill: str | int | Score,
     damage: str | DamageTrack,
@@ -214,12 +226,6 @@ def simulate_attacks(
     two_weapons: str | None = None,
     ambidexterity: bool = False,
     broad: bool = False,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
 ) -> AttackResult:
     """Simulate ``n`` TSS attacks: d20 control die ± the situation die of ``steps`` against
     ``skill`` (Ordinary/Good/Amazing), the tier's damage from ``damage`` (e.g. ``d4w/d4+2w/d4-1m``),
@@ -232,8 +238,6 @@ def simulate_attacks(
     (an aim held, -1), ``two_weapons`` ("main" +2 or "off" +4, with ``ambidexterity`` +0 or +2),
     ``broad`` (a broad skill, +1).
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=13, progress=progress)
     config, work = _attack_setup(
         skill=skill,
         steps=steps,
@@ -249,7 +253,7 @@ def simulate_attacks(
         ambidexterity=ambidexterity,
         broad=broad,
     )
-    result, backend, threads = simulate(
+    result, _, threads = simulate(
         "tss.attack",
         run,
         params=(config,),
@@ -258,14 +262,10 @@ def simulate_attacks(
         work=work,
     )
     tier, stun, wound, mortal = result.outcomes
-    return make_result(
-        AttackResult,
+    return run_result(
+        AttackResult, run, result, threads,
         attacks=result.items_done,
         counts=result.counts,
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         tier=tier,
         stun=stun,
         wound=wound,
@@ -452,7 +452,7 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
 
 
 @dataclass(frozen=True)
-class FightResult(RunInfo):
+class FightResult(FightInfo):
     fights: int
     #: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal (sums over fights).
     counts: np.ndarray
@@ -461,18 +461,24 @@ class FightResult(RunInfo):
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights
     rounds_histogram: dict[int, int] = field(default_factory=dict)
-    #: per character, side a's then side b's: the fights it ended still standing (neither knocked
-    #: out nor dying)
-    standing: tuple[int, ...] = ()
+    # standing: per character, side a's then side b's: the fights it ended still standing (neither
+    # knocked out nor dying)
+
+    @property
+    def wins(self) -> tuple[int, int]:
+        return int(self.counts[0]), int(self.counts[1])
+
+    @property
+    def draws(self) -> int:
+        return int(self.counts[2])
 
     def as_dict(self) -> dict:
         c = [int(v) for v in self.counts]
         fights = self.fights or 1
         return {
-            "fights": self.fights,
+            **self.fight_record(),
             "side_a_wins": c[0],
             "side_b_wins": c[1],
-            "draws": c[2],
             "side_a_win_rate": c[0] / fights,
             "side_b_win_rate": c[1] / fights,
             "mean_rounds": c[3] / fights,
@@ -480,24 +486,19 @@ class FightResult(RunInfo):
             "stun": c[5],
             "wound": c[6],
             "mortal": c[7],
-            "standing": list(self.standing),
             **run_record(self),
         }
 
 
+@simulation(output_bytes_per_item=5)
 def simulate_fights(
-    n: int,
+    run: RunArguments,
+    /,
     *,
     side_a: Sequence[Combatant],
     side_b: Sequence[Combatant],
     max_rounds: int = 100,
     one_step_shift: bool = False,
-    seed: int = 0,
-    backend: str = "auto",
-    threads: int | None = None,
-    chunk_size: int | None = None,
-    outcomes: bool = False,
-    progress: Callable[[int, int], None] | None = None,
     policies: Mapping[str, Callable] | None = None,
 ) -> FightResult:
     """Simulate ``n`` independent fights of ``side_a`` against ``side_b`` (policy: docs/tss.md).
@@ -508,19 +509,17 @@ def simulate_fights(
     "side 0 1", "side 0 2"... in order (as a scenario names the members of sides called "side 0",
     "side 1").
     """
-    run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend, outcomes=outcomes,
-                    output_bytes_per_item=5, progress=progress)
     one_step_shift = check_bool("one_step_shift", one_step_shift)
     max_rounds = check_int("max_rounds", max_rounds, 1, MAX_ROUNDS)
     table, n_characters, n_classes = fight_table(side_a, side_b)
     if policies is not None:
-        return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies,
+        return _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies,
                               (table, n_characters, n_classes))
     width = len(table) // n_characters
     # A round: each character's action check, then its actions' attacks and their damage dice.
     per_round = sum(1 + int(table[i * width + R_ACTIONS]) * (2 + int(table[i * width + R_DAMAGE]))
                     for i in range(n_characters))
-    result, backend, threads = simulate(
+    result, _, threads = simulate(
         "tss.fight",
         run,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
@@ -529,41 +528,32 @@ def simulate_fights(
         work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
     winner, rounds = result.outcomes
-    return make_result(
-        FightResult,
+    return run_result(
+        FightResult, run, result, threads,
         fights=result.items_done,
         counts=result.counts[:FIGHT_COUNTS],
         rounds_histogram=nonzero_counts(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
-        seed=run.seed,
-        backend=backend,
-        threads=threads,
-        partial=result.partial,
         winner=winner,
         rounds=rounds,
     )
 
 
-def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, backend, chunk_size, policies,
-                   table) -> FightResult:
+def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
     from combatsim.fights import engine_outcomes
-    from combatsim.policies import api_fights
+    from combatsim.policies import api_fights, policy_result
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
-    results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run.n, run.seed, policies, backend,
-                         chunk_size, run.outcomes, table)
+    results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run, policies, table)
     winner, rounds = engine_outcomes(results)  # 0, 1, or -1 when no side won
-    return FightResult(
+    return policy_result(
+        FightResult, run, results,
         fights=results.fights,
         # the engine's counts begin with the fight kernel's, in its order
         counts=np.array(list(results.totals.values())[:FIGHT_COUNTS], dtype=np.int64),
         rounds_histogram=results.length_histogram,
         standing=tuple(results.standing),
-        seed=run.seed,
-        backend=results.backend,
-        threads=results.threads,
-        partial=results.partial,
         winner=winner,
         rounds=rounds,
     )

@@ -3,16 +3,19 @@ resolved many times (combatsim.prepared)."""
 
 from __future__ import annotations
 
+import inspect
 from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
 
-from combatsim.dice import Dice
 from combatsim.prepared import PreparedAttack
 from combatsim.tss.api import attack_config
 from combatsim.tss.engine import ATTACK_COUNTS
-from combatsim.tss.model import Armour, DamageTrack, Score
+from combatsim.tss.model import Armour
+
+#: attack_config's defaults: the odds read every input.
+_DEFAULTS = {name: parameter.default for name, parameter in inspect.signature(attack_config).parameters.items()}
 
 
 class AttackOutcome(NamedTuple):
@@ -40,35 +43,14 @@ class Attack(PreparedAttack):
     dtypes = (np.int8, np.int32, np.int32, np.int32)
     counts_size = ATTACK_COUNTS
 
-    def __init__(
-        self,
-        *,
-        skill: str | int | Score,
-        damage: str | DamageTrack,
-        steps: int = 0,
-        weapon_quality: str | int = "ordinary",
-        damage_class: str = "En",
-        armour: str | Dice | Armour | None = None,
-        armour_quality: str | int = "ordinary",
-        one_step_shift: bool = False,
-        joint_layout: bool = True,
-        aim: bool = False,
-        two_weapons: str | None = None,
-        ambidexterity: bool = False,
-        broad: bool = False,
-        backend: str = "auto",
-    ) -> None:
-        self.config = config = attack_config(
-            skill=skill, steps=steps, damage=damage, weapon_quality=weapon_quality, damage_class=damage_class,
-            armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift, joint_layout=joint_layout,
-            aim=aim, two_weapons=two_weapons, ambidexterity=ambidexterity, broad=broad,
-        )
-        if isinstance(armour, Armour):  # the odds take the die against this weapon's class and its grade
-            armour, armour_quality = armour.die_for(damage_class), armour.quality
-        self._inputs = SimpleNamespace(skill=skill, steps=steps, damage=damage, weapon_quality=weapon_quality,
-                                       armour=armour, armour_quality=armour_quality, one_step_shift=one_step_shift,
-                                       aim=aim, two_weapons=two_weapons, ambidexterity=ambidexterity, broad=broad)
-        self._prepare((config,), backend, (config,))
+    inputs = staticmethod(attack_config)
+
+    def _setup(self, **inputs: object) -> tuple[tuple, tuple]:
+        config = self.config = attack_config(**inputs)
+        inputs = self._inputs = SimpleNamespace(**{**_DEFAULTS, **inputs})
+        if isinstance(inputs.armour, Armour):  # the odds take the die against this weapon's class and its grade
+            inputs.armour, inputs.armour_quality = inputs.armour.die_for(inputs.damage_class), inputs.armour.quality
+        return (config,), (config,)
 
     def _exact_odds(self) -> dict:
         from combatsim.tss.odds import attack_odds
