@@ -94,7 +94,11 @@ def test_chance_nodes_are_the_chains_grouped_results():
 @pytest.mark.parametrize("name", example_names())
 def test_openspiels_random_simulation_test_on_each_example(name):
     try:
-        game = fight_spiel.load_game(name)
+        # a random fight meets a few hundred states of the TSS examples' bounds of tens of millions;
+        # their fights are cut to 1 round, as each deserialization builds the game anew
+        tss = name.startswith("tss")
+        game = fight_spiel.load_game(name, overrides=["options.max_rounds=1"] if tss else (),
+                                     max_states=2**31 - 1 if tss else None)
     except ValueError as problem:
         if "solving is available" in str(problem):
             pytest.skip(str(problem))
@@ -239,6 +243,34 @@ def test_the_equilibrium_equals_solves_and_is_unexploitable():
 @pytest.mark.slow
 def test_the_equilibrium_equals_solves_and_is_unexploitable_two_passes():
     check_equilibrium(SHORT, linear_program=False)
+
+
+#: TSS: Kara's two blades against the marksman, small tracks, one round, the marksman's action
+#: check one lower (no tie-break order, which the observation does not show)
+TSS_BLADES = ["options.max_rounds=1", "sides[0].members[0].durability=[2,2,1]",
+              "sides[1].members[0].durability=[2,2,1]", 'sides[1].members[0].action_check="+12/11/5/2"']
+
+
+@pytest.mark.parametrize("agent", ["Kara", "Marksman"])
+def test_tss_value_iteration_and_best_response_equal_solves(agent):
+    solved = best_response(example("tss_two_blades", TSS_BLADES), agent, method="float64")
+    game = fight_spiel.load_game(example("tss_two_blades", TSS_BLADES), [agent])
+    values = value_iteration.value_iteration(game, -1, 1e-12)
+    assert root_value(game, values) == pytest.approx(float(solved.value.reward), abs=1e-9)
+    scripted = fight_spiel.load_game(example("tss_two_blades", TSS_BLADES), [agent])
+    responder = openspiel_best_response.BestResponsePolicy(scripted, 0, fight_spiel.openspiel_policy(
+        scripted, {agent: solved.policy}))
+    assert responder.value(scripted.new_initial_state()) == pytest.approx(float(solved.value.reward), abs=1e-9)
+
+
+def test_tss_tied_orders_are_distinct_states():
+    """The observation does not show the tie-break order; the state's string (what value iteration
+    keys on) does."""
+    game = fight_spiel.load_game("tss_two_blades", overrides=["options.max_rounds=1"], max_states=2**31 - 1)
+    root = game.new_initial_state()
+    texts = {str(root.child(action)) for action, _ in root.chance_outcomes()}
+    assert len(texts) == len(root.chance_outcomes())
+    assert any("acting order" in text for text in texts)
 
 
 # --- a policy OpenSpiel trains, played in fights and the envs ---------------------------------------

@@ -418,6 +418,15 @@ class TssDecisions(DecisionChain):
         """What ``combatsim.solve.keys_tss.key_observations`` needs besides the observations."""
         return {"blocks": 2 * self._slots}
 
+    def hidden(self, state: int) -> str:
+        """What ``state`` holds that no observation shows: the acting order where action check
+        scores tie (empty without ties)."""
+        value = self._values[state]
+        if value == PAST or not self.chain.tie_groups:
+            return ""
+        names = self.game.member_names
+        return "acting order: " + ", ".join(names[c] for c in value[1])
+
     def describe(self, state: int) -> str:
         value = self._values[state]
         if value == PAST:
