@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from combatsim.registry import get_kernel, resolve_backend
-from combatsim.runner import INT64_MAX_ITEMS
+from combatsim.runner import INT64_MAX_ITEMS, keyword_error
 from combatsim.validation import SEED_MAX, check_int, check_seed
 
 #: Items are numbered 0 .. ITEM_LIMIT - 1, as in every simulate_* call (n <= INT64_MAX_ITEMS).
@@ -57,6 +57,7 @@ class PreparedAttack:
     counts_size: int
     inputs: Callable
     _input_names: frozenset[str] = frozenset()
+    _required: frozenset[str] = frozenset()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
@@ -64,13 +65,13 @@ class PreparedAttack:
             own = [parameter for parameter in inspect.signature(cls.inputs).parameters.values()
                    if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
             cls._input_names = frozenset(parameter.name for parameter in own)
+            cls._required = frozenset(parameter.name for parameter in own if parameter.default is parameter.empty)
             backend = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="str")
             cls.__signature__ = inspect.Signature([*own, backend])
 
     def __init__(self, *, backend: str = "auto", **inputs: object) -> None:
-        unknown = inputs.keys() - self._input_names
-        if unknown:
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {min(unknown)!r}")
+        if not self._required <= inputs.keys() <= self._input_names:
+            raise TypeError(keyword_error(type(self).__name__, inputs, self._input_names, self._required))
         params, scalars = self._setup(**inputs)
         self._prepare(params, backend, scalars)
 

@@ -365,21 +365,30 @@ RUN_OPTIONS_DOC = """
 """
 
 
-def simulation(output_bytes_per_item: int) -> Callable[[Callable], Callable]:
+def simulation(output_bytes_per_item: int, inputs: Callable | None = None) -> Callable[[Callable], Callable]:
     """A ruleset's public ``simulate_*(n, ..., seed=0, backend="auto", ...)`` from its body
     ``f(run, /, ...)``: the run options (RUN_OPTIONS) are defined and checked here, once, before
     any ruleset input, and the body gets them as one RunArguments. ``output_bytes_per_item`` is
-    what ``outcomes=True`` stores for an item (check_run)."""
+    what ``outcomes=True`` stores for an item (check_run). With ``inputs`` (the ruleset's check of
+    one attack's inputs, which its prepared ``Attack`` takes too) the body is ``f(run, /, **attack)``
+    and the public keywords are ``inputs``'s keyword-only parameters."""
 
     def make(body: Callable) -> Callable:
+        own = list(inspect.signature(body).parameters.values())[1:]
+        if inputs is not None:
+            own = [p for p in inspect.signature(inputs).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        names = frozenset(p.name for p in own)
+        required = frozenset(p.name for p in own if p.default is inspect.Parameter.empty)
+
         @functools.wraps(body)
         def api(n, *args, seed=0, backend="auto", threads=None, chunk_size=None, outcomes=False, progress=None,
-                **inputs):
+                **given):
             run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend,
                             outcomes=outcomes, output_bytes_per_item=output_bytes_per_item, progress=progress)
-            return body(run, *args, **inputs)
+            if inputs is not None and not required <= given.keys() <= names:
+                raise TypeError(keyword_error(body.__name__, given, names, required))
+            return body(run, *args, **given)
 
-        own = list(inspect.signature(body).parameters.values())[1:]
         first = inspect.Parameter("n", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="int")
         positional = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in own
                       if p.kind is not inspect.Parameter.KEYWORD_ONLY]
@@ -504,6 +513,14 @@ def run_line(record: dict) -> str:
     if record.get("executor") == "dask":
         return f"backend {record['backend']}, executor dask (each task on one worker thread)"
     return f"backend {record['backend']}, executor local, {record['threads']} thread(s)"
+
+
+def keyword_error(name: str, given: dict, names: frozenset, required: frozenset) -> str:
+    """Python's own words for a call with a keyword it does not take, or without one it needs."""
+    if not given.keys() <= names:
+        return f"{name}() got an unexpected keyword argument {min(given.keys() - names)!r}"
+    missing = sorted(required - given.keys())
+    return f"{name}() missing {len(missing)} required keyword-only argument(s): {', '.join(map(repr, missing))}"
 
 
 def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /, **values: object) -> object:

@@ -280,22 +280,8 @@ def _attack_setup(**arguments: object) -> tuple[AttackParameters, tuple[np.ndarr
     return p, params, Work(least=p.weapons, most=p.weapons)
 
 
-@simulation(output_bytes_per_item=3)
-def simulate_attacks(
-    run: RunArguments,
-    /,
-    *,
-    pool: int | None = None,
-    specialty: object = (),
-    taper: str = "halving",
-    modifiers: Iterable[str] = (),
-    lethality: int,
-    severity: object = 1,
-    armour: str = "none",
-    nonlethal: bool = False,
-    dual_wield: bool = False,
-    arcane: int | None = None,
-) -> AttackResult:
+@simulation(output_bytes_per_item=3, inputs=attack_parameters)
+def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
     """Simulate ``n`` d100 attacks with damage (docs/d100.md).
 
     ``pool`` is the attack pool (Fighting), or ``arcane`` the Arcane score of an Elementalism blast
@@ -304,9 +290,7 @@ def simulate_attacks(
     ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
     Returns the five tier counts and the wounds (lethal includes instant deaths).
     """
-    p, params, work = _attack_setup(pool=pool, specialty=specialty, taper=taper, modifiers=modifiers, lethality=lethality,
-                                    severity=severity, armour=armour, nonlethal=nonlethal, dual_wield=dual_wield,
-                                    arcane=arcane)
+    p, params, work = _attack_setup(**attack)
     result, _, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
                                         output_dtypes=(np.int8, np.int8, np.int8), work=work)
     tier, wound, second_wound = result.outcomes

@@ -256,24 +256,8 @@ def _attack_setup(**arguments: object) -> tuple[Weapon, tuple, tuple[bool, ...],
     return weapon, params, per_item, attack_work(weapon, int(params[8][0]))
 
 
-@simulation(output_bytes_per_item=16)
-def simulate_attack(
-    run: RunArguments,
-    /,
-    *,
-    armour_rating,
-    persona: Persona | None = None,
-    weapon: Weapon | None = None,
-    bonus=None,
-    maximum_roll=None,
-    damage_adjustment=None,
-    damage: str | Dice | None = None,
-    weapon_type: str | None = None,
-    ammunition: int | None = None,
-    adjustment=0,
-    hit_on_equal: bool = False,
-    critical: bool = False,
-) -> AttackResult:
+@simulation(output_bytes_per_item=16, inputs=attack_inputs)
+def simulate_attack(run: RunArguments, /, **attack: object) -> AttackResult:
     """Simulate ``n`` units of fire of one weapon against armour rating ``armour_rating`` (Chapter 27).
 
     Either a ``persona`` with a ``weapon`` (BP if proficient, else BNP; MR and DA of the weapon's
@@ -287,11 +271,7 @@ def simulate_attack(
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    weapon, params, per_item, work = _attack_setup(
-        length=run.n, armour_rating=armour_rating, persona=persona, weapon=weapon, bonus=bonus, maximum_roll=maximum_roll,
-        damage_adjustment=damage_adjustment, damage=damage, weapon_type=weapon_type, ammunition=ammunition,
-        adjustment=adjustment, hit_on_equal=hit_on_equal, critical=critical,
-    )
+    weapon, params, per_item, work = _attack_setup(length=run.n, **attack)
     result, _, threads = simulate(
         "exp.attack",
         run,

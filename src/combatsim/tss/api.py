@@ -208,25 +208,8 @@ class AttackResult(RunInfo):
         return record
 
 
-@simulation(output_bytes_per_item=13)
-def simulate_attacks(
-    run: RunArguments,
-    /,
-    *,
-    skill: str | int | Score,
-    damage: str | DamageTrack,
-    steps: int = 0,
-    weapon_quality: str | int = "ordinary",
-    damage_class: str = "En",
-    armour: str | Dice | Armour | None = None,
-    armour_quality: str | int = "ordinary",
-    one_step_shift: bool = False,
-    joint_layout: bool = True,
-    aim: bool = False,
-    two_weapons: str | None = None,
-    ambidexterity: bool = False,
-    broad: bool = False,
-) -> AttackResult:
+@simulation(output_bytes_per_item=13, inputs=attack_config)
+def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
     """Simulate ``n`` TSS attacks: d20 control die ± the situation die of ``steps`` against
     ``skill`` (Ordinary/Good/Amazing), the tier's damage from ``damage`` (e.g. ``d4w/d4+2w/d4-1m``),
     the type shifted by weapon against armour quality, secondary damage, the armour soak.
@@ -238,21 +221,7 @@ def simulate_attacks(
     (an aim held, -1), ``two_weapons`` ("main" +2 or "off" +4, with ``ambidexterity`` +0 or +2),
     ``broad`` (a broad skill, +1).
     """
-    config, work = _attack_setup(
-        skill=skill,
-        steps=steps,
-        damage=damage,
-        weapon_quality=weapon_quality,
-        damage_class=damage_class,
-        armour=armour,
-        armour_quality=armour_quality,
-        one_step_shift=one_step_shift,
-        joint_layout=joint_layout,
-        aim=aim,
-        two_weapons=two_weapons,
-        ambidexterity=ambidexterity,
-        broad=broad,
-    )
+    config, work = _attack_setup(**attack)
     result, _, threads = simulate(
         "tss.attack",
         run,
