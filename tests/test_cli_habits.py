@@ -229,11 +229,46 @@ def test_unfinished_fights_are_apart_from_draws_in_every_ruleset(capsys, tmp_pat
     assert code == 0 and re.search(rf"^  unfinished +{record['unfinished']:,} ", out, flags=re.M)
 
 
-def test_compare_says_its_third_row_holds_the_unfinished_too(capsys):
-    code, out, _ = run(capsys, "fight", "tss_alex_vs_thug", "-n", 500, "--compare", "options.max_rounds=1")
-    assert code == 0 and re.search(r"^  draws or unfinished +\d", out, flags=re.M)
-    record = run_json(capsys, "fight", "tss_alex_vs_thug", "-n", 500, "--compare", "options.max_rounds=1")
-    assert record["draw_rate"]["name"] == "draws or unfinished" and record["draw_rate"]["variant_rate"] > 0
+LIMITS = [("exp_bob_too", "options.unit_limit=2"), ("tss_alex_vs_thug", "options.max_rounds=1"),
+          ("d100_duel", "options.max_rounds=2")]
+FIRST_MEMBERS = {"exp_bob_too": "Bob Too", "tss_alex_vs_thug": "Alex", "d100_duel": "Veteran"}
+
+
+@pytest.mark.parametrize(("example", "limit"), LIMITS)
+def test_compare_reports_draws_and_unfinished_apart_as_fight_does(capsys, example, limit):
+    # the variant sets a limit that leaves fights unfinished: each run's draws and unfinished are
+    # the very rates `fight` reports for the scenario as written and with the change
+    record = run_json(capsys, "fight", example, "-n", 2000, "--seed", 3, "--compare", limit)
+    as_written = run_json(capsys, "fight", example, "-n", 2000, "--seed", 3)
+    limited = run_json(capsys, "fight", example, "-n", 2000, "--seed", 3, "--set", limit)
+    assert limited["unfinished"] > 0
+    rows = [("draws", record["draw_rate"], "draw_rate"), ("unfinished", record["unfinished_rate"], "unfinished_rate")]
+    for name, row, key in rows:
+        assert row["name"] == name
+        assert (row["baseline_rate"], row["variant_rate"]) == (as_written[key], limited[key])
+    assert sum(row["variant_rate"] for row in [*record["win_rates"], *(row for _, row, _ in rows)]) == pytest.approx(1)
+    code, out, _ = run(capsys, "fight", example, "-n", 2000, "--seed", 3, "--compare", limit)
+    assert code == 0
+    assert re.search(rf"^  draws +{100 * as_written['draw_rate']:.3f}% ", out, flags=re.M)
+    assert re.search(rf"^  unfinished +{100 * as_written['unfinished_rate']:.3f}% +"
+                     rf"{100 * limited['unfinished_rate']:.3f}% ", out, flags=re.M)
+
+
+@pytest.mark.parametrize("policy", [None, "legal_attack"])
+@pytest.mark.parametrize(("example", "limit"), LIMITS)
+def test_plot_stacks_draws_and_unfinished_apart(capsys, policy_dir, monkeypatch, example, limit, policy):
+    # the stacks of the kernels' fights, and of the engine's with a policy
+    from combatsim import plotting
+
+    drawn = {}
+    monkeypatch.setattr(plotting, "plot_stacked_bars", lambda xs, stacks, path, **kw: drawn.update(stacks=stacks))
+    extra = [] if policy is None else ["--policy", f"{FIRST_MEMBERS[example]}=agents_mod:{policy}"]
+    record = run_json(capsys, "fight", example, "-n", 2000, "--set", limit, "--plot", policy_dir / "lengths.png", *extra)
+    assert [name for name, _ in drawn["stacks"]] == [f"{side['name']} wins" for side in record["sides"]] + [
+        "draws", "unfinished"]
+    totals = [sum(counts) for _, counts in drawn["stacks"]]
+    assert totals == [*(side["wins"] for side in record["sides"]), record["draws"], record["unfinished"]]
+    assert record["unfinished"] > 0
 
 
 def test_tss_attack_labels_its_point_totals(capsys):

@@ -84,8 +84,8 @@ def test_csv_and_plot_say_where_they_wrote_and_stack_by_outcome(capsys, tmp_path
     umask = os.umask(0)
     os.umask(umask)
     assert {path.stat().st_mode & 0o777 for path in (table, picture)} == {0o666 & ~umask}  # not mkstemp's 0600
-    # the stacks: side 0's wins, side 1's wins, draws, adding up to the histogram length by length
-    assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws or unfinished"]
+    # the stacks: side 0's wins, side 1's wins, draws, unfinished, adding up to the histogram length by length
+    assert [name for name, _ in drawn["stacks"]] == ["Veteran wins", "Guard wins", "draws", "unfinished"]
     histogram = record["length"]["histogram"]
     assert drawn["xs"] == [int(k) for k in histogram]
     assert [sum(column) for column in zip(*(h for _, h in drawn["stacks"]), strict=True)] == list(histogram.values())
@@ -278,25 +278,26 @@ def test_compare_runs_both_scenarios_on_the_same_fights(capsys):
 
 
 def test_compare_outcome_by_outcome_against_the_api(capsys):
-    from combatsim.fights import paired_difference
+    from combatsim.fights import WINNER_DRAW, WINNER_UNFINISHED, paired_difference
     from combatsim.scenario import example_path, load
 
     change = "sides[1].members[0].armour_rating=650"
     compared = fight_json(capsys, "exp_bob_too", "-n", "3000", "--seed", "9", "--compare", change, "--set",
-                          "options.unit_limit=50")
+                          "options.unit_limit=12")
     module = __import__("combatsim.exp.scenario", fromlist=["run"])
     runs = [module.run(load(example_path("exp_bob_too"), overrides).spec, n=3000, seed=9, backend="auto",
                        threads=None, outcomes=True)
-            for overrides in (["options.unit_limit=50"], ["options.unit_limit=50", change])]
-    for index, code in enumerate((0, 1)):
+            for overrides in (["options.unit_limit=12"], ["options.unit_limit=12", change])]
+    rows = [*compared["win_rates"], compared["draw_rate"], compared["unfinished_rate"]]
+    for row, code in zip(rows, (0, 1, WINNER_DRAW, WINNER_UNFINISHED), strict=True):
         mean, lo, hi = paired_difference(runs[0].winner, runs[1].winner, code)
-        row = compared["win_rates"][index]
         assert row["difference"] == pytest.approx(mean) and row["difference_ci95"] == pytest.approx([lo, hi])
+    assert compared["unfinished_rate"]["baseline_rate"] > 0
 
 
 def test_compare_without_a_change_is_exactly_zero(capsys):
     compared = fight_json(capsys, "tss_alex_vs_thug", "-n", "2000", "--compare", "options.max_rounds=50")
-    for row in [*compared["win_rates"], compared["draw_rate"]]:
+    for row in [*compared["win_rates"], compared["draw_rate"], compared["unfinished_rate"]]:
         assert row["difference"] == 0 and row["difference_ci95"] == [0, 0]
 
 

@@ -43,6 +43,10 @@ MAX_TARGET_FIGHTS = 10**9
 MAX_OUTCOME_FIGHTS = 10_000_000
 PLOT_EXTENSIONS = (".png", ".svg", ".pdf")
 Z95 = 1.959963984540054
+#: A fight's per-fight winner when no side won, as every ruleset's kernels and engine write it.
+WINNER_UNFINISHED, WINNER_DRAW = -1, -2
+#: The outcomes --compare pairs and --plot stacks, by their winner codes; "wins" rows are the sides'.
+NO_WINNER_OUTCOMES = (("draws", WINNER_DRAW), ("unfinished", WINNER_UNFINISHED))
 
 
 @dataclass
@@ -68,7 +72,7 @@ class FightSummary:
     #: fights still running at the step limit, where the ruleset tells them apart from draws
     #: (None: counted in ``draws``)
     unfinished: int | None = None
-    #: per-fight winner (0, 1, -1 for a draw) and length, with outcomes=True
+    #: per-fight winner (0, 1, WINNER_UNFINISHED or WINNER_DRAW) and length, with outcomes=True
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
 
@@ -364,7 +368,8 @@ def simulate_policy_fights(scenario: Scenario, n: int, *, seed: int, policies, b
                        progress=progress, threads=1 if threads is None else threads)
 
 
-def engine_outcomes(results, draw: int = -1, unfinished: int = -1) -> tuple[np.ndarray | None, np.ndarray | None]:
+def engine_outcomes(results, draw: int = WINNER_DRAW,
+                    unfinished: int = WINNER_UNFINISHED) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Each fight's winner (0, 1, else ``draw`` or ``unfinished``; int8) and length (int32) of fights
     the engine played (combatsim.policies.FightResults), or (None, None) without outcomes."""
     from combatsim.engine import DRAW, UNFINISHED
@@ -380,7 +385,7 @@ def engine_outcomes(results, draw: int = -1, unfinished: int = -1) -> tuple[np.n
 def engine_summary(scenario: Scenario, results) -> FightSummary:
     """``combatsim fight``'s summary of fights the engine played (combatsim.policies.FightResults)."""
     module = ruleset_module(scenario.ruleset)
-    winner, rounds = engine_outcomes(results)  # the report's winner: 0, 1, or -1 when no side won
+    winner, rounds = engine_outcomes(results)
     return FightSummary(
         fights=results.fights, wins=list(results.wins), rounds_histogram=results.length_histogram,
         seed=results.seed, backend=results.backend, threads=results.threads, partial=results.partial,
@@ -397,10 +402,11 @@ def plot_lengths(summary: FightSummary, scenario: Scenario, path: Path) -> None:
     title = f"{scenario.name}: fight lengths"
     if summary.winner is not None:
         top = max(lengths, default=0) + 1
-        by_outcome = {code: np.bincount(summary.rounds[summary.winner == code], minlength=top) for code in (0, 1, -1)}
-        stacks = [(f"{scenario.side_names[0]} wins", [int(by_outcome[0][x]) for x in lengths]),
-                  (f"{scenario.side_names[1]} wins", [int(by_outcome[1][x]) for x in lengths]),
-                  ("draws or unfinished", [int(by_outcome[-1][x]) for x in lengths])]
+        outcomes = [(f"{scenario.side_names[0]} wins", 0), (f"{scenario.side_names[1]} wins", 1), *NO_WINNER_OUTCOMES]
+        stacks = []
+        for name, code in outcomes:
+            by_length = np.bincount(summary.rounds[summary.winner == code], minlength=top)
+            stacks.append((name, [int(by_length[x]) for x in lengths]))
     else:
         stacks = [("fights", [summary.rounds_histogram[x] for x in lengths])]
         title += f" (not split by outcome: over {MAX_OUTCOME_FIGHTS:,} fights)"
@@ -530,21 +536,19 @@ def compare_command(args: argparse.Namespace, baseline: Scenario, variant: Scena
     a = first.winner[:fights]
     b = second.winner[:fights] if second is not None else a
 
-    def rates(winner: np.ndarray) -> list[float]:
-        return [int(np.count_nonzero(winner == code)) / fights if fights else 0.0 for code in (0, 1, -1)]
+    def rate(winner: np.ndarray, code: int) -> float:
+        return int(np.count_nonzero(winner == code)) / fights if fights else 0.0
 
-    # the kernels' per-fight winner codes do not tell a draw from a fight unfinished at the limit
-    names = [*baseline.side_names, "draws or unfinished"]
     rows = []
-    for index, (name, code) in enumerate(zip(names, (0, 1, -1), strict=True)):
+    for name, code in [(baseline.side_names[0], 0), (baseline.side_names[1], 1), *NO_WINNER_OUTCOMES]:
         mean, lo, hi = paired_difference(a, b, code) if fights else (0.0, 0.0, 0.0)
-        rows.append({"name": name, "baseline_rate": rates(a)[index], "variant_rate": rates(b)[index],
+        rows.append({"name": name, "baseline_rate": rate(a, code), "variant_rate": rate(b, code),
                      "difference": mean, "difference_ci95": [lo, hi]})
     partial = first.partial or (second is not None and second.partial)
     record = {
         "scenario": baseline.name, "ruleset": baseline.ruleset, "fights": fights,
         "baseline": args.overrides, "variant": [*args.overrides, *args.compare],
-        "win_rates": rows[:2], "draw_rate": rows[2],
+        "win_rates": rows[:2], "draw_rate": rows[2], "unfinished_rate": rows[3],
         "method": "common random numbers: both runs use the same seed and fight indices; 95 % normal "
                   "interval on the paired per-fight differences",
         "seed": args.seed, "backend": first.backend, "threads": first.threads, "partial": partial,
@@ -558,11 +562,11 @@ def compare_report(record: dict) -> str:
     lines = [f"{record['scenario']} ({record['ruleset']}): {record['fights']:,} fights of each, on the same seeds "
              f"(seed {record['seed']})",
              f"  variant: {', '.join(record['variant'][len(record['baseline']):])}"]
-    rows = [*record["win_rates"], record["draw_rate"]]
+    rows = [*record["win_rates"], record["draw_rate"], record["unfinished_rate"]]
     width = max(len(row["name"]) + 5 for row in rows)
     lines.append(f"  {'':<{width}}  {'baseline':>9}  {'variant':>9}  difference in percentage points (95% interval)")
     for row in rows:
-        title = row["name"] if row is record["draw_rate"] else f"{row['name']} wins"
+        title = f"{row['name']} wins" if any(row is side for side in record["win_rates"]) else row["name"]
         lo, hi = row["difference_ci95"]
         lines.append(f"  {title:<{width}}  {row['baseline_rate']:9.3%}  {row['variant_rate']:9.3%}  "
                      f"{100 * row['difference']:+8.3f}  ({100 * lo:+.3f} .. {100 * hi:+.3f})")

@@ -71,10 +71,10 @@ combatsim fight d100_duel --compare "sides[0].members[0].torso=none"
 `--compare PATH=VALUE` (repeatable; applied on top of any `--set`) runs the scenario twice, as it
 is and with the change, on **common random numbers**: the same seed and the same fight indices, so
 fight *i* of both runs draws the same random words and differs only through the change. For each
-side's win rate and the rate of draws or unfinished fights (one row: the per-fight outcomes it
-pairs do not tell the two apart) it reports both rates and their difference with a 95 % interval
-computed from the paired per-fight outcomes: with *d_i* = [the variant's fight *i* has the outcome]
-− [the baseline's fight *i* has it], the difference is the mean of *d_i* and the interval is the
+side's win rate, the rate of draws and the rate of fights unfinished at the scenario's limit, it
+reports both runs' rates and their difference with a 95 % interval computed from the paired
+per-fight outcomes: with *d_i* = [the variant's fight *i* has the outcome] − [the baseline's
+fight *i* has it], the difference is the mean of *d_i* and the interval is the
 normal one, mean ± 1.96 · *s* / √*n*, with *s*² the sample variance of the *d_i*. Pairing removes
 the shared luck of the two runs, so the interval is much narrower than the one two independent
 runs would give. `--compare` keeps each fight's winner (one byte a fight), so it runs at most
@@ -94,7 +94,7 @@ fights it ended still standing, `standing_count` and `standing_rate`: not out an
 them for a side of more than one member (a member alone on its side stands in exactly the fights
 its side wins and those still running at the limit). `--csv FILE` writes the win rates, each
 member's `standing` and `standing_rate`, and the histogram of fight lengths; `--plot FILE.png`
-(or .svg, .pdf) charts the lengths with each bar stacked by outcome (side 0 wins, side 1 wins, draws or unfinished) for
+(or .svg, .pdf) charts the lengths with each bar stacked by outcome (side 0 wins, side 1 wins, draws, unfinished) for
 runs of at most {MAX_OUTCOME_FIGHTS:,} fights (above that, one bar a length, and the title says
 why). Both paths are checked before the run; each file is written to a temporary file beside it
 and renamed when complete, and the command says on stderr where it wrote.

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from combatsim.d100 import model
 from combatsim.d100.api import (
     DEFAULT_POLICY,
@@ -26,7 +24,7 @@ from combatsim.d100.api import (
     combatant_row,
     simulate_fights,
 )
-from combatsim.d100.layout import POLICY_NAMES, UNFINISHED
+from combatsim.d100.layout import POLICY_NAMES
 from combatsim.fights import FightSummary, kernel_summary, standing_by_side
 from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call, read_sides
 
@@ -174,8 +172,7 @@ def run(spec: dict, *, n: int, seed: int, backend: str, threads: int | None,
         rounds_histogram=result.rounds_histogram,
         **_figures(counts),
         standing=standing_by_side(result.standing, [sum(c.side == side for c in spec["combatants"]) for side in (0, 1)]),
-        # The report pairs and charts "no side won" as one outcome: draws and unfinished fights.
-        winner=None if result.winner is None else np.maximum(result.winner, UNFINISHED, out=result.winner),
+        winner=result.winner,
         rounds=result.rounds,
     )
 

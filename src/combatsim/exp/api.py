@@ -379,7 +379,8 @@ class FightResult(FightInfo):
     ammunition: tuple[int, int]
     to_hit_rolls: tuple[int, int]
     hits: tuple[int, int]
-    #: Per-fight winner (0, 1, or -1 for a draw) and units, with ``outcomes=True``.
+    #: Per-fight winner (0 or 1, -1 unfinished at the unit limit, -2 a draw: both sides out in the
+    #: same unit) and units, with ``outcomes=True``.
     winner: np.ndarray | None = field(default=None, repr=False)
     units: np.ndarray | None = field(default=None, repr=False)
     # standing: per combatant, side 0's then side 1's: the fights it ended with hit points left

@@ -425,7 +425,8 @@ class FightResult(FightInfo):
     fights: int
     #: side 0 wins, side 1 wins, draws, rounds, attacks, stun, wound, mortal (sums over fights).
     counts: np.ndarray
-    #: Per-fight winner (0, 1, or -1 for a draw) and rounds, with outcomes=True.
+    #: Per-fight winner (0 or 1, -1 unfinished at max_rounds: no TSS fight is a draw) and rounds,
+    #: with outcomes=True.
     winner: np.ndarray | None = field(default=None, repr=False)
     rounds: np.ndarray | None = field(default=None, repr=False)
     #: rounds to the end -> fights
@@ -515,7 +516,7 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, ta
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
     results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run, policies, table)
-    winner, rounds = engine_outcomes(results)  # 0, 1, or -1 when no side won
+    winner, rounds = engine_outcomes(results)  # 0, 1, or -1 unfinished
     return policy_result(
         FightResult, run, results,
         fights=results.fights,
