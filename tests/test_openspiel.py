@@ -263,6 +263,27 @@ def test_tss_value_iteration_and_best_response_equal_solves(agent):
     assert responder.value(scripted.new_initial_state()) == pytest.approx(float(solved.value.reward), abs=1e-9)
 
 
+@slow_form
+@pytest.mark.slow
+def test_tss_equilibrium_equals_solves_and_is_unexploitable():
+    """Tracks of 1 (any hit takes a member out): OpenSpiel's exploitability of solve's equilibrium
+    policies is at most 1e-9; its value iteration, whose matrix games go through an interior-point
+    LP, agrees within 1e-8 (about 3e-9 here)."""
+    from combatsim.solve import equilibrium
+
+    tiny = example("tss_two_blades", ["options.max_rounds=1", "sides[0].members[0].durability=[1,1,1]",
+                                      "sides[1].members[0].durability=[1,1,1]",
+                                      'sides[1].members[0].action_check="+12/11/5/2"'])
+    game = fight_spiel.load_game(tiny)
+    turn_based = pyspiel.convert_to_turn_based(game)
+    solved = equilibrium(tiny, ["Kara", "Marksman"])
+    profile = fight_spiel.openspiel_policy(turn_based, solved.policies)
+    assert exploitability.exploitability(turn_based, profile) <= 1e-9
+    assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(
+        solved.value, abs=1e-9)
+    assert solved.value == pytest.approx(root_value(game, value_iteration.value_iteration(game, -1, 1e-12)), abs=1e-8)
+
+
 def test_tss_tied_orders_are_distinct_states():
     """The observation does not show the tie-break order; the state's string (what value iteration
     keys on) does."""
