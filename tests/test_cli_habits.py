@@ -12,7 +12,6 @@ import os
 import pty
 import re
 import select
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from combatsim.cli import main as cli_main
+from tests._processes import interrupt
 
 ROOT = Path(__file__).resolve().parent.parent
 COMBATSIM = str(Path(sys.executable).with_name("combatsim"))
@@ -95,12 +95,8 @@ def test_policy_with_dask_is_one_line_refused_before_any_cluster(capsys, policy_
 
 def interrupt_after(arguments: list[str], seconds: float, cwd: Path) -> tuple[int, str, str]:
     """Run the installed ``combatsim ARGUMENTS``, send it SIGINT after ``seconds``, as Ctrl-C does."""
-    process = subprocess.Popen([COMBATSIM, *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               cwd=cwd)
-    time.sleep(seconds)
-    process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=60)
-    return process.returncode, out, err
+    stopped = interrupt(arguments, seconds, cwd=cwd)
+    return stopped.returncode, stopped.out, stopped.err
 
 
 def test_ctrl_c_on_policy_fights_prints_the_finished_fights_marked_partial(policy_dir):

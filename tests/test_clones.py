@@ -53,9 +53,9 @@ def test_forcing_reaches_every_module_and_is_undone(clone):
 
 
 def test_forcing_refuses_unknown_and_unavailable_clones():
-    with pytest.raises(ValueError, match="clone must be one of portable, avx2, x86-64-v4; got 'sse9'"):
-        with clones.forced("sse9"):
-            pass
+    with pytest.raises(ValueError, match="clone must be one of portable, avx2, x86-64-v4; got 'sse9'"), \
+            clones.forced("sse9"):
+        pass
     assert clones.available()[0] == "portable"
     # outside forced(), only COMBATSIM_CLONE caps the level
     named = os.environ.get(clones.ENVIRONMENT)
@@ -91,8 +91,9 @@ def test_philox_words_drawn_in_vectors_and_ahead(clone):
             assert rng_cy.dense_words(seed, domain, first_block, blocks).tolist() == dense_words(
                 seed, first_block, blocks, domain)
     streams = [(seed * 977, 2**63 + seed, seed * 3) for seed in range(13)]  # not a whole vector of 8
-    keyed = rng_cy.keyed_blocks(*(np.array(c, dtype=t) for c, t in zip(zip(*streams), (np.uint64, np.uint64,
-                                                                                         np.uint32))), rng.DOMAIN_ITEM)
+    columns = zip(*streams, strict=True)
+    keyed = rng_cy.keyed_blocks(*(np.array(c, dtype=t) for c, t in zip(columns, (np.uint64, np.uint64, np.uint32),
+                                                                       strict=True)), rng.DOMAIN_ITEM)
     assert [tuple(map(int, row)) for row in keyed] == [rng.block(*s, rng.DOMAIN_ITEM) for s in streams]
     for sides in (6, 100, 3 * 2**29):  # more dice than one draw ahead holds, and retried ones
         got = np.zeros(150, dtype=np.int64)

@@ -143,9 +143,8 @@ def test_lockstep_lanes_agree_with_the_reference_on_random_fights(case):
 def test_the_lanes_restate_the_layout_exactly():
     """fight_lanes.h numbers the actions, its counts, its dice, the flee rule and the wound
     escalation itself: each as the layout and the engine do."""
-    from combatsim.rng import rejection_threshold
-
     from combatsim.d100 import engine
+    from combatsim.rng import rejection_threshold
 
     restated = _cy.LANE_LAYOUT
     for name in (*(n for n in restated if n.startswith("ACTION_")), "ATTACK_SIDES", "D100"):

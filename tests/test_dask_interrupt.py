@@ -7,14 +7,13 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
-import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests._processes import interrupt
 
 pytest.importorskip("dask.distributed")
 
@@ -44,22 +43,13 @@ def wait_for_workers(process: subprocess.Popen) -> None:
 def ctrl_c(arguments: list[str], wait) -> tuple[dict, str]:
     """Run ``combatsim ARGUMENTS`` in a process group of its own, ``wait(process)``, then send
     SIGINT to the group; return the JSON record and stderr of a run that stopped within 2 s."""
-    process = subprocess.Popen([sys.executable, "-m", "combatsim", *arguments], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        wait(process)
-        sent = time.monotonic()
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=30)  # ends when the workers, holding the pipes, have gone too
-        stopped_after = time.monotonic() - sent
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == 130, err
-    assert stopped_after < 2.0
-    record = json.loads(out)
+    # communicate() ends when the workers, holding the pipes, have gone too
+    stopped = interrupt(arguments, wait, group=True, timeout=30)
+    assert stopped.returncode == 130, stopped.err
+    assert stopped.stopped_after < 2.0
+    record = json.loads(stopped.out)
     assert record["partial"] is True
+    err = stopped.err
     return record, err
 
 

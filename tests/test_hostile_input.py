@@ -4,9 +4,7 @@ ValueError/TypeError (API); never Python's own words, a raw escape, or a screenf
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,17 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests._processes import combatsim_command, interrupt
+
 HUGE = "9" * 5000
 EXP = ["--bonus", "110", "--max-roll", "760", "--armour-rating", "580"]
-
-
-def combatsim_command() -> list[str]:
-    """The installed console script beside this Python, else the module."""
-    script = Path(sys.executable).with_name("combatsim")
-    if script.exists():
-        return [str(script)]
-    found = shutil.which("combatsim")
-    return [found] if found else [sys.executable, "-m", "combatsim"]
 
 
 def run(arguments: list[str], cwd: str | Path | None = None) -> subprocess.CompletedProcess:
@@ -365,20 +356,8 @@ def test_an_empty_armour_quality_is_refused_not_ordinary():
 
 def interrupted(arguments: list[str], after: float) -> tuple[int, str, str]:
     """``combatsim ARGUMENTS`` sent SIGINT ``after`` seconds from its start: (status, out, err)."""
-    import signal
-    import time
-
-    process = subprocess.Popen([*combatsim_command(), *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-    try:
-        time.sleep(after)
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    return process.returncode, out, err
+    stopped = interrupt(arguments, after)
+    return stopped.returncode, stopped.out, stopped.err
 
 
 def test_ctrl_c_on_curve_fight_prints_the_points_finished_marked_partial():
@@ -431,26 +410,18 @@ def test_a_second_ctrl_c_under_dask_keeps_the_record_and_exits_cleanly(second_af
     # Both Ctrl-Cs go to the whole process group, as a terminal sends them; the first stops the
     # run, the second comes while the cluster closes (or the record prints).
     import json
-    import signal
     import time
 
     pytest.importorskip("dask.distributed")
     from tests.test_dask_interrupt import wait_for_workers
 
-    process = subprocess.Popen([*combatsim_command(), "fight", "d100_duel", "-n", "1e9", "--executor", "dask",
-                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
-    try:
+    def started(process):
         wait_for_workers(process)
         time.sleep(3.0)  # the workers start and run some tasks
-        os.killpg(process.pid, signal.SIGINT)
-        time.sleep(second_after)
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == 130, (process.returncode, err)  # not -2: not killed by the second SIGINT
-    record = json.loads(out)
+
+    stopped = interrupt(["fight", "d100_duel", "-n", "1e9", "--executor", "dask", "--json"], started, group=True,
+                        second_after=second_after)
+    # not -2: not killed by the second SIGINT
+    assert stopped.returncode == 130, (stopped.returncode, stopped.err)
+    record = json.loads(stopped.out)
     assert record["partial"] is True and record["fights"] < 10**9

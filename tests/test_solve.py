@@ -385,23 +385,14 @@ def test_the_equilibrium_policies_play_their_value_in_a_million_fights():
 
 def test_ctrl_c_stops_a_solve_in_one_line():
     """SIGINT part-way through the walk of the chain: exit 130 and one line."""
-    import contextlib
-    import os
-    import signal
-    import subprocess
-    import sys
     import time
 
-    process = subprocess.Popen([sys.executable, "-m", "combatsim", "solve", "d100_duel", "--agents", "Veteran,Guard"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
+    from tests._processes import interrupt
+
+    def walking(process):
         time.sleep(3.0)  # imports done, the walk under way (the whole solve takes half a minute)
         assert process.poll() is None
-        os.killpg(process.pid, signal.SIGINT)
-        out, err = process.communicate(timeout=60)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    assert process.returncode == 130, err
-    assert err == "combatsim: interrupted\n" and out == ""
+
+    stopped = interrupt(["solve", "d100_duel", "--agents", "Veteran,Guard"], walking, group=True)
+    assert stopped.returncode == 130, stopped.err
+    assert stopped.err == "combatsim: interrupted\n" and stopped.out == ""

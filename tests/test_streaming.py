@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import pytest
 
 from combatsim.exp.api import simulate_to_hit
 from combatsim.runner import default_chunk
+from tests._processes import interrupt
 
 
 def _rss_megabytes(pid: int) -> float:
@@ -25,22 +25,16 @@ def _rss_megabytes(pid: int) -> float:
 
 def interrupt_after(arguments: list[str], seconds: float) -> dict:
     """Run ``combatsim ARGUMENTS``, check its memory, send Ctrl-C and return its partial JSON."""
-    command = [sys.executable, "-m", "combatsim", *arguments]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+
+    def streaming(process):
         time.sleep(seconds)  # imports and JIT (cached) first, then streaming
         assert process.poll() is None, process.stderr.read()
         assert _rss_megabytes(process.pid) < 200
-        sent = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
-        stopped_after = time.monotonic() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
-    assert stopped_after < 2.0
-    record = json.loads(out)
+
+    stopped = interrupt(arguments, streaming, timeout=10)
+    assert stopped.returncode == 130, stopped.err
+    assert stopped.stopped_after < 2.0
+    record = json.loads(stopped.out)
     assert record["partial"] is True
     return record
 
