@@ -14,6 +14,11 @@ and the kernel rules kernels/<ruleset>/kernel_rules.pxi that the Cython kernels 
 here from the engines' own sources (combatsim.engine_cython; not committed), each only when its
 text changed, so an unchanged engine's translation is reused; one that cannot be written or
 translated is left out with a warning (combatsim then runs that engine with Numba), not the build.
+
+Both the regular and the editable install put src/_combatsim_gym.pth at the top of site-packages:
+its line registers combatsim's Gymnasium ids in every process that imports Gymnasium (see
+src/_combatsim_gym.py). setuptools installs no such file by itself: build_py copies it into the
+wheel's root, and for `pip install -e` the editable wheel's layout strategy is wrapped to add it.
 """
 
 import os
@@ -24,6 +29,8 @@ import Cython
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
 
 compile_args = ["-O3", "-g0"]
 if os.environ.get("COMBATSIM_NATIVE", "") not in ("", "0"):
@@ -100,4 +107,38 @@ current = [pyx for pyx in pyx_files if translation_current(pyx)]
 stale = [pyx for pyx in pyx_files if pyx not in current]
 extensions = [extension(pyx.with_suffix(".c")) for pyx in current] + translate(stale, cores)
 
-setup(ext_modules=extensions, options={"build_ext": {"parallel": cores}})
+GYM_IDS_PTH = Path("src", "_combatsim_gym.pth")
+
+
+class BuildPyWithPth(build_py):
+    def run(self) -> None:
+        super().run()
+        if not self.editable_mode:
+            self.copy_file(str(GYM_IDS_PTH), str(Path(self.build_lib, GYM_IDS_PTH.name)), preserve_mode=False)
+
+
+class WithPth:
+    """An editable wheel's layout strategy that also writes the .pth (setuptools picks the strategy)."""
+
+    def __init__(self, strategy) -> None:
+        self.strategy = strategy
+
+    def __call__(self, wheel, files, mapping):
+        self.strategy(wheel, files, mapping)
+        wheel.writestr(GYM_IDS_PTH.name, GYM_IDS_PTH.read_bytes())
+
+    def __enter__(self):
+        self.strategy.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        return self.strategy.__exit__(*exc_info)
+
+
+class EditableWheelWithPth(editable_wheel):
+    def _select_strategy(self, *args, **kwargs):
+        return WithPth(super()._select_strategy(*args, **kwargs))
+
+
+setup(ext_modules=extensions, options={"build_ext": {"parallel": cores}},
+      cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})

@@ -6,6 +6,7 @@ CleanRL-style PPO loop that knows nothing of combatsim but ``import combatsim.rl
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,6 +115,17 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
                           timeout=240, env={**os.environ, **env})
 
 
+def run_script(directory, text: str, *args: str) -> str:
+    """Runs ``text`` as a script file in ``directory`` (as a user's script runs: spawned processes
+    import its top level); its stdout, after checking that it exited 0."""
+    script = directory / "script.py"
+    script.write_text(text)
+    result = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=600,
+                            cwd=directory)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
 @pytest.mark.parametrize("start_method", ["forkserver", "fork"])
 def test_the_plain_id_works_in_subprocesses_when_the_script_imports_combatsim_late(start_method):
     # The script imports combatsim.rl inside a function: the forkserver imports only the
@@ -138,6 +150,91 @@ def test_the_plain_id_works_in_subprocesses_when_the_script_imports_combatsim_la
         """)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "ok (2, 38)" in result.stdout
+
+
+SPAWNED_EPISODE = """
+import json
+import multiprocessing
+import sys
+
+import gymnasium as gym
+import numpy as np
+
+
+def make():
+    if multiprocessing.parent_process() is not None:  # in a spawned process: nothing imported combatsim.rl
+        assert "combatsim.rl" not in sys.modules, "combatsim.rl was imported before gym.make"
+    return gym.make("combatsim/D100Duel-v0", backend="python")
+
+
+def first_legal(masks):
+    # the first legal action past "do nothing", else 0: the same rule the test replays
+    return np.array([int(np.flatnonzero(row[1:])[0]) + 1 if row[1:].any() else 0 for row in masks])
+
+
+def main():
+    if sys.argv[1] == "late":
+        import combatsim.rl  # noqa: F401  (inside main: the spawned processes never run this)
+    venv = gym.vector.AsyncVectorEnv([make, make], context="spawn")
+    obs, infos = venv.reset(seed=5)
+    rewards, observations = [], [obs[0].tolist()]
+    while True:
+        obs, reward, terminated, truncated, infos = venv.step(first_legal(infos["action_mask"]))
+        rewards.append(float(reward[0]))
+        if terminated[0] or truncated[0]:
+            break
+        observations.append(obs[0].tolist())
+    venv.close()
+    print(json.dumps([rewards, observations]))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize("how", ["late", "never"])
+def test_the_plain_id_works_in_spawned_processes_however_the_script_imports(tmp_path, how):
+    # spawn (the default on macOS and Windows) starts fresh interpreters that import the script's
+    # top level and gymnasium, never the late import: the installed .pth registers the ids there
+    rewards, observations = json.loads(run_script(tmp_path, SPAWNED_EPISODE, how).strip().splitlines()[-1])
+    env = gym.make("combatsim/D100Duel-v0", backend="python")  # env 0 of the vector: seed 5, the same actions
+    obs, info = env.reset(seed=5)
+    expected_rewards, expected = [], [obs.tolist()]
+    while True:
+        action = np.flatnonzero(info["action_mask"][1:])
+        obs, reward, terminated, truncated, info = env.step(int(action[0]) + 1 if len(action) else 0)
+        expected_rewards.append(float(reward))
+        if terminated or truncated:
+            break
+        expected.append(obs.tolist())
+    assert rewards == expected_rewards
+    np.testing.assert_array_equal(np.array(observations), np.array(expected))
+
+
+def test_gymnasium_knows_the_ids_without_importing_combatsim():
+    # the .pth line adds a finder at startup; the ids are registered when gymnasium is imported,
+    # by their entry points' names: nothing of combatsim (or NumPy) is imported until an env is made
+    result = run_python("""
+        import json
+        import sys
+        at_startup = sorted(m for m in sys.modules if m.split(".")[0] in ("combatsim", "_combatsim_gym", "numpy"))
+        import gymnasium as gym
+        from gymnasium.envs import registration
+        print(json.dumps({"at startup": at_startup,
+                          "after gymnasium": sorted(m for m in sys.modules if m.startswith("combatsim")),
+                          "ids": sorted(i for i in gym.registry if i.startswith("combatsim/")),
+                          "entry point": gym.spec("combatsim/D100Duel-v0").entry_point,
+                          "loaders": [type(registration.__loader__).__name__,
+                                      type(registration.__spec__.loader).__name__]}))
+        """)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout) == {
+        "at startup": ["_combatsim_gym"], "after gymnasium": [],
+        "ids": sorted([combatsim.rl.FIGHT_ENV_ID, *ENV_IDS.values()]),
+        "entry point": "combatsim.rl.fight_env:FightEnv",
+        "loaders": ["SourceFileLoader", "SourceFileLoader"],  # the hook's loader leaves no trace
+    }
 
 
 def test_import_without_gymnasium_names_the_extra():
@@ -237,13 +334,29 @@ for envs in (gym.vector.SyncVectorEnv([make_env() for _ in range(num_envs)]),
 
 @pytest.mark.parametrize("env_id", IDS)
 def test_a_cleanrl_style_ppo_loop_runs_on_each_example(env_id, tmp_path):
-    script = tmp_path / "ppo.py"
-    script.write_text(CLEANRL_PPO)
-    result = subprocess.run([sys.executable, str(script), env_id], capture_output=True, text=True, timeout=600,
-                            cwd=tmp_path)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "SyncVectorEnv episodes" in result.stdout and "NormalizeObservation episodes" in result.stdout
+    out = run_script(tmp_path, CLEANRL_PPO, env_id)
+    assert "SyncVectorEnv episodes" in out and "NormalizeObservation episodes" in out
 
 
 def test_the_env_ids_register_once():
     assert combatsim.rl.FIGHT_ENV_ID in gym.registry
+
+
+def test_a_registration_that_fails_warns_and_leaves_gymnasiums_import_alone():
+    import importlib.machinery
+    import types
+
+    import _combatsim_gym
+
+    class Loader:
+        def create_module(self, spec):
+            return None
+
+        def exec_module(self, module):
+            module.ran = True
+
+    module = types.ModuleType("registration_without_a_registry")
+    module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)
+    with pytest.warns(RuntimeWarning, match=r"could not register its Gymnasium ids \(AttributeError.*import combatsim.rl"):
+        _combatsim_gym._RegisteringLoader(Loader()).exec_module(module)
+    assert module.ran and isinstance(module.__loader__, Loader)

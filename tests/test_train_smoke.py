@@ -67,11 +67,13 @@ def test_make_vec_env_and_check_env():
     check_env(FightEnv(SCENARIO, AGENT, backend="python"))
 
 
-@pytest.mark.parametrize("env_id", ["combatsim/Fight-v0", "combatsim.rl:combatsim/Fight-v0"])
-def test_subproc_vec_env_runs_the_single_envs(env_id):
-    # the plain id: the forkserver (SubprocVecEnv's start method) imports combatsim.rl too;
-    # "combatsim.rl:..." imports it in each new process first, whatever the start method
-    env = make_vec_env(env_id, n_envs=2, vec_env_cls=SubprocVecEnv,
+@pytest.mark.parametrize(("env_id", "start_method"), [("combatsim/Fight-v0", None), ("combatsim/Fight-v0", "spawn"),
+                                                     ("combatsim.rl:combatsim/Fight-v0", None)])
+def test_subproc_vec_env_runs_the_single_envs(env_id, start_method):
+    # the plain id, in processes that never import combatsim.rl themselves (spawn: fresh
+    # interpreters): the installed .pth registers the ids where gymnasium is imported;
+    # "combatsim.rl:..." imports the module in each new process first
+    env = make_vec_env(env_id, n_envs=2, vec_env_cls=SubprocVecEnv, vec_env_kwargs={"start_method": start_method},
                        env_kwargs={"scenario": SCENARIO, "agent": AGENT, "backend": "python"})
     try:
         env.seed(7)
