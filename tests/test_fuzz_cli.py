@@ -254,6 +254,19 @@ SOLVE_FLAGS: list[Flag] = [
         "Guard=fuzz_policies:floats", "Guard=fuzz_policies:wrong_shape", "Guard=fuzz_policies:out_of_range",
         "Guard=fuzz_exits_on_import:policy", "Guard=nowhere:x", "Guard=file:/nonexistent.npz", "Nobody=numpy:zeros"])),
 ]
+SOLVE_EXP_FLAGS: list[Flag] = [
+    # two units: a valid line solves in well under a second
+    ("--set", st.just("options.unit_limit=2"), st.one_of(hostile_text, st.sampled_from([
+        "options.unit_limit=0", "options.unit_limit=" + "9" * 5000, "sides[0].members[0].hit_points=-1",
+        "sides[9].x=1"]))),
+    ("--agent", st.just("Bob Too"), st.one_of(hostile_text, st.sampled_from(["Bob", "bob too", "Giant"]))),
+    ("--method", st.sampled_from(["auto", "float64"]), hostile_text),
+    ("--max-states", st.sampled_from(["10000000", "100000"]), st.one_of(hostile, st.sampled_from(["0", "1", "1e13"]))),
+    ("--against", st.just("Giant Arctic Sea Slug=fuzz_policies:first_legal"), st.sampled_from([
+        "Giant Arctic Sea Slug=fuzz_policies:raises", "Giant Arctic Sea Slug=fuzz_policies:floats",
+        "Giant Arctic Sea Slug=fuzz_policies:wrong_shape", "Giant Arctic Sea Slug=fuzz_policies:out_of_range",
+        "Giant Arctic Sea Slug=nowhere:x", "Giant Arctic Sea Slug=file:/nonexistent.npz", "Nobody=numpy:zeros"])),
+]
 #: Required flags come first in each list and are always given (a missing one is argparse's error,
 #: which test_missing_required_flags covers); the rest are given or not.
 COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
@@ -279,6 +292,7 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
     "odds fight tss two blades": (["odds", "fight", "tss_two_blades"],
                                   [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
     "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
+    "solve exp": (["solve", "exp_bob_too"], SOLVE_EXP_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
 }

@@ -74,7 +74,7 @@ def import_graph() -> dict[str, set[str]]:
 KNOWN_CIRCLES = [
     {"combatsim.scenario", "combatsim.game", "combatsim.policies", "combatsim.fights",
      *(f"combatsim.{ruleset}.{part}" for ruleset in ("d100", "exp", "tss") for part in ("api", "game", "scenario"))},
-    {"combatsim.solve", "combatsim.solve.chain", "combatsim.solve.cli", "combatsim.solve.d100",
+    {"combatsim.solve", "combatsim.solve.chain", "combatsim.solve.cli", "combatsim.solve.d100", "combatsim.solve.exp",
      "combatsim.solve.games", "combatsim.solve.induction", "combatsim.solve.tss"},
 ]
 

@@ -523,11 +523,10 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Fal
     player can meet. ``.save(path)`` writes it for ``combatsim fight --policy NAME=file:PATH``,
     ``simulate_fights(policies=)`` and the envs.
 
-    A mixed table draws its action from the engine's policy die in ``fight`` and
-    ``simulate_fights``; called as ``policy(obs, masks)`` alone (as in an env loop) it plays each
-    state's most likely action. ``pure`` keeps only that action (the lowest-numbered of equals),
-    so that OpenSpiel's figures for the table (:func:`openspiel_policy`) are also what it plays
-    there."""
+    A mixed table draws its action from a uniform value the fight gives in ``fight`` and
+    ``simulate_fights`` (d100: the engine's policy die); called as ``policy(obs, masks)`` alone
+    (as in an env loop) it samples from its own seeded generator. ``pure`` keeps only each
+    state's most likely action (the lowest-numbered of equals)."""
     from combatsim.solve.policy import TablePolicy
 
     fight: _Fight = game.fight

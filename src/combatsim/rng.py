@@ -25,6 +25,9 @@ DOMAIN_ITEM = 0
 DOMAIN_DENSE = 1
 #: Rejection retries: the r-th retry of item i is word r % 4 of block (i, r // 4, DOMAIN_RETRY).
 DOMAIN_RETRY = 2
+#: A mixed policy's choices (combatsim.solve.policy.stream_uniforms): member m's word in step t of
+#: fight i is word m % 4 of block (i, t, DOMAIN_POLICY | m // 4), apart from every die of the fight.
+DOMAIN_POLICY = 1 << 31
 
 
 def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -42,6 +45,26 @@ def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tupl
         )
         k0 = (k0 + PHILOX_W0) & MASK32
         k1 = (k1 + PHILOX_W1) & MASK32
+    return c0, c1, c2, c3
+
+
+def philox4x32_arrays(counter, key) -> tuple:
+    """``philox4x32`` over numpy arrays of words (uint64 arrays holding 32-bit values): the same
+    words, many counters at once."""
+    import numpy as np
+
+    mask = np.uint64(MASK32)
+    c0, c1, c2, c3 = (np.asarray(word, dtype=np.uint64) & mask for word in counter)
+    k0, k1 = (np.asarray(word, dtype=np.uint64) & mask for word in key)
+    m0, m1, w0, w1 = (np.uint64(v) for v in (PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1))
+    shift = np.uint64(32)
+    for _ in range(PHILOX_ROUNDS):
+        product0 = m0 * c0
+        product1 = m1 * c2
+        c0, c1, c2, c3 = ((product1 >> shift) ^ c1 ^ k0, product1 & mask, (product0 >> shift) ^ c3 ^ k1,
+                          product0 & mask)
+        k0 = (k0 + w0) & mask
+        k1 = (k1 + w1) & mask
     return c0, c1, c2, c3
 
 

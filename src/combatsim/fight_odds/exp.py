@@ -148,6 +148,19 @@ class ExpChain:
                 break
         return survival, down
 
+    def aims(self, hit_points: tuple, shots: tuple, laws: dict) -> list:
+        """Each combatant's scripted unit (``unit_of_fire``'s ``aims``): the target die over the
+        enemies standing, the laws' weights over its denominator (exact) or probabilities."""
+        aims = []
+        for a in range(len(self.members)):
+            if hit_points[a] <= 0 or shots[a] == 0:
+                aims.append(None)
+                continue
+            rolls = self.rolls[a] if shots[a] < 0 else min(self.rolls[a], shots[a])
+            enemies = [t for t in self.foes[a] if hit_points[t] > 0]
+            aims.append((rolls, [(t, 1, laws[a, t, rolls, len(enemies)]) for t in enemies]))
+        return aims
+
     def _teams(self, tally: Tally, laws: dict, denominators: list[int], max_states: int) -> int:
         count = len(self.members)
         step_factor = math.prod(denominators)
@@ -159,30 +172,15 @@ class ExpChain:
             unit = tally.step
             following: dict[tuple, int | float] = {}
             for (hit_points, shots), weight in distribution.items():
-                standing = [h > 0 for h in hit_points]
-                partial = {hit_points: weight}
-                shots_after = list(shots)
+                aims = self.aims(hit_points, shots, laws)
                 idle = 1
-                for a in range(count):
-                    if not standing[a] or shots[a] == 0:
-                        idle *= denominators[a] if tally.exact else 1
-                        continue
-                    rolls = self.rolls[a] if shots[a] < 0 else min(self.rolls[a], shots[a])
-                    if shots[a] > 0:
-                        shots_after[a] -= rolls
-                    enemies = [t for t in self.foes[a] if standing[t]]
-                    expanded: dict[tuple, int | float] = {}
-                    for points, w in partial.items():
-                        for t in enemies:
-                            before = points[t]
-                            for dealt, p in laws[a, t, rolls, len(enemies)]:
-                                after = before - dealt if dealt < before else 0
-                                key = points if after == before else (*points[:t], after, *points[t + 1:])
-                                expanded[key] = expanded.get(key, 0) + w * p
-                            operations += 2 * len(laws[a, t, rolls, len(enemies)])
-                    partial = expanded
-                shots_key = tuple(shots_after)
-                for points, w in partial.items():
+                if tally.exact:
+                    for a in range(count):
+                        if aims[a] is None:
+                            idle *= denominators[a]
+                partial, done = unit_of_fire(hit_points, shots, aims, weight)
+                operations += done
+                for (points, shots_key), w in partial.items():
                     if idle != 1:
                         w *= idle
                     up = [False, False]
@@ -207,3 +205,35 @@ class ExpChain:
         tally.operations += operations
         tally.flush()
         return peak
+
+
+def unit_of_fire(hit_points: tuple, shots: tuple, aims, weight) -> tuple[dict, int]:
+    """One unit of combat time of a team fight from ``hit_points`` and ``shots`` (``weight``: its
+    weight): ``aims[a]`` is None for a combatant that does not fire (down, or no shots left), else
+    (rolls, [(target, chance, law)]): the to-hit rolls a unit of its fire makes and, per target
+    (-1: it holds, spending no shots; law unused), the chance it aims there and the law of the
+    damage it deals there, [(damage, weight)]. Attackers in table order; each fires at whoever
+    stood at the unit's start, and the damage lands at its end (so the order does not matter).
+    Returns {(hit points, shots): weight} after the unit, and the floating operations done."""
+    partial = {(hit_points, shots): weight}
+    operations = 0
+    for a, aim in enumerate(aims):
+        if aim is None:
+            continue
+        rolls, targets = aim
+        expanded: dict[tuple, int | float] = {}
+        for (points, left), w in partial.items():
+            spent = left if left[a] < 0 else (*left[:a], left[a] - rolls, *left[a + 1:])
+            for t, chance, law in targets:
+                aimed = w if chance == 1 else w * chance
+                if t < 0:
+                    expanded[points, left] = expanded.get((points, left), 0) + aimed
+                    continue
+                before = points[t]
+                for dealt, p in law:
+                    after = before - dealt if dealt < before else 0
+                    key = (points if after == before else (*points[:t], after, *points[t + 1:]), spent)
+                    expanded[key] = expanded.get(key, 0) + aimed * p
+                operations += 2 * len(law)
+        partial = expanded
+    return partial, operations

@@ -207,21 +207,23 @@ def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) 
     """A table keyed by ``member``'s observation keys: ``per_step(t)`` gives, per step, the live
     states and each one's action probabilities (rows over the env actions). Also the count of
     keys of one step that two states with different probabilities share."""
-    keys: dict[bytes, int] = {}
-    rows: list[np.ndarray] = []
-    probabilities: list[np.ndarray] = []
-    conflicts = 0
+    from combatsim.solve.policy import _opaque
+
+    keyer = chain.keyer()
+    step_keys, step_chances = [], []
     for t in range(len(walk.options)):
         states, chances = per_step(t)
         obs, _ = chain.observations(states.tolist(), t, member)
-        for key, chance in zip(chain.observation_keys(obs, member), chances, strict=True):
-            known = keys.get(key)
-            if known is None:
-                keys[key] = len(probabilities)
-                rows.append(np.frombuffer(key, dtype=np.float32))
-                probabilities.append(chance)
-            elif np.abs(probabilities[known] - chance).max() > 1e-9:
-                conflicts += 1
+        step_keys.append(keyer(obs))
+        step_chances.append(np.asarray(chances, dtype=np.float64).reshape(len(states), -1))
+    width = len(chain.game.observation_names)
+    all_keys = np.concatenate(step_keys) if step_keys else np.zeros((0, width), dtype=np.float32)
+    all_chances = np.concatenate(step_chances) if step_chances else np.zeros((0, len(chain.game.action_names)))
+    # each key's first meeting, in the order met; a later meeting with other chances is a conflict
+    _, first, inverse = np.unique(_opaque(all_keys), return_index=True, return_inverse=True)
+    conflicts = int((np.abs(all_chances - all_chances[first[inverse.ravel()]]).max(axis=1, initial=0) > 1e-9).sum())
+    first.sort()
+    rows, probabilities = all_keys[first], all_chances[first]
     policy = TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[member],
                          keys=np.array(rows, dtype=np.float32).reshape(len(rows), -1),
                          probabilities=np.array(probabilities).reshape(len(rows), len(chain.game.action_names)),

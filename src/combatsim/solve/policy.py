@@ -3,8 +3,11 @@
 The table's keys are the engine's observations with the fields the chain does not track set to
 0 (``DecisionChain.observation_keys``), so the policy plays from observations alone, the same in
 ``combatsim fight --policy``, ``simulate_fights(policies=)`` and the environments. A mixed policy
-draws its action from the policy die the engine rolls for every declaration (``uniforms``); called
-without them, it plays the most likely action.
+draws its action from a uniform value the fight itself gives (``uniforms``: in d100 the policy
+die the engine rolls for every declaration, elsewhere a counter-based stream of the fight's own,
+``stream_uniforms``), so one fight makes one choice however it is played; called without them,
+as in an env loop, it samples from its own generator, ``numpy.random.default_rng(seed)`` with
+seed 0 until ``reseed(seed)``.
 
 Saved as a NumPy ``.npz``: the ruleset, the scenario's name, the member, the observation keys
 (float32 rows), the action probabilities per key (rows over the env actions) and the fields that
@@ -42,6 +45,7 @@ class TablePolicy:
         self._cumulative = np.cumsum(self.probabilities, axis=1)
         self._most_likely = np.argmax(self.probabilities, axis=1)
         self.__qualname__ = f"TablePolicy[{label} {member}]"
+        self.reseed(0)
 
     @property
     def mixed(self) -> bool:
@@ -49,13 +53,22 @@ class TablePolicy:
 
     @property
     def uses_policy_die(self) -> bool:
-        """A mixed d100 policy draws from the engine's policy die (``policy_uniforms``)."""
-        return self.mixed and self.ruleset == "d100"
+        """A mixed policy draws its choice in a fight from the fight itself (``policy_uniforms``)."""
+        return self.mixed
 
     def policy_uniforms(self, seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
-        """The policy die's uniform values for ``member`` in the engine ``states``: the ruleset's
-        ``policy_uniforms`` (``combatsim.solve.keys_<ruleset>``)."""
-        return import_module(f"combatsim.solve.keys_{self.ruleset}").policy_uniforms(seeds, states, member)
+        """The uniform values of ``member``'s choice in the engine ``states``: the ruleset's
+        ``policy_uniforms`` (``combatsim.solve.keys_<ruleset>``: d100, the engine's policy die), else a
+        stream of the fight's own apart from its dice (``stream_uniforms``)."""
+        module = import_module(f"combatsim.solve.keys_{self.ruleset}")
+        return getattr(module, "policy_uniforms", stream_uniforms)(seeds, states, member)
+
+    def reseed(self, seed: int) -> None:
+        """Restart the generator a mixed policy samples from when called without uniforms."""
+        from combatsim.validation import check_seed
+
+        self.seed = check_seed(seed)
+        self._generator = np.random.default_rng(self.seed)
 
     def rows(self, obs: np.ndarray) -> np.ndarray:
         """The table's row of each observation."""
@@ -88,8 +101,10 @@ class TablePolicy:
 
     def __call__(self, obs: np.ndarray, masks: np.ndarray, uniforms: np.ndarray | None = None) -> np.ndarray:
         rows = self.rows(np.asarray(obs))
-        if uniforms is None or not self.mixed:
+        if not self.mixed:
             return self._most_likely[rows].astype(np.int64)
+        if uniforms is None:  # an env loop: a sample of the policy's own
+            uniforms = self._generator.random(len(rows))
         cumulative = self._cumulative[rows]
         chosen = (cumulative < np.asarray(uniforms, dtype=np.float64)[:, None]).sum(axis=1)
         return np.minimum(chosen, self.probabilities.shape[1] - 1).astype(np.int64)
@@ -142,3 +157,22 @@ def load_policy(path: str | Path, flag: str = "--policy") -> TablePolicy:
                        probabilities=probabilities, keyer=SavedKeyer(meta["keyer"], meta["ruleset"]),
                        label=meta.get("label", "solved"))
 
+
+def stream_uniforms(seeds: np.ndarray, states: np.ndarray, member: int) -> np.ndarray:
+    """Per fight: a uniform value in [0, 1) for ``member``'s choice in the coming step, from the
+    fight's own counter-based stream kept apart from its dice (``combatsim.rng.DOMAIN_POLICY``):
+    word ``member % 4`` of Philox block (fight index, steps played, DOMAIN_POLICY | member // 4)
+    under the seed, over 2**32. A pure function of (seed, fight, step, member), so a mixed policy
+    makes one choice per fight and step on every backend, thread count and chunking; for rulesets
+    whose engine rolls no policy die (EXP, TSS)."""
+    from combatsim.engine import S_INDEX, S_STEPS
+    from combatsim.rng import DOMAIN_POLICY, philox4x32_arrays
+
+    seeds = np.asarray(seeds, dtype=np.int64).astype(np.uint64)
+    states = np.asarray(states)
+    index = states[:, S_INDEX].astype(np.uint64)
+    step = states[:, S_STEPS].astype(np.uint64)
+    shift = np.uint64(32)
+    domain = np.full(len(states), DOMAIN_POLICY | (member >> 2), dtype=np.uint64)
+    words = philox4x32_arrays((index, index >> shift, step, domain), (seeds, seeds >> shift))
+    return words[member & 3].astype(np.float64) / 2.0**32

@@ -1,0 +1,194 @@
+"""The EXP fight as a decision chain: the odds chain (combatsim.fight_odds.exp), each member's
+target in a unit an env action instead of its target die.
+
+A step is one unit of combat time. Every member standing with shots left chooses, at once, to
+hold (no shots spent) or to fire at a standing foe; so two deciding members make a matrix game
+per state. A member's scripted policy is the engine's target die: uniform over the standing
+enemies. The unit's law is ``combatsim.fight_odds.exp.unit_of_fire``, the one the odds use.
+
+A chain state is every member's hit points (0 once down) and shots left, exactly what the engine
+shows (hit points, ammunition) besides the units played, so an observation determines the state
+and the solved policy's key is the observation itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.exp import engine
+from combatsim.exp.engine import FIRE_AT_FOE, HOLD, OBS_UNITS, ST_HIT_POINTS
+from combatsim.fight_odds.exp import ExpChain, unit_of_fire
+from combatsim.game import member_names
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
+
+#: "auto" solves in exact fractions up to this state bound: backward induction touches every
+#: transition at every unit, and exact values carry hundreds of digits after a long fight.
+EXACT_STATES = 2_000
+
+
+def decisions(scenario, method: str, max_states: int) -> ExpDecisions:
+    """The decision chain of an EXP scenario (``combatsim.solve.decision_chain``)."""
+    from combatsim.fight_odds import check_exact
+
+    chain = ExpChain(scenario.spec)
+    exact, bound = exact_chain(chain, method, max_states, exact_states=EXACT_STATES)
+    if method == "exact":
+        check_exact(chain.exact_digits(), bound)
+    return ExpDecisions(scenario, chain, exact, bound)
+
+
+class ExpDecisions(DecisionChain):
+    step_name = "unit"
+
+    def __init__(self, scenario, chain: ExpChain, exact: bool, bound: int) -> None:
+        from combatsim.exp.game import game
+
+        self.scenario = scenario
+        self.chain = chain
+        self.exact = exact
+        self.state_bound = bound
+        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        self.members = len(chain.members)
+        self.horizon = chain.unit_limit
+        laws, denominators = chain._laws(exact)
+        if exact:  # weights over each attacker's denominator, as probabilities
+            laws = {key: [(v, Fraction(w, denominators[key[0]])) for v, w in law] for key, law in laws.items()}
+        # one target's law (the target die's 1/enemies is the aim's chance here)
+        self._laws = {(a, t, rolls): law for (a, t, rolls, enemies), law in laws.items() if enemies == 1}
+        self._one = Fraction(1) if exact else 1.0
+        table, config = self.game.table, self.game.config
+        self._foe_rows = []  # per member: the rows of its foes, by foe slot
+        for c in range(self.members):
+            side = int(table[c, engine.C_SIDE])
+            start = int(config[engine.CF_SIDE_START + 1 - side])
+            self._foe_rows.append(tuple(range(start, start + int(config[engine.CF_SIDE_SIZE + 1 - side]))))
+        self._side0 = int(config[engine.CF_SIDE_SIZE])  # side 0's rows come first
+        self._index: dict[tuple, int] = {}
+        self._values: list[tuple] = []
+        self._state(chain.start)
+        self._steps: dict[tuple, Step] = {}
+        self._observed: dict[int, tuple] = {}
+
+    def _state(self, key: tuple) -> int:
+        number = self._index.get(key)
+        if number is None:
+            number = self._index[key] = len(self._values)
+            self._values.append(key)
+        return number
+
+    # --- the chain ---------------------------------------------------------------------------------
+    def initial(self) -> list[tuple[int, object]]:
+        return [(0, self._one)]
+
+    def state_count(self) -> int:
+        return len(self._values)
+
+    def step_kind(self, t: int) -> int:
+        """A unit's law does not depend on how many came before."""
+        return 0
+
+    def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
+        hit_points, shots = self._values[state]
+        if not engine.can_fire(hit_points[member], shots[member]):
+            return (HOLD,)
+        return (HOLD, *(FIRE_AT_FOE + j for j, row in enumerate(self._foe_rows[member]) if hit_points[row] > 0))
+
+    def _aim(self, a: int, hit_points: tuple, shots: tuple, decision) -> tuple | None:
+        """Member ``a``'s unit (``unit_of_fire``'s aim) under ``decision``: an env action (a foe
+        down or out of range is masked: held), SCRIPTED (the target die), or a mix of actions."""
+        if not engine.can_fire(hit_points[a], shots[a]):
+            return None
+        chain = self.chain
+        rolls = chain.rolls[a] if shots[a] < 0 else min(chain.rolls[a], shots[a])
+        if decision == SCRIPTED:
+            enemies = [t for t in chain.foes[a] if hit_points[t] > 0]
+            chance = self._one / len(enemies)
+            return rolls, [(t, chance, self._laws[a, t, rolls]) for t in enemies]
+        mix = decision if isinstance(decision, tuple) else ((decision, self._one),)
+        chances: dict[int, object] = {}
+        for action, p in mix:
+            foe = action - FIRE_AT_FOE
+            target = self._foe_rows[a][foe] if 0 <= foe < len(self._foe_rows[a]) else -1
+            if target >= 0 and hit_points[target] <= 0:
+                target = -1
+            chances[target] = chances.get(target, 0) + p
+        return rolls, [(t, p, self._laws[a, t, rolls] if t >= 0 else ()) for t, p in chances.items() if p]
+
+    def transitions(self, state: int, t: int, decisions: Sequence[int]) -> Step:
+        key = (state, tuple(decisions))
+        step = self._steps.get(key)
+        if step is not None:
+            return step
+        hit_points, shots = self._values[state]
+        aims = [self._aim(a, hit_points, shots, d) for a, d in enumerate(decisions)]
+        # decisions that aim alike (the target die over one enemy, fire at it) share the step
+        alike = (state, tuple(None if aim is None else (aim[0], tuple((target, p) for target, p, _ in aim[1])) for aim in aims))
+        step = self._steps.get(alike)
+        if step is None:
+            step = self._steps[alike] = self._unit(hit_points, shots, aims)
+        self._steps[key] = step
+        return step
+
+    def _unit(self, hit_points: tuple, shots: tuple, aims: list) -> Step:
+        after, _ = unit_of_fire(hit_points, shots, aims, self._one)
+        moved, moved_p, ended, ended_p = [], [], [], []
+        size0 = self._side0
+        for (points, left), p in after.items():
+            up0 = any(points[:size0])
+            up1 = any(points[size0:])
+            if up0 and up1:
+                moved.append(self._state((points, left)))
+                moved_p.append(p)
+                continue
+            code = 0 if up0 else 1 if up1 else DRAW
+            if code in ended:
+                ended_p[ended.index(code)] += p
+            else:
+                ended.append(code)
+                ended_p.append(p)
+        return Step(moved, moved_p, ended, ended_p)
+
+    def describe(self, state: int) -> str:
+        hit_points, shots = self._values[state]
+        words = []
+        for name, h, s in zip(self.game.member_names, hit_points, shots, strict=True):
+            if h <= 0:
+                words.append(f"{name}: down")
+            else:
+                words.append(f"{name}: {h} hit points" + ("" if s < 0 else f", {s} shots"))
+        return "; ".join(words)
+
+    # --- observations ------------------------------------------------------------------------------
+    def engine_state(self, state: int, t: int) -> np.ndarray:
+        """The engine's state row that the chain's ``state`` before step ``t`` stands for."""
+        m = self.members
+        hit_points, shots = self._values[state]
+        s = np.zeros(engine.state_size(m), dtype=np.int64)
+        s[S_OUTCOME] = RUNNING
+        s[S_LENGTH] = t
+        s[ST_HIT_POINTS:ST_HIT_POINTS + m] = hit_points
+        s[ST_HIT_POINTS + m:ST_HIT_POINTS + 2 * m] = shots
+        return s
+
+    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+        m = self.members
+        size = len(self.game.observation_names)
+        actions = len(self.game.action_names)
+        obs = np.zeros((len(states), size), dtype=np.float32)
+        masks = np.zeros((len(states), actions), dtype=np.int8)
+        for k, state in enumerate(states):
+            seen = self._observed.get(state)
+            if seen is None:  # every field but the units played is the state's
+                one_obs = np.zeros((1, m, size), dtype=np.float32)
+                one_mask = np.zeros((1, m, actions), dtype=np.int8)
+                engine.write_views(self.game.table, self.game.config, self.engine_state(state, 0)[None, :], 0,
+                                   one_obs, one_mask)
+                seen = self._observed[state] = (one_obs[0], one_mask[0])
+            obs[k] = seen[0][member]
+            masks[k] = seen[1][member]
+        obs[:, OBS_UNITS] = t / self.chain.unit_limit
+        return obs, masks
