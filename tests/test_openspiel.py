@@ -16,7 +16,7 @@ from open_spiel.python.algorithms import best_response as openspiel_best_respons
 from open_spiel.python.algorithms import cfr, expected_game_score, exploitability, value_iteration  # noqa: E402
 
 from combatsim import openspiel as fight_spiel  # noqa: E402
-from combatsim.game import scenario_game  # noqa: E402
+from combatsim.game import as_scenario, scenario_game  # noqa: E402
 from combatsim.policies import play_fights  # noqa: E402
 from combatsim.scenario import example_names, load, resolve  # noqa: E402
 from combatsim.solve import best_response, load_policy  # noqa: E402
@@ -46,8 +46,11 @@ def team_document() -> dict:
 
 
 def root_value(game, values) -> float:
-    """Value iteration's values are of decision nodes; the root is the opening's chance node."""
+    """Value iteration's values are of decision nodes; the root is the opening's chance node
+    (d100: the ambush contests), or the first decision (EXP)."""
     root = game.new_initial_state()
+    if not root.is_chance_node():
+        return values[str(root)]
     return sum(p * values[str(root.child(action))] for action, p in root.chance_outcomes())
 
 
@@ -118,6 +121,56 @@ def test_openspiels_random_simulation_test_on_a_team_fight():
     everyone = fight_spiel.load_game(team_document(), max_states=10**8)
     assert everyone.num_players() == 3 and everyone.get_type().utility == pyspiel.GameType.Utility.GENERAL_SUM
     pyspiel.random_sim_test(everyone, num_sims=2, serialize=True, verbose=False)
+
+
+def exp_team_document(unit_limit: int = 2) -> dict:
+    """A small EXP team fight: two raiders against a brute, few hit points, two units."""
+    def creature(name, hit_points, damage, **weapon):
+        return {"kind": "creature", "name": name, "hit_points": hit_points, "armour_rating": 520, "bonus": 120,
+                "maximum_roll": 900, "damage_adjustment": 0,
+                "weapon": {"name": "weapon", "type": "A", "damage": damage, "natural": True, **weapon}}
+
+    archer = creature("Archer", 3, "1d4")
+    archer["weapon"] = {"name": "bow", "type": "B", "damage": "1d4", "ammunition": 2}
+    return {"ruleset": "exp", "name": "raiders", "options": {"unit_limit": unit_limit},
+            "sides": [{"name": "Raiders", "members": [archer, creature("Spearman", 4, "1d2")]},
+                      {"name": "Brute", "members": [creature("Brute", 6, "1d4")]}]}
+
+
+#: exp_bob_too cut down to a few hit points, shots and units
+SMALL_BOB = ["options.unit_limit=3", "sides[0].members[0].hit_points=6", "sides[1].members[0].hit_points=8",
+             "sides[0].members[0].weapon.ammunition=2"]
+
+
+def test_openspiels_random_simulation_test_on_an_exp_team_fight():
+    game = fight_spiel.load_game(exp_team_document(unit_limit=8), ["Archer", "Brute"])
+    assert game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+    pyspiel.random_sim_test(pyspiel.convert_to_turn_based(game), num_sims=3, serialize=True, verbose=False)
+    everyone = fight_spiel.load_game(exp_team_document(unit_limit=8))
+    assert everyone.num_players() == 3
+    pyspiel.random_sim_test(everyone, num_sims=2, serialize=True, verbose=False)
+
+
+@pytest.mark.parametrize(("scenario", "agent", "overrides"), [
+    ("exp_bob_too", "Bob Too", SMALL_BOB), ("exp_bob_too", "Giant Arctic Sea Slug", SMALL_BOB),
+    (exp_team_document(), "Brute", ()), (exp_team_document(), "Archer", ())], ids=["bob", "slug", "brute", "archer"])
+def test_value_iteration_and_best_response_equal_solves_best_response_exp(scenario, agent, overrides):
+    loaded = example(scenario, overrides) if isinstance(scenario, str) else as_scenario(scenario)
+    solved = best_response(loaded, agent)
+    game = fight_spiel.load_game(scenario, [agent], overrides=overrides)
+    values = value_iteration.value_iteration(game, -1, 1e-12)
+    assert root_value(game, values) == pytest.approx(float(solved.value.reward), abs=1e-9)
+    responder = openspiel_best_response.BestResponsePolicy(game, 0, fight_spiel.openspiel_policy(
+        game, {agent: solved.policy}))
+    assert responder.value(game.new_initial_state()) == pytest.approx(float(solved.value.reward), abs=1e-9)
+
+
+def test_the_exp_equilibrium_equals_solves_and_is_unexploitable():
+    # information states are observations (Markov), so not the perfect recall the sequence-form LP
+    # needs; value iteration's matrix games go through an LP solver that stops within about 1e-8
+    check_equilibrium((), linear_program=False, scenario=exp_team_document(), agents=("Archer", "Brute"),
+                      value_iteration_error=1e-8)
 
 
 def test_a_serialized_state_plays_on_in_a_new_game():
@@ -217,18 +270,23 @@ def test_openspiels_best_response_to_a_solved_policy_equals_solves():
     assert responder.value(game.new_initial_state()) == pytest.approx(float(guard.value.reward), abs=1e-9)
 
 
-def check_equilibrium(overrides, linear_program: bool) -> None:
+def check_equilibrium(overrides, linear_program: bool, scenario="d100_duel", agents=("Veteran", "Guard"),
+                      value_iteration_error: float = 1e-9) -> None:
+    """OpenSpiel's value iteration gives the value, and OpenSpiel finds nothing to exploit in the
+    equilibrium policies (its best responses are exact, so this holds to 1e-9 whatever the
+    tolerance of value iteration's matrix-game solver)."""
     from combatsim.solve import equilibrium
 
-    game = fight_spiel.load_game("d100_duel", overrides=overrides)
+    game = fight_spiel.load_game(scenario, list(agents), overrides=overrides)
     turn_based = pyspiel.convert_to_turn_based(game)
     value = root_value(game, value_iteration.value_iteration(game, -1, 1e-12))
     if linear_program:
         from open_spiel.python.algorithms import sequence_form_lp
 
         assert sequence_form_lp.solve_zero_sum_game(turn_based)[0] == pytest.approx(value, abs=1e-9)
-    solved = equilibrium(example("d100_duel", overrides), ["Veteran", "Guard"])
-    assert solved.value == pytest.approx(value, abs=1e-9)
+    solved = equilibrium(example(scenario, overrides) if isinstance(scenario, str) else as_scenario(scenario),
+                         list(agents))
+    assert solved.value == pytest.approx(value, abs=value_iteration_error)
     profile = fight_spiel.openspiel_policy(turn_based, solved.policies)
     assert exploitability.exploitability(turn_based, profile) <= 1e-9
     assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(

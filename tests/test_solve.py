@@ -3,7 +3,6 @@ odds chain, and against fights played with the solved policy."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 
@@ -16,7 +15,7 @@ from combatsim.game import scenario_game
 from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
 from combatsim.solve import PolicyError, best_response, decision_chain, evaluate, load_policy
-from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
+from tests._solving import brute_force_best
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -66,23 +65,7 @@ def test_the_best_response_equals_brute_force_over_every_deterministic_policy(ag
     scenario = example("d100_duel", ONE_PASS)
     solved = best_response(scenario, agent, method="exact")
     chain = decision_chain(scenario, method="exact")
-    member = chain.game.member_names.index(agent)
-    side = chain.game.member_sides[member]
-    walk = Walk(chain, (member,), {}, 10**6, Progress("", False))
-    points = [(t, start, count) for t, options in enumerate(walk.options)
-              for start, count in zip(group_starts(options.state),
-                                      np.diff(np.r_[group_starts(options.state), len(options.state)]), strict=True)]
-    assert 1 < math.prod(int(c) for _, _, c in points) <= 1000
-    best = None
-    for assignment in itertools.product(*(range(int(c)) for _, _, c in points)):
-        chosen = [[] for _ in walk.options]
-        for (t, start, _), pick in zip(points, assignment, strict=True):
-            chosen[t].append(int(start) + pick)
-        ends, _, _ = play(walk, chosen_weights(walk, [np.array(c, dtype=np.int64) for c in chosen]),
-                          Progress("", False))
-        reward = ends[side] - ends[1 - side]
-        best = reward if best is None else max(best, reward)
-    assert best == solved.value.reward
+    assert brute_force_best(chain, chain.game.member_names.index(agent)) == solved.value.reward
 
 
 def test_float64_is_within_its_bound_of_the_exact_value():

@@ -3,7 +3,6 @@ chain, brute force, the equilibrium bounds and fights played with the solved pol
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -15,7 +14,8 @@ from combatsim.game import as_scenario, scenario_game
 from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
 from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
-from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
+from combatsim.solve.induction import Progress, Walk
+from tests._solving import brute_force_best
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -106,22 +106,7 @@ def test_the_best_response_equals_brute_force_over_every_deterministic_policy():
     played forward exactly; the best is the best response's value, exactly."""
     scenario = bob(TINY_BOB)
     solved = best_response(scenario, "Bob Too", method="exact")
-    chain = decision_chain(scenario, method="exact")
-    walk = Walk(chain, (0,), {}, 10**6, Progress("", False))
-    points = [(t, start, count) for t, options in enumerate(walk.options)
-              for start, count in zip(group_starts(options.state),
-                                      np.diff(np.r_[group_starts(options.state), len(options.state)]), strict=True)]
-    assert 8 < math.prod(int(c) for _, _, c in points) <= 4096
-    best = None
-    for assignment in itertools.product(*(range(int(c)) for _, _, c in points)):
-        chosen = [[] for _ in walk.options]
-        for (t, start, _), pick in zip(points, assignment, strict=True):
-            chosen[t].append(int(start) + pick)
-        ends, _, _ = play(walk, chosen_weights(walk, [np.array(c, dtype=np.int64) for c in chosen]),
-                          Progress("", False))
-        reward = ends[0] - ends[1]
-        best = reward if best is None else max(best, reward)
-    assert best == solved.value.reward
+    assert brute_force_best(decision_chain(scenario, method="exact"), 0, most=4096) == solved.value.reward
 
 
 def test_the_best_response_beats_every_constant_policy_exactly():

@@ -17,11 +17,10 @@ Saved as a NumPy ``.npz``: the ruleset, the scenario's name, the member, the obs
 from __future__ import annotations
 
 import json
+from importlib import import_module
 from pathlib import Path
 
 import numpy as np
-
-from importlib import import_module
 
 #: The syntax of a saved policy in ``--policy`` / ``--against``: NAME=file:PATH.
 FILE_PREFIX = "file:"
