@@ -144,17 +144,20 @@ def solvable_rulesets() -> list[str]:
     return [name for name in sorted(RULESETS) if find_spec(f"combatsim.solve.{name}") is not None]
 
 
-def exact_chain(chain, method: str, max_states: int, exact_states: int | None = None) -> tuple[bool, int]:
+def exact_chain(chain, method: str, max_states: int, exact_states: int | None = None,
+                steps: int = 1) -> tuple[bool, int]:
     """Whether a decision chain over the odds ``chain`` computes in exact fractions ("auto": where
     ``combatsim odds fight`` does, up to ``exact_states`` states where given), and its state
-    bound, refused past ``max_states`` before any work."""
+    bound times ``steps`` (a chain whose states can all be live before every one of its steps
+    counts each (step, state)), refused past ``max_states`` before any work."""
     from combatsim.fight_odds import EXACT_DIGITS, EXACT_STATES
     from combatsim.fight_odds.chain import check_states
 
-    bound = chain.state_bound()
+    states = chain.state_bound()
+    bound = states * steps
     check_states(bound, max_states)
     most = getattr(chain, "exact_states", EXACT_STATES)
-    exact = method == "exact" or (method == "auto" and bound <= min(most, exact_states or most)
+    exact = method == "exact" or (method == "auto" and states <= min(most, exact_states or most)
                                   and chain.exact_digits() <= EXACT_DIGITS)
     return exact, bound
 

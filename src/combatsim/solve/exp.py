@@ -35,7 +35,9 @@ def decisions(scenario, method: str, max_states: int) -> ExpDecisions:
     from combatsim.fight_odds import check_exact
 
     chain = ExpChain(scenario.spec)
-    exact, bound = exact_chain(chain, method, max_states, exact_states=EXACT_STATES)
+    # a state (hit points and shots) can be met before every unit (a run of misses), and each
+    # (unit, state) is a decision: the bound is on those
+    exact, bound = exact_chain(chain, method, max_states, exact_states=EXACT_STATES, steps=chain.unit_limit)
     if method == "exact":
         check_exact(chain.exact_digits(), bound)
     return ExpDecisions(scenario, chain, exact, bound)
