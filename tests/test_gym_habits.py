@@ -229,7 +229,9 @@ def test_gymnasium_knows_the_ids_without_importing_combatsim():
                                       type(registration.__spec__.loader).__name__]}))
         """)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert json.loads(result.stdout) == {
+    found = json.loads(result.stdout)
+    assert found["at startup"], "no _combatsim_gym.pth ran: reinstall combatsim (pip install -e .) to install it"
+    assert found == {
         "at startup": ["_combatsim_gym"], "after gymnasium": [],
         "ids": sorted([combatsim.rl.FIGHT_ENV_ID, *ENV_IDS.values()]),
         "entry point": "combatsim.rl.fight_env:FightEnv",
