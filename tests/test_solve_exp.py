@@ -239,3 +239,43 @@ def test_cli_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert cli_main(["solve", "exp_bob_too", "--set", "options.unit_limit=2", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def two_against_two(unit_limit: int = 3):
+    """A sniper and a tank a side: both snipers choose whom to shoot at once, and some of the
+    states' matrix games have only mixed solutions."""
+    def side(name, sniper_hit_points, sniper_bonus, tank_hit_points, tank_bonus, tank_damage, tank_armour):
+        return {"name": name, "members": [
+            creature(f"{name} Sniper", sniper_hit_points, 500, sniper_bonus, "1d6"),
+            {**creature(f"{name} Tank", tank_hit_points, tank_armour, tank_bonus, tank_damage), "maximum_roll": 800}]}
+
+    return as_scenario({"ruleset": "exp", "name": "two against two", "options": {"unit_limit": unit_limit},
+                        "sides": [side("Blue", 4, 200, 8, 50, "1d3", 550), side("Red", 5, 180, 7, 60, "1d4", 520)]})
+
+
+@pytest.mark.slow
+def test_a_mixed_equilibrium_plays_its_value_in_fights_and_an_environment_loop():
+    """The two snipers' equilibrium has mixed strategies (a linear program's): played against each
+    other in fights (their choices drawn from each fight's own stream) and in an environment loop
+    (each policy sampling from its own generator), both give the equilibrium outcome within 5 sigma."""
+    from combatsim.rl.fight_parallel import parallel_env
+
+    scenario = two_against_two()
+    result = equilibrium(scenario, "Blue Sniper,Red Sniper")
+    assert result.games["linear program"] >= 1
+    assert all(policy.mixed for policy in result.policies.values())
+    n = 400_000
+    fights = play_fights(scenario_game(scenario), n, 9, result.policies, backend="cython")
+    _agree(result.outcome.win, fights.wins[0], n)
+    _agree(result.outcome.loss, fights.wins[1], n)
+    env = parallel_env(scenario, ["Blue Sniper", "Red Sniper"], backend="cython")
+    rewards = []
+    for episode in range(20_000):
+        observations, infos = env.reset(seed=5) if episode == 0 else env.reset()
+        while env.agents:
+            actions = {name: int(result.policies[name](observations[name][None], infos[name]["action_mask"][None])[0])
+                       for name in env.agents}
+            observations, reward, _, _, infos = env.step(actions)
+        rewards.append(reward["Blue Sniper"])
+    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
+    assert abs(mean - result.value) <= 5 * spread
