@@ -73,7 +73,9 @@ class ExpDecisions(DecisionChain):
         self._values: list[tuple] = []
         self._state(chain.start)
         self._steps: dict[tuple, Step] = {}
-        self._observed: dict[int, tuple] = {}
+        # per state number: every member's observation and mask before the first unit
+        self._seen_obs = np.zeros((0, self.members, len(self.game.observation_names)), dtype=np.float32)
+        self._seen_masks = np.zeros((0, self.members, len(self.game.action_names)), dtype=np.int8)
 
     def _state(self, key: tuple) -> int:
         number = self._index.get(key)
@@ -177,20 +179,24 @@ class ExpDecisions(DecisionChain):
         return s
 
     def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+        states = np.asarray(states, dtype=np.int64).reshape(-1)
+        self._observe_new(int(states.max()) + 1 if len(states) else 0)
+        obs = self._seen_obs[states, member]
+        obs[:, OBS_UNITS] = t / self.chain.unit_limit  # every field but the units played is the state's
+        return obs, self._seen_masks[states, member]
+
+    def _observe_new(self, count: int) -> None:
+        """Every member's observation and mask (at unit 0) of the states numbered below ``count``
+        not yet seen, from the engine's own write_views."""
+        seen = len(self._seen_obs)
+        if count <= seen:
+            return
         m = self.members
-        size = len(self.game.observation_names)
-        actions = len(self.game.action_names)
-        obs = np.zeros((len(states), size), dtype=np.float32)
-        masks = np.zeros((len(states), actions), dtype=np.int8)
-        for k, state in enumerate(states):
-            seen = self._observed.get(state)
-            if seen is None:  # every field but the units played is the state's
-                one_obs = np.zeros((1, m, size), dtype=np.float32)
-                one_mask = np.zeros((1, m, actions), dtype=np.int8)
-                engine.write_views(self.game.table, self.game.config, self.engine_state(state, 0)[None, :], 0,
-                                   one_obs, one_mask)
-                seen = self._observed[state] = (one_obs[0], one_mask[0])
-            obs[k] = seen[0][member]
-            masks[k] = seen[1][member]
-        obs[:, OBS_UNITS] = t / self.chain.unit_limit
-        return obs, masks
+        size, actions = len(self.game.observation_names), len(self.game.action_names)
+        obs = np.zeros((count - seen, m, size), dtype=np.float32)
+        masks = np.zeros((count - seen, m, actions), dtype=np.int8)
+        for k in range(count - seen):
+            engine.write_views(self.game.table, self.game.config, self.engine_state(seen + k, 0)[None, :], 0,
+                               obs[k:k + 1], masks[k:k + 1])
+        self._seen_obs = np.concatenate([self._seen_obs, obs])
+        self._seen_masks = np.concatenate([self._seen_masks, masks])
