@@ -267,6 +267,18 @@ SOLVE_EXP_FLAGS: list[Flag] = [
         "Giant Arctic Sea Slug=fuzz_policies:wrong_shape", "Giant Arctic Sea Slug=fuzz_policies:out_of_range",
         "Giant Arctic Sea Slug=nowhere:x", "Giant Arctic Sea Slug=file:/nonexistent.npz", "Nobody=numpy:zeros"])),
 ]
+#: One round of Alex against the thug: the TSS chain's bound is within the default --max-states there
+TSS_SOLVE_FLAGS: list[Flag] = [
+    ("--set", st.just("options.max_rounds=1"), st.one_of(hostile_text, st.sampled_from([
+        "options.max_rounds=0", "options.max_rounds=2", "options.max_rounds=" + "9" * 5000, "sides[9].x=1"]))),
+    # Alex only: the valid --against plays Thug
+    ("--agent", st.just("Alex"), st.one_of(hostile_text, st.sampled_from(["Thug", "alex", "Kara"]))),
+    ("--method", st.sampled_from(["auto", "float64"]), hostile_text),
+    ("--max-states", st.just("10000000"), st.one_of(hostile, st.sampled_from(["0", "1", "4094975", "1e13"]))),
+    ("--against", st.just("Thug=fuzz_policies:first_legal"), st.sampled_from([
+        "Thug=fuzz_policies:raises", "Thug=fuzz_policies:wrong_shape", "Thug=fuzz_policies:out_of_range",
+        "Thug=nowhere:x", "Thug=file:/nonexistent.npz", "Alex=numpy:zeros"])),
+]
 #: Required flags come first in each list and are always given (a missing one is argparse's error,
 #: which test_missing_required_flags covers); the rest are given or not.
 COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
@@ -293,6 +305,8 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
                                   [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
     "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
     "solve exp": (["solve", "exp_bob_too"], SOLVE_EXP_FLAGS, 2),
+]
+    "solve tss": (["solve", "tss_alex_vs_thug"], TSS_SOLVE_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
 }
