@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from combatsim.cli_tools import add_run_options, integer, one_line
+from combatsim.cli_tools import integer, one_line
 from combatsim.registry import BACKENDS, RULESETS, available_backends
 
 #: ``bench --seconds``: the longest minimum time per measurement.
@@ -145,13 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     def attack_rulesets(attack: Parser) -> None:
         rulesets = attack.add_subparsers(dest="ruleset", required=True)
         for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
-            importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets, add_run_options)
+            importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets)
 
     commands.add_parser("attack", help="simulate many attacks of one ruleset", build=attack_rulesets)
 
     # fight, scenario and example need the scenario machinery (tomllib, tempfile, ...): imported when chosen.
     defer_commands(commands, {"fight": "simulate whole fights from a TOML scenario file"},
-                   lambda into: importlib.import_module("combatsim.fights").add_fight_parser(into, add_run_options))
+                   lambda into: importlib.import_module("combatsim.fights").add_fight_parser(into))
     defer_commands(commands, {"scenario": "the scenario file reference, and a starting file",
                               "example": "the example scenarios shipped with combatsim"},
                    lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                 module.add_odds_parser(odds_rulesets)
             if hasattr(module, "add_curve_parser"):
                 module.add_curve_parser(curve_rulesets)
-        importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets, integer)
+        importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets)
 
     odds = commands.add_parser("odds", help="exact probabilities of one attack's or one fight's outcomes",
                                build=odds_and_curve_rulesets)

@@ -95,13 +95,13 @@ def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000,
 
 
 def add_ruleset_command(subparsers, ruleset: str, help: str, add_arguments: Callable[[argparse.ArgumentParser], None],
-                        handler: Callable[[argparse.Namespace], int], add_run_options: Callable | None = None,
+                        handler: Callable[[argparse.Namespace], int], simulates: bool = False,
                         description: str | None = None) -> None:
-    """A ruleset's ``attack`` subcommand (with ``add_run_options``) or ``odds`` subcommand (without:
-    ``--json`` prints exact fractions): the flags of one attack from ``add_arguments``."""
+    """A ruleset's ``attack`` subcommand (``simulates``: with the run options) or ``odds``
+    subcommand (``--json`` prints exact fractions): the flags of one attack from ``add_arguments``."""
     def build(parser: argparse.ArgumentParser) -> None:
         add_arguments(parser)
-        if add_run_options is not None:
+        if simulates:
             add_run_options(parser, default_n=10_000_000, items="attacks")
         else:
             parser.add_argument("--json", action="store_true", help="print one JSON object of exact fractions")

@@ -109,7 +109,9 @@ class FightSummary:
         }
 
 
-def add_fight_parser(commands, add_run_options) -> None:
+def add_fight_parser(commands) -> None:
+    from combatsim.cli_tools import add_run_options
+
     parser = commands.add_parser(
         "fight", help="simulate whole fights from a TOML scenario file",
         description="Simulate whole fights from a scenario file or an example's name "

@@ -12,9 +12,9 @@ import json
 from combatsim.cli_tools import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
 
 
-def add_attack_parser(subparsers, add_run_options) -> None:
+def add_attack_parser(subparsers) -> None:
     add_ruleset_command(subparsers, "d100", "d100 attacks with damage (tiers and wounds)", add_attack_arguments,
-                        run_attack, add_run_options)
+                        run_attack, simulates=True)
 
 
 def _severity(text: str):

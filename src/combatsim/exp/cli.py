@@ -92,10 +92,10 @@ def _persona(args: argparse.Namespace, proficiencies=()):
     )
 
 
-def add_attack_parser(subparsers, add_run_options) -> None:
+def add_attack_parser(subparsers) -> None:
     add_ruleset_command(
         subparsers, "exp", "EXP kilodie attacks (to-hit against armour rating, with damage)", add_attack_arguments,
-        run_attack, add_run_options,
+        run_attack, simulates=True,
         description=(
             "Raw numbers (--bonus, --max-roll) or a persona (--class, attributes) with a weapon "
             "(--weapon-type, --damage). Without damage, weapon or persona options this is the plain "

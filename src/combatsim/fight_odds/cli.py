@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+
+from combatsim.cli_tools import integer
 
 
-def add_parsers(odds_subparsers, curve_subparsers, integer: Callable[..., Callable[[str], int]]) -> None:
-    """The ``fight`` subcommands of odds and curve; ``integer`` is combatsim.cli's integer argument type."""
-    odds_subparsers.add_parser("fight", help="exact odds of a whole fight from a scenario file",
-                               build=lambda parser: _build_odds(parser, integer))
+def add_parsers(odds_subparsers, curve_subparsers) -> None:
+    """The ``fight`` subcommands of odds and curve."""
+    odds_subparsers.add_parser("fight", help="exact odds of a whole fight from a scenario file", build=_build_odds)
     curve_subparsers.add_parser("fight", help="a fight's outcome probabilities over one field's values",
-                                build=lambda parser: _build_curve(parser, integer))
+                                build=_build_curve)
 
 
-def _common(parser: argparse.ArgumentParser, integer) -> None:
+def _common(parser: argparse.ArgumentParser) -> None:
     from combatsim.fight_odds import DEFAULT_MAX_STATES
 
     parser.add_argument("scenario", help="scenario file, or an example's name such as exp_bob_too")
@@ -27,24 +27,24 @@ def _common(parser: argparse.ArgumentParser, integer) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _build_odds(parser: argparse.ArgumentParser, integer) -> None:
+def _build_odds(parser: argparse.ArgumentParser) -> None:
     from combatsim.fight_odds import METHODS
 
     parser.description = ("The exact probability of every outcome of a scenario's fight and of its length, "
                           "computed over the fight's states (docs/fight-odds.md).")
-    _common(parser, integer)
+    _common(parser)
     parser.add_argument("--method", choices=METHODS, default="auto",
                         help="exact fractions, float64 with an error bound, or auto (exact where quick)")
     parser.set_defaults(handler=run_odds)
 
 
-def _build_curve(parser: argparse.ArgumentParser, integer) -> None:
+def _build_curve(parser: argparse.ArgumentParser) -> None:
     from combatsim.fight_odds.curve import DEFAULT_FIGHTS, MAX_POINTS
     from combatsim.validation import SEED_MAX
 
     parser.description = ("A fight's outcome probabilities at each value of one field: exact where "
                           "combatsim odds fight can, simulated otherwise.")
-    _common(parser, integer)
+    _common(parser)
     parser.add_argument("--vary", required=True, metavar="PATH=SPEC",
                         help="the field and its values: start:stop:step (stop included) or v1,v2,...; "
                              f"at most {MAX_POINTS} values, e.g. sides[0].members[0].armour_rating=500:700:10")

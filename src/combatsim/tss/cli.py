@@ -12,9 +12,9 @@ import json
 from combatsim.cli_tools import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
 
 
-def add_attack_parser(subparsers, add_run_options) -> None:
+def add_attack_parser(subparsers) -> None:
     add_ruleset_command(subparsers, "tss", "TSS d20 attacks with damage and armour",
-                        add_attack_arguments, run_attack, add_run_options)
+                        add_attack_arguments, run_attack, simulates=True)
 
 
 def _armour_die(text: str) -> str:
