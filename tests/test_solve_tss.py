@@ -244,3 +244,22 @@ def test_cli_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert cli_main(["solve", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_equilibrium_policy_is_not_exploitable_and_holding_is(blades_game):
+    from combatsim.solve import exploitability
+
+    scenario = example("tss_two_blades", BLADES)
+    solid = exploitability(scenario, "Kara", {"Marksman": blades_game.policies["Marksman"]})
+    assert abs(solid.exploitability.value) <= solid.exploitability.error_bound
+    idle = exploitability(scenario, "Kara", {"Marksman": always(0)})  # a marksman who always holds
+    assert idle.exploitability.value > 0.1
+
+
+def test_cli_agents_json_and_out(capsys, tmp_path):
+    out = tmp_path / "eq.npz"
+    assert cli_main(["solve", "tss_two_blades", "--agents", "Kara,Marksman", *BLADES_SET, "--json", "--out",
+                     str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["members"] == ["Kara", "Marksman"] and report["bounds_hold"] and report["ruleset"] == "tss"
+    assert out.exists() and (tmp_path / "eq-Marksman.npz").exists()
