@@ -305,7 +305,6 @@ COMMANDS: dict[str, tuple[list[str], list[Flag], int]] = {
                                   [(flag, HOSTILE_ONLY, bad) for flag, _, bad in reversed(ODDS_FIGHT_FLAGS)], 1),
     "solve d100": (["solve", "d100_duel"], SOLVE_FLAGS, 2),
     "solve exp": (["solve", "exp_bob_too"], SOLVE_EXP_FLAGS, 2),
-]
     "solve tss": (["solve", "tss_alex_vs_thug"], TSS_SOLVE_FLAGS, 2),
     "bench": (["bench"], [("--seconds", HOSTILE_ONLY, st.sampled_from(BAD_SECONDS)),
                           ("--kernel", st.sampled_from(["exp.to_hit", "d100.attack"]), hostile_text)], 1),
