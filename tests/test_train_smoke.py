@@ -132,6 +132,7 @@ def test_the_training_examples_save_new_weights_beside_the_shipped_ones(tmp_path
     assert sorted(p.name for p in (copy / "trained").glob("*.npz")) == ["sb3_d100_veteran.npz", "selfplay_d100.npz"]
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (copy / "policies").glob("*.npz")} == shipped
     sys.path.insert(0, str(copy))
+    shipped_module = sys.modules.pop("mlp_policy", None)  # another test's import of examples/mlp_policy.py
     try:
         import importlib
 
@@ -145,3 +146,5 @@ def test_the_training_examples_save_new_weights_beside_the_shipped_ones(tmp_path
     finally:
         sys.path.remove(str(copy))
         sys.modules.pop("mlp_policy", None)
+        if shipped_module is not None:
+            sys.modules["mlp_policy"] = shipped_module
