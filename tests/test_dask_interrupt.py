@@ -71,3 +71,23 @@ def test_ctrl_c_mid_run_keeps_the_chunks_finished():
     assert 0 < record["attacks"] < 10**12 and record["attacks"] % chunk == 0
     assert 0.52 < record["hit_rate"] < 0.54
     assert err == ""
+
+
+def test_another_cluster_on_the_dashboard_port_changes_nothing_on_stderr():
+    # Another Dask cluster (or anything) holding 8787, the default port of a scheduler's HTTP
+    # server: the local cluster takes a free port without a word.
+    import socket
+
+    holder = socket.socket()
+    try:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            holder.bind(("", 8787))
+            holder.listen()
+        except OSError:
+            pass  # held already, as this test wants
+        record, err = ctrl_c(ATTACK, wait_for_workers)
+    finally:
+        holder.close()
+    assert record["partial"] is True
+    assert err == ""

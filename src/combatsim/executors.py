@@ -337,8 +337,10 @@ def _connect(scheduler: object):
     if hasattr(scheduler, "submit"):
         return scheduler, None
     if scheduler is None:
+        # No dashboard; the scheduler's HTTP server (health routes) still starts, on 8787 unless told
+        # otherwise, and warns on stderr when another cluster holds that port: any free port will do.
         cluster = LocalCluster(n_workers=LOCAL_WORKERS, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.CRITICAL)
+                               scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=logging.CRITICAL)
         try:
             return Client(cluster, set_as_default=False), cluster
         except BaseException:
