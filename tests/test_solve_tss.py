@@ -235,6 +235,10 @@ def test_cli_solve_json_out_and_fight(capsys, tmp_path):
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["tss_two_blades", *BLADES_SET, "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
+    # a fight over the state bound: the unknown member is still what is named
+    (["tss_alex_vs_thug", "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
+    (["tss_alex_vs_thug", "--agents", "Alex,Nobody"], "agents: no member is named 'Nobody'"),
+    (["tss_alex_vs_thug", "--agent", "Alex", "--against", "Nobody=numpy:zeros"], "against: no member is named"),
     (["tss_alex_vs_thug", "--agent", "Alex"], "max_states: this fight has up to 55,468,032 states, over the limit"),
     (["tss_two_blades", "--agents", "Kara,Marksman"], "max_states: this fight has up to 44,707,968 states"),
     (["tss_two_blades", "--agents", "Kara,Kara"], "are on one side"),

@@ -101,10 +101,19 @@ class BestResponse:
         }
 
 
-def _scenario(scenario):
-    from combatsim.game import as_scenario
+def _scenario(scenario, agents=(), policies=None):
+    """The loaded scenario, its member names checked before any chain is built: an unknown member
+    is named as such, not hidden behind the state bound's refusal."""
+    from combatsim.game import as_scenario, member_index, scenario_game
 
-    return as_scenario(scenario)
+    scenario = as_scenario(scenario)
+    game = scenario_game(scenario)
+    for name in agents:
+        member_index(game, name, field="agent")
+    if isinstance(policies, Mapping):
+        for name in policies:
+            member_index(game, name, field="against")
+    return scenario
 
 
 def _fixed_policies(chain: DecisionChain, against: Mapping | None, deciders: tuple[int, ...]) -> tuple[dict, dict]:
@@ -155,7 +164,7 @@ def best_response(scenario, agent: str, *, against: Mapping | None = None, metho
     from combatsim.game import member_index
 
     started = time.perf_counter()
-    scenario = _scenario(scenario)
+    scenario = _scenario(scenario, (agent,), against)
     chain = decision_chain(scenario, method=method, max_states=max_states)
     member = member_index(chain.game, agent, field="agent")
     fixed, labels = _fixed_policies(chain, against, (member,))
@@ -188,7 +197,7 @@ def evaluate(scenario, agent: str, policies: Mapping | None = None, *, method: s
     over the exact chain."""
     from combatsim.game import member_index
 
-    scenario = _scenario(scenario)
+    scenario = _scenario(scenario, (agent,), policies)
     chain = decision_chain(scenario, method=method, max_states=max_states)
     member = member_index(chain.game, agent, field="agent")
     fixed, _ = _fixed_policies(chain, policies, ())
@@ -314,10 +323,12 @@ def equilibrium(scenario, agents, *, max_states: int | None = None, progress: bo
     """The equilibrium of the zero-sum fight between the two members ``agents`` (names, or "A,B"),
     everyone else on its scripted policy: each state a matrix game of their simultaneous
     declarations (docs/solve.md). Computed in float64 with a certified error bound."""
+    from combatsim.game import scenario_game
     from combatsim.solve.games import _linprog, equilibrium_values
 
     started = time.perf_counter()
     scenario = _scenario(scenario)
+    check_agents(scenario_game(scenario), agents)  # before the state bound's check
     chain = decision_chain(scenario, method="float64", max_states=max_states)
     first, second = check_agents(chain.game, agents)
     _linprog()
