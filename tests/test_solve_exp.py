@@ -20,6 +20,10 @@ from tests._solving import brute_force_best
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
     reason="the million-fight form: pytest -m slow tests/test_solve_exp.py")
+#: Checks whose quick forms run in CI (the mixed tables' tests above) run in full under -m slow.
+full_form = pytest.mark.skipif(
+    "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
+    reason="the full form: pytest -m slow tests/test_solve_exp.py")
 
 #: Bob Too against the slug, cut down to a few hit points, shots and units (exact fractions).
 SMALL_BOB = ["options.unit_limit=4", "sides[0].members[0].hit_points=6", "sides[1].members[0].hit_points=8",
@@ -254,6 +258,7 @@ def two_against_two(unit_limit: int = 3):
 
 
 @pytest.mark.slow
+@full_form
 def test_a_mixed_equilibrium_plays_its_value_in_fights_and_an_environment_loop():
     """The two snipers' equilibrium has mixed strategies (a linear program's): played against each
     other in fights (their choices drawn from each fight's own stream) and in an environment loop
