@@ -63,6 +63,17 @@ class DecisionChain:
     #: words for a step (pass, phase, unit) and for the fight's length unit (round, unit)
     step_name: str = "step"
 
+    def __init__(self, scenario, chain, exact: bool, bound: int) -> None:
+        """What every ruleset's chain keeps: the scenario, its odds chain, whether probabilities
+        are exact, the state bound checked, and the engine's Game of the scenario."""
+        from combatsim.game import scenario_game
+
+        self.scenario = scenario
+        self.chain = chain
+        self.exact = exact
+        self.state_bound = bound
+        self.game = scenario_game(scenario)
+
     def initial(self) -> list[tuple[int, object]]:
         """[(state, probability)] before the first step."""
         raise NotImplementedError

@@ -40,7 +40,6 @@ from combatsim.d100.engine import (
 from combatsim.d100.layout import C_DUAL_ALLOWED
 from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.fight_odds.d100 import COVER, DUAL, ESCAPED, FAILED, FLESH, IN, PARTNER, SERIOUS, STATUS, D100Chain
-from combatsim.game import member_names
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 
 
@@ -55,13 +54,7 @@ class D100Decisions(DecisionChain):
     step_name = "pass"
 
     def __init__(self, scenario, chain: D100Chain, exact: bool, bound: int) -> None:
-        from combatsim.d100.game import game
-
-        self.scenario = scenario
-        self.chain = chain
-        self.exact = exact
-        self.state_bound = bound
-        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        super().__init__(scenario, chain, exact, bound)
         self.members = chain.count
         self.passes = chain.passes
         self.horizon = chain.passes * chain.max_rounds

@@ -22,7 +22,6 @@ from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.exp import engine
 from combatsim.exp.engine import FIRE_AT_FOE, HOLD, OBS_UNITS, ST_HIT_POINTS
 from combatsim.fight_odds.exp import ExpChain, unit_of_fire
-from combatsim.game import member_names
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 
 #: "auto" solves in exact fractions up to this state bound: backward induction touches every
@@ -47,13 +46,7 @@ class ExpDecisions(DecisionChain):
     step_name = "unit"
 
     def __init__(self, scenario, chain: ExpChain, exact: bool, bound: int) -> None:
-        from combatsim.exp.game import game
-
-        self.scenario = scenario
-        self.chain = chain
-        self.exact = exact
-        self.state_bound = bound
-        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        super().__init__(scenario, chain, exact, bound)
         self.members = len(chain.members)
         self.horizon = chain.unit_limit
         laws, denominators = chain._laws(exact)

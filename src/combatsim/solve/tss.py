@@ -28,7 +28,6 @@ import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, ties_order_chance
-from combatsim.game import member_names
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 from combatsim.tss import engine
 from combatsim.tss.engine import (
@@ -84,13 +83,7 @@ class TssDecisions(DecisionChain):
     step_name = "phase"
 
     def __init__(self, scenario, chain: TssChain, exact: bool, bound: int) -> None:
-        from combatsim.tss.game import game
-
-        self.scenario = scenario
-        self.chain = chain
-        self.exact = exact
-        self.state_bound = bound
-        self.game = game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
+        super().__init__(scenario, chain, exact, bound)
         self.members = chain.count
         self.horizon = PHASES * chain.max_rounds
         chain._laws(exact)
