@@ -30,3 +30,24 @@ def brute_force_best(chain, member: int, most: int = 1000):
         reward = ends[side] - ends[1 - side]
         best = reward if best is None else max(best, reward)
     return best
+
+
+def env_rewards(env, policy, episodes: int, seed: int) -> list[float]:
+    """Each episode's final reward when ``policy`` plays ``env`` (a single FightEnv) for ``episodes``
+    episodes, the first reset with ``seed``."""
+    out = []
+    for episode in range(episodes):
+        obs, info = env.reset(seed=seed) if episode == 0 else env.reset()
+        done = False
+        while not done:
+            action = int(policy(obs[None], info["action_mask"][None])[0])
+            obs, reward, terminated, truncated, info = env.step(action)
+            done = terminated or truncated
+        out.append(reward)
+    return out
+
+
+def within_five_sigma(rewards: list[float], value: float) -> bool:
+    """Whether the rewards' mean is ``value`` within 5 standard errors."""
+    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
+    return abs(mean - value) <= 5 * spread + 1e-9

@@ -15,7 +15,7 @@ from combatsim.game import scenario_game
 from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
 from combatsim.solve import PolicyError, best_response, decision_chain, evaluate, load_policy
-from tests._solving import brute_force_best
+from tests._solving import brute_force_best, env_rewards, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -147,17 +147,7 @@ def test_a_saved_policy_plays_in_the_environment():
 
     solved = best_response(example("d100_duel", SHORT), "Veteran")
     env = FightEnv(example("d100_duel", SHORT), "Veteran", backend="python")
-    rewards = []
-    for episode in range(200):
-        obs, info = env.reset(seed=3) if episode == 0 else env.reset()
-        done = False
-        while not done:
-            action = int(solved.policy(obs[None], info["action_mask"][None])[0])
-            obs, reward, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
-        rewards.append(reward)
-    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
-    assert abs(mean - float(solved.value.reward)) <= 5 * spread + 1e-9
+    assert within_five_sigma(env_rewards(env, solved.policy, 200, seed=3), float(solved.value.reward))
 
 
 def test_cli_solve_json_and_out(capsys, tmp_path):

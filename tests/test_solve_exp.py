@@ -15,7 +15,7 @@ from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
 from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
 from combatsim.solve.induction import Progress, Walk
-from tests._solving import brute_force_best
+from tests._solving import brute_force_best, env_rewards, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -178,25 +178,11 @@ def test_a_mixed_policy_samples_in_an_environment_loop():
     mixed = mixed_brute(scenario)
     exact = evaluate(scenario, "Brute", {"Brute": mixed}, method="exact")
     env = FightEnv(scenario, "Brute", backend="python")
-
-    def rewards(episodes: int) -> list[float]:
-        out = []
-        for episode in range(episodes):
-            obs, info = env.reset(seed=11) if episode == 0 else env.reset()
-            done = False
-            while not done:
-                action = int(mixed(obs[None], info["action_mask"][None])[0])
-                obs, reward, terminated, truncated, info = env.step(action)
-                done = terminated or truncated
-            out.append(reward)
-        return out
-
     mixed.reseed(7)
-    first = rewards(1500)
-    mean, spread = float(np.mean(first)), float(np.std(first)) / math.sqrt(len(first))
-    assert abs(mean - float(exact.reward)) <= 5 * spread
+    first = env_rewards(env, mixed, 1500, seed=11)
+    assert within_five_sigma(first, float(exact.reward))
     mixed.reseed(7)
-    assert rewards(200) == first[:200]
+    assert env_rewards(env, mixed, 200, seed=11) == first[:200]
 
 
 def test_the_policy_stream_is_philox_apart_from_the_dice():

@@ -18,6 +18,7 @@ from combatsim.scenario import load, resolve
 from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
 from combatsim.solve.chain import SCRIPTED
 from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
+from tests._solving import env_rewards, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -177,17 +178,7 @@ def test_a_saved_policy_plays_in_the_environment():
     scenario = example("tss_two_blades", BLADES)
     solved = best_response(scenario, "Marksman", method="float64")
     env = FightEnv(scenario, "Marksman", backend="python")
-    rewards = []
-    for episode in range(300):
-        obs, info = env.reset(seed=3) if episode == 0 else env.reset()
-        done = False
-        while not done:
-            action = int(solved.policy(obs[None], info["action_mask"][None])[0])
-            obs, reward, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
-        rewards.append(reward)
-    mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
-    assert abs(mean - float(solved.value.reward)) <= 5 * spread + 1e-9
+    assert within_five_sigma(env_rewards(env, solved.policy, 300, seed=3), float(solved.value.reward))
 
 
 @pytest.fixture(scope="module")
