@@ -30,6 +30,18 @@ ONE_PASS = ["options.passes=1", "options.max_rounds=1"]
 SHORT = ["options.passes=2", "options.max_rounds=1"]
 
 
+@pytest.fixture(autouse=True)
+def simplex_matrix_games(monkeypatch):
+    """Value iteration solves each simultaneous state's matrix game with OpenSpiel's linear
+    program, whose default solver (ECOS, an interior-point method) stops within 1e-7. The same
+    program takes HiGHS, whose simplex ends on a vertex, exact to rounding: then OpenSpiel's values
+    and solve's compare within 1e-9."""
+    cvxpy = pytest.importorskip("cvxpy")
+    from open_spiel.python.algorithms import lp_solver
+
+    monkeypatch.setattr(lp_solver.LinearProgram.solve, "__defaults__", (cvxpy.HIGHS, {}))
+
+
 def example(name: str, overrides=()):
     path, label = resolve(name)
     return load(path, list(overrides), label=label)
@@ -168,9 +180,8 @@ def test_value_iteration_and_best_response_equal_solves_best_response_exp(scenar
 
 def test_the_exp_equilibrium_equals_solves_and_is_unexploitable():
     # information states are observations (Markov), so not the perfect recall the sequence-form LP
-    # needs; value iteration's matrix games go through an LP solver that stops within about 1e-8
-    check_equilibrium((), linear_program=False, scenario=exp_team_document(), agents=("Archer", "Brute"),
-                      value_iteration_error=1e-8)
+    # needs: value iteration is the second opinion
+    check_equilibrium((), linear_program=False, scenario=exp_team_document(), agents=("Archer", "Brute"))
 
 
 def test_a_serialized_state_plays_on_in_a_new_game():
@@ -270,11 +281,9 @@ def test_openspiels_best_response_to_a_solved_policy_equals_solves():
     assert responder.value(game.new_initial_state()) == pytest.approx(float(guard.value.reward), abs=1e-9)
 
 
-def check_equilibrium(overrides, linear_program: bool, scenario="d100_duel", agents=("Veteran", "Guard"),
-                      value_iteration_error: float = 1e-9) -> None:
+def check_equilibrium(overrides, linear_program: bool, scenario="d100_duel", agents=("Veteran", "Guard")) -> None:
     """OpenSpiel's value iteration gives the value, and OpenSpiel finds nothing to exploit in the
-    equilibrium policies (its best responses are exact, so this holds to 1e-9 whatever the
-    tolerance of value iteration's matrix-game solver)."""
+    equilibrium policies, both within 1e-9."""
     from combatsim.solve import equilibrium
 
     game = fight_spiel.load_game(scenario, list(agents), overrides=overrides)
@@ -286,7 +295,7 @@ def check_equilibrium(overrides, linear_program: bool, scenario="d100_duel", age
         assert sequence_form_lp.solve_zero_sum_game(turn_based)[0] == pytest.approx(value, abs=1e-9)
     solved = equilibrium(example(scenario, overrides) if isinstance(scenario, str) else as_scenario(scenario),
                          list(agents))
-    assert solved.value == pytest.approx(value, abs=value_iteration_error)
+    assert solved.value == pytest.approx(value, abs=1e-9)
     profile = fight_spiel.openspiel_policy(turn_based, solved.policies)
     assert exploitability.exploitability(turn_based, profile) <= 1e-9
     assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(
@@ -325,8 +334,7 @@ def test_tss_value_iteration_and_best_response_equal_solves(agent):
 @pytest.mark.slow
 def test_tss_equilibrium_equals_solves_and_is_unexploitable():
     """Tracks of 1 (any hit takes a member out): OpenSpiel's exploitability of solve's equilibrium
-    policies is at most 1e-9; its value iteration, whose matrix games go through an interior-point
-    LP, agrees within 1e-8 (about 3e-9 here)."""
+    policies is at most 1e-9, and its value iteration gives the same value within 1e-9."""
     from combatsim.solve import equilibrium
 
     tiny = example("tss_two_blades", ["options.max_rounds=1", "sides[0].members[0].durability=[1,1,1]",
@@ -339,7 +347,7 @@ def test_tss_equilibrium_equals_solves_and_is_unexploitable():
     assert exploitability.exploitability(turn_based, profile) <= 1e-9
     assert expected_game_score.policy_value(turn_based.new_initial_state(), [profile, profile])[0] == pytest.approx(
         solved.value, abs=1e-9)
-    assert solved.value == pytest.approx(root_value(game, value_iteration.value_iteration(game, -1, 1e-12)), abs=1e-8)
+    assert solved.value == pytest.approx(root_value(game, value_iteration.value_iteration(game, -1, 1e-12)), abs=1e-9)
 
 
 def test_tss_tied_orders_are_distinct_states():
