@@ -35,6 +35,25 @@ def check_states(bound: int, max_states: int) -> None:
         )
 
 
+class Numbering:
+    """Values (chain states, memo keys) numbered 0, 1, 2... in the order they are first met, so a
+    chain keeps small integers in its tables and looks each value up by its number."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple, int] = {}
+        self.values: list[tuple] = []
+
+    def number(self, value: tuple) -> int:
+        number = self.numbers.get(value)
+        if number is None:
+            number = self.numbers[value] = len(self.values)
+            self.values.append(value)
+        return number
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 @dataclass
 class Tally:
     """Ended fights' weight by (outcome key, length); ``scale`` is the weight of certainty after

@@ -58,7 +58,7 @@ from combatsim.d100.layout import (
     damage_column,
 )
 from combatsim.d100.odds import tier_law, wound_law
-from combatsim.fight_odds.chain import Tally, check_states
+from combatsim.fight_odds.chain import Numbering, Tally, check_states
 
 D100 = 100
 IN, OUT, ESCAPED = 0, 1, 2
@@ -78,21 +78,6 @@ def first_wins(bars, other_bars) -> Fraction:
     pair = np.array([bars, other_bars], dtype=np.int64)
     wins = sum(_first_wins(pair, 0, 0, roll, 1, 0, other) for roll in range(1, D100 + 1) for other in range(1, D100 + 1))
     return Fraction(int(wins), D100 * D100)
-
-
-class Numbering:
-    """Values numbered in the order they are first met, so memo keys stay small."""
-
-    def __init__(self) -> None:
-        self.numbers: dict[tuple, int] = {}
-        self.values: list[tuple] = []
-
-    def number(self, value: tuple) -> int:
-        number = self.numbers.get(value)
-        if number is None:
-            number = self.numbers[value] = len(self.values)
-            self.values.append(value)
-        return number
 
 
 class D100Chain:

@@ -21,6 +21,7 @@ import numpy as np
 from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.exp import engine
 from combatsim.exp.engine import FIRE_AT_FOE, HOLD, OBS_UNITS, ST_HIT_POINTS
+from combatsim.fight_odds.chain import Numbering
 from combatsim.fight_odds.exp import ExpChain, unit_of_fire
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 
@@ -62,34 +63,26 @@ class ExpDecisions(DecisionChain):
             start = int(config[engine.CF_SIDE_START + 1 - side])
             self._foe_rows.append(tuple(range(start, start + int(config[engine.CF_SIDE_SIZE + 1 - side]))))
         self._side0 = int(config[engine.CF_SIDE_SIZE])  # side 0's rows come first
-        self._index: dict[tuple, int] = {}
-        self._values: list[tuple] = []
-        self._state(chain.start)
+        self._states = Numbering()  # (hit points, shots) per member
+        self._states.number(chain.start)
         self._steps: dict[tuple, Step] = {}
         # per state number: every member's observation and mask before the first unit
         self._seen_obs = np.zeros((0, self.members, len(self.game.observation_names)), dtype=np.float32)
         self._seen_masks = np.zeros((0, self.members, len(self.game.action_names)), dtype=np.int8)
-
-    def _state(self, key: tuple) -> int:
-        number = self._index.get(key)
-        if number is None:
-            number = self._index[key] = len(self._values)
-            self._values.append(key)
-        return number
 
     # --- the chain ---------------------------------------------------------------------------------
     def initial(self) -> list[tuple[int, object]]:
         return [(0, self._one)]
 
     def state_count(self) -> int:
-        return len(self._values)
+        return len(self._states)
 
     def step_kind(self, t: int) -> int:
         """A unit's law does not depend on how many came before."""
         return 0
 
     def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
-        hit_points, shots = self._values[state]
+        hit_points, shots = self._states.values[state]
         if not engine.can_fire(hit_points[member], shots[member]):
             return (HOLD,)
         return (HOLD, *(FIRE_AT_FOE + j for j, row in enumerate(self._foe_rows[member]) if hit_points[row] > 0))
@@ -120,7 +113,7 @@ class ExpDecisions(DecisionChain):
         step = self._steps.get(key)
         if step is not None:
             return step
-        hit_points, shots = self._values[state]
+        hit_points, shots = self._states.values[state]
         aims = [self._aim(a, hit_points, shots, d) for a, d in enumerate(decisions)]
         # decisions that aim alike (the target die over one enemy, fire at it) share the step
         alike = (state, tuple(None if aim is None else (aim[0], tuple((target, p) for target, p, _ in aim[1])) for aim in aims))
@@ -138,7 +131,7 @@ class ExpDecisions(DecisionChain):
             up0 = any(points[:size0])
             up1 = any(points[size0:])
             if up0 and up1:
-                moved.append(self._state((points, left)))
+                moved.append(self._states.number((points, left)))
                 moved_p.append(p)
                 continue
             code = 0 if up0 else 1 if up1 else DRAW
@@ -150,7 +143,7 @@ class ExpDecisions(DecisionChain):
         return Step(moved, moved_p, ended, ended_p)
 
     def describe(self, state: int) -> str:
-        hit_points, shots = self._values[state]
+        hit_points, shots = self._states.values[state]
         words = []
         for name, h, s in zip(self.game.member_names, hit_points, shots, strict=True):
             if h <= 0:
@@ -163,7 +156,7 @@ class ExpDecisions(DecisionChain):
     def engine_state(self, state: int, t: int) -> np.ndarray:
         """The engine's state row that the chain's ``state`` before step ``t`` stands for."""
         m = self.members
-        hit_points, shots = self._values[state]
+        hit_points, shots = self._states.values[state]
         s = np.zeros(engine.state_size(m), dtype=np.int64)
         s[S_OUTCOME] = RUNNING
         s[S_LENGTH] = t

@@ -27,6 +27,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.fight_odds.chain import Numbering
 from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, ties_order_chance
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 from combatsim.tss import engine
@@ -99,26 +100,17 @@ class TssDecisions(DecisionChain):
         self._two = bool(config[K_TWO])
         self._actions = [row[R_ACTIONS] for row in chain.rows]
         self._has_second = [bool(row[R_HAS_SECOND]) for row in chain.rows]
-        self._values: list[tuple] = []
-        self._numbers: dict[tuple, int] = {}
+        self._states = Numbering()
         self._openings: dict[tuple, list] = {}
         self._phases: dict[tuple, dict] = {}
         self._strikes: dict[tuple, tuple] = {}
         self._observed: dict[tuple, tuple] = {}
-        self._past = self._number(PAST)
+        self._past = self._states.number(PAST)
         start = tuple((0, 0, 0, 0, 0, 0, 0) for _ in range(self.members))
         self._initial = self._open(start) if chain.max_rounds >= 1 else [(self._past, self._one)]
 
-    # --- numbering ---------------------------------------------------------------------------------
-    def _number(self, value) -> int:
-        number = self._numbers.get(value)
-        if number is None:
-            number = self._numbers[value] = len(self._values)
-            self._values.append(value)
-        return number
-
     def state_count(self) -> int:
-        return len(self._values)
+        return len(self._states)
 
     def initial(self) -> list[tuple[int, object]]:
         return list(self._initial)
@@ -147,7 +139,7 @@ class TssDecisions(DecisionChain):
         for (negated, phases, order), p in law:
             state = tuple(OUT if lost[i] is OUT else (*lost[i], aims[i], 0, phases[i], negated[i])
                           for i in range(self.members))
-            out.append((self._number((state, order)), p))
+            out.append((self._states.number((state, order)), p))
         return out
 
     def _opening_law(self, lost: tuple) -> list[tuple[tuple, object]]:
@@ -181,7 +173,7 @@ class TssDecisions(DecisionChain):
         return person is not OUT and person[PHASE] <= phase and person[USED] < self._actions[c]
 
     def legal(self, state: int, t: int, member: int) -> tuple[int, ...]:
-        people, _order = self._values[state]
+        people, _order = self._states.values[state]
         person = people[member]
         if not self._acts(person, member, t % PHASES):
             return (HOLD,)
@@ -211,7 +203,7 @@ class TssDecisions(DecisionChain):
         return (foes[j], 2 if two else 1)
 
     def transitions(self, state: int, t: int, decisions: Sequence) -> Step:
-        people, order = self._values[state]
+        people, order = self._states.values[state]
         phase = t % PHASES
         one = self._one
         # each member's intent mix: [(intent or SCRIPTED, probability)]
@@ -251,7 +243,7 @@ class TssDecisions(DecisionChain):
         if t == self.horizon - 1:
             return [(self._past, self._one)]
         if t % PHASES < PHASES - 1:
-            return [(self._number((people, tuple(i for i in order if people[i] is not OUT))), self._one)]
+            return [(self._states.number((people, tuple(i for i in order if people[i] is not OUT))), self._one)]
         return self._open(people)
 
     def _phase(self, people: tuple, order: tuple, phase: int, intents: tuple) -> dict:
@@ -359,7 +351,7 @@ class TssDecisions(DecisionChain):
     def engine_state(self, state: int, t: int) -> np.ndarray:
         """The engine's state row that the chain's ``state`` before step ``t`` stands for (a member
         out of the fight shows its tracks all lost; the tie-break words are the acting order's)."""
-        people, order = self._values[state]
+        people, order = self._states.values[state]
         table = self.game.table
         s = np.zeros(engine.state_size(self.members), dtype=np.int64)
         round_number, phase = self.round_phase(t)
@@ -414,14 +406,14 @@ class TssDecisions(DecisionChain):
     def hidden(self, state: int) -> str:
         """What ``state`` holds that no observation shows: the acting order where action check
         scores tie (empty without ties)."""
-        value = self._values[state]
+        value = self._states.values[state]
         if value == PAST or not self.chain.tie_groups:
             return ""
         names = self.game.member_names
         return "acting order: " + ", ".join(names[c] for c in value[1])
 
     def describe(self, state: int) -> str:
-        value = self._values[state]
+        value = self._states.values[state]
         if value == PAST:
             return "the fight ran past max_rounds"
         people, order = value
