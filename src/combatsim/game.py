@@ -15,6 +15,7 @@ from importlib import import_module
 from pathlib import Path
 
 from combatsim.engine import Game
+from combatsim.policies import member_index as member_index
 from combatsim.scenario import Scenario, ScenarioError, load, resolve, validate
 
 
@@ -53,11 +54,3 @@ def scenario_game(scenario: Scenario | str | Path | Mapping) -> Game:
     scenario = as_scenario(scenario)
     module = import_module(f"combatsim.{scenario.ruleset}.game")
     return module.game(scenario.spec, member_names(scenario), tuple(scenario.side_names))
-
-
-def member_index(game: Game, name: str, field: str = "agent") -> int:
-    """Row of the member called ``name`` in ``game``'s table (``field``: what the error names)."""
-    if not isinstance(name, str) or name not in game.member_names:
-        known = ", ".join(repr(n) for n in game.member_names)
-        raise ValueError(f"{field}: no member is named {name!r}; the scenario's members: {known}")
-    return game.member_names.index(name)

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
-from combatsim.game import member_index
 from combatsim.runner import RunArguments
 from combatsim.validation import brief, check_int, check_seed, check_threads
 
@@ -80,6 +79,14 @@ def parse_policies(texts: Sequence[str], flag: str = "--policy") -> dict[str, Po
             raise ValueError(f"{flag}: member {name!r} is given two policies; give each member one")
         policies[name] = policy
     return policies
+
+
+def member_index(game: Game, name: str, field: str = "agent") -> int:
+    """Row of the member called ``name`` in ``game``'s table (``field``: what the error names)."""
+    if not isinstance(name, str) or name not in game.member_names:
+        known = ", ".join(repr(n) for n in game.member_names)
+        raise ValueError(f"{field}: no member is named {name!r}; the scenario's members: {known}")
+    return game.member_names.index(name)
 
 
 def member_policies(game: Game, policies: Mapping[str, Policy] | None, flag: str = "policies") -> dict[int, Policy]:
@@ -379,15 +386,15 @@ def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def api_fights(ruleset: str, spec: dict, sides: Sequence[int], run: RunArguments, policies: Mapping[str, Policy],
-               table: object = None) -> FightResults:
+def api_fights(build: Callable[..., Game], spec: dict, sides: Sequence[int], run: RunArguments,
+               policies: Mapping[str, Policy], table: object = None) -> FightResults:
     """A ruleset API's ``simulate_fights(..., policies=...)``: its spec's fights through the engine
-    (``run``: the API's checked run options; ``table``: the fight table the API has built from the
-    spec, which the game then uses)."""
+    (``build``: the ruleset's Game builder, ``combatsim.<ruleset>.game.game``, handed in by the API
+    that defines it; ``run``: the API's checked run options; ``table``: the fight table the API has
+    built from the spec, which the game then uses)."""
     from combatsim.validation import check_choice
 
-    game = importlib.import_module(f"combatsim.{ruleset}.game").game(spec, api_member_names(sides),
-                                                                     ("side 0", "side 1"), table)
+    game = build(spec, api_member_names(sides), ("side 0", "side 1"), table)
     check_choice("backend", run.asked_backend, ENGINE_BACKENDS)
     return play_fights(game, run.n, run.seed, policies, backend=run.asked_backend, outcomes=run.outcomes,
                        chunk=DEFAULT_CHUNK if run.chunk_size is None else min(run.chunk_size, MAX_CHUNK))

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from combatsim.d100 import model
+from combatsim.d100 import engine, model
 from combatsim.d100.layout import (
     ATTACK_COUNT_NAMES,
     ATTACK_COUNTS,
@@ -35,6 +35,7 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
+from combatsim.engine import Game
 from combatsim.runner import (
     FightInfo,
     RunArguments,
@@ -576,12 +577,12 @@ def simulate_fights(
 def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
     named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
-    from combatsim.fights import engine_outcomes
+    from combatsim.fight_summary import engine_outcomes
     from combatsim.policies import api_fights, policy_result
 
     spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
             "combatants": list(combatants)}
-    results = api_fights("d100", spec, [c.side for c in combatants], run, policies, table)
+    results = api_fights(game, spec, [c.side for c in combatants], run, policies, table)
     winner, rounds = engine_outcomes(results, DRAW, UNFINISHED)
     return policy_result(
         FightResult, run, results,
@@ -591,4 +592,46 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, poli
         standing=tuple(results.standing),
         winner=winner,
         rounds=rounds,
+    )
+
+
+# --- the engine's Game (combatsim.d100.game names it for scenarios) ------------------------------
+
+
+def observation_names(ally_slots: int, foe_slots: int) -> tuple[str, ...]:
+    """One member's observation, field by field: the global fields, then its own block, its
+    allies' blocks and its foes' blocks (docs/d100.md, "The engine")."""
+    blocks = ["self"] + [f"ally{k}" for k in range(ally_slots)] + [f"foe{k}" for k in range(foe_slots)]
+    return (*engine.GLOBAL_NAMES, *(f"{block}.{name}" for block in blocks for name in engine.MEMBER_NAMES))
+
+
+def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], table: np.ndarray | None = None) -> Game:
+    """The engine's Game for a validated d100 scenario spec (``combatsim.d100.scenario.build``).
+
+    Member ``c`` is ``spec["combatants"][c]``: side 0's members in file order, then side 1's.
+    ``table``: the spec's fight table (api.fight_table) where the caller has built it already.
+    """
+    table = fight_table(spec["combatants"], spec["taper"]) if table is None else table
+    members = table.shape[0]
+    if len(member_names) != members:
+        raise ValueError(f"member_names must name the scenario's {members} members, got {len(member_names)}")
+    if len(side_names) != 2:
+        raise ValueError(f"side_names must name the 2 sides, got {len(side_names)}")
+    ambush_side = -1 if spec["ambush_side"] is None else spec["ambush_side"]
+    config = engine.make_config(table, spec["passes"], spec["max_rounds"], ambush_side)
+    names = observation_names(int(config[engine.G_ALLY_SLOTS]), int(config[engine.G_FOE_SLOTS]))
+    return Game(
+        ruleset="d100",
+        table=table,
+        config=config,
+        member_names=tuple(member_names),
+        member_sides=tuple(int(side) for side in table[:, C_SIDE]),
+        side_names=(side_names[0], side_names[1]),
+        action_names=engine.ACTION_NAMES,
+        observation_names=names,
+        count_names=engine.COUNT_NAMES,
+        state_size=engine.state_size(members),
+        step_name="pass",
+        length_unit="round",
+        engine_module="combatsim.d100.engine",
     )

@@ -25,8 +25,8 @@ from combatsim.d100.api import (
     simulate_fights,
 )
 from combatsim.d100.layout import POLICY_NAMES
-from combatsim.fights import FightSummary, kernel_summary, standing_by_side
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call, read_sides
+from combatsim.fight_summary import FightSummary, kernel_summary, standing_by_side
+from combatsim.scenario_fields import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, REQUIRED, Field, Reader, call, read_sides
 
 MAX_MEMBERS = min(MAX_MEMBERS_PER_SIDE, MAX_COMBATANTS // 2)
 

@@ -31,9 +31,9 @@ from combatsim.exp.model import (
     Persona,
     Weapon,
 )
-from combatsim.fights import FightSummary, kernel_summary, standing_by_side
+from combatsim.fight_summary import FightSummary, kernel_summary, standing_by_side
 from combatsim.runner import nonzero_counts
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call, read_sides
+from combatsim.scenario_fields import MAX_MEMBERS_PER_SIDE, REQUIRED, Field, Reader, call, read_sides
 
 MAX_MEMBERS = MAX_MEMBERS_PER_SIDE
 

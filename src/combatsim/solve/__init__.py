@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from combatsim.solve.chain import SCRIPTED, DecisionChain, decision_chain
+from combatsim.solve.chain import SCRIPTED, DecisionChain
 from combatsim.solve.induction import (
     Interrupted,
     Outcome,
@@ -51,6 +51,35 @@ __all__ = [
     "exploitability",
     "load_policy",
 ]
+
+
+#: The rulesets with a decision chain (``combatsim.solve.<ruleset>``), each imported on first use.
+SOLVABLE_RULESETS = ("d100", "exp", "tss")
+
+
+def decision_chain(scenario, *, method: str = "auto", max_states: int | None = None) -> DecisionChain:
+    """The decision chain of a loaded ``combatsim.scenario.Scenario``, built by its ruleset's module
+    ``combatsim.solve.<ruleset>`` (its ``decisions(scenario, method, max_states)``). ``method``:
+    "auto" (exact where ``combatsim odds fight`` is exact), "exact" or "float64". ``max_states``
+    refuses a fight whose state bound is larger, before any work
+    (:class:`combatsim.fight_odds.TooManyStates`)."""
+    from combatsim.fight_odds import DEFAULT_MAX_STATES, check_method, check_scenario
+    from combatsim.validation import check_int
+
+    check_scenario(scenario)
+    check_method(method)
+    max_states = check_int("max_states", DEFAULT_MAX_STATES if max_states is None else max_states, 1, 10**12)
+    # Named one by one, not computed: the ruleset modules build on combatsim.solve.chain, below this one.
+    if scenario.ruleset == "d100":
+        from combatsim.solve.d100 import decisions
+    elif scenario.ruleset == "exp":
+        from combatsim.solve.exp import decisions
+    elif scenario.ruleset == "tss":
+        from combatsim.solve.tss import decisions
+    else:
+        raise ValueError(f"scenario: solving is available for the {', '.join(SOLVABLE_RULESETS)} rulesets; "
+                         f"{scenario.file} is {scenario.ruleset}")
+    return decisions(scenario, method, max_states)
 
 
 class PolicyError(ValueError):

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from importlib import import_module
 
 import numpy as np
 
@@ -122,37 +121,6 @@ class DecisionChain:
     def describe(self, state: int) -> str:
         """The state in words, for error messages."""
         return str(state)
-
-
-def decision_chain(scenario, *, method: str = "auto", max_states: int | None = None) -> DecisionChain:
-    """The decision chain of a loaded ``combatsim.scenario.Scenario``, built by its ruleset's module
-    ``combatsim.solve.<ruleset>`` (its ``decisions(scenario, method, max_states)``). ``method``:
-    "auto" (exact where ``combatsim odds fight`` is exact), "exact" or "float64". ``max_states``
-    refuses a fight whose state bound is larger, before any work
-    (:class:`combatsim.fight_odds.TooManyStates`)."""
-    from combatsim.fight_odds import DEFAULT_MAX_STATES, check_method, check_scenario
-    from combatsim.validation import check_int
-
-    check_scenario(scenario)
-    check_method(method)
-    max_states = check_int("max_states", DEFAULT_MAX_STATES if max_states is None else max_states, 1, 10**12)
-    try:
-        decisions = import_module(f"combatsim.solve.{scenario.ruleset}")  # the ruleset's decisions, found by name
-    except ModuleNotFoundError as missing:
-        if missing.name != f"combatsim.solve.{scenario.ruleset}":
-            raise
-        raise ValueError(f"scenario: solving is available for the {' and '.join(solvable_rulesets())} "
-                         f"ruleset; {scenario.file} is {scenario.ruleset}") from None
-    return decisions.decisions(scenario, method, max_states)
-
-
-def solvable_rulesets() -> list[str]:
-    """The rulesets with a decisions module (``combatsim.solve.<ruleset>``)."""
-    from importlib.util import find_spec
-
-    from combatsim.registry import RULESETS
-
-    return [name for name in sorted(RULESETS) if find_spec(f"combatsim.solve.{name}") is not None]
 
 
 def exact_chain(chain, method: str, max_states: int, exact_states: int | None = None,

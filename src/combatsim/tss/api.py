@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.dice import Dice
+from combatsim.engine import Game
 from combatsim.runner import (
     FightInfo,
     RunArguments,
@@ -20,6 +21,7 @@ from combatsim.runner import (
     simulate,
     simulation,
 )
+from combatsim.tss import engine
 from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
 
 from .engine import (
@@ -511,11 +513,11 @@ def simulate_fights(
 
 def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
-    from combatsim.fights import engine_outcomes
+    from combatsim.fight_summary import engine_outcomes
     from combatsim.policies import api_fights, policy_result
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
-    results = api_fights("tss", spec, [0] * len(side_a) + [1] * len(side_b), run, policies, table)
+    results = api_fights(game, spec, [0] * len(side_a) + [1] * len(side_b), run, policies, table)
     winner, rounds = engine_outcomes(results)  # 0, 1, or -1 unfinished
     return policy_result(
         FightResult, run, results,
@@ -526,4 +528,50 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, ta
         standing=tuple(results.standing),
         winner=winner,
         rounds=rounds,
+    )
+
+
+# --- the engine's Game (combatsim.tss.game names it for scenarios) -------------------------------
+
+
+def action_names(slots: int, two_weapons: bool) -> tuple[str, ...]:
+    """hold, attack_foe_0 .. attack_foe_{slots-1} (foe j: the j-th member of the other side), aim,
+    then, when some member has a second weapon, attack_two_weapons_foe_0 .. (engine.action_count)."""
+    two = tuple(f"attack_two_weapons_foe_{j}" for j in range(slots)) if two_weapons else ()
+    return ("hold", *(f"attack_foe_{j}" for j in range(slots)), "aim", *two)
+
+
+def observation_names(slots: int) -> tuple[str, ...]:
+    """The globals, then self, allies (ally0 ..) and foes (foe0 ..), each slot's member fields."""
+    members = ["self"] + [f"ally{j}" for j in range(slots - 1)] + [f"foe{j}" for j in range(slots)]
+    return (*engine.GLOBAL_NAMES, *(f"{who}.{name}" for who in members for name in engine.MEMBER_NAMES))
+
+
+def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], table: tuple | None = None) -> Game:
+    """The Game of a validated TSS scenario spec (combatsim.tss.scenario.build): member c is row c,
+    side 0's members in file order, then side 1's. ``table``: the spec's api.fight_table where the
+    caller has built it already."""
+    characters, members, classes = fight_table(spec["sides"][0], spec["sides"][1]) if table is None else table
+    if len(member_names) != members:
+        raise ValueError(f"member_names must name the scenario's {members} members, got {len(member_names)}")
+    if len(side_names) != 2:
+        raise ValueError(f"side_names must name the 2 sides, got {len(side_names)}")
+    table = characters.reshape(members, engine.ROW_BASE + 4 * classes)
+    slots = engine.side_slots(table)
+    config = np.zeros(engine.config_size(members, slots), dtype=np.int64)
+    engine.fill_config(table, spec["max_rounds"], spec["one_step_shift"], config)
+    return Game(
+        ruleset="tss",
+        table=table,
+        config=config,
+        member_names=tuple(member_names),
+        member_sides=tuple(int(side) for side in table[:, engine.R_SIDE]),
+        side_names=(side_names[0], side_names[1]),
+        action_names=action_names(slots, bool(config[engine.K_TWO])),
+        observation_names=observation_names(slots),
+        count_names=engine.COUNT_NAMES,
+        state_size=engine.state_size(members),
+        step_name="phase",
+        length_unit="rounds",
+        engine_module="combatsim.tss.engine",
     )

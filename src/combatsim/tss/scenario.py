@@ -6,8 +6,8 @@ prints them and ``combatsim scenario new tss`` prints the example ``EXAMPLE``.
 
 from __future__ import annotations
 
-from combatsim.fights import FightSummary, kernel_summary, standing_by_side
-from combatsim.scenario import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call, read_sides
+from combatsim.fight_summary import FightSummary, kernel_summary, standing_by_side
+from combatsim.scenario_fields import MAX_MEMBERS_PER_SIDE, MEMBER_NAME, Field, Reader, call, read_sides
 from combatsim.tss.api import MAX_CHARACTERS, MAX_ROUNDS, Combatant, fight_table, simulate_fights
 from combatsim.tss.model import MAX_DURABILITY, QUALITIES, ActionCheck, Armour, DamageTrack, Score, Weapon
 
