@@ -13,10 +13,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sys
-import time
 from collections.abc import Callable
 
-from combatsim.bench_case import BenchCase
+from combatsim.bench_case import BenchCase, best_seconds
 from combatsim.registry import RULESETS, available_backends
 
 
@@ -33,18 +32,7 @@ def cases() -> list[BenchCase]:
 
 def measure(call: Callable[[], object], items: int, seconds: float) -> float:
     """Best items/s over repeats filling ``seconds`` (after one warm-up call for JIT and caches)."""
-    call()
-    best = float("inf")
-    spent = 0.0
-    repeats = 0
-    while spent < seconds or repeats < 3:
-        start = time.perf_counter()
-        call()
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed)
-        spent += elapsed
-        repeats += 1
-    return items / best
+    return items / best_seconds(call, seconds)
 
 
 def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet: bool = False,

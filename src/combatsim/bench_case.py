@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,3 +24,20 @@ class BenchCase:
     #: A case that measures itself: custom(backends, seconds) -> records (kernel, backend, threads,
     #: items_per_second, the case's own fields and a "line" to print). run and numpy are unused.
     custom: Callable[[list[str], float], list[dict]] | None = None
+
+
+def best_seconds(call: Callable[[], object], seconds: float, calls: int = 1) -> float:
+    """Best seconds per call over repeats of ``calls`` calls filling ``seconds`` (after a warm-up)."""
+    call()
+    best = float("inf")
+    spent = 0.0
+    repeats = 0
+    while spent < seconds or repeats < 3:
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        elapsed = time.perf_counter() - start
+        best = min(best, elapsed / calls)
+        spent += elapsed
+        repeats += 1
+    return best

@@ -14,37 +14,19 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import numpy as np
 
-from combatsim.bench_case import BenchCase
+from combatsim.bench_case import BenchCase, best_seconds
 
 #: Calls timed per repeat of a fixed-cost measurement.
 CALLS = 200
 
 
-def _best_seconds(call: Callable[[], object], seconds: float, calls: int = 1) -> float:
-    """Best seconds per call over repeats of ``calls`` calls filling ``seconds`` (after a warm-up)."""
-    call()
-    best = float("inf")
-    spent = 0.0
-    repeats = 0
-    while spent < seconds or repeats < 3:
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        elapsed = time.perf_counter() - start
-        best = min(best, elapsed / calls)
-        spent += elapsed
-        repeats += 1
-    return best
-
-
 def _numpy_call_seconds(seconds: float) -> float:
     integers = np.random.default_rng(1).integers
-    return _best_seconds(lambda: integers(1, 1001), seconds, CALLS)
+    return best_seconds(lambda: integers(1, 1001), seconds, CALLS)
 
 
 def _calls() -> dict[str, Callable[..., object]]:
@@ -83,9 +65,9 @@ def _fixed_cost(kernel: str) -> Callable[[list[str], float], list[dict]]:
         records = []
         for backend in backends:
             numpy_seconds = _numpy_call_seconds(seconds / 3)
-            api_seconds = _best_seconds(lambda b=backend: call(1, b, None), seconds / 3, CALLS // 4)
-            kernel_seconds = _best_seconds(_kernel_only(lambda b=backend: call(1, b, None)), seconds / 3,
-                                           CALLS // 4)
+            api_seconds = best_seconds(lambda b=backend: call(1, b, None), seconds / 3, CALLS // 4)
+            kernel_seconds = best_seconds(_kernel_only(lambda b=backend: call(1, b, None)), seconds / 3,
+                                          CALLS // 4)
             ratio = api_seconds / numpy_seconds
             records.append({
                 "kernel": f"calls.fixed_cost.{kernel}", "backend": backend, "threads": None,
@@ -111,8 +93,8 @@ def _threads(kernel: str) -> Callable[[list[str], float], list[dict]]:
                 continue
             for n in sizes:
                 repeat = max(1, 2000 // (1 + n // 100))
-                one = _best_seconds(lambda b=backend, n=n: call(n, b, 1), seconds / 2, repeat)
-                default = _best_seconds(lambda b=backend, n=n: call(n, b, None), seconds / 2, repeat)
+                one = best_seconds(lambda b=backend, n=n: call(n, b, 1), seconds / 2, repeat)
+                default = best_seconds(lambda b=backend, n=n: call(n, b, None), seconds / 2, repeat)
                 records.append({
                     "kernel": f"calls.threads.{kernel}", "backend": backend, "threads": None, "n": n,
                     "items_per_second": n / default, "threads_1_items_per_second": n / one,
@@ -174,8 +156,8 @@ def _fights64(ruleset: str) -> Callable[[list[str], float], list[dict]]:
 
             kernel_only = _kernel_only(fights)
             numpy_seconds = _numpy_call_seconds(seconds / 3)
-            kernel_seconds = _best_seconds(kernel_only, seconds / 3, 20)
-            api_seconds = _best_seconds(fights, seconds / 3, 20)
+            kernel_seconds = best_seconds(kernel_only, seconds / 3, 20)
+            api_seconds = best_seconds(fights, seconds / 3, 20)
             ratio = api_seconds / (2 * kernel_seconds + 3 * numpy_seconds)
             records.append({
                 "kernel": f"calls.fights64.{ruleset}", "backend": backend, "threads": None,

@@ -28,7 +28,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE0,
     FIGHT_WINS_SIDE1,
 )
-from combatsim.exp.model import MAX_AMMUNITION, ROUNDS_PER_BURST, Persona, Weapon
+from combatsim.exp.model import MAX_AMMUNITION, MAX_HIT_POINTS, ROUNDS_PER_BURST, Persona, Weapon
 from combatsim.runner import FightInfo, RunArguments, RunInfo, Work, run_record, run_result, simulate, simulation
 from combatsim.validation import (
     check_bool,
@@ -117,7 +117,6 @@ def simulate_to_hit(
 #: Bounds of the other attack inputs.
 MAX_ADJUSTMENT = 1_000_000
 MAX_DAMAGE_ADJUSTMENT = 1_000_000
-MAX_HIT_POINTS = 1_000_000_000
 MAX_UNIT_LIMIT = 1_000_000
 MAX_COMBATANTS = 10_000
 DEFAULT_UNIT_LIMIT = 100
