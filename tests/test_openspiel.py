@@ -313,7 +313,7 @@ def test_the_equilibrium_equals_solves_and_is_unexploitable_two_passes():
 
 
 #: TSS: Kara's two blades against the marksman, small tracks, one round, the marksman's action
-#: check one lower (no tie-break order, which the observation does not show)
+#: check one lower (no tie-break order)
 TSS_BLADES = ["options.max_rounds=1", "sides[0].members[0].durability=[2,2,1]",
               "sides[1].members[0].durability=[2,2,1]", 'sides[1].members[0].action_check="+12/11/5/2"']
 
@@ -350,14 +350,17 @@ def test_tss_equilibrium_equals_solves_and_is_unexploitable():
     assert solved.value == pytest.approx(root_value(game, value_iteration.value_iteration(game, -1, 1e-12)), abs=1e-9)
 
 
-def test_tss_tied_orders_are_distinct_states():
-    """The observation does not show the tie-break order; the state's string (what value iteration
-    keys on) does."""
+def test_tss_tied_orders_are_distinct_observations():
+    """Kara and the marksman tie their action checks: each opening (phases, negated steps, the
+    tie-break order) is its own state, and each player's observation tells them apart."""
     game = fight_spiel.load_game("tss_two_blades", overrides=["options.max_rounds=1"], max_states=2**31 - 1)
     root = game.new_initial_state()
-    texts = {str(root.child(action)) for action, _ in root.chance_outcomes()}
-    assert len(texts) == len(root.chance_outcomes())
-    assert any("acting order" in text for text in texts)
+    children = [root.child(action) for action, _ in root.chance_outcomes()]
+    assert len({str(child) for child in children}) == len(children)
+    for player in (0, 1):
+        assert len({child.observation_string(player) for child in children}) == len(children)
+        assert len({tuple(child.observation_tensor(player)) for child in children}) == len(children)
+    assert any("acting place" in str(child) for child in children)
 
 
 # --- a policy OpenSpiel trains, played in fights and the envs ---------------------------------------

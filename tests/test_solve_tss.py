@@ -147,11 +147,31 @@ def test_float64_is_within_its_bound_of_the_exact_value():
             assert abs(float(getattr(a, name)) - getattr(b, name)) <= rough.error_bound
 
 
-def test_tied_action_checks_hide_the_order_from_the_observation():
-    """The observation shows no tie-break: states that differ only in the acting order look alike,
-    and the report counts where their best actions differ."""
-    solved = best_response(example("tss_two_blades", TIED), "Kara", method="float64")
-    assert solved.conflicts > 0
+def hiding(monkeypatch, field: str) -> None:
+    """Solved policies keyed as if the observation lacked ``field`` in every member's block."""
+    from combatsim.solve import keys_tss
+    from combatsim.tss import engine
+
+    shown = keys_tss.key_observations
+    k = engine.MEMBER_NAMES.index(field)
+
+    def key_observations(obs, blocks):
+        keys = shown(obs, blocks)
+        keys[:, engine.G + k::engine.F] = 0
+        return keys
+
+    monkeypatch.setattr(keys_tss, "key_observations", key_observations)
+
+
+@pytest.mark.parametrize("agent", ["Kara", "Marksman"])
+def test_tied_action_checks_show_the_order_in_the_observation(agent, monkeypatch):
+    """Kara and the marksman tie their action checks: each one's place in the acting order is in
+    the observation, so one observation is one state. Without it, states that differ only in the
+    tie-break order look alike and need different actions."""
+    scenario = example("tss_two_blades", TIED)
+    assert best_response(scenario, agent, method="float64").conflicts == 0
+    hiding(monkeypatch, "acting_place")
+    assert best_response(scenario, agent, method="float64").conflicts > 0
 
 
 def _agree(value, wins: int, n: int) -> None:
@@ -167,6 +187,22 @@ def test_the_solved_policy_plays_its_value_in_fights(n, tmp_path):
     path = tmp_path / "marksman.npz"
     solved.policy.save(path)
     results = play_fights(scenario_game(scenario), n, 5, {"Marksman": load_policy(path)}, backend="numba")
+    _agree(solved.value.win, results.wins[1], n)
+    _agree(solved.value.loss, results.wins[0], n)
+    _agree(solved.value.unfinished, results.unfinished, n)
+
+
+@pytest.mark.parametrize("n", [pytest.param(100_000, id="1e5"),
+                               pytest.param(1_000_000, id="1e6", marks=[pytest.mark.slow, million_fights])])
+def test_the_solved_policy_plays_its_value_in_fights_with_tied_action_checks(n, tmp_path):
+    """The tie-break order is drawn each round; the policy sees it in the observation and plays
+    the best response's value (it gains 0.14 over the scripted aim die)."""
+    scenario = example("tss_two_blades", TIED)
+    solved = best_response(scenario, "Marksman", method="float64")
+    assert solved.conflicts == 0 and solved.gain > 0.1
+    path = tmp_path / "marksman.npz"
+    solved.policy.save(path)
+    results = play_fights(scenario_game(scenario), n, 11, {"Marksman": load_policy(path)}, backend="numba")
     _agree(solved.value.win, results.wins[1], n)
     _agree(solved.value.loss, results.wins[0], n)
     _agree(solved.value.unfinished, results.unfinished, n)

@@ -263,9 +263,9 @@ def test_shapes_names_and_masks():
     assert g.members == 5 and g.member_sides == (0, 0, 1, 1, 1)
     assert g.action_names == ("hold", "attack_foe_0", "attack_foe_1", "attack_foe_2", "aim")
     # 2 globals, then self, two ally slots (side 1 has three members) and three foe slots
-    assert len(g.observation_names) == 2 + 9 * 6
+    assert len(g.observation_names) == 2 + 11 * 6
     assert g.observation_names[:3] == ("phase", "round", "self.in_fight")
-    assert "ally1.may_act" in g.observation_names and g.observation_names[-1] == "foe2.aiming"
+    assert "ally1.may_act" in g.observation_names and g.observation_names[-1] == "foe2.negated"
     assert g.count_names[-1] == "masked" and g.step_name == "phase" and g.length_unit == "rounds"
     python, b = start(g, 4, 1)
     assert b["obs"].shape == (4, 5, len(g.observation_names)) and b["mask"].shape == (4, 5, 5)
@@ -321,6 +321,7 @@ def test_observation_fields_say_what_their_names_say():
     python, b = start(g, 16, 2)
     chooser = np.random.default_rng(8)
     foe_sides = {0: [2, 3, 4], 1: [0, 1]}
+    places, negated = set(), set()
     while running(b).any():
         b["actions"][:] = chooser.integers(-1, len(g.action_names), size=b["actions"].shape)
         step(python, g, b)
@@ -334,10 +335,26 @@ def test_observation_fields_say_what_their_names_say():
                                        rtol=1e-6)
             # may_act: some attack is legal (while the fight runs, a member that may act has a foe in)
             np.testing.assert_array_equal(obs[:, c, names.index("self.may_act")], mask[:, c, 1:].any(axis=1))
+            # negated: this round's Resolve-physical negation, beyond what the dazed field shows
+            np.testing.assert_array_equal(obs[:, c, names.index("self.negated")],
+                                          (state[:, member + engine.M_NEGATED] / 3).astype(np.float32))
             for j, foe in enumerate(foe_sides[g.member_sides[c]]):
                 np.testing.assert_array_equal(obs[:, c, names.index(f"foe{j}.in_fight")],
                                               state[:, engine.S_MEMBERS + engine.M_WIDTH * foe + engine.M_IN])
                 np.testing.assert_array_equal(obs[:, c, names.index(f"foe{j}.stun_left")],
                                               obs[:, foe, names.index("self.stun_left")])
+        # acting_place: the place in this round's acting order among the members still in
+        for e in range(len(state)):
+            order = [int(state[e, engine.S_MEMBERS + engine.M_WIDTH * slot + engine.M_ORDER])
+                     for slot in range(state[e, engine.S_ORDERED])]
+            standing = [c for c in order if state[e, engine.S_MEMBERS + engine.M_WIDTH * c + engine.M_IN]]
+            for c in range(g.members):
+                place = standing.index(c) / (g.members - 1) if c in standing else 0
+                assert obs[e, c, names.index("self.acting_place")] == np.float32(place)
+                places.add((c, place))
+        negated.update(obs[:, 0, names.index("self.negated")].tolist())
         np.testing.assert_array_equal(obs[:, :, names.index("round")],
                                       np.repeat(state[:, S_LENGTH, None] / 8, g.members, axis=1).astype(np.float32))
+    # the thugs and the shooter tie their action checks: the tie-break words order them differently
+    assert {(2, 0.5), (2, 0.75), (3, 0.5), (3, 0.75)} <= places
+    assert len(negated) > 2  # the fighter's Resolve-physical negates 0 to 3 steps

@@ -406,9 +406,6 @@ class FightState(pyspiel.State):
             return f"{chain.game.ruleset}: before the fight"
         # every member's view together names the chain state (str is what value iteration keys on)
         view = "\n".join(_render_member(fight, self._state, self._t, c) for c in range(fight.members))
-        hidden = getattr(chain, "hidden", None)  # what the chain state holds and no observation shows
-        if hidden is not None and hidden(self._state):
-            view += "\n" + hidden(self._state)
         return view + ("" if self._pending is None else "\n(declared; the dice roll next)")
 
 

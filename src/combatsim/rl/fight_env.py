@@ -272,12 +272,14 @@ class FightEnv(PicklesWithoutEngine, gym.Env):
 #: words. The fields that describe the persona rather than its condition are left out.
 RENDER_COUNTS = {"flesh": (3, "flesh wound", "flesh wounds"), "serious": (2, "serious wound", "serious wounds"),
                  "hit_points": (100, "hit point", "hit points"), "dazed": (8, "dazed step", "dazed steps"),
-                 "actions_left": (4, "action left", "actions left")}
+                 "actions_left": (4, "action left", "actions left"),
+                 "negated": (3, "dazed step negated", "dazed steps negated")}
 RENDER_SHARES = {"ammunition": "ammunition", "stun_left": "stun", "wound_left": "wound", "mortal_left": "mortal"}
 RENDER_FLAGS = {"in_cover": "in cover", "defending": "defending", "dual_wield": "dual wielding", "engaged": "engaged",
                 "targeted": "targeted", "surprised": "surprised", "may_act": "may act"}
 RENDER_HIDDEN = {"in_fight", "escaped", "health", "dual_allowed", "engaged_with_self", "flee_target", "ranged",
-                 "armour", "attack_target", "attacked_self", "target_of_self", "armour_rating", "action_phase"}
+                 "armour", "attack_target", "attacked_self", "target_of_self", "armour_rating", "action_phase",
+                 "acting_place"}
 
 
 def _count(field: str, value: float) -> int:

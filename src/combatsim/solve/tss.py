@@ -12,9 +12,8 @@ negated steps and phase, and the acting order.
 
 A state is, per member, out of the fight or (stun, wound, mortal lost, aim held, actions used,
 this round's phase, negated dazed steps), and the acting order of the members still in. The
-observation shows all of it but two things: the tie-break order of members whose action check
-scores tie (the observation shows no tie-break), and the negated steps beyond what the dazed
-field shows. Where those differ, one observation stands for several states (docs/solve.md).
+observation shows all of it (each member's place in the acting order and its negated steps among
+the rest), so one observation of a step is one state.
 """
 
 from __future__ import annotations
@@ -402,15 +401,6 @@ class TssDecisions(DecisionChain):
     def keyer_spec(self) -> dict:
         """What ``combatsim.solve.keys_tss.key_observations`` needs besides the observations."""
         return {"blocks": 2 * self._slots}
-
-    def hidden(self, state: int) -> str:
-        """What ``state`` holds that no observation shows: the acting order where action check
-        scores tie (empty without ties)."""
-        value = self._states.values[state]
-        if value == PAST or not self.chain.tie_groups:
-            return ""
-        names = self.game.member_names
-        return "acting order: " + ", ".join(names[c] for c in value[1])
 
     def describe(self, state: int) -> str:
         value = self._states.values[state]

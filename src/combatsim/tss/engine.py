@@ -52,7 +52,7 @@ from combatsim.engine import (
     stream_word,
     stream_words_used,
 )
-from combatsim.tss.layout import MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die
+from combatsim.tss.layout import MAX_STEPS, MORTAL, MOST_NEGATED, NOTHING, STUN, WOUND, situation_die
 
 # --- the character table: one int64 row per character (combatsim.tss.api.fight_table) -------------
 R_SIDE = 0
@@ -124,7 +124,7 @@ COUNT_NAMES = ("wins_side_0", "wins_side_1", "unfinished", "rounds", "attacks", 
 GLOBAL_NAMES = ("phase", "round")
 #: per member, from self, then allies, then foes (docs/tss.md)
 MEMBER_NAMES = ("in_fight", "stun_left", "wound_left", "mortal_left", "dazed", "action_phase", "actions_left",
-                "may_act", "aiming")
+                "may_act", "aiming", "acting_place", "negated")
 G = len(GLOBAL_NAMES)
 F = len(MEMBER_NAMES)
 #: the dazed field is the dazed penalty in steps over this (capped at 1)
@@ -599,7 +599,7 @@ def begin_round(table, state, counts, e, rng):
         if table[c, R_HAS_RESOLVE]:
             resolve = stream_die(rng, D20, THRESHOLD20)
             tier = tier_of(resolve, resolve, table[c, R_RESOLVE], table[c, R_RESOLVE + 1], table[c, R_RESOLVE + 2])
-            state[e, b + M_NEGATED] = 3 - tier if tier <= 2 else 0
+            state[e, b + M_NEGATED] = MOST_NEGATED - tier if tier <= 2 else 0
         steps = dazed(table, state, e, c)
         check = stream_die(rng, D20, THRESHOLD20)
         check += situation_roll(rng, steps)
@@ -793,6 +793,18 @@ def write_member(table, state, e, c, obs):
     obs[e, c, G + 6] = max(0, table[c, R_ACTIONS] - state[e, b + M_USED]) / MAX_ACTIONS
     obs[e, c, G + 7] = may_act(table, state, e, c)
     obs[e, c, G + 8] = state[e, b + M_AIM]
+    # Its place in this round's acting order among the members still in: the tie-break words
+    # decide it where action check scores tie, and a later attack's timing depends on it.
+    place = 0
+    for slot in range(state[e, S_ORDERED]):
+        before = state[e, S_MEMBERS + M_WIDTH * slot + M_ORDER]
+        if before == c:
+            break
+        if state[e, S_MEMBERS + M_WIDTH * before + M_IN] != 0:
+            place += 1
+    obs[e, c, G + 9] = state[e, b + M_IN] * place / max(1, table.shape[0] - 1)
+    # The negated steps beyond the penalty now still count when a wound this round raises it.
+    obs[e, c, G + 10] = state[e, b + M_NEGATED] / MOST_NEGATED
 
 
 def copy_member(obs, e, c, viewer, at):

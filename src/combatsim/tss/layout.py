@@ -7,6 +7,8 @@ from combatsim.validation import check_int
 
 #: The largest summed difficulty penalty: +24 is +20d20 ("+N beyond +7 is +(N-4)d20").
 MAX_STEPS = 24
+#: The most dazed steps a round's Resolve-physical roll negates (an Amazing success).
+MOST_NEGATED = 3
 #: Damage types along the shift scale "mortal > wounds > stun > nothing".
 NOTHING, STUN, WOUND, MORTAL = 0, 1, 2, 3
 
