@@ -4,6 +4,7 @@ chain, brute force, the equilibrium bounds and fights played with the solved pol
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -94,6 +95,29 @@ def test_the_legal_actions_and_observations_are_the_engines():
                 assert tuple(np.flatnonzero(masks[k])) == chain.legal(state, t, member)
                 assert obs[k, 0] == np.float32(t / 3)
     assert any(len(chain.legal(s, 1, 2)) == 3 for s in walk.live[1].tolist())  # both raiders standing: a choice
+
+
+def test_a_unit_law_shared_by_states_gives_each_state_its_own_step():
+    """A unit's law is worked out once per hit points and aims and moved to each state's shots: every
+    row met equals ``unit_of_fire`` run on that very state, exactly (limited and unlimited weapons,
+    holding and firing, both deciders' joint choices)."""
+    from combatsim.fight_odds.exp import unit_of_fire
+
+    scenario = raiders(unit_limit=4)
+    chain = decision_chain(scenario, method="exact")
+    walk = Walk(chain, (0, 2), {}, 10**6, Progress("", False))
+    checked = 0
+    for (_kind, state, decisions), row in walk.rows.index.items():
+        hit_points, shots = chain._states.values[state]
+        aims = [chain._aim(a, hit_points, shots, d) for a, d in enumerate(decisions)]
+        direct, _ = unit_of_fire(hit_points, shots, aims, Fraction(1))
+        step = chain.transitions(state, 0, decisions)
+        moved = {chain._states.values[s]: p for s, p in zip(step.moved, step.moved_p, strict=True)}
+        running = {key: p for key, p in direct.items() if any(key[0][:2]) and key[0][2]}
+        assert moved == running
+        assert sum(step.ended_p) + sum(moved.values()) == 1
+        checked += 1
+    assert checked > 100 and any(s[1][0] == 0 for s in chain._states.values)  # the archer's arrows run out
 
 
 @pytest.mark.parametrize("agent", ["Brute", "Archer"])

@@ -28,6 +28,8 @@ from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 #: "auto" solves in exact fractions up to this state bound: backward induction touches every
 #: transition at every unit, and exact values carry hundreds of digits after a long fight.
 EXACT_STATES = 2_000
+#: shots that stand in for a limited weapon's in a unit's law (more than any weapon carries)
+_PLENTY = 1 << 40
 
 
 def decisions(scenario, method: str, max_states: int) -> ExpDecisions:
@@ -66,6 +68,8 @@ class ExpDecisions(DecisionChain):
         self._states = Numbering()  # (hit points, shots) per member
         self._states.number(chain.start)
         self._steps: dict[tuple, Step] = {}
+        # (hit points, aims) -> the unit's law, shared by every state with those hit points
+        self._unit_laws: dict[tuple, tuple] = {}
         # per state number: every member's observation and mask before the first unit
         self._seen_obs = np.zeros((0, self.members, len(self.game.observation_names)), dtype=np.float32)
         self._seen_masks = np.zeros((0, self.members, len(self.game.action_names)), dtype=np.int8)
@@ -124,14 +128,39 @@ class ExpDecisions(DecisionChain):
         return step
 
     def _unit(self, hit_points: tuple, shots: tuple, aims: list) -> Step:
-        after, _ = unit_of_fire(hit_points, shots, aims, self._one)
-        moved, moved_p, ended, ended_p = [], [], [], []
+        """The unit's results from (``hit_points``, ``shots``): its law from ``_unit_law``, the
+        same for every state with these hit points and aims, moved to these shots."""
+        signature = (hit_points, tuple(None if aim is None else (aim[0], tuple((t, p) for t, p, _ in aim[1]))
+                                       for aim in aims))
+        law = self._unit_laws.get(signature)
+        if law is None:
+            law = self._unit_laws[signature] = self._unit_law(hit_points, shots, aims)
+        points_after, spent, moved_p, ended, ended_p = law
+        number = self._states.number
+        moved = []
+        after_shots = {}
+        for points, used in zip(points_after, spent, strict=True):
+            left = after_shots.get(used)
+            if left is None:
+                left = after_shots[used] = tuple(s - u for s, u in zip(shots, used, strict=True))
+            moved.append(number((points, left)))
+        return Step(moved, moved_p, ended, ended_p)
+
+    def _unit_law(self, hit_points: tuple, shots: tuple, aims: list) -> tuple:
+        """``unit_of_fire`` from ``hit_points`` with every limited weapon's shots standing in as
+        ``_PLENTY`` (the aims fix how many rolls each member fires, so its law reads no shots):
+        the fights still running after the unit as (hit points, shots spent per member,
+        probability), and the ended ones' probabilities by outcome."""
+        plenty = tuple(s if s < 0 else _PLENTY for s in shots)
+        after, _ = unit_of_fire(hit_points, plenty, aims, self._one)
+        points_after, spent, moved_p, ended, ended_p = [], [], [], [], []
         size0 = self._side0
         for (points, left), p in after.items():
             up0 = any(points[:size0])
             up1 = any(points[size0:])
             if up0 and up1:
-                moved.append(self._states.number((points, left)))
+                points_after.append(points)
+                spent.append(tuple(0 if s < 0 else _PLENTY - s for s in left))
                 moved_p.append(p)
                 continue
             code = 0 if up0 else 1 if up1 else DRAW
@@ -140,7 +169,7 @@ class ExpDecisions(DecisionChain):
             else:
                 ended.append(code)
                 ended_p.append(p)
-        return Step(moved, moved_p, ended, ended_p)
+        return points_after, spent, moved_p, ended, ended_p
 
     def describe(self, state: int) -> str:
         hit_points, shots = self._states.values[state]

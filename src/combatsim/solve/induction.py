@@ -167,7 +167,11 @@ class Options:
 class Walk:
     """The chain's states reachable at each step when ``deciders`` take any legal action and every
     other member plays ``fixed`` (per member: SCRIPTED, or a function (chain, states, t) ->
-    actions), with the rows of every joint decision met."""
+    actions), with the rows of every joint decision met.
+
+    A state's options in a step (the rows of the deciders' joint decisions and the states they
+    lead to) are worked out once per (step kind, state, decisions of the fixed members) and kept
+    as flat integer arrays, so the many steps that meet a state again gather them with numpy."""
 
     def __init__(self, chain: DecisionChain, deciders: Sequence[int], fixed: dict[int, Callable | int],
                  max_states: int, progress: Progress) -> None:
@@ -178,10 +182,16 @@ class Walk:
         self.options: list[Options] = []
         self.live: list[np.ndarray] = []
         self.max_states = max_states
-        self._options: dict[tuple, tuple] = {}
+        # an entry is one (step kind, state, fixed decisions): its options and its next states
+        self._entries: dict[tuple, int] = {}
+        self._choices_of = _Ragged(len(self.deciders) + 1)  # per entry: (row, joint actions) per option
+        self._nexts_of = _Ragged(0)  # per entry: the states its options can lead to
+        # where every fixed member is scripted, an entry is found by (kind, state) in an array
+        self._by_state: dict[int, np.ndarray] = {}
         members = len(chain.game.member_names)
         self.peak = 0
-        live = sorted({state for state, _ in chain.initial()})
+        live = np.array(sorted({state for state, _ in chain.initial()}), dtype=np.int64)
+        functions = {c: f for c, f in fixed.items() if f != SCRIPTED}
         interrupted = _catch_interrupt()
         try:
             for t in range(chain.horizon):
@@ -191,48 +201,101 @@ class Walk:
                 self.peak = max(self.peak, len(live))
                 check_states(len(live), max_states)
                 kind = chain.step_kind(t)
-                # per member: an env action per state, or a mix ((action, probability), ...) per state
-                fixed_actions = {c: ([SCRIPTED] * len(live) if f == SCRIPTED else f(chain, live, t))
-                                 for c, f in fixed.items()}
-                o_state, o_row, o_actions = [], [], []
-                following: set[int] = set()
-                cache = self._options
-                for k, state in enumerate(live):
-                    if k & 255 == 0 and interrupted():
-                        raise Interrupted
-                    decisions = [SCRIPTED] * members
-                    for c, actions in fixed_actions.items():
-                        decisions[c] = actions[k] if isinstance(actions[k], tuple) else int(actions[k])
-                    key = (kind, state, tuple(decisions))
-                    cached = cache.get(key)
-                    if cached is None:
-                        cached = cache[key] = self._choices(state, t, decisions, kind)
-                    rows, joints, nexts = cached
-                    o_state.extend([state] * len(rows))
-                    o_row.extend(rows)
-                    o_actions.extend(joints)
-                    following.update(nexts)
-                self.live.append(np.array(live, dtype=np.int64))
-                self.options.append(Options(np.array(o_state, dtype=np.int64), np.array(o_row, dtype=np.int64),
-                                            np.array(o_actions, dtype=np.int64).reshape(len(o_actions), len(self.deciders))))
-                live = sorted(following)
+                if functions:
+                    entries = self._entries_given(live, t, kind, functions, members, interrupted)
+                else:
+                    entries = self._entries_scripted(live, t, kind, members, interrupted)
+                choices, counts = self._choices_of.gather(entries)
+                self.live.append(live)
+                self.options.append(Options(np.repeat(live, counts), choices[:, 0].copy(),
+                                            np.ascontiguousarray(choices[:, 1:])))
+                nexts, _ = self._nexts_of.gather(entries)
+                following = np.zeros(chain.state_count(), dtype=bool)
+                following[nexts] = True
+                live = np.flatnonzero(following)
         finally:
             interrupted.restore()
         self.states = chain.state_count()
 
-    def _choices(self, state: int, t: int, decisions: list[int], kind: int) -> tuple:
-        """The rows of every joint decision of the deciders in ``state``, the joint decisions, and
-        every next state they can lead to."""
-        rows, joints, nexts = [], [], set()
-        choices = [self.chain.legal(state, t, d) for d in self.deciders]
-        for joint in _product(choices):
+    def _entries_scripted(self, live: np.ndarray, t: int, kind: int, members: int, interrupted) -> np.ndarray:
+        """Each live state's entry when every member but the deciders plays its scripted policy."""
+        lookup = self._by_state.get(kind, np.zeros(0, dtype=np.int64))
+        if len(live) and len(lookup) <= live[-1]:
+            lookup = np.r_[lookup, np.full(self.chain.state_count() - len(lookup), -1, dtype=np.int64)]
+        entries = lookup[live]
+        for k in np.flatnonzero(entries < 0).tolist():
+            if k & 255 == 0 and interrupted():
+                raise Interrupted
+            state = int(live[k])
+            entries[k] = lookup[state] = self._entry(state, t, [SCRIPTED] * members, kind)
+        self._by_state[kind] = lookup
+        return entries
+
+    def _entries_given(self, live: np.ndarray, t: int, kind: int, functions: dict, members: int,
+                       interrupted) -> np.ndarray:
+        """Each live state's entry, the fixed members' actions given by their policies."""
+        states = live.tolist()
+        # per member: an env action per state, or a mix ((action, probability), ...) per state
+        fixed_actions = {c: f(self.chain, states, t) for c, f in functions.items()}
+        entries = np.empty(len(states), dtype=np.int64)
+        known = self._entries
+        for k, state in enumerate(states):
+            if k & 255 == 0 and interrupted():
+                raise Interrupted
+            decisions = [SCRIPTED] * members
+            for c, actions in fixed_actions.items():
+                decisions[c] = actions[k] if isinstance(actions[k], tuple) else int(actions[k])
+            entry = known.get((kind, state, tuple(decisions)))
+            entries[k] = self._entry(state, t, decisions, kind) if entry is None else entry
+        return entries
+
+    def _entry(self, state: int, t: int, decisions: list, kind: int) -> int:
+        """The entry of ``state`` under the fixed members' ``decisions``: the rows of every joint
+        decision of the deciders, and every next state they can lead to."""
+        key = (kind, state, tuple(decisions))
+        choices, nexts = [], set()
+        for joint in _product([self.chain.legal(state, t, d) for d in self.deciders]):
             for d, a in zip(self.deciders, joint, strict=True):
                 decisions[d] = a
             row = self.rows.row(self.chain, state, t, tuple(decisions), kind)
-            rows.append(row)
-            joints.append(joint)
+            choices.append((row, *joint))
             nexts.update(self.rows.next_states[row])
-        return rows, joints, tuple(nexts)
+        entry = self._entries[key] = len(self._entries)
+        self._choices_of.append(choices)
+        self._nexts_of.append(sorted(nexts))
+        return entry
+
+
+class _Ragged:
+    """Rows of integers of varying lengths (each item an int, or a tuple of ``width`` ints),
+    appended one at a time and gathered many at a time."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        shape = (0, width) if width else (0,)
+        self.values = np.zeros(shape, dtype=np.int64)
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.counts = np.zeros(0, dtype=np.int64)
+        self._items: list = []
+        self._counts: list[int] = []
+
+    def append(self, items: Sequence) -> None:
+        self._items.extend(items)
+        self._counts.append(len(items))
+
+    def gather(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The items of ``rows``, one after another, and how many each row has."""
+        if self._counts:
+            shape = (len(self._items), self.width) if self.width else (len(self._items),)
+            counts = np.array(self._counts, dtype=np.int64)
+            self.starts = np.r_[self.starts, len(self.values) + np.cumsum(counts) - counts]
+            self.counts = np.r_[self.counts, counts]
+            self.values = np.concatenate([self.values, np.array(self._items, dtype=np.int64).reshape(shape)])
+            self._items, self._counts = [], []
+        counts = self.counts[rows]
+        offsets = np.cumsum(counts) - counts
+        index = np.repeat(self.starts[rows] - offsets, counts) + np.arange(int(counts.sum()))
+        return self.values[index], counts
 
 
 def _product(choices: list[tuple[int, ...]]):
