@@ -55,6 +55,27 @@ def scripted_outcome(scenario):
     return ends, unfinished
 
 
+@pytest.mark.parametrize(("name", "overrides"), [("tss_alex_vs_thug", ALEX), ("tss_two_blades", TIED)])
+def test_each_row_is_the_same_worked_out_afresh(name, overrides):
+    """The chain keeps each attack's law per (attacker, victim, penalty, aim, hand) and each round's
+    opening per the people at the round's end, shared by every state that meets them: every row of
+    a walk where two members decide is what the chain gives for that state with those memos empty."""
+    chain = decision_chain(example(name, overrides), method="float64")  # the same operations: equal floats
+    walk = Walk(chain, (0, 1), {}, 10**7, Progress("", False))
+    rows = walk.rows
+    starts = list(rows.moved_start) + [len(rows.moved_to)]
+    kept = [(key, rows.moved_to[starts[r]:starts[r + 1]], rows.moved_p[starts[r]:starts[r + 1]])
+            for key, r in rows.index.items()]
+    ts = {kind: t for t in reversed(range(chain.horizon)) for kind in [chain.step_kind(t)]}
+    for (kind, state, decisions), moved_to, moved_p in kept[::29]:
+        chain._strikes.clear()
+        chain._opened.clear()
+        chain._openings.clear()
+        step = chain.transitions(state, ts[kind], decisions)
+        assert dict(zip(step.moved, step.moved_p, strict=True)) == dict(zip(moved_to, moved_p, strict=True))
+    assert len(kept) > 500
+
+
 @pytest.mark.parametrize(("name", "overrides"), [("tss_alex_vs_thug", ALEX), ("tss_two_blades", TIED),
                                                  ("tss_two_blades", BLADES)])
 def test_every_member_scripted_is_the_exact_odds(name, overrides):

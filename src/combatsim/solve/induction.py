@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 import signal
+from array import array
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -84,24 +85,24 @@ class Progress:
             sys.stderr.flush()
 
 
-@dataclass
 class Rows:
     """The transitions met so far. A row is one step's transitions from one state under one joint
-    decision; rows are numbered in the order met."""
+    decision; rows are numbered in the order met. Entries are kept in typed arrays (8 bytes each;
+    exact probabilities as Fractions in a list), a row's next states the slice of ``moved_to``
+    from its start."""
 
-    exact: bool
-    index: dict = field(default_factory=dict)  # (pass kind, state, decisions) -> row
-    moved_row: list = field(default_factory=list)
-    moved_to: list = field(default_factory=list)
-    moved_p: list = field(default_factory=list)
-    ended_row: list = field(default_factory=list)
-    ended_code: list = field(default_factory=list)
-    ended_p: list = field(default_factory=list)
-    #: per row: its next states
-    next_states: list = field(default_factory=list)
-    #: the most entries of a row (the longest sum in a value), for the float64 error bound
-    widest: int = 0
-    arrays: tuple | None = None
+    def __init__(self, exact: bool) -> None:
+        self.exact = exact
+        self.index: dict = {}  # (pass kind, state, decisions) -> row
+        self.moved_start = array("q")  # per row: where its entries start in moved_to and moved_p
+        self.moved_to = array("q")
+        self.moved_p = [] if exact else array("d")
+        self.ended_row = array("q")
+        self.ended_code = array("q")
+        self.ended_p = [] if exact else array("d")
+        #: the most entries of a row (the longest sum in a value), for the float64 error bound
+        self.widest = 0
+        self.arrays: tuple | None = None
 
     def row(self, chain: DecisionChain, state: int, t: int, decisions: tuple, kind: int) -> int:
         key = (kind, state, decisions)
@@ -109,8 +110,7 @@ class Rows:
         if number is None:
             number = self.index[key] = len(self.index)
             step = chain.transitions(state, t, decisions)
-            self.next_states.append(step.moved)
-            self.moved_row.extend([number] * len(step.moved))
+            self.moved_start.append(len(self.moved_to))
             self.moved_to.extend(step.moved)
             self.moved_p.extend(step.moved_p)
             self.ended_row.extend([number] * len(step.ended))
@@ -120,12 +120,20 @@ class Rows:
             self.arrays = None
         return number
 
+    def next_states(self, row: int) -> Sequence[int]:
+        """The states ``row`` can lead to."""
+        end = self.moved_start[row + 1] if row + 1 < len(self.moved_start) else len(self.moved_to)
+        return self.moved_to[self.moved_start[row]:end]
+
     def as_arrays(self) -> tuple:
         if self.arrays is None:
-            dtype = object if self.exact else np.float64
-            self.arrays = (np.array(self.moved_row, dtype=np.int64), np.array(self.moved_to, dtype=np.int64),
-                           np.array(self.moved_p, dtype=dtype), np.array(self.ended_row, dtype=np.int64),
-                           np.array(self.ended_code, dtype=np.int64), np.array(self.ended_p, dtype=dtype))
+            starts = np.frombuffer(self.moved_start, dtype=np.int64) if len(self.moved_start) else np.zeros(0, np.int64)
+            sizes = np.diff(np.r_[starts, len(self.moved_to)])
+            moved_p = np.array(self.moved_p, dtype=object) if self.exact else _numpy(self.moved_p, np.float64)
+            ended_p = np.array(self.ended_p, dtype=object) if self.exact else _numpy(self.ended_p, np.float64)
+            self.arrays = (np.repeat(np.arange(len(starts), dtype=np.int64), sizes),
+                           _numpy(self.moved_to, np.int64), moved_p, _numpy(self.ended_row, np.int64),
+                           _numpy(self.ended_code, np.int64), ended_p)
         return self.arrays
 
     def ended_value(self, side: int) -> np.ndarray:
@@ -138,6 +146,11 @@ class Rows:
         """Per row: the expected next value, ``values`` indexed by state (0 past the known ones)."""
         moved_row, moved_to, moved_p, *_ = self.as_arrays()
         return segment_sum(moved_row, moved_p * values[moved_to], len(self.index), self.exact)
+
+
+def _numpy(values: array, dtype) -> np.ndarray:
+    """A copy of a typed array as numpy (the array may grow afterwards)."""
+    return np.frombuffer(values, dtype=dtype).copy() if len(values) else np.zeros(0, dtype=dtype)
 
 
 def segment_sum(index: np.ndarray, values: np.ndarray, size: int, exact: bool) -> np.ndarray:
@@ -259,7 +272,7 @@ class Walk:
                 decisions[d] = a
             row = self.rows.row(self.chain, state, t, tuple(decisions), kind)
             choices.append((row, *joint))
-            nexts.update(self.rows.next_states[row])
+            nexts.update(self.rows.next_states(row))
         entry = self._entries[key] = len(self._entries)
         self._choices_of.append(choices)
         self._nexts_of.append(sorted(nexts))

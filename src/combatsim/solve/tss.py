@@ -101,7 +101,8 @@ class TssDecisions(DecisionChain):
         self._has_second = [bool(row[R_HAS_SECOND]) for row in chain.rows]
         self._states = Numbering()
         self._openings: dict[tuple, list] = {}
-        self._phases: dict[tuple, dict] = {}
+        # the people at a round's end -> the next round's opening [(state, probability)]
+        self._opened: dict[tuple, list] = {}
         self._strikes: dict[tuple, tuple] = {}
         self._observed: dict[tuple, tuple] = {}
         self._past = self._states.number(PAST)
@@ -227,13 +228,12 @@ class TssDecisions(DecisionChain):
             if not weight:
                 continue
             intents = tuple(intent for intent, _ in joint)
-            for (after, winner), p in self._phase(people, order, phase, intents).items():
-                if winner >= 0:
-                    ended[winner] = ended.get(winner, 0) + weight * p
-                else:
-                    moved_to = self._after(after, order, t)
-                    for number, q in moved_to:
-                        moved[number] = moved.get(number, 0) + weight * p * q
+            running, won = self._phase(people, order, phase, intents)
+            for winner, p in won.items():
+                ended[winner] = ended.get(winner, 0) + weight * p
+            for after, p in running.items():
+                for number, q in self._after(after, order, t):
+                    moved[number] = moved.get(number, 0) + weight * p * q
         return Step(list(moved), list(moved.values()), list(ended), list(ended.values()))
 
     def _after(self, people: tuple, order: tuple, t: int) -> list[tuple[int, object]]:
@@ -242,18 +242,19 @@ class TssDecisions(DecisionChain):
         if t == self.horizon - 1:
             return [(self._past, self._one)]
         if t % PHASES < PHASES - 1:
-            return [(self._states.number((people, tuple(i for i in order if people[i] is not OUT))), self._one)]
-        return self._open(people)
+            if OUT in people:
+                order = tuple(i for i in order if people[i] is not OUT)
+            return [(self._states.number((people, order)), self._one)]
+        opened = self._opened.get(people)
+        if opened is None:
+            opened = self._opened[people] = self._open(people)
+        return opened
 
-    def _phase(self, people: tuple, order: tuple, phase: int, intents: tuple) -> dict:
-        """The phase played in ``order`` from ``people`` with ``intents``: {(people after, winner or
-        -1): probability}."""
-        key = (people, order, phase, intents)
-        found = self._phases.get(key)
-        if found is not None:
-            return found
+    def _phase(self, people: tuple, order: tuple, phase: int, intents: tuple) -> tuple[dict, dict]:
+        """The phase played in ``order`` from ``people`` with ``intents``: ({people after:
+        probability} of the fights still running, {winner: probability})."""
         branches: dict[tuple, object] = {people: self._one}
-        ended: dict[tuple, object] = {}
+        ended: dict[int, object] = {}
         for c in order:
             following: dict[tuple, object] = {}
             for now, w in branches.items():
@@ -281,11 +282,7 @@ class TssDecisions(DecisionChain):
                         else:
                             following[after] = following.get(after, 0) + w * p * q
             branches = following
-        found = {(after, -1): p for after, p in branches.items()}
-        for winner, p in ended.items():
-            found[None, winner] = p
-        self._phases[key] = found
-        return found
+        return branches, ended
 
     def _scripted(self, people: tuple, c: int, intent) -> list[tuple[object, object]]:
         """Member c's intent at its turn: a given one, or its scripted policy's mix (scripted_intent):
@@ -324,26 +321,27 @@ class TssDecisions(DecisionChain):
         return out
 
     def _strike(self, people: tuple, c: int, target: int, aimed: int, hand: int) -> dict:
-        """One attack of c at ``target``: the odds chain's law (TssChain._outcomes)."""
+        """One attack of c at ``target``: the odds chain's law (TssChain._outcomes), kept per
+        attacker's penalty and victim as the victim's entries after it."""
         chain = self.chain
         person = people[c]
         penalty = chain.dazed(c, person[:3], person[NEGATED])
         victim = people[target]
-        key = (c, target, penalty, victim[:3], aimed, hand)
+        key = (c, target, penalty, victim, aimed, hand)
         law = self._strikes.get(key)
         if law is None:
             taken_out, outcomes = chain._outcomes(c, target, penalty, victim[:3], aimed, hand)
             scale = (lambda w: Fraction(w, chain.attack_denominators[c])) if self.exact else float
-            law = self._strikes[key] = (scale(taken_out), [(lost, scale(w)) for lost, w in outcomes])
+            law = self._strikes[key] = (scale(taken_out), [((*lost, *victim[3:]), scale(w)) for lost, w in outcomes])
         taken_out, outcomes = law
         out: dict[tuple, object] = {}
         if taken_out:
             after = (*people[:target], OUT, *people[target + 1:])
             winner = chain.side[c] if all(after[j] is OUT for j in chain.foes[c]) else -1
             out[after if winner < 0 else None, winner] = taken_out
-        for lost, p in outcomes:
-            after = (*people[:target], (*lost, *victim[3:]), *people[target + 1:])
-            out[after, -1] = out.get((after, -1), 0) + p
+        before, behind = people[:target], people[target + 1:]
+        for entry, p in outcomes:  # distinct entries (the odds chain merges alike outcomes)
+            out[(*before, entry, *behind), -1] = p
         return out
 
     # --- observations ------------------------------------------------------------------------------
