@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from combatsim.d100 import engine, model
+from combatsim.d100 import model
 from combatsim.d100.layout import (
     ATTACK_COUNT_NAMES,
     ATTACK_COUNTS,
@@ -35,7 +36,6 @@ from combatsim.d100.layout import (
     UNFINISHED,
     damage_column,
 )
-from combatsim.engine import Game
 from combatsim.runner import (
     FightInfo,
     RunArguments,
@@ -56,6 +56,9 @@ from combatsim.validation import (
     register_immutable,
     simple_key,
 )
+
+if TYPE_CHECKING:
+    from combatsim.engine import Game
 
 MAX_SCORE = 1000
 MAX_RANK = 10
@@ -601,6 +604,8 @@ def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, poli
 def observation_names(ally_slots: int, foe_slots: int) -> tuple[str, ...]:
     """One member's observation, field by field: the global fields, then its own block, its
     allies' blocks and its foes' blocks (docs/d100.md, "The engine")."""
+    from combatsim.d100 import engine  # the engine loads on the first fight, not with the API
+
     blocks = ["self"] + [f"ally{k}" for k in range(ally_slots)] + [f"foe{k}" for k in range(foe_slots)]
     return (*engine.GLOBAL_NAMES, *(f"{block}.{name}" for block in blocks for name in engine.MEMBER_NAMES))
 
@@ -611,6 +616,9 @@ def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], tab
     Member ``c`` is ``spec["combatants"][c]``: side 0's members in file order, then side 1's.
     ``table``: the spec's fight table (api.fight_table) where the caller has built it already.
     """
+    from combatsim.d100 import engine
+    from combatsim.engine import Game
+
     table = fight_table(spec["combatants"], spec["taper"]) if table is None else table
     members = table.shape[0]
     if len(member_names) != members:
