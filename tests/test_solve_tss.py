@@ -290,6 +290,59 @@ def test_the_equilibrium_policies_play_their_value_in_fights(blades_game):
     _agree(blades_game.outcome.loss, results.wins[1], n)
 
 
+#: A two-round duel whose equilibrium is mixed: some phases' matrix games have no saddle point
+#: (the first member, sturdy and hard to hit, against a two-action member of weak stun blows;
+#: their action checks tie).
+MIXED_DUEL = [{"skill": "14/7/3", "action_check": "+9/8/4/2", "actions_per_round": 1, "durability": [1, 1, 1],
+               "defence_steps": 3, "weapon": {"damage": "d4m/d4w/d4s", "class": "LI"}},
+              {"skill": "10/5/2", "action_check": "+9/8/4/2", "actions_per_round": 2, "durability": [2, 2, 1],
+               "attack_steps": 1, "weapon": {"damage": "d6s/d4s/d2s", "class": "LI"}}]
+
+
+def mixed_duel():
+    from combatsim.scenario import validate
+
+    document = {"ruleset": "tss", "name": "mixed duel", "options": {"max_rounds": 2},
+                "sides": [{"name": name, "members": [member]} for name, member in zip("AB", MIXED_DUEL, strict=True)]}
+    return validate(document, "mixed duel", "mixed duel")
+
+
+@pytest.fixture(scope="module")
+def mixed_game():
+    return equilibrium(mixed_duel(), "A,B")
+
+
+def test_a_mixed_equilibrium_lies_between_the_best_responses(mixed_game):
+    game = mixed_game
+    assert game.games["linear program"] >= 10 and game.conflicts == 0
+    for policy in game.policies.values():  # both mix: some observation's second action has over 2%
+        assert np.sort(policy.probabilities, axis=1)[:, -2].max() > 0.02
+    assert game.bounds_hold and game.low <= game.value <= game.high and game.error_bound < 1e-9
+    assert game.value <= float(game.best_responses["A"].value.reward) + game.error_bound
+    assert game.value >= -float(game.best_responses["B"].value.reward) - game.error_bound
+    assert abs(float(game.outcome.reward) - game.value) <= game.error_bound
+
+
+def test_no_constant_policy_gains_against_a_mixed_equilibrium(mixed_game):
+    """Over the exact chain, with the other playing its mixed equilibrium policy."""
+    game, scenario = mixed_game, mixed_duel()
+    for action in range(len(scenario_game(scenario).action_names)):
+        against_b = evaluate(scenario, "A", {"A": always(action), "B": game.policies["B"]}, method="float64")
+        against_a = evaluate(scenario, "B", {"B": always(action), "A": game.policies["A"]}, method="float64")
+        assert against_b.reward <= game.value + game.error_bound
+        assert against_a.reward <= -game.value + game.error_bound
+
+
+@pytest.mark.parametrize("n", [pytest.param(100_000, id="1e5"),
+                               pytest.param(1_000_000, id="1e6", marks=[pytest.mark.slow, million_fights])])
+def test_mixed_equilibrium_policies_play_their_value_in_fights(mixed_game, n):
+    """Each mixed choice draws from the fight's own stream: the fights give the value."""
+    results = play_fights(scenario_game(mixed_duel()), n, 13, mixed_game.policies, backend="numba")
+    _agree(mixed_game.outcome.win, results.wins[0], n)
+    _agree(mixed_game.outcome.loss, results.wins[1], n)
+    _agree(mixed_game.outcome.unfinished, results.unfinished, n)
+
+
 def test_cli_solve_json_out_and_fight(capsys, tmp_path):
     out = tmp_path / "m.npz"
     assert cli_main(["solve", "tss_two_blades", "--agent", "Marksman", *BLADES_SET, "--json", "--out", str(out)]) == 0
