@@ -55,6 +55,22 @@ def scripted_outcome(scenario):
     return ends, unfinished
 
 
+def test_the_state_bound_holds_every_state_met():
+    """The bound counts, per member, only the lost points that sums of its foes' attacks reach: every
+    state met with both members deciding (any play) has each member's points among them, and the
+    states met are within the bound."""
+    from combatsim.solve.tss import PAST, reachable_lost
+
+    chain = decision_chain(example("tss_two_blades", TIED), method="float64")
+    Walk(chain, (0, 1), {}, 10**7, Progress("", False))
+    for j in range(chain.members):
+        met = {value[0][j][:3] for value in chain._states.values if value != PAST and value[0][j] is not None}
+        reachable = reachable_lost(chain.chain, j)
+        assert met <= reachable and len(met) > 1
+        assert len(reachable) < math.prod(chain.chain.tracks[j])  # tighter than every combination
+    assert chain.state_count() <= chain.state_bound
+
+
 @pytest.mark.parametrize(("name", "overrides"), [("tss_alex_vs_thug", ALEX), ("tss_two_blades", TIED)])
 def test_each_row_is_the_same_worked_out_afresh(name, overrides):
     """The chain keeps each attack's law per (attacker, victim, penalty, aim, hand) and each round's
@@ -344,11 +360,14 @@ def test_cli_solve_json_out_and_fight(capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "message"), [
     (["tss_two_blades", *BLADES_SET, "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
     # a fight over the state bound: the unknown member is still what is named
-    (["tss_alex_vs_thug", "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
-    (["tss_alex_vs_thug", "--agents", "Alex,Nobody"], "agents: no member is named 'Nobody'"),
-    (["tss_alex_vs_thug", "--agent", "Alex", "--against", "Nobody=numpy:zeros"], "against: no member is named"),
-    (["tss_alex_vs_thug", "--agent", "Alex"], "max_states: this fight has up to 55,468,032 states, over the limit"),
-    (["tss_two_blades", "--agents", "Kara,Marksman"], "max_states: this fight has up to 44,707,968 states"),
+    (["tss_alex_vs_thug", "--max-states", "1000000", "--agent", "Nobody"], "agent: no member is named 'Nobody'"),
+    (["tss_alex_vs_thug", "--max-states", "1000000", "--agents", "Alex,Nobody"], "agents: no member is named 'Nobody'"),
+    (["tss_alex_vs_thug", "--max-states", "1000000", "--agent", "Alex", "--against", "Nobody=numpy:zeros"],
+     "against: no member is named"),
+    (["tss_alex_vs_thug", "--agent", "Alex", "--max-states", "1000000"],
+     "max_states: this fight has up to 2,482,176 states, over the limit of 1,000,000"),
+    (["tss_two_blades", "--agents", "Kara,Marksman", "--max-states", "1000000"],
+     "max_states: this fight has up to 1,292,544 states"),
     (["tss_two_blades", "--agents", "Kara,Kara"], "are on one side"),
     (["tss_two_blades", "--agent", "Kara", "--against", "Marksman=no_such_module_here:policy"], "does not import"),
 ])

@@ -418,25 +418,44 @@ class TssDecisions(DecisionChain):
 
 
 def state_bound(chain: TssChain) -> int:
-    """A bound on the chain's states: per member, its lost points (at most what its foes' attacks
-    can deal in max_rounds rounds, and its tracks), aim held, actions used, phase and negated
-    steps; and the acting orders of the tie groups. ``chain`` has its laws (``_laws``)."""
-    most: dict[tuple[int, int], list[int]] = {}  # (attacker, target) -> most points of each track an attack deals
-    for (i, j, *_), law in chain.attack_laws.items():
-        top = most.setdefault((i, j), [0, 0, 0])
-        for done, _ in law:
-            for k in range(3):
-                top[k] = max(top[k], done[k])
+    """A bound on the chain's states: per member, the lost points it can reach
+    (``reachable_lost``), or out of the fight; aim held, actions used, phase and negated steps; and
+    the acting orders of the tie groups. ``chain`` has its laws (``_laws``)."""
     bound = 1
-    for j, tracks in enumerate(chain.tracks):
-        per_round = [0, 0, 0]
-        for i in range(chain.count):
-            if (i, j) in most:
-                strikes = chain.rows[i][R_ACTIONS] * (2 if chain.rows[i][R_HAS_SECOND] else 1)
-                per_round = [a + strikes * b for a, b in zip(per_round, most[i, j], strict=True)]
+    for j in range(chain.count):
         row = chain.rows[j]
-        points = math.prod(min(track, chain.max_rounds * k) + 1 for track, k in zip(tracks, per_round, strict=True))
-        bound *= (points + 1) * 2 * (row[R_ACTIONS] + 1) * PHASES * (4 if row[R_HAS_RESOLVE] else 1)
+        bound *= (len(reachable_lost(chain, j)) + 1) * 2 * (row[R_ACTIONS] + 1) * PHASES * (4 if row[R_HAS_RESOLVE] else 1)
     for group in chain.tie_groups:
         bound *= math.factorial(len(group))
     return bound
+
+
+def reachable_lost(chain: TssChain, target: int) -> set[tuple[int, int, int]]:
+    """The lost points (stun, wound, mortal) member ``target`` can have while in the fight. Only
+    attacks take points, and an attack adds one of its law's (stun, wound, mortal) to what the
+    target has lost, so these are among the sums of at most (its foes' attacks in max_rounds rounds)
+    of the points any attack on it can deal, each below its track (reaching one takes it out): far
+    fewer than every combination of points on the three tracks."""
+    dealt: set[tuple[int, int, int]] = set()
+    attackers: set[int] = set()
+    for (i, j, *_), law in chain.attack_laws.items():
+        if j == target:
+            dealt.update(done for done, _ in law)
+            attackers.add(i)
+    rows = chain.rows
+    most = chain.max_rounds * sum(rows[i][R_ACTIONS] * (2 if rows[i][R_HAS_SECOND] else 1) for i in attackers)
+    tracks = chain.tracks[target]
+    reached = {(0, 0, 0)}
+    frontier = reached
+    for _ in range(most):
+        following = set()
+        for lost in frontier:
+            for step in dealt:
+                after = (lost[0] + step[0], lost[1] + step[1], lost[2] + step[2])
+                if after[0] < tracks[0] and after[1] < tracks[1] and after[2] < tracks[2] and after not in reached:
+                    following.add(after)
+        if not following:
+            break
+        reached |= following
+        frontier = following
+    return reached
