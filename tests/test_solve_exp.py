@@ -97,6 +97,20 @@ def test_the_legal_actions_and_observations_are_the_engines():
     assert any(len(chain.legal(s, 1, 2)) == 3 for s in walk.live[1].tolist())  # both raiders standing: a choice
 
 
+def test_auto_is_exact_up_to_its_bound_of_state_unit_pairs():
+    """``auto`` takes exact fractions up to 2,000 states or 80,000 (state, unit) pairs in the bound,
+    float64 beyond (exp_bob_too's 1,779,400 pairs would take hours in fractions)."""
+    from combatsim.solve.exp import EXACT_DECISIONS, EXACT_STATES
+
+    big = raiders(unit_limit=3, brute_hit_points=30)
+    chain = decision_chain(big)
+    assert chain.chain.state_bound() > EXACT_STATES and chain.state_bound <= EXACT_DECISIONS and chain.exact
+    longer = decision_chain(raiders(unit_limit=30, brute_hit_points=30))
+    assert longer.state_bound > EXACT_DECISIONS and not longer.exact
+    assert decision_chain(longer.scenario, method="exact").exact
+    assert not decision_chain(bob()).exact
+
+
 def test_a_unit_law_shared_by_states_gives_each_state_its_own_step():
     """A unit's law is worked out once per hit points and aims and moved to each state's shots: every
     row met equals ``unit_of_fire`` run on that very state, exactly (limited and unlimited weapons,

@@ -128,7 +128,8 @@ class Rows:
     def as_arrays(self) -> tuple:
         if self.arrays is None:
             starts = np.frombuffer(self.moved_start, dtype=np.int64) if len(self.moved_start) else np.zeros(0, np.int64)
-            sizes = np.diff(np.r_[starts, len(self.moved_to)])
+            self.starts = np.r_[starts, len(self.moved_to)]
+            sizes = np.diff(self.starts)
             moved_p = np.array(self.moved_p, dtype=object) if self.exact else _numpy(self.moved_p, np.float64)
             ended_p = np.array(self.ended_p, dtype=object) if self.exact else _numpy(self.ended_p, np.float64)
             self.arrays = (np.repeat(np.arange(len(starts), dtype=np.int64), sizes),
@@ -142,10 +143,27 @@ class Rows:
         signs = np.array([reward(code, side) for code in range(4)], dtype=np.int64)[ended_code]
         return segment_sum(ended_row, ended_p * signs if len(signs) else ended_p, len(self.index), self.exact)
 
-    def expected(self, values: np.ndarray) -> np.ndarray:
-        """Per row: the expected next value, ``values`` indexed by state (0 past the known ones)."""
+    def expected(self, values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per row (of ``rows``, default all): the expected next value, ``values`` indexed by state
+        (0 past the known ones)."""
         moved_row, moved_to, moved_p, *_ = self.as_arrays()
-        return segment_sum(moved_row, moved_p * values[moved_to], len(self.index), self.exact)
+        if rows is None:
+            return segment_sum(moved_row, moved_p * values[moved_to], len(self.index), self.exact)
+        entries, owner = self.entries(rows)
+        return segment_sum(owner, moved_p[entries] * values[moved_to[entries]], len(rows), self.exact)
+
+    def entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The moved entries of ``rows`` (indices into ``as_arrays``' moved arrays), and for each
+        entry its row's place in ``rows``: a step touches only the rows its states can take."""
+        self.as_arrays()
+        counts = self.starts[rows + 1] - self.starts[rows]
+        return ragged_index(self.starts[rows], counts), np.repeat(np.arange(len(rows)), counts)
+
+
+def ragged_index(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The indices starts[0] .. starts[0] + counts[0] - 1, then starts[1] .., one after another."""
+    offsets = np.cumsum(counts) - counts
+    return np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
 
 
 def _numpy(values: array, dtype) -> np.ndarray:
@@ -306,9 +324,7 @@ class _Ragged:
             self.values = np.concatenate([self.values, np.array(self._items, dtype=np.int64).reshape(shape)])
             self._items, self._counts = [], []
         counts = self.counts[rows]
-        offsets = np.cumsum(counts) - counts
-        index = np.repeat(self.starts[rows] - offsets, counts) + np.arange(int(counts.sum()))
-        return self.values[index], counts
+        return self.values[ragged_index(self.starts[rows], counts)], counts
 
 
 def _product(choices: list[tuple[int, ...]]):
@@ -374,7 +390,8 @@ def best_response_values(walk: Walk, member: int, progress: Progress) -> tuple[l
     for t in reversed(range(chain.horizon)):
         progress(f"values before step {t + 1}")
         options = walk.options[t]
-        q = (ended_value + rows.expected(values))[options.row]
+        needed, place = np.unique(options.row, return_inverse=True)
+        q = (ended_value[needed] + rows.expected(values, needed))[place.ravel()]
         starts = group_starts(options.state)
         best = np.maximum.reduceat(q, starts) if len(q) else q
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(q)]))
@@ -392,7 +409,7 @@ def play(walk: Walk, option_weights: list[np.ndarray], progress: Progress) -> tu
     step], P(unfinished), {length in steps: P(ends there)})."""
     chain = walk.chain
     rows = walk.rows
-    moved_row, moved_to, moved_p, ended_row, ended_code, ended_p = rows.as_arrays()
+    _, moved_to, moved_p, ended_row, ended_code, ended_p = rows.as_arrays()
     weights = zeros(walk.states, chain.exact)
     for state, p in chain.initial():
         weights[state] += p
@@ -406,7 +423,9 @@ def play(walk: Walk, option_weights: list[np.ndarray], progress: Progress) -> tu
         ended = segment_sum(ended_code, ended_p * row_weight[ended_row], 4, chain.exact)
         ends = ends + ended
         lengths[t + 1] = ended.sum()
-        weights = segment_sum(moved_to, moved_p * row_weight[moved_row], walk.states, chain.exact)
+        needed = np.unique(options.row)
+        entries, owner = rows.entries(needed)
+        weights = segment_sum(moved_to[entries], moved_p[entries] * row_weight[needed][owner], walk.states, chain.exact)
     unfinished = weights.sum()
     lengths[chain.horizon] = lengths.get(chain.horizon, 0) + unfinished
     return ends, unfinished, lengths
