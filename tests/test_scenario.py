@@ -21,6 +21,7 @@ from combatsim.scenario import (
     example_path,
     load,
     parse_value,
+    resolve,
     schema,
     walk,
     wilson_interval,
@@ -259,6 +260,16 @@ def test_example_names_resolve_where_a_path_is_expected(capsys):
     assert "examples: d100_duel, exp_bob_too, tss_alex_vs_thug" in capsys.readouterr().err
     assert cli_main(["fight", "d100_duel", "-n", "300", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["scenario"] == "d100 duel: veteran against guard"
+
+
+def test_a_name_with_a_line_break_is_quoted_in_a_one_line_error(tmp_path):
+    for name, expected in (("a\r\nFAKE", "no such scenario file or example"),
+                           (f"{tmp_path}/x\nforged", "no such scenario file")):
+        with pytest.raises(ScenarioError) as refused:
+            path, label = resolve(name)
+            load(path, label=label)
+        assert "\n" not in str(refused.value) and "\r" not in str(refused.value)
+        assert str(refused.value).startswith(repr(name)[:10]) and expected in str(refused.value)
 
 
 def test_ambiguous_example_prefix(monkeypatch, tmp_path):

@@ -138,9 +138,15 @@ def parse_document(text: str, file: str) -> dict:
 TOO_MANY_DIGITS = "an integer has more than 4300 digits; every field's range is far smaller"
 
 
+def _shown(name: str) -> str:
+    """A file or example name as an error starts with it: as given, unless it is long or holds a
+    line break or another unprintable character, which would forge lines of the message."""
+    return name if len(name) <= 200 and printable(name) else brief(name)
+
+
 def read_document(path: str | Path, label: str | None = None) -> tuple[dict, str]:
     """A scenario file's TOML document, its size and shape checked before parsing."""
-    file = brief(label or str(path)) if len(label or str(path)) > 200 else label or str(path)
+    file = _shown(label or str(path))
     source = Path(path)
     try:
         if not source.is_file():
@@ -284,8 +290,8 @@ def example_path(name: str) -> Path:
     if len(matches) == 1:
         return EXAMPLES_DIR / f"{matches[0]}.toml"
     if matches:
-        raise ScenarioError(f"{name}: ambiguous example name; it starts {', '.join(matches)}")
-    raise ScenarioError(f"{name}: no such scenario file or example; examples: {', '.join(names)}")
+        raise ScenarioError(f"{_shown(name)}: ambiguous example name; it starts {', '.join(matches)}")
+    raise ScenarioError(f"{_shown(name)}: no such scenario file or example; examples: {', '.join(names)}")
 
 
 def resolve(name_or_path: str) -> tuple[Path, str]:
