@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -115,6 +116,31 @@ def test_a_policy_with_wrong_actions_is_refused():
 def test_too_many_states_is_refused_before_any_work():
     with pytest.raises(TooManyStates, match=r"up to 38,416 states, over the limit of 100"):
         best_response(example("d100_duel"), "Veteran", max_states=100)
+
+
+@pytest.fixture
+def little_free_memory(monkeypatch):
+    """A machine with 1 MB free when the walk begins (the walk's own arrays take more)."""
+    import signal
+
+    from combatsim.solve import induction
+
+    handler = signal.getsignal(signal.SIGINT)
+    monkeypatch.setattr(induction, "_available_bytes", lambda: 2**20)
+    yield
+    assert signal.getsignal(signal.SIGINT) is handler  # the walk's Ctrl-C handler is gone
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory watch reads Linux's /proc")
+def test_a_walk_stops_before_it_takes_the_memory_free(little_free_memory, capsys):
+    from combatsim.solve.induction import TooMuchMemory
+
+    with pytest.raises(TooMuchMemory, match=r"^memory: the solve holds .* GB after [\d,]+ states, 80% of the 0\.0 GB "
+                                            r"free when it began; solve fewer rounds \(--set options.max_rounds=N\)"):
+        best_response(example("tss_alex_vs_thug", ["options.max_rounds=1"]), "Alex")
+    assert cli_main(["solve", "tss_alex_vs_thug", "--set", "options.max_rounds=1", "--agent", "Alex"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("combatsim: error: memory: the solve holds") and err.count("\n") == 1
 
 
 def test_an_unknown_agent_is_one_line():

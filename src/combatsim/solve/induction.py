@@ -13,6 +13,7 @@ runs both.
 from __future__ import annotations
 
 import math
+import os
 import signal
 from array import array
 import sys
@@ -24,11 +25,21 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.engine import DRAW, UNFINISHED
-from combatsim.fight_odds.chain import UNIT_ROUNDOFF, check_states
+from combatsim.fight_odds.chain import UNIT_ROUNDOFF, TooManyStates, check_states
 from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
 
 #: float64: actions within this much of the best are ties, resolved by the lowest action number.
 TIE = 1e-12
+
+
+#: A walk stops before its process holds more than what it held at the start plus this share of
+#: the memory the machine had free then: a chain near its state bound can need tens of gigabytes,
+#: and the bound, a count of states, cannot tell how many a fight really reaches.
+MEMORY_SHARE = 0.8
+
+
+class TooMuchMemory(TooManyStates):
+    """A solve stopped because its chain was about to take more memory than the machine had free."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -223,7 +234,7 @@ class Walk:
         self.peak = 0
         live = np.array(sorted({state for state, _ in chain.initial()}), dtype=np.int64)
         functions = {c: f for c, f in fixed.items() if f != SCRIPTED}
-        interrupted = _catch_interrupt()
+        interrupted = _Watch(chain.state_count)
         try:
             for t in range(chain.horizon):
                 if interrupted():
@@ -357,8 +368,52 @@ class _InterruptFlag:
             signal.signal(signal.SIGINT, self.previous)
 
 
-def _catch_interrupt() -> _InterruptFlag:
-    return _InterruptFlag()
+class _Watch(_InterruptFlag):
+    """Ctrl-C, and the memory the walk holds: called every few hundred states, it raises
+    :class:`TooMuchMemory` once the process holds more than it did at the start plus
+    ``MEMORY_SHARE`` of the memory then free (on Linux; where /proc is missing it only watches
+    Ctrl-C)."""
+
+    def __init__(self, states: Callable[[], int]) -> None:
+        super().__init__()
+        self.states = states
+        start, free = _resident_bytes(), _available_bytes()
+        self.free = free
+        self.limit = None if start is None or free is None else start + MEMORY_SHARE * free
+
+    def __call__(self) -> bool:
+        if self.limit is not None:
+            held = _resident_bytes()
+            if held is not None and held > self.limit:
+                self.restore()
+                gigabytes = 2**30
+                raise TooMuchMemory(
+                    f"memory: the solve holds {held / gigabytes:.1f} GB after {self.states():,} states, "
+                    f"{MEMORY_SHARE:.0%} of the {self.free / gigabytes:.1f} GB free when it began; solve fewer "
+                    f"rounds (--set options.max_rounds=N) or estimate the odds by simulation with "
+                    f"combatsim fight --target-error")
+        return self.hit
+
+
+def _resident_bytes() -> int | None:
+    """The process's resident memory (Linux), or None."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def _available_bytes() -> int | None:
+    """The memory the machine can give without swapping (Linux's MemAvailable), or None."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def float_error_bound(steps: int, widest: int) -> float:
