@@ -121,7 +121,7 @@ def test_a_unit_law_shared_by_states_gives_each_state_its_own_step():
     chain = decision_chain(scenario, method="exact")
     walk = Walk(chain, (0, 2), {}, 10**6, Progress("", False))
     checked = 0
-    for (_kind, state, decisions), row in walk.rows.index.items():
+    for _kind, state, decisions in walk.rows.index:
         hit_points, shots = chain._states.values[state]
         aims = [chain._aim(a, hit_points, shots, d) for a, d in enumerate(decisions)]
         direct, _ = unit_of_fire(hit_points, shots, aims, Fraction(1))

@@ -79,7 +79,7 @@ def test_each_row_is_the_same_worked_out_afresh(name, overrides):
     chain = decision_chain(example(name, overrides), method="float64")  # the same operations: equal floats
     walk = Walk(chain, (0, 1), {}, 10**7, Progress("", False))
     rows = walk.rows
-    starts = list(rows.moved_start) + [len(rows.moved_to)]
+    starts = [*rows.moved_start, len(rows.moved_to)]
     kept = [(key, rows.moved_to[starts[r]:starts[r + 1]], rows.moved_p[starts[r]:starts[r + 1]])
             for key, r in rows.index.items()]
     ts = {kind: t for t in reversed(range(chain.horizon)) for kind in [chain.step_kind(t)]}

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 import os
 import signal
-from array import array
 import sys
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
