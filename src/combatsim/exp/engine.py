@@ -141,9 +141,11 @@ KERNEL_RULES = ("to_hit_roll", "is_hit", "fire_unit", "joint_faces", "fire_joint
 #: The constants the compiled attack kernels read too.
 KERNEL_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
 
-NUMBA_INLINE = ("to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "joint_word_tally", "can_fire", "member_view", "fight_outcome",
-                "write_views", "play_units", "start_fight", "config_size", "dice_threshold_field",
-                "target_threshold_field", "slot_row")
+NUMBA_INLINE = (
+    "to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "joint_word_tally", "can_fire",
+    "member_view", "fight_outcome", "write_views", "play_units", "start_fight", "config_size",
+    "dice_threshold_field", "target_threshold_field", "slot_row",
+)
 #: The loops over envs and fights, which never allocate: compiled without Numba's runtime, the
 #: arrays handed to the helpers inlined in them are not reference counted for every env or fight.
 NUMBA_NO_RUNTIME = ("_reset_envs", "_step_envs", "play_fights")

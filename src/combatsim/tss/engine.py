@@ -188,7 +188,10 @@ NUMBA_INLINE = ("take_actions", "write_views", "save_stream", "write_member", "c
                 "tier_value", "tier_column", "magic_of", "magic_quotient", "tally", "pass_counts")
 #: Helpers that never allocate, compiled without Numba's runtime: arrays passed to them are not
 #: reference counted on every call.
-NUMBA_NO_RUNTIME = ("attack", "two_weapon_attack", "begin_round", "_reset_envs", "_step_envs", "play_fights", "die_pass", "joint_pass")
+NUMBA_NO_RUNTIME = (
+    "attack", "two_weapon_attack", "begin_round", "_reset_envs", "_step_envs", "play_fights", "die_pass",
+    "joint_pass",
+)
 
 
 def tier_of(control, total, amazing, good, ordinary):
