@@ -120,18 +120,31 @@ def test_too_many_states_is_refused_before_any_work():
 
 @pytest.fixture
 def little_free_memory(monkeypatch):
-    """A machine with 1 MB free when the walk begins (the walk's own arrays take more)."""
+    """A machine with 1 MB free when the walk begins, and a process that holds 1 MB more at every
+    later reading (a real walk's growth depends on what earlier tests left for it to reuse)."""
     import signal
 
     from combatsim.solve import induction
 
     handler = signal.getsignal(signal.SIGINT)
+    readings = iter(range(2**30, 2**40, 2**20))
+    monkeypatch.setattr(induction, "_resident_bytes", lambda: next(readings))
     monkeypatch.setattr(induction, "_available_bytes", lambda: 2**20)
     yield
     assert signal.getsignal(signal.SIGINT) is handler  # the walk's Ctrl-C handler is gone
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory watch reads Linux's /proc")
+def test_the_memory_watch_reads_this_process_and_this_machine():
+    from combatsim.solve.induction import _available_bytes, _resident_bytes
+
+    held, free = _resident_bytes(), _available_bytes()
+    assert 2**20 < held < 2**40 and 0 < free < 2**50
+    grown = b"\x01" * (64 * 2**20)  # written, so its pages are resident
+    assert _resident_bytes() >= held + 60 * 2**20
+    del grown
+
+
 def test_a_walk_stops_before_it_takes_the_memory_free(little_free_memory, capsys):
     from combatsim.solve.induction import TooMuchMemory
 
