@@ -7,6 +7,9 @@ import math
 
 import numpy as np
 
+from combatsim.game import scenario_game
+from combatsim.policies import play_fights
+from combatsim.solve import load_policy
 from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
 
 
@@ -51,3 +54,17 @@ def within_five_sigma(rewards: list[float], value: float) -> bool:
     """Whether the rewards' mean is ``value`` within 5 standard errors."""
     mean, spread = float(np.mean(rewards)), float(np.std(rewards)) / math.sqrt(len(rewards))
     return abs(mean - value) <= 5 * spread + 1e-9
+
+
+def agrees(p, count: int, n: int) -> None:
+    """Assert that ``count`` of ``n`` fights is probability ``p`` within 5 standard errors."""
+    p = float(p)
+    sigma = math.sqrt(max(p * (1 - p), 1e-12) / n)
+    assert abs(count / n - p) <= 5 * sigma + 1e-9, (count / n, p, sigma)
+
+
+def saved_policy_fights(scenario, member: str, solved, n: int, path, backend: str):
+    """``n`` fights (seed 5) with ``member`` playing ``solved.policy`` saved to ``path`` and loaded
+    back, from observations alone; everyone else scripted."""
+    solved.policy.save(path)
+    return play_fights(scenario_game(scenario), n, 5, {member: load_policy(path)}, backend=backend)

@@ -15,8 +15,8 @@ from combatsim.fight_odds import TooManyStates, fight_odds
 from combatsim.game import scenario_game
 from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
-from combatsim.solve import PolicyError, best_response, decision_chain, evaluate, load_policy
-from tests._solving import brute_force_best, env_rewards, within_five_sigma
+from combatsim.solve import PolicyError, best_response, decision_chain, evaluate
+from tests._solving import agrees, brute_force_best, env_rewards, saved_policy_fights, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -161,24 +161,16 @@ def test_an_unknown_agent_is_one_line():
         best_response(example("d100_duel", SHORT), "Nobody")
 
 
-def _agree(value, wins: int, n: int) -> None:
-    p = float(value)
-    assert abs(wins / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (p, wins / n)
-
-
 @pytest.mark.parametrize(("n", "overrides"), [
     pytest.param(100_000, ["options.max_rounds=4"], id="1e5"),
     pytest.param(1_000_000, [], id="1e6", marks=[pytest.mark.slow, million_fights])])
 def test_the_solved_policy_plays_its_value_in_fights(n, overrides, tmp_path):
     scenario = example("d100_duel", overrides)
     solved = best_response(scenario, "Veteran")
-    path = tmp_path / "veteran.npz"
-    solved.policy.save(path)
-    game = scenario_game(scenario)
-    results = play_fights(game, n, 5, {"Veteran": load_policy(path)}, backend="numba")
-    _agree(solved.value.win, results.wins[0], n)
-    _agree(solved.value.loss, results.wins[1], n)
-    _agree(solved.value.draw, results.draws, n)
+    results = saved_policy_fights(scenario, "Veteran", solved, n, tmp_path / "veteran.npz", "numba")
+    agrees(solved.value.win, results.wins[0], n)
+    agrees(solved.value.loss, results.wins[1], n)
+    agrees(solved.value.draw, results.draws, n)
 
 
 def test_a_saved_policy_plays_in_the_environment():
@@ -265,9 +257,9 @@ def test_the_equilibrium_policies_play_their_value_in_fights(two_rounds_game):
     game = two_rounds_game
     n = 100_000
     results = play_fights(scenario_game(example("d100_duel", TWO_ROUNDS)), n, 9, game.policies, backend="numba")
-    _agree(game.outcome.win, results.wins[0], n)
-    _agree(game.outcome.loss, results.wins[1], n)
-    _agree(game.outcome.unfinished, results.unfinished, n)
+    agrees(game.outcome.win, results.wins[0], n)
+    agrees(game.outcome.loss, results.wins[1], n)
+    agrees(game.outcome.unfinished, results.unfinished, n)
 
 
 def test_the_equilibrium_policy_is_not_exploitable_and_constant_ones_are(two_rounds_game):
@@ -335,8 +327,8 @@ def test_a_mixed_policy_draws_from_the_policy_die_and_plays_its_exact_value():
     game = scenario_game(scenario)
     n = 100_000
     results = play_fights(game, n, 4, {"Veteran": mixed}, backend="numba", outcomes=True)
-    _agree(exact.win, results.wins[0], n)
-    _agree(exact.loss, results.wins[1], n)
+    agrees(exact.win, results.wins[0], n)
+    agrees(exact.loss, results.wins[1], n)
     again = play_fights(game, 2000, 4, {"Veteran": mixed}, backend="python", outcomes=True)
     np.testing.assert_array_equal(again.outcome, results.outcome[:2000])
 
@@ -391,8 +383,8 @@ def test_the_equilibrium_policies_play_their_value_in_a_million_fights():
     game_value = equilibrium("d100_duel", "Veteran,Guard")
     n = 1_000_000
     results = play_fights(scenario_game("d100_duel"), n, 9, game_value.policies, backend="numba")
-    _agree(game_value.outcome.win, results.wins[0], n)
-    _agree(game_value.outcome.loss, results.wins[1], n)
+    agrees(game_value.outcome.win, results.wins[0], n)
+    agrees(game_value.outcome.loss, results.wins[1], n)
 
 
 def test_ctrl_c_stops_a_solve_in_one_line():

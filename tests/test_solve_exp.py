@@ -16,7 +16,7 @@ from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
 from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
 from combatsim.solve.induction import Progress, Walk
-from tests._solving import brute_force_best, env_rewards, within_five_sigma
+from tests._solving import agrees, brute_force_best, env_rewards, saved_policy_fights, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -60,12 +60,6 @@ def always(action: int):
 
     policy.__qualname__ = f"always_{action}"
     return policy
-
-
-def _agree(p, count: int, n: int) -> None:
-    p = float(p)
-    sigma = math.sqrt(max(p * (1 - p), 1e-12) / n)
-    assert abs(count / n - p) <= 5 * sigma + 1e-12, (count / n, p, sigma)
 
 
 # --- the chain ----------------------------------------------------------------------------------------
@@ -172,12 +166,10 @@ def test_the_equilibrium_value_lies_between_the_best_responses():
 def test_the_solved_policy_plays_its_value_in_fights(n, tmp_path):
     scenario = raiders(unit_limit=6)
     solved = best_response(scenario, "Brute")
-    path = tmp_path / "brute.npz"
-    solved.policy.save(path)
-    results = play_fights(scenario_game(scenario), n, 5, {"Brute": load_policy(path)}, backend="cython")
-    _agree(solved.value.win, results.wins[1], n)
-    _agree(solved.value.loss, results.wins[0], n)
-    _agree(solved.value.unfinished, results.unfinished, n)
+    results = saved_policy_fights(scenario, "Brute", solved, n, tmp_path / "brute.npz", "cython")
+    agrees(solved.value.win, results.wins[1], n)
+    agrees(solved.value.loss, results.wins[0], n)
+    agrees(solved.value.unfinished, results.unfinished, n)
 
 
 def mixed_brute(scenario):
@@ -201,8 +193,8 @@ def test_a_mixed_policy_draws_from_the_fight_and_plays_its_exact_value():
     game = scenario_game(scenario)
     n = 100_000
     results = play_fights(game, n, 4, {"Brute": mixed}, backend="cython", outcomes=True, threads=2, chunk=4096)
-    _agree(exact.win, results.wins[1], n)
-    _agree(exact.loss, results.wins[0], n)
+    agrees(exact.win, results.wins[1], n)
+    agrees(exact.loss, results.wins[0], n)
     again = play_fights(game, 2000, 4, {"Brute": mixed}, backend="python", outcomes=True, chunk=333)
     np.testing.assert_array_equal(again.outcome, results.outcome[:2000])
 
@@ -295,8 +287,8 @@ def test_a_mixed_equilibrium_plays_its_value_in_fights_and_an_environment_loop()
     assert all(policy.mixed for policy in result.policies.values())
     n = 400_000
     fights = play_fights(scenario_game(scenario), n, 9, result.policies, backend="cython")
-    _agree(result.outcome.win, fights.wins[0], n)
-    _agree(result.outcome.loss, fights.wins[1], n)
+    agrees(result.outcome.win, fights.wins[0], n)
+    agrees(result.outcome.loss, fights.wins[1], n)
     env = parallel_env(scenario, ["Blue Sniper", "Red Sniper"], backend="cython")
     rewards = []
     for episode in range(20_000):

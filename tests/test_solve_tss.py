@@ -15,10 +15,10 @@ from combatsim.fight_odds import fight_odds
 from combatsim.game import scenario_game
 from combatsim.policies import play_fights
 from combatsim.scenario import load, resolve
-from combatsim.solve import best_response, decision_chain, equilibrium, evaluate, load_policy
+from combatsim.solve import best_response, decision_chain, equilibrium, evaluate
 from combatsim.solve.chain import SCRIPTED
 from combatsim.solve.induction import Progress, Walk, chosen_weights, group_starts, play
-from tests._solving import env_rewards, within_five_sigma
+from tests._solving import agrees, env_rewards, saved_policy_fights, within_five_sigma
 
 million_fights = pytest.mark.skipif(
     "'slow' not in (config.getoption('markexpr') or '').replace('not slow', '')",
@@ -230,11 +230,6 @@ def test_resolve_physical_negated_steps_are_in_the_observation():
     assert abs(played.reward - solved.value.reward) <= 1e-12
 
 
-def _agree(value, wins: int, n: int) -> None:
-    p = float(value)
-    assert abs(wins / n - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (p, wins / n)
-
-
 @pytest.mark.parametrize("overrides", [pytest.param(BLADES, id="no tie"), pytest.param(TIED, id="tied")])
 @pytest.mark.parametrize("n", [pytest.param(100_000, id="1e5"),
                                pytest.param(1_000_000, id="1e6", marks=[pytest.mark.slow, million_fights])])
@@ -244,12 +239,10 @@ def test_the_solved_policy_plays_its_value_in_fights(n, overrides, tmp_path):
     scenario = example("tss_two_blades", overrides)
     solved = best_response(scenario, "Marksman", method="float64")
     assert solved.conflicts == 0 and solved.gain > 0
-    path = tmp_path / "marksman.npz"
-    solved.policy.save(path)
-    results = play_fights(scenario_game(scenario), n, 5, {"Marksman": load_policy(path)}, backend="numba")
-    _agree(solved.value.win, results.wins[1], n)
-    _agree(solved.value.loss, results.wins[0], n)
-    _agree(solved.value.unfinished, results.unfinished, n)
+    results = saved_policy_fights(scenario, "Marksman", solved, n, tmp_path / "marksman.npz", "numba")
+    agrees(solved.value.win, results.wins[1], n)
+    agrees(solved.value.loss, results.wins[0], n)
+    agrees(solved.value.unfinished, results.unfinished, n)
 
 
 def test_a_saved_policy_plays_in_the_environment():
@@ -290,8 +283,8 @@ def test_the_equilibrium_policies_play_their_value_in_fights(blades_game):
     n = 100_000
     results = play_fights(scenario_game(example("tss_two_blades", BLADES)), n, 9, blades_game.policies,
                           backend="numba")
-    _agree(blades_game.outcome.win, results.wins[0], n)
-    _agree(blades_game.outcome.loss, results.wins[1], n)
+    agrees(blades_game.outcome.win, results.wins[0], n)
+    agrees(blades_game.outcome.loss, results.wins[1], n)
 
 
 #: A two-round duel whose equilibrium is mixed: some phases' matrix games have no saddle point
@@ -342,9 +335,9 @@ def test_no_constant_policy_gains_against_a_mixed_equilibrium(mixed_game):
 def test_mixed_equilibrium_policies_play_their_value_in_fights(mixed_game, n):
     """Each mixed choice draws from the fight's own stream: the fights give the value."""
     results = play_fights(scenario_game(mixed_duel()), n, 13, mixed_game.policies, backend="numba")
-    _agree(mixed_game.outcome.win, results.wins[0], n)
-    _agree(mixed_game.outcome.loss, results.wins[1], n)
-    _agree(mixed_game.outcome.unfinished, results.unfinished, n)
+    agrees(mixed_game.outcome.win, results.wins[0], n)
+    agrees(mixed_game.outcome.loss, results.wins[1], n)
+    agrees(mixed_game.outcome.unfinished, results.unfinished, n)
 
 
 def test_cli_solve_json_out_and_fight(capsys, tmp_path):
