@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 from combatsim.registry import BACKENDS, KERNELS, available_backends, get_kernel
+
+# A suite started in the background by a shell without job control (`nohup pytest &`) inherits
+# SIGINT ignored, and so would every command its Ctrl-C tests start: Python installs its
+# KeyboardInterrupt handler only where SIGINT is not ignored. Give this process Python's handler;
+# the commands it starts then begin with SIGINT at its default, as from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # JIT compilation makes the first example slow; CI runs fewer examples than a local deep run.
 settings.register_profile(
