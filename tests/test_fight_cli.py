@@ -241,7 +241,8 @@ def test_absurd_fight_count_refused(capsys):
 
 
 def test_paired_difference_by_hand():
-    from combatsim.fights import Z95, paired_difference
+    from combatsim.fight_summary import Z95
+    from combatsim.fights import paired_difference
 
     baseline = np.array([0, 0, 1, -1, 0, 1], dtype=np.int8)
     variant = np.array([0, 1, 1, 0, 0, 1], dtype=np.int8)
@@ -278,7 +279,8 @@ def test_compare_runs_both_scenarios_on_the_same_fights(capsys):
 
 
 def test_compare_outcome_by_outcome_against_the_api(capsys):
-    from combatsim.fights import WINNER_DRAW, WINNER_UNFINISHED, paired_difference
+    from combatsim.fight_summary import WINNER_DRAW, WINNER_UNFINISHED
+    from combatsim.fights import paired_difference
     from combatsim.scenario import example_path, load
 
     change = "sides[1].members[0].armour_rating=650"
@@ -328,7 +330,7 @@ def test_compare_limits(capsys, monkeypatch, argv, message):
 
 def test_compare_interrupted_reports_the_fights_both_runs_finished(capsys, monkeypatch):
     from combatsim import fights
-    from combatsim.fights import FightSummary
+    from combatsim.fight_summary import FightSummary
 
     winners = iter([np.array([0, 1, 0, 0, -1, 1], dtype=np.int8), np.array([1, 1, 0, 0], dtype=np.int8)])
 

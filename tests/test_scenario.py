@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from combatsim.cli import main as cli_main
+from combatsim.fight_summary import wilson_interval
 from combatsim.scenario import (
     EXAMPLES_DIR,
     MAX_FILE_BYTES,
@@ -23,9 +24,8 @@ from combatsim.scenario import (
     parse_value,
     resolve,
     schema,
-    walk,
-    wilson_interval,
 )
+from combatsim.scenario_fields import walk
 
 
 def write(tmp_path, text: str, name: str = "s.toml"):

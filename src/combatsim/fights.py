@@ -27,15 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from combatsim.engine import ENGINE_BACKENDS
-
-# The summary and its helpers live below the rulesets, which build on them; they are named here
-# too, where fight code has always imported them from.
-from combatsim.fight_summary import NO_WINNER_OUTCOMES, Z95, FightSummary, wilson_interval
-from combatsim.fight_summary import WINNER_DRAW as WINNER_DRAW
-from combatsim.fight_summary import WINNER_UNFINISHED as WINNER_UNFINISHED
-from combatsim.fight_summary import engine_outcomes as engine_outcomes
-from combatsim.fight_summary import kernel_summary as kernel_summary
-from combatsim.fight_summary import standing_by_side as standing_by_side
+from combatsim.fight_summary import (
+    NO_WINNER_OUTCOMES,
+    Z95,
+    FightSummary,
+    engine_outcomes,
+    standing_by_side,
+    wilson_interval,
+)
 from combatsim.progress import ProgressLine
 from combatsim.runner import observe, run_line, with_executor
 from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate
@@ -179,12 +178,7 @@ def run_fight_command(args: argparse.Namespace) -> int:
     module = ruleset_module(scenario.ruleset)
 
     def precise_enough(done: int, totals) -> bool:
-        wins, _ = module.wins(scenario.spec, totals)
-        return all(
-            max(w / done - lo, hi - w / done) <= args.target_error
-            for w in wins
-            for lo, hi in [wilson_interval(w, done)]
-        )
+        return widest_error(module.wins(scenario.spec, totals)[0], done) <= args.target_error
 
     by_outcome = plot_path is not None and args.n <= MAX_OUTCOME_FIGHTS
     if args.policies:

@@ -18,18 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from combatsim.fight_summary import wilson_interval as wilson_interval
 from combatsim.registry import RULESETS
-
-# The field tables live below the rulesets' scenario modules, which build on them; they are
-# named here too, where scenario code has always imported them from.
-from combatsim.scenario_fields import MAX_MEMBERS_PER_SIDE as MAX_MEMBERS_PER_SIDE
-from combatsim.scenario_fields import MEMBER_NAME as MEMBER_NAME
-from combatsim.scenario_fields import REQUIRED as REQUIRED
-from combatsim.scenario_fields import Field, Reader, ScenarioError, printable
-from combatsim.scenario_fields import call as call
-from combatsim.scenario_fields import read_sides as read_sides
-from combatsim.scenario_fields import walk as walk
+from combatsim.scenario_fields import MEMBER_NAME, Field, Reader, ScenarioError, printable
 from combatsim.validation import brief
 
 MAX_FILE_BYTES = 1 << 20
@@ -41,8 +31,6 @@ MAX_NESTING = 16
 MAX_KEY_PARTS = 8
 #: Key/value pairs and table headers in one file: 2 sides of 64 members hold about 3,000.
 MAX_KEYS = 20_000
-
-
 
 
 # --- the raw text, before tomllib ----------------------------------------------------------------
@@ -84,8 +72,6 @@ def check_toml_shape(text: str, where: str) -> None:
             dots = 0
             if keys > MAX_KEYS:
                 raise ScenarioError(f"{where}: more than {MAX_KEYS:,} keys; a scenario is a short TOML file")
-
-
 
 
 # --- the top level, shared by every ruleset -------------------------------------------------------

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 
 from combatsim.registry import RULESETS
-from combatsim.scenario import example_names, example_path, ruleset_module, schema, walk
+from combatsim.scenario import example_names, example_path, ruleset_module, schema
+from combatsim.scenario_fields import walk
 
 #: What a win is in each ruleset, as the fight kernels count it.
 WIN_MEANING = {

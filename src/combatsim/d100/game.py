@@ -7,4 +7,3 @@ API needs nothing from this module; this is its name for scenarios and environme
 from __future__ import annotations
 
 from combatsim.d100.api import game as game
-from combatsim.d100.api import observation_names as observation_names

@@ -80,7 +80,7 @@ def _toml(value: object) -> str:
 def field_help(ruleset: str, path: str) -> str:
     """The field's description from the ruleset's field table (``sides[0].members[1].x`` ->
     ``sides[S].members[M].x``), for the chart's axis; the path itself when none is found."""
-    from combatsim.scenario import walk
+    from combatsim.scenario_fields import walk
 
     pattern = re.sub(r"^sides\[\d+\]", "sides[S]", path)
     pattern = re.sub(r"\[\d+\]", "[M]", pattern)

@@ -10,9 +10,7 @@ import numpy as np
 
 from combatsim.engine import Game
 from combatsim.tss import engine
-from combatsim.tss.api import action_names as action_names
 from combatsim.tss.api import game as game
-from combatsim.tss.api import observation_names as observation_names
 
 
 def taken_actions(g: Game, state: np.ndarray) -> np.ndarray:
