@@ -25,7 +25,7 @@ from combatsim.rl.fight_vector import FightVectorEnv
 VECTOR_ENVS = 1024
 #: The action every env's agent plays: the first attack of each example's ruleset.
 ATTACK = 1
-_cache: dict = {}
+_envs: dict = {}
 
 
 def env_backends(ruleset: str) -> tuple[str, ...]:
@@ -39,31 +39,26 @@ def env_backends(ruleset: str) -> tuple[str, ...]:
     return ("numba", "cython")
 
 
-def _vector(ruleset: str, backend: str, mode: AutoresetMode = AutoresetMode.SAME_STEP) -> FightVectorEnv:
-    key = ("vector", ruleset, backend, mode)
-    if key not in _cache:
-        _, example, agent = EXAMPLE_ENVS[ruleset]
-        env = FightVectorEnv(VECTOR_ENVS, scenario=example, agent=agent, backend=backend, autoreset_mode=mode)
-        env.reset(seed=1)
-        _cache[key] = env
-    return _cache[key]
+def cached(key: object, make) -> object:
+    """The env ``make()`` builds, once per ``key`` and reset with seed 1: each timing steps it on."""
+    if key not in _envs:
+        _envs[key] = make()
+        _envs[key].reset(seed=1)
+    return _envs[key]
 
 
 def vector_steps(ruleset: str, backend: str, n: int, mode: AutoresetMode = AutoresetMode.SAME_STEP) -> None:
-    env = _vector(ruleset, backend, mode)
+    _, example, agent = EXAMPLE_ENVS[ruleset]
+    env = cached(("vector", ruleset, backend, mode), lambda: FightVectorEnv(
+        VECTOR_ENVS, scenario=example, agent=agent, backend=backend, autoreset_mode=mode))
     actions = np.full(VECTOR_ENVS, ATTACK, dtype=np.int64)
     for _ in range(max(1, n // VECTOR_ENVS)):
         env.step(actions)
 
 
 def single_api(ruleset: str, backend: str, n: int) -> None:
-    key = ("api", ruleset, backend)
-    if key not in _cache:
-        _, example, agent = EXAMPLE_ENVS[ruleset]
-        env = FightEnv(example, agent, backend=backend)
-        env.reset(seed=1)
-        _cache[key] = env
-    env = _cache[key]
+    _, example, agent = EXAMPLE_ENVS[ruleset]
+    env = cached(("api", ruleset, backend), lambda: FightEnv(example, agent, backend=backend))
     for _ in range(n):
         _, _, terminated, truncated, _ = env.step(ATTACK)
         if terminated or truncated:
@@ -72,22 +67,15 @@ def single_api(ruleset: str, backend: str, n: int) -> None:
 
 def cartpole_vector(n: int) -> None:
     """Gymnasium's own numpy CartPole vector env, 1024 environments."""
-    if "cartpole" not in _cache:
-        env = gym.make_vec("CartPole-v1", num_envs=VECTOR_ENVS, vectorization_mode="vector_entry_point")
-        env.reset(seed=1)
-        _cache["cartpole"] = env
-    env = _cache["cartpole"]
+    env = cached("cartpole", lambda: gym.make_vec("CartPole-v1", num_envs=VECTOR_ENVS,
+                                                  vectorization_mode="vector_entry_point"))
     actions = np.zeros(VECTOR_ENVS, dtype=np.int64)
     for _ in range(max(1, n // VECTOR_ENVS)):
         env.step(actions)
 
 
 def cartpole_single(n: int) -> None:
-    if "cartpole1" not in _cache:
-        env = gym.make("CartPole-v1")
-        env.reset(seed=1)
-        _cache["cartpole1"] = env
-    env = _cache["cartpole1"]
+    env = cached("cartpole1", lambda: gym.make("CartPole-v1"))
     for _ in range(n):
         _, _, terminated, truncated, _ = env.step(0)
         if terminated or truncated:
@@ -97,14 +85,11 @@ def cartpole_single(n: int) -> None:
 CASES = []
 for _ruleset, _suffix in (("d100", ""), ("exp", ".exp"), ("tss", ".tss")):
     _backends = env_backends(_ruleset)
-    CASES += [
-        BenchCase(f"rl.vector_step{_suffix}", lambda b, n, t, r=_ruleset: vector_steps(r, b, n), cartpole_vector,
-                  compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
-                  backends=_backends, threads=(1,)),
-        BenchCase(f"rl.vector_step{_suffix}.next_step",
-                  lambda b, n, t, r=_ruleset: vector_steps(r, b, n, AutoresetMode.NEXT_STEP), cartpole_vector,
-                  compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS, numpy_items=VECTOR_ENVS * 50,
-                  backends=_backends, threads=(1,)),
-        BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n), cartpole_single,
-                  compiled_items=20_000, python_items=2_000, numpy_items=20_000, backends=_backends, threads=(1,)),
-    ]
+    for _mode, _mode_suffix in ((AutoresetMode.SAME_STEP, ""), (AutoresetMode.NEXT_STEP, ".next_step")):
+        CASES.append(BenchCase(f"rl.vector_step{_suffix}{_mode_suffix}",
+                               lambda b, n, t, r=_ruleset, m=_mode: vector_steps(r, b, n, m), cartpole_vector,
+                               compiled_items=VECTOR_ENVS * 200, python_items=VECTOR_ENVS,
+                               numpy_items=VECTOR_ENVS * 50, backends=_backends, threads=(1,)))
+    CASES.append(BenchCase(f"rl.single_step{_suffix}.api", lambda b, n, t, r=_ruleset: single_api(r, b, n),
+                           cartpole_single, compiled_items=20_000, python_items=2_000, numpy_items=20_000,
+                           backends=_backends, threads=(1,)))

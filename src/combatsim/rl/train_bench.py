@@ -12,37 +12,33 @@ from __future__ import annotations
 import numpy as np
 
 from combatsim.bench_case import BenchCase
-from combatsim.rl.bench import ATTACK, env_backends
+from combatsim.rl.bench import ATTACK, cached, env_backends
 from combatsim.rl.fight_vector import FightVectorEnv
 from combatsim.rl.sb3 import KernelVecEnv
 from combatsim.rl.vector_parallel import vector_parallel_env
 
 ENVS = 1024
 SCENARIO, AGENTS = "d100_duel", ("Veteran", "Guard")
-_cache: dict = {}
+#: SB3's reset takes no seed (seed() first), so its envs are built here rather than by ``cached``.
+_sb3_envs: dict = {}
 
 
 def parallel_steps(backend: str, n: int) -> None:
-    key = ("parallel", backend)
-    if key not in _cache:
-        env = vector_parallel_env(SCENARIO, list(AGENTS), num_envs=ENVS, backend=backend)
-        env.reset(seed=1)
-        _cache[key] = env
-    env = _cache[key]
+    env = cached(("parallel", backend),
+                 lambda: vector_parallel_env(SCENARIO, list(AGENTS), num_envs=ENVS, backend=backend))
     actions = np.full((ENVS, len(AGENTS)), ATTACK, dtype=np.int64)
     for _ in range(max(1, n // (ENVS * len(AGENTS)))):
         env.step(actions)
 
 
 def sb3_steps(backend: str, n: int) -> None:
-    key = ("sb3", backend)
-    if key not in _cache:
+    if backend not in _sb3_envs:
         env = KernelVecEnv(FightVectorEnv(ENVS, scenario=SCENARIO, agent=AGENTS[1], backend=backend,
                                            autoreset_mode="SameStep"))
         env.seed(1)
         env.reset()
-        _cache[key] = env
-    env = _cache[key]
+        _sb3_envs[backend] = env
+    env = _sb3_envs[backend]
     actions = np.full(ENVS, ATTACK, dtype=np.int64)
     for _ in range(max(1, n // ENVS)):
         env.step(actions)
