@@ -69,7 +69,6 @@ class KernelVecEnv:
         self.metadata = {"render_modes": []}
         self.reset_infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         self._seeds: list[int | None] = [None] * self.num_envs
-        self._options: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         self._actions: np.ndarray | None = None
 
     # ---- stepping ----
@@ -78,7 +77,6 @@ class KernelVecEnv:
         obs, infos = self.venv.reset(seed=seeds)
         self.reset_infos = self._env_infos(infos)
         self._seeds = [None] * self.num_envs
-        self._options = [{} for _ in range(self.num_envs)]
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -104,8 +102,7 @@ class KernelVecEnv:
             for final, reward, length in zip(finals, rewards[ended].tolist(), lengths, strict=True):
                 final["episode"] = {"r": reward, "l": length}
             for e, final in zip(ended.tolist(), finals, strict=True):
-                first = step_infos[e]
-                self.reset_infos[e] = {"action_mask": first["action_mask"], "masked_actions": first["masked_actions"]}
+                self.reset_infos[e] = {key: step_infos[e][key] for key in ("action_mask", "masked_actions")}
                 step_infos[e] = final
         return obs, rewards.astype(np.float32), dones, step_infos
 
@@ -132,11 +129,7 @@ class KernelVecEnv:
         return self._seeds
 
     def set_options(self, options: list[dict] | dict | None = None) -> None:
-        """Kept for the protocol: the fight envs take no reset options."""
-        if isinstance(options, list):
-            self._options = [dict(o) for o in options]
-        else:
-            self._options = [dict(options or {}) for _ in range(self.num_envs)]
+        """Kept for the protocol: the fight envs take no reset options, so none are kept."""
 
     # ---- the envs' attributes and methods ----
     def _indices(self, indices: int | Iterable[int] | None) -> list[int]:
