@@ -9,7 +9,7 @@ Spaces, names, rewards and the outcome info are described in docs/rl.md ("Scenar
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -192,79 +192,102 @@ class PicklesWithoutEngine:
         self._engine = self.game.engine(self.backend)
 
 
-class FightEnv(PicklesWithoutEngine, gym.Env):
-    """One scenario's fight with one member, ``agent``, played from outside (docs/rl.md)."""
+class OneFight(PicklesWithoutEngine):
+    """One fight played step by step, some members' actions given (FightEnv, FightParallelEnv):
+    the game, its engine, one fight's buffers, and what the ansi render shows."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
-
-    def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agent: str, *, backend: str = "auto",
-                 render_mode: str | None = None) -> None:
-        self.game = game = as_game(scenario)
-        self.agent = agent
-        self.agent_index = member_index(game, agent)
+    def _start_game(self, game: Game, backend: str, render_mode: str | None, rows: Sequence[int]) -> None:
+        """Set up ``game`` with the members in ``rows`` played from outside."""
+        self.game = game
         self.backend = check_backend(backend)
         self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.observation_names = game.observation_names
         self.action_names = game.action_names
-        self.observation_space = observation_box(len(game.observation_names))
-        self.action_space = gym.spaces.Discrete(len(game.action_names))
         self._engine = game.engine(self.backend)
         self._b = game.buffers(1)
         self._masked = game.count_names.index("masked")
         self._outcomes = Outcomes(game)
-        self._side = game.member_sides[self.agent_index]
         self._started = False
-        self._last_action: int | None = None
+        self._last: dict[int, int | None] = dict.fromkeys(rows)  # each row's last action (ansi render)
         self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, row: int) -> dict[str, Any]:
         b = self._b
-        return {"action_mask": b["mask"][0, self.agent_index].copy(),
-                "masked_actions": int(b["counts"][0, self._masked])}
+        return {"action_mask": b["mask"][0, row].copy(), "masked_actions": int(b["counts"][0, self._masked])}
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if seed is not None:
-            seed = check_seed(seed)
-        super().reset(seed=seed)
+    def _reset_fight(self, seed: int | None, np_random: np.random.Generator) -> None:
         b = self._b
-        next_fight(b, seed, self._started, self.np_random)
+        next_fight(b, seed, self._started, np_random)
         self._started = True
-        self._last_action = self._before = None
+        self._last = dict.fromkeys(self._last)
+        self._before = None
         self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
                            b["counts"], b["obs"], b["mask"])
-        return b["obs"][0, self.agent_index].copy(), self._info()
 
-    def step(self, action):
+    def _step_fight(self, actions: Mapping[int, object]) -> int:
+        """One step with ``actions`` (member row -> action, each checked), the other members
+        scripted; the fight's outcome code after it."""
         b = self._b
-        if not self._started or b["state"][0, S_OUTCOME] != RUNNING:
-            raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
         b["actions"][0, :] = SCRIPTED
-        b["actions"][0, self.agent_index] = self._last_action = check_action(action, len(self.action_names))
+        for row, action in actions.items():
+            b["actions"][0, row] = self._last[row] = check_action(action, len(self.action_names))
         if self.render_mode == "ansi":
             self._before = b["obs"][0].copy()
         self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
                           b["obs"], b["mask"])
-        outcome = int(b["state"][0, S_OUTCOME])
-        reward = 1.0 if outcome == self._side else -1.0 if outcome == 1 - self._side else 0.0
-        info = self._info()
-        if outcome != RUNNING:
-            # No "episode" key: that is what Gymnasium's RecordEpisodeStatistics adds, and it refuses
-            # an info that has one. The return is this last reward; the length is outcome["steps"].
-            info["outcome"] = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
-        return (b["obs"][0, self.agent_index].copy(), reward, outcome in (0, 1, DRAW), outcome == UNFINISHED,
-                info)
+        return int(b["state"][0, S_OUTCOME])
 
-    def action_masks(self) -> np.ndarray:
-        """The agent's legal actions now (sb3-contrib's MaskablePPO calls this)."""
-        return self._b["mask"][0, self.agent_index].astype(bool)
+    def _outcome(self) -> dict[str, Any]:
+        """The ended fight's ``info["outcome"]``."""
+        return self._outcomes.single(self._b["state"][0], self._b["counts"][0], self._b["obs"][0])
 
     def render(self):
         if self.render_mode != "ansi":
             return None
         if not self._started:  # the buffers hold no fight yet: their zeros would read as an ended one
             raise RuntimeError("render() before reset(): call reset() first")
-        return render_text(self.game, self._b["state"][0], self._b["obs"][0],
-                           {self.agent_index: self._last_action}, self._before)
+        return render_text(self.game, self._b["state"][0], self._b["obs"][0], self._last, self._before)
+
+
+class FightEnv(OneFight, gym.Env):
+    """One scenario's fight with one member, ``agent``, played from outside (docs/rl.md)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agent: str, *, backend: str = "auto",
+                 render_mode: str | None = None) -> None:
+        game = as_game(scenario)
+        self.agent = agent
+        self.agent_index = member_index(game, agent)
+        self._start_game(game, backend, render_mode, [self.agent_index])
+        self.observation_space = observation_box(len(game.observation_names))
+        self.action_space = gym.spaces.Discrete(len(game.action_names))
+        self._side = game.member_sides[self.agent_index]
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            seed = check_seed(seed)
+        super().reset(seed=seed)
+        self._reset_fight(seed, self.np_random)
+        return self._b["obs"][0, self.agent_index].copy(), self._info(self.agent_index)
+
+    def step(self, action):
+        b = self._b
+        if not self._started or b["state"][0, S_OUTCOME] != RUNNING:
+            raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
+        outcome = self._step_fight({self.agent_index: action})
+        reward = 1.0 if outcome == self._side else -1.0 if outcome == 1 - self._side else 0.0
+        info = self._info(self.agent_index)
+        if outcome != RUNNING:
+            # No "episode" key: that is what Gymnasium's RecordEpisodeStatistics adds, and it refuses
+            # an info that has one. The return is this last reward; the length is outcome["steps"].
+            info["outcome"] = self._outcome()
+        return (b["obs"][0, self.agent_index].copy(), reward, outcome in (0, 1, DRAW), outcome == UNFINISHED,
+                info)
+
+    def action_masks(self) -> np.ndarray:
+        """The agent's legal actions now (sb3-contrib's MaskablePPO calls this)."""
+        return self._b["mask"][0, self.agent_index].astype(bool)
 
 
 #: How render() words a member's own observed fields (docs/<ruleset>.md, "The engine"): counts as

@@ -20,19 +20,9 @@ import numpy as np
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 
-from combatsim.engine import DRAW, RUNNING, S_OUTCOME, SCRIPTED, UNFINISHED, Game
+from combatsim.engine import DRAW, RUNNING, UNFINISHED, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import (
-    Outcomes,
-    PicklesWithoutEngine,
-    as_game,
-    check_action,
-    check_backend,
-    checked_render_mode,
-    next_fight,
-    observation_box,
-    render_text,
-)
+from combatsim.rl.fight_env import OneFight, as_game, observation_box
 from combatsim.scenario import Scenario
 from combatsim.validation import check_seed
 
@@ -49,7 +39,7 @@ def agent_rows(game: Game, agents: Sequence[str] | None) -> dict[str, int]:
     return rows
 
 
-class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
+class FightParallelEnv(OneFight, ParallelEnv):
     """A scenario's fight with several members played from outside (docs/rl.md)."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "combatsim_fight_v0",
@@ -57,27 +47,17 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
 
     def __init__(self, scenario: Scenario | str | Path | Mapping | Game, agents: Sequence[str] | None = None, *,
                  backend: str = "auto", render_mode: str | None = None) -> None:
-        self.game = game = as_game(scenario)
+        game = as_game(scenario)
         self._rows = agent_rows(game, agents)
+        self._start_game(game, backend, render_mode, list(self._rows.values()))
         names = list(self._rows)
-        self.backend = check_backend(backend)
-        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
         self.possible_agents = names
         self.agents: list[str] = []
-        self.observation_names = game.observation_names
-        self.action_names = game.action_names
         size = len(game.observation_names)
         self.observation_spaces = {a: observation_box(size) for a in names}
         self.action_spaces = {a: gym.spaces.Discrete(len(game.action_names)) for a in names}
         self.state_space = observation_box(game.members * size)
-        self._engine = game.engine(self.backend)
-        self._b = game.buffers(1)
-        self._masked = game.count_names.index("masked")
-        self._outcomes = Outcomes(game)
         self._np_random, _ = seeding.np_random()
-        self._started = False
-        self._last: dict[int, int | None] = dict.fromkeys(self._rows.values())
-        self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
     def observation_space(self, agent: str) -> gym.spaces.Space:
         return self.observation_spaces[agent]
@@ -86,27 +66,17 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         return self.action_spaces[agent]
 
     def _observations(self) -> tuple[dict, dict]:
-        b = self._b
-        obs = {agent: b["obs"][0, row].copy() for agent, row in self._rows.items()}
-        infos = {agent: {"action_mask": b["mask"][0, row].copy(), "masked_actions": int(b["counts"][0, self._masked])}
-                 for agent, row in self._rows.items()}
-        return obs, infos
+        obs = {agent: self._b["obs"][0, row].copy() for agent, row in self._rows.items()}
+        return obs, {agent: self._info(row) for agent, row in self._rows.items()}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
-        b = self._b
         if seed is not None:
             self._np_random, _ = seeding.np_random(check_seed(seed))
-        next_fight(b, seed, self._started, self._np_random)
-        self._started = True
+        self._reset_fight(seed, self._np_random)
         self.agents = list(self.possible_agents)
-        self._last = dict.fromkeys(self._rows.values())
-        self._before = None
-        self._engine.reset(self.game.table, self.game.config, b["seeds"], b["indices"], b["which"], b["state"],
-                           b["counts"], b["obs"], b["mask"])
         return self._observations()
 
     def step(self, actions: Mapping[str, object]):
-        b = self._b
         if not self.agents:
             raise RuntimeError("step() outside an episode: call reset() first, and again after an episode ends")
         if not isinstance(actions, Mapping):
@@ -117,34 +87,19 @@ class FightParallelEnv(PicklesWithoutEngine, ParallelEnv):
         if unknown or missing:
             raise ValueError(f"actions must hold one action for each agent {self.agents!r}; "
                              f"{'missing ' + repr(missing) if missing else 'unknown ' + repr(sorted(unknown))}")
-        b["actions"][0, :] = SCRIPTED
-        for agent, row in self._rows.items():
-            b["actions"][0, row] = self._last[row] = check_action(actions[agent], len(self.action_names))
-        if self.render_mode == "ansi":
-            self._before = b["obs"][0].copy()
-        self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
-                          b["obs"], b["mask"])
-        outcome = int(b["state"][0, S_OUTCOME])
+        outcome = self._step_fight({row: actions[agent] for agent, row in self._rows.items()})
         obs, infos = self._observations()
         sides = self.game.member_sides
         rewards = {agent: 1.0 if outcome == sides[row] else -1.0 if outcome == 1 - sides[row] else 0.0
                    for agent, row in self._rows.items()}
-        ended = outcome != RUNNING
         terminations = dict.fromkeys(self.agents, outcome in (0, 1, DRAW))
         truncations = dict.fromkeys(self.agents, outcome == UNFINISHED)
-        if ended:
-            summary = self._outcomes.single(b["state"][0], b["counts"][0], b["obs"][0])
+        if outcome != RUNNING:
+            summary = self._outcome()
             for info in infos.values():
                 info["outcome"] = summary
             self.agents = []
         return obs, rewards, terminations, truncations, infos
-
-    def render(self):
-        if self.render_mode != "ansi":
-            return None
-        if not self._started:  # the buffers hold no fight yet: their zeros would read as an ended one
-            raise RuntimeError("render() before reset(): call reset() first")
-        return render_text(self.game, self._b["state"][0], self._b["obs"][0], self._last, self._before)
 
     def state(self) -> np.ndarray:
         """Every member's own observation, in table order, end to end."""
