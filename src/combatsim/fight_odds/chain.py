@@ -19,8 +19,6 @@ UNIT_ROUNDOFF = 2.0**-53
 PRUNE_BELOW = 1e-13
 #: Tallied besides a fight's outcome (so not part of the length distribution).
 OVERLAPPING = {("escapes",)}
-#: Outcomes of a fight, in report order; ``wins`` and ``wins_by_flight`` are per side.
-OUTCOMES = ("wins", "wins_by_flight", "escapes", "draws", "unfinished")
 
 
 class TooManyStates(ValueError):

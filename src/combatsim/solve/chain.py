@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -139,7 +138,3 @@ def exact_chain(chain, method: str, max_states: int, exact_states: int | None = 
     exact = method == "exact" or (method == "auto" and states <= min(most, exact_states or most)
                                   and chain.exact_digits() <= EXACT_DIGITS)
     return exact, bound
-
-
-def as_probability(value, exact: bool):
-    return Fraction(value) if exact else float(value)

@@ -59,7 +59,6 @@ class D100Decisions(DecisionChain):
         self.passes = chain.passes
         self.horizon = chain.passes * chain.max_rounds
         self._initial = chain.prepare(exact)
-        self._none = (None,) * self.members
         self._given = {}  # decisions -> the chain's declarations
         self._end_codes: dict[int, int] = {}
         self._observed: dict[tuple, tuple] = {}

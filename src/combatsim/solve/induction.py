@@ -12,7 +12,7 @@ runs both.
 
 from __future__ import annotations
 
-import math
+import itertools
 import os
 import signal
 import sys
@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from combatsim.engine import DRAW, UNFINISHED
+from combatsim.engine import DRAW
 from combatsim.fight_odds.chain import UNIT_ROUNDOFF, TooManyStates, check_states
 from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
 
@@ -296,7 +296,7 @@ class Walk:
         decision of the deciders, and every next state they can lead to."""
         key = (kind, state, tuple(decisions))
         choices, nexts = [], set()
-        for joint in _product([self.chain.legal(state, t, d) for d in self.deciders]):
+        for joint in itertools.product(*(self.chain.legal(state, t, d) for d in self.deciders)):
             for d, a in zip(self.deciders, joint, strict=True):
                 decisions[d] = a
             row = self.rows.row(self.chain, state, t, tuple(decisions), kind)
@@ -338,48 +338,29 @@ class _Ragged:
         return self.values[ragged_index(self.starts[rows], counts)], counts
 
 
-def _product(choices: list[tuple[int, ...]]):
-    if not choices:
-        yield ()
-        return
-    first, *rest = choices
-    for a in first:
-        for tail in _product(rest):
-            yield (a, *tail)
+class _Watch:
+    """Ctrl-C, and the memory the walk holds: called every few hundred states, it says whether
+    Ctrl-C came, and raises :class:`TooMuchMemory` once the process holds more than it did at the
+    start plus ``MEMORY_SHARE`` of the memory then free (on Linux; where /proc is missing it only
+    watches Ctrl-C)."""
 
-
-class _InterruptFlag:
-    def __init__(self) -> None:
+    def __init__(self, states: Callable[[], int]) -> None:
         self.hit = False
-        self.previous = None
         try:
             self.previous = signal.signal(signal.SIGINT, self._handler)
         except ValueError:  # not the main thread: Ctrl-C stays Python's KeyboardInterrupt
             self.previous = None
-
-    def _handler(self, signum, frame) -> None:
-        self.hit = True
-
-    def __call__(self) -> bool:
-        return self.hit
-
-    def restore(self) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
-
-
-class _Watch(_InterruptFlag):
-    """Ctrl-C, and the memory the walk holds: called every few hundred states, it raises
-    :class:`TooMuchMemory` once the process holds more than it did at the start plus
-    ``MEMORY_SHARE`` of the memory then free (on Linux; where /proc is missing it only watches
-    Ctrl-C)."""
-
-    def __init__(self, states: Callable[[], int]) -> None:
-        super().__init__()
         self.states = states
         start, free = _resident_bytes(), _available_bytes()
         self.free = free
         self.limit = None if start is None or free is None else start + MEMORY_SHARE * free
+
+    def _handler(self, signum, frame) -> None:
+        self.hit = True
+
+    def restore(self) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
     def __call__(self) -> bool:
         if self.limit is not None:
@@ -498,6 +479,3 @@ def chosen_weights(walk: Walk, chosen: list[np.ndarray]) -> list[np.ndarray]:
         out.append(w)
     return out
 
-
-__all__ = ["DRAW", "UNFINISHED", "Interrupted", "Outcome", "Progress", "Rows", "Walk", "best_response_values",
-           "chosen_weights", "float_error_bound", "math", "outcome_for", "play"]
