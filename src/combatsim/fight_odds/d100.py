@@ -359,17 +359,6 @@ class D100Chain:
             cached = self._passes[key] = list(results.items())
         return cached
 
-    def _pass_by_pairs(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """``_pass`` the direct way, every declaration with every outcome of the attacks, its results
-        unnumbered (("end", keys) or (people, targeted)): the reference the tests hold ``_pass`` to."""
-        results: dict[tuple, object] = {}
-        for kinds, _, _, plans in self._plans(people, targeted, surprised):
-            for state, attacked, w in self._attacks(people, kinds):
-                for p, _, actions, targets, marks in plans:
-                    for result, q in self._engage_and_move(state, actions, targets, attacked, marks):
-                        results[result] = results.get(result, 0) + p * w * q
-        return list(results.items())
-
     def _wound_code(self, wounds) -> int:
         """(deadly flesh, serious) per combatant as one number: a digit of base ``WOUND_LEVELS`` each."""
         return sum((flesh * model.SERIOUS_PER_LETHAL + serious) * WOUND_LEVELS**c
@@ -556,12 +545,6 @@ class D100Chain:
                 results.append(((people_after, targeted), w))
         return results
 
-    def _attacks(self, people: tuple, kinds: tuple) -> list:
-        """The quick attacks, then the standard attacks: [(state, attacker -> target, probability)],
-        equal states merged; ``kinds`` says who makes which attack at whom (see ``_plans``)."""
-        return [(self._after_attacks(people, wounded), attacked, w)
-                for wounded, attacked, w in self._attack_outcomes(people, kinds)]
-
     def _after_attacks(self, people: tuple, wounded: tuple) -> tuple:
         """The people with their (status, deadly flesh, serious) after the attacks: whoever is out is
         gone, and its partner no longer engaged."""
@@ -655,11 +638,8 @@ class D100Chain:
         return cached
 
     def _take_out(self, state: list, c: int, status: int) -> None:
-        partner = state[c][PARTNER]
-        if partner >= 0 and state[partner][PARTNER] == c:
-            state[partner][PARTNER] = -1
+        self._release(state, c)
         state[c][STATUS] = status
-        state[c][PARTNER] = -1
 
     def _release(self, state: list, c: int) -> None:
         partner = state[c][PARTNER]
@@ -703,26 +683,18 @@ class D100Chain:
                 if s[c][STATUS] != IN:
                     following.append((s, w))
                     continue
-                if action == ACTION_TAKE_COVER:
+                if action in (ACTION_TAKE_COVER, ACTION_TOGGLE_DUAL_WIELD):
                     s = [p.copy() for p in s]
-                    s[c][COVER] = True
+                    s[c][COVER if action == ACTION_TAKE_COVER else DUAL] = True
                     following.append((s, w))
-                elif action == ACTION_TOGGLE_DUAL_WIELD:
-                    s = [p.copy() for p in s]
-                    s[c][DUAL] = True
-                    following.append((s, w))
-                elif action == ACTION_DISENGAGE:
+                elif action == ACTION_DISENGAGE and s[c][PARTNER] >= 0:
                     partner = s[c][PARTNER]
-                    if partner < 0:
-                        following.append((s, w))
-                    elif actions[partner] == ACTION_PRESS and targets[partner] == c:
+                    released = [q.copy() for q in s]
+                    self._release(released, c)
+                    if actions[partner] == ACTION_PRESS and targets[partner] == c:
                         p = self._contest(c, partner)
-                        released = [q.copy() for q in s]
-                        self._release(released, c)
                         following.extend([(released, w * p), (s, w * (1 - p))])
                     else:
-                        released = [q.copy() for q in s]
-                        self._release(released, c)
                         following.append((released, w))
                 elif action == ACTION_FLEE:
                     if s[c][PARTNER] >= 0:
