@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from combatsim.fight_odds.chain import Tally, TooManyStates, fraction_text
+from combatsim.fight_odds.chain import Tally, TooManyStates, both_forms
 
 __all__ = ["DEFAULT_MAX_STATES", "FightOdds", "TooManyStates", "fight_odds"]
 
@@ -65,9 +65,7 @@ class FightOdds:
         return sum((steps * p for steps, p in self.length.items()), Fraction(0) if self.method == "exact" else 0.0)
 
     def as_dict(self) -> dict:
-        def both(value) -> dict:
-            return {"p": fraction_text(value), "float": float(value)}
-
+        both = both_forms
         return {
             "scenario": self.scenario,
             "ruleset": self.ruleset,

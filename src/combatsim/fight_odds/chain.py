@@ -136,10 +136,9 @@ class Tally:
         return n * UNIT_ROUNDOFF / (1 - n * UNIT_ROUNDOFF) + self.dropped * (1 + 2 * UNIT_ROUNDOFF)
 
 
-def fraction_text(value: Fraction | float) -> str:
-    if isinstance(value, Fraction):
-        return str(value)
-    return repr(float(value))
+def both_forms(value: Fraction | float) -> dict:
+    """A probability for JSON: its exact fraction (or the float's repr) as text, and its float."""
+    return {"p": str(value) if isinstance(value, Fraction) else repr(float(value)), "float": float(value)}
 
 
 def lcm_all(values) -> int:

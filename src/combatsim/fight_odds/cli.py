@@ -55,7 +55,7 @@ def _build_curve(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=run_curve)
 
 
-def _load(args: argparse.Namespace):
+def load_scenario(args: argparse.Namespace):
     from combatsim.scenario import load, resolve
 
     path, label = resolve(args.scenario)
@@ -65,15 +65,15 @@ def _load(args: argparse.Namespace):
 def run_odds(args: argparse.Namespace) -> int:
     from combatsim.fight_odds import fight_odds
 
-    odds = fight_odds(_load(args), max_states=args.max_states, method=args.method)
+    odds = fight_odds(load_scenario(args), max_states=args.max_states, method=args.method)
     print(json.dumps(odds.as_dict()) if args.json else odds_report(odds))
     return 0
 
 
-def _probability(value) -> str:
+def probability_text(value, longest: int = 40) -> str:
     """A probability for the terminal: its float, and the fraction when it is short."""
     text = str(value)
-    exact = f"  = {text}" if "/" in text and len(text) <= 40 else ""
+    exact = f"  = {text}" if "/" in text and len(text) <= longest else ""
     return f"{float(value):10.6f}{exact}"
 
 
@@ -82,13 +82,13 @@ def odds_report(odds) -> str:
     lines = [f"{odds.scenario} ({odds.ruleset}): {method}"]
     width = max(len(name) for name in odds.side_names) + 5
     for name, wins, by_flight in zip(odds.side_names, odds.wins, odds.wins_by_flight, strict=True):
-        lines.append(f"  {name + ' wins':<{width}} {_probability(wins)}")
+        lines.append(f"  {name + ' wins':<{width}} {probability_text(wins)}")
         if by_flight:
-            lines.append(f"  {'  by flight':<{width}} {_probability(by_flight)}")
+            lines.append(f"  {'  by flight':<{width}} {probability_text(by_flight)}")
     for key in ("escapes", "draws", "unfinished"):
         value = getattr(odds, key)
         if key != "escapes" or value:
-            lines.append(f"  {key:<{width}} {_probability(value)}")
+            lines.append(f"  {key:<{width}} {probability_text(value)}")
     lines.append(f"  length: mean {float(odds.length_mean):.4f} {odds.step_unit}; "
                  + ", ".join(f"{steps}: {float(p):.4f}" for steps, p in list(odds.length.items())[:8])
                  + (", ..." if len(odds.length) > 8 else ""))
@@ -102,7 +102,7 @@ def run_curve(args: argparse.Namespace) -> int:
     from combatsim.fights import PLOT_EXTENSIONS, check_output_path, write_whole
 
     plot_path = check_output_path(args.plot, "--plot", PLOT_EXTENSIONS) if args.plot is not None else None
-    curve = fight_curve(_load(args), args.vary, max_states=args.max_states, n=args.n, seed=args.seed)
+    curve = fight_curve(load_scenario(args), args.vary, max_states=args.max_states, n=args.n, seed=args.seed)
     if plot_path is not None and curve["points"]:
         write_whole(plot_path, lambda temporary: plot_fight_curve(curve, temporary))
         print(f"combatsim: wrote the curve to {plot_path}", file=sys.stderr)

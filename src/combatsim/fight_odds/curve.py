@@ -13,7 +13,6 @@ import re
 import textwrap
 
 from combatsim.fight_odds import DEFAULT_MAX_STATES, TooManyStates, check_scenario, fight_odds
-from combatsim.fight_odds.chain import fraction_text
 from combatsim.scenario import Scenario, ScenarioError, apply_override, parse_path, parse_value, schema, validate
 from combatsim.validation import brief, parse_number
 
@@ -127,10 +126,9 @@ def _curve_points(values: list, scenarios: list[Scenario], points: list[dict], m
         except TooManyStates:
             odds = None
         if odds is not None:
-            point = {"value": value, "method": odds.method, "error_bound": odds.error_bound,
-                     "sides": [{"name": name, "wins": _both(w), "wins_by_flight": _both(f)}
-                               for name, w, f in zip(odds.side_names, odds.wins, odds.wins_by_flight, strict=True)],
-                     "draws": _both(odds.draws), "unfinished": _both(odds.unfinished), "escapes": _both(odds.escapes)}
+            shown = odds.as_dict()
+            point = {"value": value, **{key: shown[key] for key in
+                                        ("method", "error_bound", "sides", "draws", "unfinished", "escapes")}}
         else:
             summary = ruleset_module(variant.ruleset).run(variant.spec, n=n, seed=seed, backend=backend,
                                                           threads=threads)
@@ -146,10 +144,6 @@ def _curve_points(values: list, scenarios: list[Scenario], points: list[dict], m
                 points.append(point)
                 return
         points.append(point)
-
-
-def _both(value) -> dict:
-    return {"p": fraction_text(value), "float": float(value)}
 
 
 def plot_fight_curve(curve: dict, path: str) -> None:

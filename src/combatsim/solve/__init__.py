@@ -117,13 +117,13 @@ class BestResponse:
         return self.value.reward - self.scripted.reward
 
     def as_dict(self) -> dict:
-        from combatsim.fight_odds.chain import fraction_text
+        from combatsim.fight_odds.chain import both_forms
 
         return {
             "scenario": self.scenario, "ruleset": self.ruleset, "member": self.member,
             "against": self.against, "method": self.method, "error_bound": self.error_bound,
             "best_response": self.value.as_dict(), "scripted": self.scripted.as_dict(),
-            "gain": {"p": fraction_text(self.gain), "float": float(self.gain)},
+            "gain": both_forms(self.gain),
             "states": {"met": self.states, "peak": self.peak_states}, "conflicts": self.conflicts,
             "seconds": self.seconds, "notes": self.notes,
             **({"exploitability": self.exploitability.as_dict()} if self.exploitability is not None else {}),

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from combatsim.fight_odds.cli import load_scenario, probability_text
+
 
 def add_solve_parser(commands, integer) -> None:
     """``combatsim solve``; ``integer`` is combatsim.cli's integer argument type."""
@@ -40,13 +42,6 @@ def _build(parser: argparse.ArgumentParser, integer) -> None:
     parser.set_defaults(handler=run_solve)
 
 
-def _load(args: argparse.Namespace):
-    from combatsim.scenario import load, resolve
-
-    path, label = resolve(args.scenario)
-    return load(path, args.overrides, label=label)
-
-
 def _out_path(text: str | None):
     from combatsim.fights import check_output_path
 
@@ -58,7 +53,7 @@ def run_solve(args: argparse.Namespace) -> int:
     from combatsim.solve import best_response, check_agents, equilibrium, exploitability
 
     out = _out_path(args.out)
-    scenario = _load(args)
+    scenario = load_scenario(args)
     against = parse_policies(args.against, "--against")
     progress = sys.stderr.isatty()
     if args.agents is not None:
@@ -99,15 +94,9 @@ def _pair_paths(out, members) -> list:
     return [out, out.with_name(f"{out.stem}-{second}{out.suffix}")]
 
 
-def _probability(value) -> str:
-    text = str(value)
-    exact = f"  = {text}" if "/" in text and len(text) <= 48 else ""
-    return f"{float(value):10.6f}{exact}"
-
-
 def _outcome_lines(title: str, outcome) -> list[str]:
     return [f"  {title}",
-            *(f"    {name:<10} {_probability(value)}" for name, value in
+            *(f"    {name:<10} {probability_text(value, 48)}" for name, value in
               (("win", outcome.win), ("loss", outcome.loss), ("draw", outcome.draw),
                ("unfinished", outcome.unfinished), ("reward", outcome.reward)))]
 
@@ -118,7 +107,7 @@ def best_response_report(result) -> str:
     lines = [f"{result.scenario} ({result.ruleset}): best response of {result.member} against {against}; {method}",
              *_outcome_lines("best response", result.value),
              *_outcome_lines("scripted policy", result.scripted),
-             f"  gain in expected reward {_probability(result.gain)}"]
+             f"  gain in expected reward {probability_text(result.gain, 48)}"]
     if result.conflicts:
         lines.append(f"  note: {result.conflicts:,} observations are shared by states whose best actions differ; "
                      f"the saved policy plays the first")

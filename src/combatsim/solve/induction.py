@@ -62,10 +62,9 @@ class Outcome:
         return self.win - self.loss
 
     def as_dict(self) -> dict:
-        from combatsim.fight_odds.chain import fraction_text
+        from combatsim.fight_odds.chain import both_forms
 
-        return {name: {"p": fraction_text(value), "float": float(value)}
-                for name, value in (("win", self.win), ("loss", self.loss), ("draw", self.draw),
+        return {name: both_forms(value) for name, value in (("win", self.win), ("loss", self.loss), ("draw", self.draw),
                                     ("unfinished", self.unfinished), ("reward", self.reward))}
 
 
