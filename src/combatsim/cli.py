@@ -1,7 +1,7 @@
 """combatsim: simulate tabletop combat (EXP, TSS, d100) fast, and compute its exact odds.
 
-Each ruleset adds its ``attack``, ``odds``, ``curve`` and ``table`` subcommands from
-``combatsim.<ruleset>.cli``. A subcommand's options are added only when it is chosen, so a command
+Each ruleset's ``attack`` and ``odds`` subcommands (and ``curve`` and ``table`` where it has them)
+come from ``combatsim.<ruleset>.cli``. A subcommand's options are added only when it is chosen, so a command
 imports only the code it runs. Every error in the input, argparse's own included, prints one line,
 ``combatsim: error: ...``, naming the flag and what it allows, and exits with status 2.
 """
@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from combatsim.cli_tools import integer, one_line
+from combatsim.cli_tools import add_ruleset_command, integer, one_line
 from combatsim.registry import BACKENDS, RULESETS, available_backends
 
 #: ``bench --seconds``: the longest minimum time per measurement.
@@ -144,8 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     def attack_rulesets(attack: Parser) -> None:
         rulesets = attack.add_subparsers(dest="ruleset", required=True)
-        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli provides add_attack_parser
-            importlib.import_module(f"combatsim.{ruleset}.cli").add_attack_parser(rulesets)
+        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli: ATTACK_HELP, add_attack_arguments, run_attack
+            module = importlib.import_module(f"combatsim.{ruleset}.cli")
+            add_ruleset_command(rulesets, ruleset, module.ATTACK_HELP, module.add_attack_arguments, module.run_attack,
+                                simulates=True, description=getattr(module, "ATTACK_DESCRIPTION", None))
 
     commands.add_parser("attack", help="simulate many attacks of one ruleset", build=attack_rulesets)
 
@@ -167,10 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
         built.append(True)
         odds_rulesets = odds.add_subparsers(dest="ruleset", required=True)
         curve_rulesets = curve.add_subparsers(dest="ruleset", required=True)
-        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli may provide add_odds_parser / add_curve_parser
+        for ruleset in RULESETS:  # each combatsim.<ruleset>.cli: ODDS_HELP and run_odds; maybe add_curve_parser
             module = importlib.import_module(f"combatsim.{ruleset}.cli")
-            if hasattr(module, "add_odds_parser"):
-                module.add_odds_parser(odds_rulesets)
+            add_ruleset_command(odds_rulesets, ruleset, module.ODDS_HELP, module.add_attack_arguments, module.run_odds)
             if hasattr(module, "add_curve_parser"):
                 module.add_curve_parser(curve_rulesets)
         importlib.import_module("combatsim.fight_odds.cli").add_parsers(odds_rulesets, curve_rulesets)

@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
+from combatsim.cli_tools import attack_report, count_lines, emit, integer, run_options
 
-
-def add_attack_parser(subparsers) -> None:
-    add_ruleset_command(subparsers, "d100", "d100 attacks with damage (tiers and wounds)", add_attack_arguments,
-                        run_attack, simulates=True)
+#: The help lines of ``attack d100`` and ``odds d100`` (combatsim.cli adds both from add_attack_arguments).
+ATTACK_HELP = "d100 attacks with damage (tiers and wounds)"
+ODDS_HELP = "exact d100 odds of one attack (the same flags as attack d100)"
 
 
 def _severity(text: str):
@@ -76,11 +75,6 @@ def _report(record: dict) -> str:
         *count_lines(record, ("critical_success", "hard_success", "success", "failure", "critical_failure",
                               "lethal", "serious", "flesh", "instant_death")),
     ], record)
-
-
-def add_odds_parser(subparsers) -> None:
-    add_ruleset_command(subparsers, "d100", "exact d100 odds of one attack (the same flags as attack d100)",
-                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:

@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import add_ruleset_command, attack_report, emit, exact_integer, integer, run_options
+from combatsim.cli_tools import attack_report, emit, exact_integer, integer, run_options
+
+#: The help lines of ``attack exp`` and ``odds exp`` (combatsim.cli adds both from add_attack_arguments).
+ATTACK_HELP = "EXP kilodie attacks (to-hit against armour rating, with damage)"
+ATTACK_DESCRIPTION = ("Raw numbers (--bonus, --max-roll) or a persona (--class, attributes) with a weapon "
+                      "(--weapon-type, --damage). Without damage, weapon or persona options this is the plain "
+                      "to-hit kernel.")
+ODDS_HELP = "exact EXP odds of one attack (the same flags as attack exp)"
 
 #: Options that turn ``attack exp`` from the plain to-hit kernel into the attack-with-damage kernel.
 _ATTACK_OPTIONS = (
@@ -89,18 +96,6 @@ def _persona(args: argparse.Namespace, proficiencies=()):
         proficiencies=tuple(proficiencies),
         experience_bonus=args.experience_bonus,
         adopted_class=args.adopted_class,
-    )
-
-
-def add_attack_parser(subparsers) -> None:
-    add_ruleset_command(
-        subparsers, "exp", "EXP kilodie attacks (to-hit against armour rating, with damage)", add_attack_arguments,
-        run_attack, simulates=True,
-        description=(
-            "Raw numbers (--bonus, --max-roll) or a persona (--class, attributes) with a weapon "
-            "(--weapon-type, --damage). Without damage, weapon or persona options this is the plain "
-            "to-hit kernel."
-        ),
     )
 
 
@@ -225,11 +220,6 @@ def _attack_report(record: dict) -> str:
     if "rounds_fired" in record:
         lines.append(f"rounds fired {record['rounds_fired']:,}, rounds hit {record['rounds_hit']:,}")
     return attack_report(lines, record)
-
-
-def add_odds_parser(subparsers) -> None:
-    add_ruleset_command(subparsers, "exp", "exact EXP odds of one attack (the same flags as attack exp)",
-                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:

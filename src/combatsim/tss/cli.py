@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import add_ruleset_command, attack_report, count_lines, emit, integer, run_options
+from combatsim.cli_tools import attack_report, count_lines, emit, integer, run_options
 
-
-def add_attack_parser(subparsers) -> None:
-    add_ruleset_command(subparsers, "tss", "TSS d20 attacks with damage and armour",
-                        add_attack_arguments, run_attack, simulates=True)
+#: The help lines of ``attack tss`` and ``odds tss`` (combatsim.cli adds both from add_attack_arguments).
+ATTACK_HELP = "TSS d20 attacks with damage and armour"
+ODDS_HELP = "exact TSS odds of one attack (the same flags as attack tss)"
 
 
 def _armour_die(text: str) -> str:
@@ -84,11 +83,6 @@ def _report(record: dict) -> str:
         *(f"  {name + ' points':17s} {record[name]:>14,}  {record[name] / (record['attacks'] or 1):.6f} per attack"
           for name in ("stun", "wound", "mortal")),
     ], record)
-
-
-def add_odds_parser(subparsers) -> None:
-    add_ruleset_command(subparsers, "tss", "exact TSS odds of one attack (the same flags as attack tss)",
-                        add_attack_arguments, run_odds)
 
 
 def run_odds(args: argparse.Namespace) -> int:
