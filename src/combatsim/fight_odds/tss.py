@@ -387,23 +387,6 @@ class TssChain:
 
     # --- one against one in float64: the chain as matrices -----------------------------------------
 
-    def _reachable(self, target: int) -> list[tuple[int, int, int]]:
-        """The lost points ``target`` can reach while still in the fight."""
-        attacker = 1 - target
-        track = self.tracks[target]
-        laws = [law for (i, t, *_), law in self.attack_laws.items() if i == attacker and t == target]
-        seen = {(0, 0, 0)}
-        frontier = [(0, 0, 0)]
-        while frontier:
-            lost = frontier.pop()
-            for law in laws:
-                for (s, w, m), _ in law:
-                    after = (lost[0] + s, lost[1] + w, lost[2] + m)
-                    if after not in seen and after[0] < track[0] and after[1] < track[1] and after[2] < track[2]:
-                        seen.add(after)
-                        frontier.append(after)
-        return sorted(seen)
-
     def _duel(self, tally: Tally, ties: list) -> int:
         """One against one, float64: the distribution is a matrix P[a, b] over the two characters'
         reachable lost points. An attack by character 0 moves the columns: the rows of each dazed
@@ -412,7 +395,7 @@ class TssChain:
         to the attacker's wins."""
         import numpy as np
 
-        states = [self._reachable(0), self._reachable(1)]
+        states = [sorted(reachable_lost(self, 0, bounded=False)), sorted(reachable_lost(self, 1, bounded=False))]
         index = [{lost: k for k, lost in enumerate(points)} for points in states]
         sizes = [len(points) for points in states]
         # transitions[attacker][penalty] = (matrix over the target's points, chance of taking it out)
@@ -486,3 +469,35 @@ class TssChain:
         tally.operations += operations
         tally.flush()
         return peak
+
+
+def reachable_lost(chain: TssChain, target: int, bounded: bool = True) -> set[tuple[int, int, int]]:
+    """The lost points (stun, wound, mortal) member ``target`` can have while in the fight. Only
+    attacks take points, and an attack adds one of its law's (stun, wound, mortal) to what the
+    target has lost, so these are among the sums of at most (its foes' attacks in max_rounds rounds)
+    of the points any attack on it can deal, each below its track (reaching one takes it out): far
+    fewer than every combination of points on the three tracks. Not ``bounded``: every sum below the
+    tracks, however many attacks it takes (a set that every attack maps into itself)."""
+    dealt: set[tuple[int, int, int]] = set()
+    attackers: set[int] = set()
+    for (i, j, *_), law in chain.attack_laws.items():
+        if j == target:
+            dealt.update(done for done, _ in law)
+            attackers.add(i)
+    rows = chain.rows
+    most = chain.max_rounds * sum(rows[i][R_ACTIONS] * (2 if rows[i][R_HAS_SECOND] else 1) for i in attackers)
+    tracks = chain.tracks[target]
+    reached = {(0, 0, 0)}
+    frontier = reached
+    for _ in range(most) if bounded else itertools.count():
+        following = set()
+        for lost in frontier:
+            for step in dealt:
+                after = (lost[0] + step[0], lost[1] + step[1], lost[2] + step[2])
+                if after[0] < tracks[0] and after[1] < tracks[1] and after[2] < tracks[2] and after not in reached:
+                    following.add(after)
+        if not following:
+            break
+        reached |= following
+        frontier = following
+    return reached

@@ -27,7 +27,7 @@ import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.fight_odds.chain import Numbering
-from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, ties_order_chance
+from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, reachable_lost, ties_order_chance
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 from combatsim.tss import engine
 from combatsim.tss.engine import (
@@ -428,34 +428,3 @@ def state_bound(chain: TssChain) -> int:
     for group in chain.tie_groups:
         bound *= math.factorial(len(group))
     return bound
-
-
-def reachable_lost(chain: TssChain, target: int) -> set[tuple[int, int, int]]:
-    """The lost points (stun, wound, mortal) member ``target`` can have while in the fight. Only
-    attacks take points, and an attack adds one of its law's (stun, wound, mortal) to what the
-    target has lost, so these are among the sums of at most (its foes' attacks in max_rounds rounds)
-    of the points any attack on it can deal, each below its track (reaching one takes it out): far
-    fewer than every combination of points on the three tracks."""
-    dealt: set[tuple[int, int, int]] = set()
-    attackers: set[int] = set()
-    for (i, j, *_), law in chain.attack_laws.items():
-        if j == target:
-            dealt.update(done for done, _ in law)
-            attackers.add(i)
-    rows = chain.rows
-    most = chain.max_rounds * sum(rows[i][R_ACTIONS] * (2 if rows[i][R_HAS_SECOND] else 1) for i in attackers)
-    tracks = chain.tracks[target]
-    reached = {(0, 0, 0)}
-    frontier = reached
-    for _ in range(most):
-        following = set()
-        for lost in frontier:
-            for step in dealt:
-                after = (lost[0] + step[0], lost[1] + step[1], lost[2] + step[2])
-                if after[0] < tracks[0] and after[1] < tracks[1] and after[2] < tracks[2] and after not in reached:
-                    following.add(after)
-        if not following:
-            break
-        reached |= following
-        frontier = following
-    return reached
