@@ -242,8 +242,10 @@ class TssChain:
         tally.flush()
         return peak
 
-    def _schedules(self, lost: tuple, ties: list[int]) -> dict[tuple, int | float]:
-        """The round's start, from state ``lost``: (negations, order of attacks) -> weight."""
+    def _round_openings(self, lost: tuple, ties: list[int]) -> dict[tuple, int | float]:
+        """A round's opening draws from state ``lost`` (Resolve, action checks, tie-break words):
+        (negations, phases, acting order) -> weight, over the start laws' and ``ties``' denominators
+        (exact) or a probability."""
         starts: dict[tuple, int | float] = {((), ()): 1}
         for i in range(self.count):
             if lost[i] is OUT:
@@ -262,19 +264,22 @@ class TssChain:
                 options.append((order, chance.numerator * (factor // chance.denominator) if factor != 1
                                 else float(chance)))
             orders = [(o + order, w * q) for o, w in orders for order, q in options]
+        return {(negated, phases, tuple(self._order(tied_order, lost))): w * q
+                for (negated, phases), w in starts.items() for tied_order, q in orders}
+
+    def _schedules(self, lost: tuple, ties: list[int]) -> dict[tuple, int | float]:
+        """The round's start, from state ``lost``: (negations, order of attacks) -> weight."""
         schedules: dict[tuple, int | float] = {}
-        for (negated, phases), w in starts.items():
-            for tied_order, q in orders:
-                order = self._order(tied_order, lost)
-                used = [0] * self.count
-                slots = []
-                for current in range(PHASES):
-                    for i in order:
-                        if phases[i] <= current and used[i] < self.rows[i][R_ACTIONS]:
-                            used[i] += 1
-                            slots.append(i)
-                key = (negated, tuple(slots))
-                schedules[key] = schedules.get(key, 0) + w * q
+        for (negated, phases, order), w in self._round_openings(lost, ties).items():
+            used = [0] * self.count
+            slots = []
+            for current in range(PHASES):
+                for i in order:
+                    if phases[i] <= current and used[i] < self.rows[i][R_ACTIONS]:
+                        used[i] += 1
+                        slots.append(i)
+            key = (negated, tuple(slots))
+            schedules[key] = schedules.get(key, 0) + w
         return schedules
 
     def _order(self, tied_order: tuple[int, ...], lost: tuple) -> list[int]:

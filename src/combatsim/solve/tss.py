@@ -27,7 +27,7 @@ import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.fight_odds.chain import Numbering
-from combatsim.fight_odds.tss import NEVER, OUT, PHASES, TssChain, reachable_lost, ties_order_chance
+from combatsim.fight_odds.tss import OUT, PHASES, TIE_FACES, TssChain, reachable_lost
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 from combatsim.tss import engine
 from combatsim.tss.engine import (
@@ -143,29 +143,11 @@ class TssDecisions(DecisionChain):
         return out
 
     def _opening_law(self, lost: tuple) -> list[tuple[tuple, object]]:
+        """The odds chain's round openings from ``lost``, as probabilities."""
         chain = self.chain
-        exact = self.exact
-        starts: dict[tuple, object] = {((), ()): self._one}
-        for i in range(self.members):
-            if lost[i] is OUT:
-                starts = {((*n, 0), (*p, NEVER)): w for (n, p), w in starts.items()}
-                continue
-            denominator = chain.start_denominators[i]
-            law = chain.start_laws[i][chain.dazed(i, lost[i], 0)]
-            starts = {((*n, negated), (*p, phase)): w * (Fraction(q, denominator) if exact else q)
-                      for (n, p), w in starts.items() for (negated, phase), q in law}
-        orders: list[tuple[tuple[int, ...], object]] = [((), self._one)]
-        for group in chain.tie_groups:
-            active = [i for i in group if lost[i] is not OUT]
-            options = [(order, ties_order_chance(order) if exact else float(ties_order_chance(order)))
-                       for order in itertools.permutations(active)]
-            orders = [(o + order, w * q) for o, w in orders for order, q in options]
-        law: dict[tuple, object] = {}
-        for (negated, phases), w in starts.items():
-            for tied_order, q in orders:
-                key = (negated, phases, tuple(chain._order(tied_order, lost)))
-                law[key] = law.get(key, 0) + w * q
-        return list(law.items())
+        ties = [TIE_FACES ** len(group) if self.exact else 1 for group in chain.tie_groups]
+        scale = math.prod(chain.start_denominators) * math.prod(ties)
+        return [(key, Fraction(w, scale) if self.exact else w) for key, w in chain._round_openings(lost, ties).items()]
 
     # --- decisions ---------------------------------------------------------------------------------
     def _acts(self, person, c: int, phase: int) -> bool:
