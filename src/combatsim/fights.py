@@ -186,13 +186,10 @@ def run_fight_command(args: argparse.Namespace) -> int:
 
         if os.getcwd() not in sys.path:  # as `python -m` would: a policy module in the current directory imports
             sys.path.insert(0, os.getcwd())
-        progress = ProgressLine()
-        try:
+        with ProgressLine() as progress:
             results = simulate_policy_fights(scenario, args.n, seed=args.seed, policies=parse_policies(args.policies),
                                              backend=args.backend, threads=args.threads, chunk_size=args.chunk_size,
                                              outcomes=by_outcome, progress=progress)
-        finally:
-            progress.close()
         summary = engine_summary(scenario, results)
     else:
         summary = run_scenario(args, scenario, outcomes=by_outcome,
@@ -243,13 +240,9 @@ def report_member_names(scenario: Scenario) -> tuple[str, ...] | None:
 
 def run_scenario(args: argparse.Namespace, scenario: Scenario, outcomes: bool, stop=None) -> FightSummary:
     module = ruleset_module(scenario.ruleset)
-    progress = ProgressLine()
-    try:
-        with observe(progress=progress, stop=stop):
-            return module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
-                              chunk_size=args.chunk_size, outcomes=outcomes)
-    finally:
-        progress.close()
+    with ProgressLine() as progress, observe(progress=progress, stop=stop):
+        return module.run(scenario.spec, n=args.n, seed=args.seed, backend=args.backend, threads=args.threads,
+                          chunk_size=args.chunk_size, outcomes=outcomes)
 
 
 def simulate_scenario(scenario, n: int, *, seed: int = 0, policies=None, backend: str = "auto",

@@ -198,8 +198,8 @@ class _ChunkTally:
     ends: np.ndarray
     totals: np.ndarray
     standing: np.ndarray
-    lengths: np.ndarray
     masked: dict[int, int]
+    #: per fight
     outcome: np.ndarray
     length: np.ndarray
 
@@ -249,8 +249,7 @@ def _play_chunk(game: Game, engine, rows: Mapping[int, Policy], b: dict[str, np.
                          for c in range(game.members)], dtype=np.int64)
     outcome = state[:, S_OUTCOME].copy()
     return _ChunkTally(ends=np.bincount(outcome, minlength=4)[:4], totals=view["counts"].sum(axis=0),
-                       standing=standing, lengths=state[:, S_LENGTH].copy(), masked=masked, outcome=outcome,
-                       length=state[:, S_LENGTH].copy())
+                       standing=standing, masked=masked, outcome=outcome, length=state[:, S_LENGTH].copy())
 
 
 def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | None = None, *,
@@ -296,7 +295,7 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
         standing[:] += tally.standing
         for row, count in tally.masked.items():
             masked[row] += count
-        lengths, counts = np.unique(tally.lengths, return_counts=True)
+        lengths, counts = np.unique(tally.length, return_counts=True)
         for length, count in zip(lengths.tolist(), counts.tolist(), strict=True):
             histogram[length] = histogram.get(length, 0) + count
         if outcomes:
