@@ -179,8 +179,21 @@ def next_fight(buffers: Mapping[str, np.ndarray], seed: int | None, started: boo
         buffers["indices"][0] += 1
 
 
-class PicklesWithoutEngine:
-    """Pickles without the engine's kernels (a module), which are looked up again from the game on load."""
+class EngineEnv:
+    """What every env on a game's engine keeps: the game, its engine's kernels, ``envs`` fights'
+    buffers and the outcome tables. Pickles without the kernels (a module), which are looked up
+    again from the game on load."""
+
+    def _use_game(self, game: Game, backend: str, envs: int) -> None:
+        self.game = game
+        self.backend = check_backend(backend)
+        self.observation_names = game.observation_names
+        self.action_names = game.action_names
+        self._engine = game.engine(self.backend)
+        self._b = game.buffers(envs)
+        self._masked = game.count_names.index("masked")
+        self._outcomes = Outcomes(game)
+        self._started = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -192,22 +205,14 @@ class PicklesWithoutEngine:
         self._engine = self.game.engine(self.backend)
 
 
-class OneFight(PicklesWithoutEngine):
-    """One fight played step by step, some members' actions given (FightEnv, FightParallelEnv):
-    the game, its engine, one fight's buffers, and what the ansi render shows."""
+class OneFight(EngineEnv):
+    """One fight played step by step, some members' actions given (FightEnv, FightParallelEnv),
+    and what the ansi render shows of it."""
 
     def _start_game(self, game: Game, backend: str, render_mode: str | None, rows: Sequence[int]) -> None:
         """Set up ``game`` with the members in ``rows`` played from outside."""
-        self.game = game
-        self.backend = check_backend(backend)
+        self._use_game(game, backend, 1)
         self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
-        self.observation_names = game.observation_names
-        self.action_names = game.action_names
-        self._engine = game.engine(self.backend)
-        self._b = game.buffers(1)
-        self._masked = game.count_names.index("masked")
-        self._outcomes = Outcomes(game)
-        self._started = False
         self._last: dict[int, int | None] = dict.fromkeys(rows)  # each row's last action (ansi render)
         self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 

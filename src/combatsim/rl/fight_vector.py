@@ -34,7 +34,7 @@ from gymnasium.vector.utils import batch_space
 
 from combatsim.engine import RUNNING, S_OUTCOME, Game
 from combatsim.game import member_index
-from combatsim.rl.fight_env import Outcomes, PicklesWithoutEngine, as_game, check_backend, observation_box
+from combatsim.rl.fight_env import EngineEnv, as_game, observation_box
 from combatsim.scenario import Scenario
 from combatsim.validation import check_int, check_seed, refuse_masked
 
@@ -112,7 +112,7 @@ def _with_masks(columns: dict[str, Any], present: np.ndarray) -> dict[str, Any]:
     return out
 
 
-class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
+class FightVectorEnv(EngineEnv, gym.vector.VectorEnv):
     """``num_envs`` fights of one scenario, member ``agent`` played from outside (docs/rl.md)."""
 
     metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
@@ -120,35 +120,28 @@ class FightVectorEnv(PicklesWithoutEngine, gym.vector.VectorEnv):
     def __init__(self, num_envs: int = 1, *, scenario: Scenario | str | Path | Mapping | Game, agent: str,
                  backend: str = "auto", render_mode: str | None = None,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP) -> None:
-        self.game = game = as_game(scenario)
+        game = as_game(scenario)
         self.num_envs = check_num_envs(num_envs, game)
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.agent = agent
         self.agent_index = member_index(game, agent)
-        self.backend = check_backend(backend)
         if render_mode is not None:
             raise ValueError(f"render_mode must be None for the vector env, got {render_mode!r}")
+        self._use_game(game, backend, self.num_envs)
         self.render_mode = None
-        self.observation_names = game.observation_names
-        self.action_names = game.action_names
         self.single_observation_space = observation_box(len(game.observation_names))
         self.single_action_space = gym.spaces.Discrete(len(game.action_names))
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._engine = game.engine(self.backend)
-        self._b = game.buffers(self.num_envs)
         # the engine steps a slice at a time, so that Ctrl-C stops a step of millions of envs at once
         self._slices = [slice(first, first + ENGINE_SLICE) for first in range(0, self.num_envs, ENGINE_SLICE)]
-        self._masked = game.count_names.index("masked")
-        self._outcomes = Outcomes(game)
         self._side = game.member_sides[self.agent_index]
         # looked up by outcome code: side 0 wins, side 1 wins, DRAW, UNFINISHED, and RUNNING (-1) last
         self._rewards = np.zeros(5, dtype=np.float64)
         self._rewards[self._side], self._rewards[1 - self._side] = 1.0, -1.0
         self._terminates = np.array([True, True, True, False, False])
         self._truncates = np.array([False, False, False, True, False])
-        self._started = False
 
     def _agent_rows(self, buffer: np.ndarray) -> np.ndarray:
         """A fresh copy of the agent's rows of ``buffer`` (num_envs, members, ...)."""
