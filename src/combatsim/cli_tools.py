@@ -33,6 +33,17 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str], 
     return parse
 
 
+def checked(check: Callable[[str], object]) -> Callable[[str], object]:
+    """An argparse type from a check that raises ValueError, whose message becomes the error."""
+    def parse(text: str) -> object:
+        try:
+            return check(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
 def brief(value: object) -> str:
     """A bad value as an error quotes it: its repr, cut short (combatsim.validation.brief)."""
     from combatsim.validation import brief as cut

@@ -9,25 +9,16 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import attack_report, count_lines, emit, integer, run_options
+from combatsim.cli_tools import attack_report, checked, count_lines, emit, integer, run_options
 
 #: The help lines of ``attack d100`` and ``odds d100`` (combatsim.cli adds both from add_attack_arguments).
 ATTACK_HELP = "d100 attacks with damage (tiers and wounds)"
 ODDS_HELP = "exact d100 odds of one attack (the same flags as attack d100)"
 
 
-def _severity(text: str):
-    from combatsim.d100.api import check_severity
-
-    try:
-        return check_severity(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack d100`` and ``odds d100``, with the API's ranges."""
-    from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS
+    from combatsim.d100.api import MAX_LETHALITY, MAX_RANK, MAX_SCORE, MAX_SEVERITY, MODIFIERS, check_severity
     from combatsim.d100.model import TAPERS
 
     pool = parser.add_mutually_exclusive_group(required=True)
@@ -42,7 +33,7 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"an attack modifier (repeatable): {', '.join(m.replace('_', '-') for m in MODIFIERS)}")
     parser.add_argument("--lethality", type=integer(0, MAX_LETHALITY), required=True,
                         help=f"weapon_lethality, 0..{MAX_LETHALITY}")
-    parser.add_argument("--severity", type=_severity, default="1",
+    parser.add_argument("--severity", type=checked(check_severity), default="1",
                         help=f"weapon_severity, 0..{MAX_SEVERITY} in tenths (e.g. 2 or 1.5; default 1)")
     parser.add_argument("--armor", "--armour", dest="armour", choices=("none", "light", "heavy"), default="none",
                         help="the target's armour (default none)")

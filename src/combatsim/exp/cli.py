@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import attack_report, emit, exact_integer, integer, run_options
+from combatsim.cli_tools import attack_report, checked, emit, exact_integer, integer, run_options
 
 #: The help lines of ``attack exp`` and ``odds exp`` (combatsim.cli adds both from add_attack_arguments).
 ATTACK_HELP = "EXP kilodie attacks (to-hit against armour rating, with damage)"
@@ -38,15 +38,6 @@ def _bonus_triple(text: str) -> tuple[int, int, int]:
     if len(parts) != 3 or None in parts:
         raise argparse.ArgumentTypeError(f"must be three integers A,B,C such as 60,80,65, got {text!r}")
     return tuple(parts)  # type: ignore[return-value]
-
-
-def _dice(text: str):
-    from combatsim.dice import Dice
-
-    try:
-        return Dice.parse(text, "damage")
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_persona_options(parser: argparse.ArgumentParser, required: bool) -> None:
@@ -101,6 +92,7 @@ def _persona(args: argparse.Namespace, proficiencies=()):
 
 def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     """What one attack is: shared by ``attack exp`` and ``odds exp``, with the API's ranges."""
+    from combatsim.dice import Dice
     from combatsim.exp.api import MAX_ADJUSTMENT, MAX_ARMOUR_RATING, MAX_BONUS, MAX_DAMAGE_ADJUSTMENT, MAX_ROLL
     from combatsim.exp.model import MAX_AMMUNITION, WEAPON_TYPES
 
@@ -114,7 +106,8 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--critical", action="store_true", default=None, help="a natural 1000 ignores MR (option)")
     parser.add_argument("--adjustment", type=integer(-MAX_ADJUSTMENT, MAX_ADJUSTMENT), default=None,
                         help=f"situational adjustment, {-MAX_ADJUSTMENT}..{MAX_ADJUSTMENT} (+ after MR, - before)")
-    parser.add_argument("--damage", type=_dice, default=None, help="weapon damage dice, e.g. d8, 3d10, d4+2")
+    parser.add_argument("--damage", type=checked(lambda text: Dice.parse(text, "damage")), default=None,
+                        help="weapon damage dice, e.g. d8, 3d10, d4+2")
     parser.add_argument("--weapon-type", choices=WEAPON_TYPES, default=None, help="A..F or automatic (default A)")
     parser.add_argument("--weapon-name", default=None,
                         help="the weapon's name, for messages (with --damage or --weapon-type)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from combatsim.cli_tools import attack_report, count_lines, emit, integer, run_options
+from combatsim.cli_tools import attack_report, checked, count_lines, emit, integer, run_options
 
 #: The help lines of ``attack tss`` and ``odds tss`` (combatsim.cli adds both from add_attack_arguments).
 ATTACK_HELP = "TSS d20 attacks with damage and armour"
@@ -21,10 +21,7 @@ def _armour_die(text: str) -> str:
     the damage type as armour does."""
     from combatsim.dice import Dice
 
-    try:
-        Dice.parse(text, "armour", constant=False)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+    Dice.parse(text, "armour", constant=False)
     return text
 
 
@@ -38,7 +35,7 @@ def add_attack_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--damage", required=True, help="damage track Ordinary/Good/Amazing, e.g. d4w/d4+2w/d4-1m")
     parser.add_argument("--weapon-quality", default="ordinary",
                         help="marginal, ordinary, good or amazing (default ordinary)")
-    parser.add_argument("--armour", "--armor", type=_armour_die, default=None,
+    parser.add_argument("--armour", "--armor", type=checked(_armour_die), default=None,
                         help="armour die against the weapon's class, e.g. d6 or d4+1 (default: no armour)")
     parser.add_argument("--armour-quality", "--armor-quality", default=None,
                         help="armour quality: marginal, ordinary, good or amazing (with --armour; default ordinary)")
