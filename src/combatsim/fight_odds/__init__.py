@@ -122,6 +122,13 @@ def check_exact(digits: int, states: int) -> None:
                          "limit (options.unit_limit or options.max_rounds)")
 
 
+def exact_method(chain, method: str) -> bool:
+    """Whether a chain computes in exact fractions: asked for, or "auto" where its state bound is at
+    most its ``exact_states`` (default EXACT_STATES) and its denominators' digits at most EXACT_DIGITS."""
+    return method == "exact" or (method == "auto" and chain.state_bound() <= getattr(chain, "exact_states", EXACT_STATES)
+                                 and chain.exact_digits() <= EXACT_DIGITS)
+
+
 def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = "auto") -> FightOdds:
     """The odds of ``scenario``'s fight (a ``combatsim.scenario.Scenario``), exact where they fit.
 
@@ -139,8 +146,7 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     bound = chain.state_bound()
     if method == "exact":
         check_exact(chain.exact_digits(), bound)
-    exact = method == "exact" or (method == "auto" and bound <= getattr(chain, "exact_states", EXACT_STATES)
-                                  and chain.exact_digits() <= EXACT_DIGITS)
+    exact = exact_method(chain, method)
     tally = Tally(exact)
     peak = chain.run(tally, max_states)
     probability = tally.probability

@@ -205,9 +205,7 @@ def best_response(scenario, agent: str, *, against: Mapping | None = None, metho
         side = chain.game.member_sides[member]
         ends, unfinished, _ = play(walk, chosen_weights(walk, chosen), line)
         value = outcome_for(ends, unfinished, side)
-        scripted_walk = Walk(chain, (), {**fixed, member: SCRIPTED}, max(bound, 1), line)
-        ends, unfinished, _ = play(scripted_walk, _all_options(scripted_walk), line)
-        scripted = outcome_for(ends, unfinished, side)
+        scripted, scripted_walk = _fixed_outcome(chain, {**fixed, member: SCRIPTED}, max(bound, 1), side, line)
         policy, conflicts = _chosen_table(chain, walk, chosen, member, label=f"best response of {agent}")
     finally:
         line.done()
@@ -230,15 +228,17 @@ def evaluate(scenario, agent: str, policies: Mapping | None = None, *, method: s
     chain = decision_chain(scenario, method=method, max_states=max_states)
     member = member_index(chain.game, agent, field="agent")
     fixed, _ = _fixed_policies(chain, policies, ())
-    line = Progress("evaluate", False)
-    walk = Walk(chain, (), fixed, max(chain.state_bound if max_states is None else max_states, 1), line)
-    ends, unfinished, _ = play(walk, _all_options(walk), line)
-    return outcome_for(ends, unfinished, chain.game.member_sides[member])
+    limit = max(chain.state_bound if max_states is None else max_states, 1)
+    return _fixed_outcome(chain, fixed, limit, chain.game.member_sides[member], Progress("evaluate", False))[0]
 
 
-def _all_options(walk: Walk) -> list[np.ndarray]:
-    """Weights that take each state's one option (a walk without deciders)."""
-    return [np.ones(len(o.row), dtype=object if walk.chain.exact else np.float64) for o in walk.options]
+def _fixed_outcome(chain: DecisionChain, fixed: dict, max_states: int, side: int, line: Progress) -> tuple[Outcome, Walk]:
+    """The outcome for ``side`` when the members ``fixed`` names play those policies and the rest
+    their scripted ones (a walk without deciders: each state's one option), and the walk."""
+    walk = Walk(chain, (), fixed, max_states, line)
+    ends, unfinished, _ = play(walk, [np.ones(len(o.row), dtype=object if chain.exact else np.float64)
+                                      for o in walk.options], line)
+    return outcome_for(ends, unfinished, side), walk
 
 
 def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) -> tuple[TablePolicy, int]:
@@ -261,11 +261,8 @@ def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) 
     _, first, inverse = np.unique(_opaque(all_keys), return_index=True, return_inverse=True)
     conflicts = int((np.abs(all_chances - all_chances[first[inverse.ravel()]]).max(axis=1, initial=0) > 1e-9).sum())
     first.sort()
-    rows, probabilities = all_keys[first], all_chances[first]
     policy = TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[member],
-                         keys=np.array(rows, dtype=np.float32).reshape(len(rows), -1),
-                         probabilities=np.array(probabilities).reshape(len(rows), len(chain.game.action_names)),
-                         keyer=chain.keyer(), label=label)
+                         keys=all_keys[first], probabilities=all_chances[first], keyer=keyer, label=label)
     return policy, conflicts
 
 
@@ -369,10 +366,8 @@ def equilibrium(scenario, agents, *, max_states: int | None = None, progress: bo
         weights, mixes, values, low, high, games = equilibrium_values(walk, first, line)
         ends, unfinished, _ = play(walk, weights, line)
         outcome = outcome_for(ends, unfinished, chain.game.member_sides[first])
-        start = chain.initial()
-        value = float(sum(p * values[s] for s, p in start))
-        low_value = float(sum(p * low[s] for s, p in start))
-        high_value = float(sum(p * high[s] for s, p in start))
+        value, low_value, high_value = (float(sum(p * before[s] for s, p in chain.initial()))
+                                        for before in (values, low, high))
         policies, conflicts = {}, 0
         actions_count = len(chain.game.action_names)
         for index, (member, name) in enumerate(zip((first, second), names, strict=True)):
@@ -418,12 +413,11 @@ def exploitability(scenario, agent: str, against: Mapping, *, method: str = "aut
     """The best response of ``agent`` against ``against`` (one member of the other side and its
     policy; anyone else scripted), with ``.exploitability``: its expected reward minus the value of
     the game between ``agent`` and that member."""
-    from combatsim.game import member_index
+    from combatsim.game import member_index, scenario_game
 
     if not isinstance(against, Mapping) or len(against) != 1:
         raise ValueError("against: exploitability measures one policy: give one member of the other side and its "
                          "policy")
-    from combatsim.game import scenario_game
 
     scenario = _scenario(scenario)
     opponent = next(iter(against))

@@ -122,19 +122,14 @@ class DecisionChain:
         return str(state)
 
 
-def exact_chain(chain, method: str, max_states: int, exact_states: int | None = None,
-                steps: int = 1) -> tuple[bool, int]:
-    """Whether a decision chain over the odds ``chain`` computes in exact fractions ("auto": where
-    ``combatsim odds fight`` does, up to ``exact_states`` states where given), and its state
-    bound times ``steps`` (a chain whose states can all be live before every one of its steps
-    counts each (step, state)), refused past ``max_states`` before any work."""
-    from combatsim.fight_odds import EXACT_DIGITS, EXACT_STATES
+def exact_chain(chain, method: str, max_states: int, steps: int = 1) -> tuple[bool, int]:
+    """Whether a decision chain over the odds ``chain`` computes in exact fractions (with "auto":
+    where ``combatsim odds fight`` does), and its state bound times ``steps`` (a chain whose states
+    can all be live before every one of its steps counts each (step, state)), refused past
+    ``max_states`` before any work."""
+    from combatsim.fight_odds import exact_method
     from combatsim.fight_odds.chain import check_states
 
-    states = chain.state_bound()
-    bound = states * steps
+    bound = chain.state_bound() * steps
     check_states(bound, max_states)
-    most = getattr(chain, "exact_states", EXACT_STATES)
-    exact = method == "exact" or (method == "auto" and states <= min(most, exact_states or most)
-                                  and chain.exact_digits() <= EXACT_DIGITS)
-    return exact, bound
+    return exact_method(chain, method), bound

@@ -124,21 +124,20 @@ class ExpDecisions(DecisionChain):
         hit_points, shots = self._states.values[state]
         aims = [self._aim(a, hit_points, shots, d) for a, d in enumerate(decisions)]
         # decisions that aim alike (the target die over one enemy, fire at it) share the step
-        alike = (state, tuple(None if aim is None else (aim[0], tuple((target, p) for target, p, _ in aim[1])) for aim in aims))
-        step = self._steps.get(alike)
+        aiming = tuple(None if aim is None else (aim[0], tuple((target, p) for target, p, _ in aim[1])) for aim in aims)
+        step = self._steps.get((state, aiming))
         if step is None:
-            step = self._steps[alike] = self._unit(hit_points, shots, aims)
+            step = self._steps[state, aiming] = self._unit(hit_points, shots, aims, aiming)
         self._steps[key] = step
         return step
 
-    def _unit(self, hit_points: tuple, shots: tuple, aims: list) -> Step:
+    def _unit(self, hit_points: tuple, shots: tuple, aims: list, aiming: tuple) -> Step:
         """The unit's results from (``hit_points``, ``shots``): its law from ``_unit_law``, the
-        same for every state with these hit points and aims, moved to these shots."""
-        signature = (hit_points, tuple(None if aim is None else (aim[0], tuple((t, p) for t, p, _ in aim[1]))
-                                       for aim in aims))
-        law = self._unit_laws.get(signature)
+        same for every state with these hit points and aims (``aiming``: their rolls and chances),
+        moved to these shots."""
+        law = self._unit_laws.get((hit_points, aiming))
         if law is None:
-            law = self._unit_laws[signature] = self._unit_law(hit_points, shots, aims)
+            law = self._unit_laws[hit_points, aiming] = self._unit_law(hit_points, shots, aims)
         points_after, spent, moved_p, ended, ended_p = law
         number = self._states.number
         moved = []
