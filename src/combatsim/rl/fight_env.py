@@ -37,10 +37,6 @@ def as_game(scenario: Scenario | str | Path | Mapping | Game) -> Game:
     return scenario if isinstance(scenario, Game) else scenario_game(scenario)
 
 
-def check_backend(backend: object) -> str:
-    return check_choice("backend", backend, BACKENDS)
-
-
 def check_action(action: object, actions: int) -> int:
     """An integer action 0..actions-1 (Python or NumPy integer, or a 0-d integer array)."""
     value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
@@ -158,27 +154,6 @@ class Outcomes:
                       if isinstance(value[0], np.generic) else value[0]) for key, value in columns.items()}
 
 
-def checked_render_mode(render_mode: str | None, render_modes: list[str]) -> str | None:
-    """``render_mode`` if supported; else a warning and None (make_vec_env asks for "rgb_array")."""
-    if render_mode is None or render_mode in render_modes:
-        return render_mode
-    warnings.warn(f"render_mode {render_mode!r} is not supported (supported: {render_modes}); rendering is off",
-                  stacklevel=3)
-    return None
-
-
-def next_fight(buffers: Mapping[str, np.ndarray], seed: int | None, started: bool,
-               np_random: np.random.Generator) -> None:
-    """Point a single env's buffers at its next fight: fight 0 of a new ``seed``, else (a first
-    reset without one) fight 0 of a seed drawn from ``np_random``, else the next fight index of the
-    same seed, so episode k after ``reset(seed=s)`` is fight k of ``combatsim fight --seed s``."""
-    if seed is not None or not started:
-        buffers["seeds"][0] = seed if seed is not None else int(np_random.integers(0, 2**63))
-        buffers["indices"][0] = 0
-    else:
-        buffers["indices"][0] += 1
-
-
 class EngineEnv:
     """What every env on a game's engine keeps: the game, its engine's kernels, ``envs`` fights'
     buffers and the outcome tables. Pickles without the kernels (a module), which are looked up
@@ -186,7 +161,7 @@ class EngineEnv:
 
     def _use_game(self, game: Game, backend: str, envs: int) -> None:
         self.game = game
-        self.backend = check_backend(backend)
+        self.backend = check_choice("backend", backend, BACKENDS)
         self.observation_names = game.observation_names
         self.action_names = game.action_names
         self._engine = game.engine(self.backend)
@@ -212,7 +187,12 @@ class OneFight(EngineEnv):
     def _start_game(self, game: Game, backend: str, render_mode: str | None, rows: Sequence[int]) -> None:
         """Set up ``game`` with the members in ``rows`` played from outside."""
         self._use_game(game, backend, 1)
-        self.render_mode = checked_render_mode(render_mode, self.metadata["render_modes"])
+        supported = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in supported:  # make_vec_env asks for "rgb_array"
+            warnings.warn(f"render_mode {render_mode!r} is not supported (supported: {supported}); rendering is off",
+                          stacklevel=3)
+            render_mode = None
+        self.render_mode = render_mode
         self._last: dict[int, int | None] = dict.fromkeys(rows)  # each row's last action (ansi render)
         self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
@@ -221,8 +201,15 @@ class OneFight(EngineEnv):
         return {"action_mask": b["mask"][0, row].copy(), "masked_actions": int(b["counts"][0, self._masked])}
 
     def _reset_fight(self, seed: int | None, np_random: np.random.Generator) -> None:
+        """Start the next fight: fight 0 of a new ``seed``, else (a first reset without one) fight 0
+        of a seed drawn from ``np_random``, else the next fight index of the same seed, so episode k
+        after ``reset(seed=s)`` is fight k of ``combatsim fight --seed s``."""
         b = self._b
-        next_fight(b, seed, self._started, np_random)
+        if seed is not None or not self._started:
+            b["seeds"][0] = seed if seed is not None else int(np_random.integers(0, 2**63))
+            b["indices"][0] = 0
+        else:
+            b["indices"][0] += 1
         self._started = True
         self._last = dict.fromkeys(self._last)
         self._before = None
