@@ -22,9 +22,10 @@ ODDS_HELP = "exact EXP odds of one attack (the same flags as attack exp)"
 _ATTACK_OPTIONS = (
     "damage", "weapon_type", "persona_class", "ammunition", "adjustment", "critical", "damage_adjustment"
 )
+#: A persona's attributes, as the flags name them (the model's ``int_`` is --int).
+_ATTRIBUTES = ("awe", "cha", "con", "dex", "int", "mstr", "pstr")
 #: Options that describe a persona: they need --class.
-_PERSONA_OPTIONS = ("adopted_class", "level", "awe", "cha", "con", "dex", "int", "mstr", "pstr", "experience_bonus",
-                    "proficient")
+_PERSONA_OPTIONS = ("adopted_class", "level", *_ATTRIBUTES, "experience_bonus", "proficient")
 #: Options that describe the attacker by raw numbers: they exclude --class.
 _RAW_OPTIONS = ("bonus", "max_roll", "damage_adjustment")
 
@@ -55,7 +56,7 @@ def add_persona_options(parser: argparse.ArgumentParser, required: bool) -> None
     )
     parser.add_argument("--level", type=integer(1, MAX_LEVEL), default=None,
                         help=f"experience level, 1..{MAX_LEVEL} (default 1)" + needed)
-    for name in ("awe", "cha", "con", "dex", "int", "mstr", "pstr"):
+    for name in _ATTRIBUTES:
         must = name in ("awe", "dex", "int", "pstr")
         parser.add_argument(f"--{name}", type=integer(0, MAX_ATTRIBUTE), required=required and must, default=None,
                             help=f"{name.upper()}, 0..{MAX_ATTRIBUTE}" + ("" if must else " (default 0)") + needed)
@@ -73,14 +74,9 @@ def _persona(args: argparse.Namespace, proficiencies=()):
     missing = [name for name in ("awe", "dex", "int", "pstr") if getattr(args, name) is None]
     if missing:
         raise ValueError(f"a persona needs --{', --'.join(missing)}")
+    attributes = {"int_" if name == "int" else name: getattr(args, name) or 0 for name in _ATTRIBUTES}
     return Persona(
-        awe=args.awe,
-        cha=args.cha or 0,
-        con=args.con or 0,
-        dex=args.dex,
-        int_=args.int,
-        mstr=args.mstr or 0,
-        pstr=args.pstr,
+        **attributes,
         hit_points=1,  # a persona's combat table and attacks do not depend on it
         persona_class=args.persona_class,
         level=args.level or 1,

@@ -108,15 +108,13 @@ def _member(reader: Reader, side: int) -> Combatant:
         values = {key: reader.read(_FIELD[key]) for key in ("bonus", "maximum_roll", "damage_adjustment")}
         return call(reader, Combatant, name=name, hit_points=hit_points, armour_rating=armour_rating, weapon=weapon,
                     adjustment=adjustment, **values)
-    attributes = {key: reader.read(_FIELD[key]) for key in ATTRIBUTES}
+    attributes = {"int_" if key == "int" else key: reader.read(_FIELD[key]) for key in ATTRIBUTES}
     level = reader.read(_FIELD["level"])
     bonus = reader.read(_FIELD["experience_bonus"] if level == 1 else replace(_FIELD["experience_bonus"],
                                                                               default=REQUIRED))
-    persona = call(reader, Persona,
-                   awe=attributes["awe"], cha=attributes["cha"], con=attributes["con"], dex=attributes["dex"],
-                   int_=attributes["int"], mstr=attributes["mstr"], pstr=attributes["pstr"], hit_points=hit_points,
-                   persona_class=reader.read(_FIELD["class"]), level=level,
-                   proficiencies=(weapon,) if reader.read(_FIELD["proficient"]) else (), experience_bonus=bonus)
+    persona = call(reader, Persona, **attributes, hit_points=hit_points, persona_class=reader.read(_FIELD["class"]),
+                   level=level, proficiencies=(weapon,) if reader.read(_FIELD["proficient"]) else (),
+                   experience_bonus=bonus)
     return call(reader, Combatant.from_persona, persona, weapon, armour_rating=armour_rating, adjustment=adjustment,
                 name=name)
 
