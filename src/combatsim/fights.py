@@ -37,7 +37,7 @@ from combatsim.fight_summary import (
 )
 from combatsim.progress import ProgressLine
 from combatsim.runner import observe, run_line, with_executor
-from combatsim.scenario import Scenario, apply_override, load, resolve, ruleset_module, validate
+from combatsim.scenario import Scenario, ScenarioError, apply_override, load, resolve, ruleset_module, validate
 from combatsim.validation import check_int
 
 MAX_FIGHTS = 10**12
@@ -230,7 +230,6 @@ def report_member_names(scenario: Scenario) -> tuple[str, ...] | None:
     """The members' names (combatsim.game), or None where two share a name: a fight needs no
     unique names, and the report then names members by position."""
     from combatsim.game import member_names
-    from combatsim.scenario import ScenarioError
 
     try:
         return member_names(scenario)

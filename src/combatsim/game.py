@@ -40,12 +40,10 @@ def member_names(scenario: Scenario) -> tuple[str, ...]:
         for k, member in enumerate(members):
             own = member.get("name")
             names.append(own if own is not None else side_name if len(members) == 1 else f"{side_name} {k + 1}")
-    seen = set()
-    for name in names:
-        if name in seen:
-            raise ScenarioError(f"{scenario.file}: two members are named {name!r}; give each member a unique "
-                                f"name (sides[S].members[M].name)")
-        seen.add(name)
+    repeated = [name for k, name in enumerate(names) if name in names[:k]]
+    if repeated:
+        raise ScenarioError(f"{scenario.file}: two members are named {repeated[0]!r}; give each member a unique "
+                            f"name (sides[S].members[M].name)")
     return tuple(names)
 
 

@@ -187,10 +187,6 @@ class FightResults:
     partial: bool = False
 
 
-def _side_count(totals: dict[str, int], name: str, side: int) -> int:
-    return int(totals.get(f"{name}_side_{side}", 0))
-
-
 @dataclass
 class _ChunkTally:
     """What one chunk of fights counted (see play_fights)."""
@@ -318,8 +314,8 @@ def play_fights(game: Game, n: int, seed: int, policies: Mapping[str, Policy] | 
     named = {name: int(value) for name, value in zip(game.count_names, totals.tolist(), strict=True)}
     return FightResults(
         fights=done, side_names=game.side_names, wins=[int(ends[0]), int(ends[1])],
-        wins_by_flight=[_side_count(named, "wins_by_flight", side) for side in (0, 1)],
-        escapes=[_side_count(named, "escapes", side) for side in (0, 1)],
+        wins_by_flight=[named.get(f"wins_by_flight_side_{side}", 0) for side in (0, 1)],
+        escapes=[named.get(f"escapes_side_{side}", 0) for side in (0, 1)],
         draws=int(ends[DRAW]), unfinished=int(ends[UNFINISHED]),
         length_histogram=dict(sorted(histogram.items())), length_unit=game.length_unit, totals=named,
         standing=standing.tolist(),
@@ -376,13 +372,9 @@ def api_member_names(sides: Sequence[int]) -> tuple[str, ...]:
     """Names for an API call's members (``sides``: each member's side), as combatsim.game names a
     scenario's members whose sides are called "side 0" and "side 1": "side 0" alone on its side,
     else "side 0 1", "side 0 2"... in order."""
-    sizes = [sum(1 for s in sides if s == side) for side in (0, 1)]
-    seen = [0, 0]
-    names = []
-    for side in sides:
-        seen[side] += 1
-        names.append(f"side {side}" if sizes[side] == 1 else f"side {side} {seen[side]}")
-    return tuple(names)
+    sides = list(sides)
+    return tuple(f"side {side}" if sides.count(side) == 1 else f"side {side} {sides[:k + 1].count(side)}"
+                 for k, side in enumerate(sides))
 
 
 def api_fights(build: Callable[..., Game], spec: dict, sides: Sequence[int], run: RunArguments,
