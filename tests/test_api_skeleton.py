@@ -28,16 +28,18 @@ def test_every_simulation_takes_the_run_options_by_keyword(simulate):
         assert parameters[option.name].kind is inspect.Parameter.KEYWORD_ONLY
         assert parameters[option.name].default == option.default
     assert "threads" in simulate.__doc__ and simulate.__name__.startswith("simulate_")
+    required = {name: object() for name, parameter in parameters.items()
+                if name != "n" and parameter.default is inspect.Parameter.empty}
     with pytest.raises(ValueError, match="^seed must be"):
-        simulate(1, seed=-1)  # the run options are checked first, whatever the ruleset inputs
+        simulate(1, **required, seed=-1)  # the run options are checked first, whatever the ruleset inputs
 
 
 @pytest.mark.parametrize(("call", "words"), [
-    (lambda: simulate_attacks(1), "simulate_attacks() missing 1 required keyword-only argument(s): 'lethality'"),
+    (lambda: simulate_attacks(1), "simulate_attacks() missing 1 required keyword-only argument: 'lethality'"),
     (lambda: simulate_attacks(1, pool=1, lethality=1, pol=1), "simulate_attacks() got an unexpected keyword argument 'pol'"),
-    (lambda: tss_api.simulate_attacks(1, skill=9), "simulate_attacks() missing 1 required keyword-only argument(s): 'damage'"),
+    (lambda: tss_api.simulate_attacks(1, skill=9), "simulate_attacks() missing 1 required keyword-only argument: 'damage'"),
     (lambda: exp_api.simulate_attack(1, armour_rating=1, bon=2), "simulate_attack() got an unexpected keyword argument 'bon'"),
-    (lambda: d100.Attack(pool=1), "Attack() missing 1 required keyword-only argument(s): 'lethality'"),
+    (lambda: d100.Attack(pool=1), "Attack() missing 1 required keyword-only argument: 'lethality'"),
     (lambda: tss.Attack(skill=9, damage="d4w/d4w/d4w", seed=1), "Attack() got an unexpected keyword argument 'seed'"),
 ])
 def test_keyword_errors_name_the_public_call(call, words):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from combatsim.registry import get_kernel, resolve_backend
-from combatsim.runner import INT64_MAX_ITEMS, keyword_error
+from combatsim.runner import INT64_MAX_ITEMS, exact_function, keyword_only, passing
 from combatsim.validation import SEED_MAX, check_int, check_seed
 
 #: Items are numbered 0 .. ITEM_LIMIT - 1, as in every simulate_* call (n <= INT64_MAX_ITEMS).
@@ -56,24 +56,17 @@ class PreparedAttack:
     dtypes: tuple[type, ...]
     counts_size: int
     inputs: Callable
-    _input_names: frozenset[str] = frozenset()
-    _required: frozenset[str] = frozenset()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "inputs" in cls.__dict__:
-            own = [parameter for parameter in inspect.signature(cls.inputs).parameters.values()
-                   if parameter.kind is inspect.Parameter.KEYWORD_ONLY]
-            cls._input_names = frozenset(parameter.name for parameter in own)
-            cls._required = frozenset(parameter.name for parameter in own if parameter.default is parameter.empty)
+            # __init__(self, *, <inputs>, backend="auto"), with Python's own keyword errors
+            own = keyword_only(cls.inputs)
             backend = inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="str")
+            self = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            cls.__init__ = exact_function(cls.__name__, [self, *own, backend],
+                                          f"self._prepare(backend, *self._setup({passing(own)}))", {})
             cls.__signature__ = inspect.Signature([*own, backend])
-
-    def __init__(self, *, backend: str = "auto", **inputs: object) -> None:
-        if not self._required <= inputs.keys() <= self._input_names:
-            raise TypeError(keyword_error(type(self).__name__, inputs, self._input_names, self._required))
-        params, scalars = self._setup(**inputs)
-        self._prepare(params, backend, scalars)
 
     def _setup(self, **inputs: object) -> tuple[tuple, tuple]:
         raise NotImplementedError
@@ -88,7 +81,7 @@ class PreparedAttack:
     def __reduce__(self) -> tuple:
         return _rebuild, (type(self), {**self._arguments, "backend": self.backend})
 
-    def _prepare(self, params: tuple, backend: str, scalars: tuple) -> None:
+    def _prepare(self, backend: str, params: tuple, scalars: tuple) -> None:
         """``params``: the kernel's parameters; ``scalars``: the one-attack paths' (Cython's
         ``OneAttack(*scalars)``, Numba's ``one_attack(seed, index, *scalars)``)."""
         self.backend = resolve_backend(backend)

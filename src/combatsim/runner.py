@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import inspect
 import math
 import os
@@ -121,7 +120,7 @@ ONE_UNIT = Work()
 CHUNK_GROWTH = 8
 
 
-@dataclass
+@dataclass(slots=True)
 class RunResult:
     counts: np.ndarray
     items_done: int
@@ -376,44 +375,67 @@ def simulation(output_bytes_per_item: int, inputs: Callable | None = None) -> Ca
     def make(body: Callable) -> Callable:
         own = list(inspect.signature(body).parameters.values())[1:]
         if inputs is not None:
-            own = [p for p in inspect.signature(inputs).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-        names = frozenset(p.name for p in own)
-        required = frozenset(p.name for p in own if p.default is inspect.Parameter.empty)
-
-        @functools.wraps(body)
-        def api(n, *args, seed=0, backend="auto", threads=None, chunk_size=None, outcomes=False, progress=None,
-                **given):
-            run = check_run(n, seed=seed, threads=threads, chunk_size=chunk_size, backend=backend,
-                            outcomes=outcomes, output_bytes_per_item=output_bytes_per_item, progress=progress)
-            if inputs is not None and not required <= given.keys() <= names:
-                raise TypeError(keyword_error(body.__name__, given, names, required))
-            return body(run, *args, **given)
-
+            own = keyword_only(inputs)
         first = inspect.Parameter("n", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="int")
         positional = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in own
                       if p.kind is not inspect.Parameter.KEYWORD_ONLY]
         keywords = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        options = ", ".join(option.name for option in RUN_OPTIONS)
+        run = f"_check_run(n, {options}, {output_bytes_per_item})"
+        api = exact_function(body.__name__, [first, *positional, *keywords, *RUN_OPTIONS],
+                             f"_body({run}, {passing(positional + keywords)})",
+                             {"_body": body, "_check_run": check_run})
         api.__signature__ = inspect.signature(body).replace(parameters=[first, *positional, *keywords, *RUN_OPTIONS])
         api.__doc__ = (body.__doc__ or "").rstrip() + "\n" + RUN_OPTIONS_DOC
-        del api.__wrapped__
+        api.__module__ = body.__module__
         return api
 
     return make
 
 
+def keyword_only(function: Callable) -> list[inspect.Parameter]:
+    """``function``'s keyword-only parameters: a ruleset's attack inputs."""
+    return [p for p in inspect.signature(function).parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+
+def passing(parameters: Sequence[inspect.Parameter]) -> str:
+    """The source text that passes ``parameters`` on as they were taken: positional, then by keyword."""
+    return ", ".join(p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}"
+                     for p in parameters)
+
+
+def exact_function(name: str, parameters: Sequence[inspect.Parameter], returns: str, names: dict) -> Callable:
+    """A function ``name(<parameters>)`` that returns the Python expression ``returns`` (over the
+    parameters and ``names``), compiled once: Python itself binds the arguments and words the
+    errors for a missing or unknown keyword, at a plain call's cost (packing keywords into a dict
+    and checking them by hand cost about a microsecond a call)."""
+    namespace = dict(names)
+    text = []
+    for parameter in parameters:
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and "*" not in text:
+            text.append("*")
+        if parameter.default is inspect.Parameter.empty:
+            text.append(parameter.name)
+        else:
+            namespace[f"_default_{parameter.name}"] = parameter.default
+            text.append(f"{parameter.name}=_default_{parameter.name}")
+    exec(f"def {name}({', '.join(text)}):\n    return {returns}\n", namespace)
+    return namespace[name]
+
+
 def check_run(
     n: object,
-    *,
     seed: object,
+    backend: object,
     threads: object,
     chunk_size: object,
-    backend: object,
     outcomes: object,
+    progress: object,
     output_bytes_per_item: int,
-    progress: object = None,
     executor: object = None,
 ) -> RunArguments:
-    """Check a run's own arguments, cheapest first, before any ruleset input or allocation.
+    """Check a run's own arguments (RUN_OPTIONS, in their order), cheapest first, before any
+    ruleset input or allocation.
 
     ``output_bytes_per_item`` is what ``outcomes=True`` stores for an item: n is refused past
     OUTPUT_BYTES of them, before anything is allocated.
@@ -431,8 +453,12 @@ def check_run(
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size, 1, 1 << 40)
     progress = check_progress(progress)
-    return RunArguments(n, seed, threads, chunk_size, resolve_backend(backend), outcomes, progress,
-                        EXECUTOR.get() if executor is None else executor, backend)
+    # tuple.__new__: the NamedTuple's own __new__ costs twice as much
+    return _new_tuple(RunArguments, (n, seed, threads, chunk_size, resolve_backend(backend), outcomes, progress,
+                                     EXECUTOR.get() if executor is None else executor, backend))
+
+
+_new_tuple = tuple.__new__
 
 
 def make_result(cls: type, /, **values: object) -> object:
@@ -440,6 +466,10 @@ def make_result(cls: type, /, **values: object) -> object:
     ``__init__``: that sets each field through ``object.__setattr__``, about 2 us for a result of
     14 fields, the largest part of a small call's fixed cost. The values come checked from the
     run; fields left out take their defaults, as with the constructor (tests compare the two)."""
+    return _made(cls, values)
+
+
+def _made(cls: type, values: dict) -> object:
     made = object.__new__(cls)
     made.__dict__.update(values)
     for name, factory in _factories(cls):
@@ -515,17 +545,10 @@ def run_line(record: dict) -> str:
     return f"backend {record['backend']}, executor local, {record['threads']} thread(s)"
 
 
-def keyword_error(name: str, given: dict, names: frozenset, required: frozenset) -> str:
-    """Python's own words for a call with a keyword it does not take, or without one it needs."""
-    if not given.keys() <= names:
-        return f"{name}() got an unexpected keyword argument {min(given.keys() - names)!r}"
-    missing = sorted(required - given.keys())
-    return f"{name}() missing {len(missing)} required keyword-only argument(s): {', '.join(map(repr, missing))}"
-
-
 def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /, **values: object) -> object:
     """A ruleset's result dataclass (a RunInfo) of a finished run: make_result with how it ran."""
-    return make_result(cls, seed=run.seed, backend=run.backend, threads=threads, partial=result.partial, **values)
+    values.update(seed=run.seed, backend=run.backend, threads=threads, partial=result.partial)
+    return _made(cls, values)
 
 
 def run_record(result: object) -> dict:
@@ -551,40 +574,40 @@ def simulate(
     The kernel itself never validates. Threads used are at most the cores (and as many as the
     count buffers allow); returns (result, backend used, threads allowed).
     """
-    threads = min(run.threads, CPU_COUNT, max_threads(counts_size))
+    n, seed, threads, chunk_size, backend, outcomes, progress, executor, _ = run
+    threads = min(threads, CPU_COUNT, max_threads(counts_size))
     if per_item is None:
         per_item = (False,) * len(params)
-    outputs = tuple(np.empty(run.n, dtype=dtype) for dtype in output_dtypes) if run.outcomes else _no_outputs(
-        output_dtypes)
-    if run.executor is not None and run.executor.name == "dask":
-        result = run.executor.run(kernel_name=kernel_name, backend=run.backend, n=run.n, seed=run.seed,
-                          params=params, per_item=per_item, counts_size=counts_size, outputs=outputs,
-                          chunk_size=run.chunk_size, progress=run.progress, work=work)
-    elif run.chunk_size is None and _one_slice(_unit_seconds(kernel_name, run.backend), run.n, threads, work):
-        result = _run_whole(get_kernel(kernel_name, run.backend), run.n, np.uint64(run.seed), params, counts_size,
-                            outputs, run.progress)
+    outputs = tuple(np.empty(n, dtype=dtype) for dtype in output_dtypes) if outcomes else _no_outputs(output_dtypes)
+    if executor is not None and executor.name == "dask":
+        result = executor.run(kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params,
+                              per_item=per_item, counts_size=counts_size, outputs=outputs, chunk_size=chunk_size,
+                              progress=progress, work=work)
+    elif chunk_size is None and (n < 2 or _one_slice(_unit_seconds(kernel_name, backend), n, threads, work)):
+        result = _run_whole(get_kernel(kernel_name, backend), n, np.uint64(seed), params, counts_size, outputs,
+                            progress)
     else:
         result = run_kernel(
-            get_kernel(kernel_name, run.backend),
-            n=run.n,
-            seed=run.seed,
+            get_kernel(kernel_name, backend),
+            n=n,
+            seed=seed,
             params=params,
             per_item=per_item,
             counts_size=counts_size,
             outputs=outputs,
             threads=threads,
-            chunk_size=run.chunk_size,
-            progress=run.progress,
+            chunk_size=chunk_size,
+            progress=progress,
             kernel_name=kernel_name,
-            backend=run.backend,
+            backend=backend,
             work=work,
         )
-    if run.outcomes:
+    if outcomes:
         done = result.items_done
         result.outcomes = tuple(out[:done] for out in outputs)
     else:
         result.outcomes = (None,) * len(outputs)
-    return result, run.backend, threads
+    return result, backend, threads
 
 
 #: Zero-length outputs by their dtypes, for runs without outcomes: kernels write nothing to them,

@@ -11,7 +11,6 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-INT64_MAX = 2**63 - 1
 SEED_MAX = 2**64 - 1
 
 
@@ -178,7 +177,9 @@ def register_immutable(*classes: type) -> None:
 
 
 def memoize_simple(function: Callable) -> Callable:
-    """Cache ``function``'s results by its keyword arguments when they are simple (see simple_key).
+    """Cache ``function(**arguments)`` by the dict ``arguments`` when its values are simple (see
+    simple_key): the memoized function takes that dict itself, so a caller that holds one already
+    (a ``simulate_*``'s attack inputs) passes it without packing it again.
 
     For pure validate-and-derive functions whose inputs a game loop repeats: a call with simple
     inputs seen before returns the same result (which callers must not modify) without the work;
@@ -186,7 +187,7 @@ def memoize_simple(function: Callable) -> Callable:
     """
     cache: dict[tuple, tuple] = {}
 
-    def memoized(**arguments: object) -> object:
+    def memoized(arguments: dict) -> object:
         held: list = []
         key = simple_key(tuple(arguments.values()), held)
         if key is None:

@@ -294,7 +294,7 @@ def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
     ``dual_wield`` modifier) attacks at -20 with two identical weapons, each at 75% lethality.
     Returns the five tier counts and the wounds (lethal includes instant deaths).
     """
-    p, params, work = _attack_setup(**attack)
+    p, params, work = _attack_setup(attack)
     result, _, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
                                         output_dtypes=(np.int8, np.int8, np.int8), work=work)
     tier, wound, second_wound = result.outcomes

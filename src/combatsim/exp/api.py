@@ -272,7 +272,8 @@ def simulate_attack(run: RunArguments, /, **attack: object) -> AttackResult:
     ``bonus``, ``maximum_roll``, ``armour_rating``, ``adjustment`` and ``damage_adjustment`` may
     be arrays with one entry per unit.
     """
-    weapon, params, per_item, work = _attack_setup(length=run.n, **attack)
+    attack["length"] = run.n
+    weapon, params, per_item, work = _attack_setup(attack)
     result, _, threads = simulate(
         "exp.attack",
         run,

@@ -223,7 +223,7 @@ def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
     (an aim held, -1), ``two_weapons`` ("main" +2 or "off" +4, with ``ambidexterity`` +0 or +2),
     ``broad`` (a broad skill, +1).
     """
-    config, work = _attack_setup(**attack)
+    config, work = _attack_setup(attack)
     result, _, threads = simulate(
         "tss.attack",
         run,
