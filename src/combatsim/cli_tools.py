@@ -83,14 +83,12 @@ def _range(low: int | None, high: int | None) -> str:
     return ""
 
 
-def add_run_options(parser: argparse.ArgumentParser, default_n: int = 1_000_000, items: str | None = None) -> None:
+def add_run_options(parser: argparse.ArgumentParser, default_n: int, items: str) -> None:
     """The options every simulation command shares; ``items`` names what ``-n`` counts and its long
-    form (``--attacks``; by default ``--fights`` for ``combatsim fight``)."""
+    form (``--attacks``, ``--fights``)."""
     from combatsim.runner import INT64_MAX_ITEMS
     from combatsim.validation import SEED_MAX
 
-    if items is None:
-        items = "fights" if parser.prog.split()[-1] == "fight" else "attacks"
     parser.add_argument("-n", f"--{items}", dest="n", type=integer(1, INT64_MAX_ITEMS), default=default_n,
                         help=f"{items} to simulate (default {default_n:,}; 1e6 and 1_000_000 work)")
     parser.add_argument("--seed", type=integer(0, SEED_MAX), default=0, help=f"seed, 0..{SEED_MAX} (default 0)")

@@ -59,7 +59,7 @@ def add_fight_parser(commands) -> None:
         description="Simulate whole fights from a scenario file or an example's name "
                     "(combatsim example list). Fields: combatsim scenario fields RULESET.")
     parser.add_argument("scenario", help="scenario file, or an example's name such as d100_duel")
-    add_run_options(parser, default_n=DEFAULT_FIGHTS)
+    add_run_options(parser, default_n=DEFAULT_FIGHTS, items="fights")
     fights = parser._option_string_actions["-n"]  # None tells "-n not given" apart for --target-error
     fights.default = None
     fights.help = (f"fights to simulate (default {DEFAULT_FIGHTS:,}; with --target-error, as many as the target "

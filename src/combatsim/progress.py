@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
 
 #: Redraws at most this often (seconds).
 REDRAW_SECONDS = 0.1
@@ -36,15 +35,14 @@ def progress_text(done: int, total: int, elapsed: float, what: str = "fights") -
 
 
 class ProgressLine:
-    """``progress(done, total)`` callback drawing one line on ``stream`` (stderr) when it is a terminal."""
+    """``progress(done, total)`` callback drawing one line on stderr when it is a terminal."""
 
-    def __init__(self, what: str = "fights", stream: TextIO | None = None, enabled: bool = True) -> None:
-        self.stream = sys.stderr if stream is None else stream
+    def __init__(self, what: str = "fights") -> None:
+        self.stream = sys.stderr
         try:
-            terminal = self.stream.isatty()
+            self.enabled = self.stream.isatty()
         except (AttributeError, ValueError):
-            terminal = False
-        self.enabled = enabled and terminal
+            self.enabled = False
         self.what = what
         self.start = time.monotonic()
         self.last = 0.0

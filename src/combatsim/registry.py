@@ -53,16 +53,13 @@ def kernel_names() -> list[str]:
 
 
 def backend_available(backend: str) -> bool:
-    available = _available.get(backend)
-    if available is None:
+    if backend not in _available:
         try:
             importlib.import_module(_PROBE[backend])
+            _available[backend] = True
         except ImportError:
-            available = False
-        else:
-            available = True
-        _available[backend] = available
-    return available
+            _available[backend] = False
+    return _available[backend]
 
 
 def available_backends() -> list[str]:

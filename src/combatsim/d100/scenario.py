@@ -129,14 +129,9 @@ def _member(reader: Reader, side: int) -> Combatant:
 
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
-    fields = {f.name: f for f in OPTIONS}
-    ambush = options.read(fields["ambush_side"])
-    spec = {
-        "passes": options.read(fields["passes"]),
-        "max_rounds": options.read(fields["max_rounds"]),
-        "ambush_side": None if ambush < 0 else ambush,
-        "taper": options.read(fields["taper"]),
-    }
+    spec = {f.name: options.read(f) for f in OPTIONS}
+    if spec["ambush_side"] < 0:  # the file's -1: no ambush
+        spec["ambush_side"] = None
     spec["combatants"] = [combatant for side in read_sides(sides, _member, MEMBER) for combatant in side]
     return spec
 
