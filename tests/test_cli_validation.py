@@ -298,6 +298,14 @@ def test_default_backend_imports_only_what_it_runs(argv, absent):
     assert not loaded & set(absent), loaded & set(absent)
 
 
+def test_top_level_help_imports_no_numpy():
+    """cli_tools states its own range text and imports combatsim.validation (and NumPy) only to read a
+    value, so the command list comes up without NumPy."""
+    probe = "import sys\nfrom combatsim.cli import main\nmain(['--help'])\nprint('numpy' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "False"
+
+
 def test_import_combatsim_is_light():
     result = subprocess.run([sys.executable, "-c", "import sys, combatsim; print(sorted(sys.modules))"],
                             capture_output=True, text=True, check=True)
