@@ -232,8 +232,7 @@ class FightVectorEnv(EngineEnv, gym.vector.VectorEnv):
         final_obs[ended] = np.fromiter(self._agent_rows(obs), dtype=object, count=len(ended))
         # every field over all envs, 0 where the fight runs on
         final_info = self._infos(done.copy())
-        del final_info["_action_mask"], final_info["_masked_actions"]
-        final_info = _with_masks({**final_info, **ending}, done.copy())
+        final_info.update(_with_masks(ending, final_info["_action_mask"]))
         # SAME_STEP: the envs that ended start their next fight now
         b["indices"] += done
         self._start(done)
