@@ -325,11 +325,8 @@ def write_csv(path: str, record: dict) -> None:
         for side in record["sides"]:
             writer.writerow(["wins", side["name"], side["wins"], "", ""])
             writer.writerow(["win_rate", side["name"], side["win_rate"], *side["win_rate_ci95"]])
-        writer.writerow(["draws", "", record["draws"], "", ""])
-        writer.writerow(["draw_rate", "", record["draw_rate"], "", ""])
-        if "unfinished" in record:
-            writer.writerow(["unfinished", "", record["unfinished"], "", ""])
-            writer.writerow(["unfinished_rate", "", record["unfinished_rate"], "", ""])
+        writer.writerows([key, "", record[key], "", ""] for key in ("draws", "draw_rate", "unfinished", "unfinished_rate")
+                         if key in record)
         for side in record["sides"]:
             for member in side["members"]:
                 writer.writerow(["standing", member["name"], member["standing_count"], "", ""])
