@@ -508,6 +508,18 @@ class RunInfo:
     #: Interrupted (Ctrl-C): fewer items than asked for, whatever whole chunks were done.
     partial: bool = False
 
+    def record(self, *names: str) -> dict:
+        """The ``as_dict`` record of the attributes ``names`` (tuples and arrays as lists), closed
+        by how the run went: seed, backend, threads, partial."""
+        return {name: _plain(getattr(self, name)) for name in (*names, "seed", "backend", "threads", "partial")}
+
+
+def _plain(value: object) -> object:
+    """A record's value as JSON writes it: tuples and arrays as lists of Python numbers."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return list(value) if isinstance(value, tuple) else value
+
 
 @dataclass(frozen=True, kw_only=True)
 class FightInfo(RunInfo):
@@ -549,11 +561,6 @@ def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /,
     """A ruleset's result dataclass (a RunInfo) of a finished run: make_result with how it ran."""
     values.update(seed=run.seed, backend=run.backend, threads=threads, partial=result.partial)
     return _made(cls, values)
-
-
-def run_record(result: object) -> dict:
-    """How a ruleset result ran, the closing fields of its ``as_dict`` record."""
-    return {"seed": result.seed, "backend": result.backend, "threads": result.threads, "partial": result.partial}
 
 
 def simulate(

@@ -42,7 +42,6 @@ from combatsim.runner import (
     RunInfo,
     Work,
     nonzero_counts,
-    run_record,
     run_result,
     simulate,
     simulation,
@@ -190,9 +189,7 @@ class AttackResult(RunInfo):
             **self.counts,
             "full_skill": self.full_skill,
             "capped_target": model.capped_target(self.full_skill),
-            "lethality": self.lethality,
-            "serious_threshold": self.serious_threshold,
-            **run_record(self),
+            **self.record("lethality", "serious_threshold"),
         }
 
 
@@ -521,9 +518,7 @@ class FightResult(FightInfo):
             **self.counts,
             "win_rate_side_0": side0,
             "win_rate_side_1": side1,
-            "unfinished_rate": self.unfinished_rate,
-            "mean_rounds": self.mean_rounds,
-            **run_record(self),
+            **self.record("unfinished_rate", "mean_rounds"),
         }
 
 

@@ -29,7 +29,7 @@ from combatsim.exp.engine import (
     FIGHT_WINS_SIDE1,
 )
 from combatsim.exp.model import MAX_AMMUNITION, MAX_HIT_POINTS, ROUNDS_PER_BURST, Persona, Weapon
-from combatsim.runner import FightInfo, RunArguments, RunInfo, Work, run_record, run_result, simulate, simulation
+from combatsim.runner import FightInfo, RunArguments, RunInfo, Work, run_result, simulate, simulation
 from combatsim.validation import (
     check_bool,
     check_int,
@@ -60,12 +60,7 @@ class ToHitResult(RunInfo):
         return self.hits / self.attacks if self.attacks else 0.0
 
     def as_dict(self) -> dict:
-        return {
-            "attacks": self.attacks,
-            "hits": self.hits,
-            "hit_rate": self.hit_rate,
-            **run_record(self),
-        }
+        return self.record("attacks", "hits", "hit_rate")
 
 
 @simulation(output_bytes_per_item=4)
@@ -170,20 +165,9 @@ class AttackResult(RunInfo):
         return self.damage_total / self.hits if self.hits else 0.0
 
     def as_dict(self) -> dict:
-        record = {
-            "attacks": self.units,
-            "units": self.units,
-            "to_hit_rolls": self.to_hit_rolls,
-            "hits": self.hits,
-            "hit_rate": self.hit_rate,
-            "damage_total": self.damage_total,
-            "damage_mean_per_hit": self.damage_mean_per_hit,
-        }
-        if self.automatic:
-            record["rounds_fired"] = self.rounds_fired
-            record["rounds_hit"] = self.rounds_hit
-        record.update(run_record(self))
-        return record
+        rounds = ("rounds_fired", "rounds_hit") if self.automatic else ()
+        return {"attacks": self.units, **self.record("units", "to_hit_rolls", "hits", "hit_rate", "damage_total",
+                                                     "damage_mean_per_hit", *rounds)}
 
 
 def attack_inputs(
@@ -396,17 +380,8 @@ class FightResult(FightInfo):
         return self.units_total / self.fights if self.fights else 0.0
 
     def as_dict(self) -> dict:
-        return {
-            **self.fight_record(),
-            "mutual": self.mutual,
-            "units_mean": self.units_mean,
-            "units_histogram": [int(v) for v in self.units_histogram],
-            "damage": list(self.damage),
-            "ammunition": list(self.ammunition),
-            "to_hit_rolls": list(self.to_hit_rolls),
-            "hits": list(self.hits),
-            **run_record(self),
-        }
+        return {**self.fight_record(), **self.record("mutual", "units_mean", "units_histogram", "damage",
+                                                     "ammunition", "to_hit_rolls", "hits")}
 
 
 def combatant_table(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> np.ndarray:

@@ -16,7 +16,6 @@ from combatsim.runner import (
     RunInfo,
     Work,
     nonzero_counts,
-    run_record,
     run_result,
     simulate,
     simulation,
@@ -206,8 +205,7 @@ class AttackResult(RunInfo):
         record.update({name: int(value) for name, value in zip(names, self.counts, strict=True)})
         hits = sum(int(v) for v in self.counts[:3])
         record["hit_rate"] = hits / self.attacks if self.attacks else 0.0
-        record.update(run_record(self))
-        return record
+        return {**record, **self.record()}
 
 
 @simulation(output_bytes_per_item=13, inputs=attack_config)
@@ -458,7 +456,7 @@ class FightResult(FightInfo):
             "stun": c[5],
             "wound": c[6],
             "mortal": c[7],
-            **run_record(self),
+            **self.record(),
         }
 
 
