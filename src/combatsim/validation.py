@@ -176,6 +176,15 @@ def register_immutable(*classes: type) -> None:
     _immutable.update(classes)
 
 
+def remember(cache: dict, key: object, value: object, limit: int = 4096) -> object:
+    """``cache[key] = value``, the cache emptied first when it holds ``limit`` entries: the caches
+    a game loop fills stay bounded whatever the inputs. Returns ``value``."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def memoize_simple(function: Callable) -> Callable:
     """Cache ``function(**arguments)`` by the dict ``arguments`` when its values are simple (see
     simple_key): the memoized function takes that dict itself, so a caller that holds one already
@@ -195,9 +204,7 @@ def memoize_simple(function: Callable) -> Callable:
         key = (tuple(arguments), key)
         found = cache.get(key)
         if found is None:
-            if len(cache) >= 4096:
-                cache.clear()
-            found = cache[key] = (function(**arguments), held)
+            found = remember(cache, key, (function(**arguments), held))
         return found[0]
 
     memoized.__wrapped__ = function

@@ -53,6 +53,7 @@ from combatsim.validation import (
     check_sequence,
     memoize_simple,
     register_immutable,
+    remember,
     simple_key,
 )
 
@@ -369,9 +370,7 @@ def _severity(value: object) -> Fraction:
     key = (kind, value)
     severity = _severities.get(key)
     if severity is None:
-        severity = check_severity(value)
-        if len(_severities) < 4096:
-            _severities[key] = severity
+        severity = remember(_severities, key, check_severity(value))
     return severity
 
 
@@ -439,14 +438,10 @@ def _row(c: Combatant, taper: str, name: str) -> tuple[int, ...] | list[int]:
         return combatant_row(c, taper, name)
     found = _rows.get(key)
     if found is None:
-        if len(_rows) >= 4096:
-            _rows.clear()
-            _rows_by_identity.clear()
-        found = _rows[key] = (tuple(combatant_row(c, taper, name)), held)
-    # The same immutable object again (the usual game loop) needs not even its key.
-    if len(_rows_by_identity) >= 4096:
-        _rows_by_identity.clear()
-    _rows_by_identity[(id(c), taper)] = (found[0], c)
+        found = remember(_rows, key, (tuple(combatant_row(c, taper, name)), held))
+    # The same immutable object again (the usual game loop) needs not even its key; the entry
+    # holds the object, so its id stays its own.
+    remember(_rows_by_identity, (id(c), taper), (found[0], c))
     return found[0]
 
 
@@ -470,9 +465,7 @@ def fight_table(combatants: Sequence[Combatant], taper: str = "halving") -> np.n
     key = tuple(map(id, rows))
     found = _tables.get(key)
     if found is None:
-        if len(_tables) >= 1024:
-            _tables.clear()
-        found = _tables[key] = (np.ascontiguousarray(np.array(rows, dtype=np.int64)), rows)
+        found = remember(_tables, key, (np.ascontiguousarray(np.array(rows, dtype=np.int64)), rows), 1024)
     return found[0].copy()
 
 

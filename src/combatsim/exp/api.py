@@ -37,6 +37,7 @@ from combatsim.validation import (
     check_text,
     memoize_simple,
     register_immutable,
+    remember,
 )
 
 # Checked when made, with immutable fields: a validated setup stands for the same instance.
@@ -416,9 +417,7 @@ def _fight_setup(side0: Sequence[Combatant], side1: Sequence[Combatant]) -> tupl
         table = np.ascontiguousarray(np.array(rows, dtype=np.int64).reshape(len(rows), COMBATANT_FIELDS))
         per_unit = sum(attack_work(c.weapon, c.weapon.rolls_per_unit).most for c in (*side0, *side1))
         if all(type(c) is Combatant for c in (*side0, *side1)):
-            if len(_setups) >= 1024:
-                _setups.clear()
-            _setups[key] = (table, per_unit, members)
+            remember(_setups, key, (table, per_unit, members), 1024)
         return table, per_unit
     return found[0], found[1]
 

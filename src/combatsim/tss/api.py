@@ -21,7 +21,7 @@ from combatsim.runner import (
     simulation,
 )
 from combatsim.tss import engine
-from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable
+from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable, remember
 
 from .engine import (
     ATTACK_COUNTS,
@@ -294,10 +294,7 @@ def _parsed(parse: Callable, value: object, *field: str) -> object:
     key = (parse, kind, value)
     found = _parses.get(key)
     if found is None:
-        found = parse(value, *field)
-        if len(_parses) >= 4096:
-            _parses.clear()
-        _parses[key] = found
+        found = remember(_parses, key, parse(value, *field))
     return found
 
 
@@ -338,9 +335,7 @@ def fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant]) -> tup
     if found is None:
         found = (_build_fight_table(side_a, side_b), held)
         if key is not None:
-            if len(_tables) >= 1024:
-                _tables.clear()
-            _tables[key] = found
+            remember(_tables, key, found, 1024)
     characters, n_characters, n_classes = found[0]
     return characters.copy(), n_characters, n_classes
 
