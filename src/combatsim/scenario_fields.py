@@ -240,14 +240,12 @@ def read_sides(sides: list[list[Reader]], read_member: Callable[[Reader, int], o
                fields: Sequence[Field]) -> list[list]:
     """Each side's members as ``read_member(reader, side)`` makes them, in file order; each
     member's table is then checked for keys that ``fields`` does not declare."""
-    members = []
-    for side, readers in enumerate(sides):
-        side_members = []
-        for reader in readers:
-            side_members.append(read_member(reader, side))
-            reader.finish(fields)
-        members.append(side_members)
-    return members
+    def read(reader: Reader, side: int) -> object:
+        member = read_member(reader, side)
+        reader.finish(fields)
+        return member
+
+    return [[read(reader, side) for reader in readers] for side, readers in enumerate(sides)]
 
 
 #: A member's optional name: environments and ``--policy`` name members by it (combatsim.game).
