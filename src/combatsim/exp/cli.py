@@ -159,39 +159,16 @@ def weapon_and_persona(args: argparse.Namespace):
 
 def run_attack(args: argparse.Namespace) -> int:
     check_mode(args)
+    from combatsim.exp.api import simulate_attack, simulate_to_hit
+
+    shared = dict(bonus=args.bonus, maximum_roll=args.max_roll, armour_rating=args.armour_rating,
+                  hit_on_equal=args.hit_on_equal, **run_options(args))
     if is_plain_to_hit(args):
-        return _run_to_hit(args)
-    from combatsim.exp.api import simulate_attack
-
+        return emit(args, simulate_to_hit(args.n, **shared).as_dict(), _report)
     weapon, persona = weapon_and_persona(args)
-    result = simulate_attack(
-        args.n,
-        persona=persona,
-        weapon=weapon,
-        bonus=args.bonus,
-        maximum_roll=args.max_roll,
-        damage_adjustment=args.damage_adjustment,
-        armour_rating=args.armour_rating,
-        adjustment=args.adjustment or 0,
-        hit_on_equal=args.hit_on_equal,
-        critical=bool(args.critical),
-        **run_options(args),
-    )
+    result = simulate_attack(args.n, persona=persona, weapon=weapon, damage_adjustment=args.damage_adjustment,
+                             adjustment=args.adjustment or 0, critical=bool(args.critical), **shared)
     return emit(args, result.as_dict(), _attack_report)
-
-
-def _run_to_hit(args: argparse.Namespace) -> int:
-    from combatsim.exp.api import simulate_to_hit
-
-    result = simulate_to_hit(
-        args.n,
-        bonus=args.bonus,
-        maximum_roll=args.max_roll,
-        armour_rating=args.armour_rating,
-        hit_on_equal=args.hit_on_equal,
-        **run_options(args),
-    )
-    return emit(args, result.as_dict(), _report)
 
 
 def _report(record: dict) -> str:
