@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 #: The unit roundoff of float64.
 UNIT_ROUNDOFF = 2.0**-53
 #: float64 chains drop states less likely than this (their mass joins the error bound).
@@ -84,6 +86,8 @@ class Tally:
 
     def prune_array(self, weights):
         """``prune`` for a numpy vector of weights: the dropped ones become 0."""
+        if self.exact:
+            return weights
         dropped = (weights > 0) & (weights < PRUNE_BELOW)
         self.dropped += float(weights[dropped].sum())
         weights[dropped] = 0.0
@@ -143,3 +147,16 @@ def both_forms(value: Fraction | float) -> dict:
 
 def lcm_all(values) -> int:
     return math.lcm(*values) if values else 1
+
+
+def segment_sum(index: np.ndarray, values: np.ndarray, size: int, exact: bool) -> np.ndarray:
+    """The sums of ``values`` by ``index`` into ``size`` slots (exact: Fractions in an object array)."""
+    if exact:
+        out = np.full(size, Fraction(0), dtype=object)
+        np.add.at(out, index, values)
+        return out
+    return np.bincount(index, weights=values, minlength=size)
+
+
+def zeros(size: int, exact: bool) -> np.ndarray:
+    return np.full(size, Fraction(0), dtype=object) if exact else np.zeros(size)

@@ -17,8 +17,8 @@ for whoever can still declare a flight. A pass's transitions from a state are en
 through memo tables. The moves after the attacks read no wounds and leave them as they are, so
 they are mixed over the declarations once per skeleton of the attacks' outcomes (the state with
 its wounds zeroed, and who attacked whom), and the outcomes' wounds are put back into the mixed
-results. States and results are numbered; exact weights step over a dictionary of states,
-float64 ones as a vector through the sparse transitions.
+results. States and results are numbered; the weights step as a vector (exact: Fractions in
+an object array) through each pass's sparse transitions.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from combatsim.d100.layout import (
     damage_column,
 )
 from combatsim.d100.odds import tier_law, wound_law
-from combatsim.fight_odds.chain import Numbering, Tally, check_states
+from combatsim.fight_odds.chain import Numbering, Tally, check_states, segment_sum, zeros
 
 D100 = 100
 IN, OUT, ESCAPED = 0, 1, 2
@@ -174,9 +174,7 @@ class D100Chain:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            if tally.exact:
-                return self._run_exact(tally, max_states, distribution)
-            return self._run_float64(tally, max_states, distribution)
+            return self._run(tally, max_states, distribution)
         finally:
             if collecting:
                 gc.enable()
@@ -218,46 +216,20 @@ class D100Chain:
         number = self._next_states[3 * code + marking] = self._states.number((people, marks, (False,) * self.count))
         return number
 
-    def _run_exact(self, tally: Tally, max_states: int, distribution: dict) -> int:
-        """Over a dictionary of states, with exact weights."""
-        peak = len(distribution)
-        for round_number in range(1, self.max_rounds + 1):
-            for pass_number in range(1, self.passes + 1):
-                tally.next_step(1)
-                following: dict[int, object] = {}
-                for state, weight in distribution.items():
-                    moved, moved_p, ended, ended_p = self._step(state, pass_number)
-                    for state_after, p in zip(moved, moved_p, strict=True):
-                        following[state_after] = following.get(state_after, 0) + weight * p
-                    for end, p in zip(ended, ended_p, strict=True):
-                        for key in self._ends.values[end]:
-                            tally.add(key, weight * p, length=round_number)
-                distribution = following
-                peak = max(peak, len(distribution))
-                check_states(len(distribution), max_states)
-            if round_number == self.max_rounds:
-                for state, weight in distribution.items():
-                    tally.add(("unfinished",), weight, length=round_number)
-                    if any(person[STATUS] == ESCAPED for person in self._states.values[state][0]):
-                        tally.add(("escapes",), weight, length=round_number)
-                distribution = {}
-            if not distribution:
-                break
-        tally.flush()
-        return peak
-
-    def _run_float64(self, tally: Tally, max_states: int, distribution: dict) -> int:
+    def _run(self, tally: Tally, max_states: int, distribution: dict) -> int:
         """Over numbered states: each pass's transitions from a state are enumerated once (the
         first time the state is live at that pass), kept as sparse (from, to, probability)
-        arrays, and a pass multiplies the weight vector by them."""
-        weights = np.zeros(len(self._states.values))
+        arrays, and a pass multiplies the weight vector by them (exact: Fractions in object
+        arrays, float64: floats)."""
+        dtype = object if tally.exact else np.float64
+        weights = zeros(len(self._states.values), tally.exact)
         for state, w in distribution.items():
-            weights[state] = float(w)
+            weights[state] = w
         # per pass number: the states enumerated, and their moves and endings (to the number of
         # the outcome keys) as arrays
         enumerated = {p: set() for p in range(1, self.passes + 1)}
-        moves = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
-        endings = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)] for p in enumerated}
+        moves = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, dtype)] for p in enumerated}
+        endings = {p: [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, dtype)] for p in enumerated}
         peak = len(distribution)
         for round_number in range(1, self.max_rounds + 1):
             for pass_number in range(1, self.passes + 1):
@@ -282,20 +254,22 @@ class D100Chain:
                 flow = weights[source] * p
                 tally.operations += 2 * int(np.count_nonzero(flow))
                 source, ends, p = endings[pass_number]
-                ended = np.bincount(ends, weights=weights[source] * p, minlength=len(self._ends.values))
-                for end in np.flatnonzero(ended).tolist():
-                    for key in self._ends.values[end]:
-                        tally.add(key, float(ended[end]), length=round_number)
-                weights = tally.prune_array(np.bincount(target, weights=flow, minlength=len(self._states.values)))
+                ended = segment_sum(ends, weights[source] * p, len(self._ends.values), tally.exact)
+                for end, weight in enumerate(ended.tolist()):
+                    if weight:
+                        for key in self._ends.values[end]:
+                            tally.add(key, weight, length=round_number)
+                weights = tally.prune_array(segment_sum(target, flow, len(self._states.values), tally.exact))
                 live_count = int(np.count_nonzero(weights))
                 peak = max(peak, live_count)
                 check_states(live_count, max_states)
             if round_number == self.max_rounds:
-                for i in np.flatnonzero(weights).tolist():
-                    tally.add(("unfinished",), float(weights[i]), length=round_number)
-                    if any(person[STATUS] == ESCAPED for person in self._states.values[i][0]):
-                        tally.add(("escapes",), float(weights[i]), length=round_number)
-                weights[:] = 0.0
+                for i, weight in enumerate(weights.tolist()):
+                    if weight:
+                        tally.add(("unfinished",), weight, length=round_number)
+                        if any(person[STATUS] == ESCAPED for person in self._states.values[i][0]):
+                            tally.add(("escapes",), weight, length=round_number)
+                weights[:] = 0
             if not weights.any():
                 break
         tally.flush()

@@ -25,7 +25,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.engine import DRAW
-from combatsim.fight_odds.chain import UNIT_ROUNDOFF, TooManyStates, check_states
+from combatsim.fight_odds.chain import UNIT_ROUNDOFF, TooManyStates, check_states, segment_sum, zeros
 from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
 
 #: float64: actions within this much of the best are ties, resolved by the lowest action number.
@@ -179,18 +179,6 @@ def ragged_index(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def _numpy(values: array, dtype) -> np.ndarray:
     """A copy of a typed array as numpy (the array may grow afterwards)."""
     return np.frombuffer(values, dtype=dtype).copy() if len(values) else np.zeros(0, dtype=dtype)
-
-
-def segment_sum(index: np.ndarray, values: np.ndarray, size: int, exact: bool) -> np.ndarray:
-    if exact:
-        out = np.full(size, Fraction(0), dtype=object)
-        np.add.at(out, index, values)
-        return out
-    return np.bincount(index, weights=values, minlength=size)
-
-
-def zeros(size: int, exact: bool) -> np.ndarray:
-    return np.full(size, Fraction(0), dtype=object) if exact else np.zeros(size)
 
 
 @dataclass
