@@ -71,6 +71,7 @@ class DecisionChain:
         self.exact = exact
         self.state_bound = bound
         self.game = scenario_game(scenario)
+        self._views: dict[tuple, tuple] = {}  # (state, step kind) -> every member's view (``views``)
 
     def initial(self) -> list[tuple[int, object]]:
         """[(state, probability)] before the first step."""
@@ -88,8 +89,26 @@ class DecisionChain:
 
     def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
         """``member``'s observations (float32 (n, size)) and masks (int8 (n, actions)) in ``states``
-        before step ``t``: the engine's own, from the engine state the chain state stands for."""
+        before step ``t``: the engine's own, from the engine state the chain state stands for
+        (``views``), kept per step kind, with the fields that tell the steps of a kind apart set
+        by ``step_fields``."""
+        obs = np.zeros((len(states), len(self.game.observation_names)), dtype=np.float32)
+        masks = np.zeros((len(states), len(self.game.action_names)), dtype=np.int8)
+        kind = self.step_kind(t)
+        for k, state in enumerate(states):
+            seen = self._views.get((state, kind))
+            if seen is None:
+                seen = self._views[state, kind] = self.views(state, t)
+            obs[k], masks[k] = seen[0][member], seen[1][member]
+        self.step_fields(obs, t)
+        return obs, masks
+
+    def views(self, state: int, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """Every member's observation (m, size) and mask (m, actions) in ``state`` before step ``t``."""
         raise NotImplementedError
+
+    def step_fields(self, obs: np.ndarray, t: int) -> None:
+        """Set the fields of ``obs`` that differ between steps of one kind (the round, say)."""
 
     def keyer_spec(self) -> dict:
         """What the ruleset's ``key_observations`` needs besides the observations (saved with a

@@ -61,7 +61,6 @@ class D100Decisions(DecisionChain):
         self._initial = chain.prepare(exact)
         self._given = {}  # decisions -> the chain's declarations
         self._end_codes: dict[int, int] = {}
-        self._observed: dict[tuple, tuple] = {}
         # the observation fields' layout, for observation_keys
         ally_slots = int(self.game.config[G_ALLY_SLOTS])
         self._blocks = 1 + ally_slots + int(self.game.config[engine.G_FOE_SLOTS])
@@ -150,30 +149,17 @@ class D100Decisions(DecisionChain):
             s[base + M_INVOLVED] = -1
         return s
 
-    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
-        m = self.members
-        size = len(self.game.observation_names)
-        obs = np.zeros((len(states), size), dtype=np.float32)
-        masks = np.zeros((len(states), ACTIONS), dtype=np.int8)
-        _round_number, pass_number = self.pass_of(t)
-        # only the global fields (pass, round) tell the steps of one pass number apart, and the
-        # first pass (which shows surprise)
-        kind = -1 if t == 0 else pass_number
-        cache = self._observed
-        for k, state in enumerate(states):
-            seen = cache.get((state, kind))
-            if seen is None:
-                one_obs = np.zeros((m, size), dtype=np.float32)
-                one_mask = np.zeros((m, ACTIONS), dtype=np.int8)
-                engine._observe(self.game.table, self.game.config, self.engine_state(state, t), m, one_obs, one_mask)
-                seen = cache[state, kind] = (one_obs, one_mask)
-            obs[k] = seen[0][member]
-            masks[k] = seen[1][member]
-        state_row = self.engine_state(states[0], t) if len(states) else None
-        if state_row is not None:
-            obs[:, 0] = state_row[S_PASS] / self.passes
-            obs[:, 1] = state_row[S_LENGTH] / self.chain.max_rounds
+    def views(self, state: int, t: int) -> tuple[np.ndarray, np.ndarray]:
+        obs = np.zeros((self.members, len(self.game.observation_names)), dtype=np.float32)
+        masks = np.zeros((self.members, ACTIONS), dtype=np.int8)
+        engine._observe(self.game.table, self.game.config, self.engine_state(state, t), self.members, obs, masks)
         return obs, masks
+
+    def step_fields(self, obs: np.ndarray, t: int) -> None:
+        """The pass and the round (the first pass, which shows surprise, is a kind of its own)."""
+        round_number, pass_number = self.pass_of(t)
+        obs[:, 0] = (pass_number - 1) / self.passes
+        obs[:, 1] = (round_number - (pass_number == 1)) / self.chain.max_rounds
 
     def keyer_spec(self) -> dict:
         """What ``key_observations`` needs besides the observations."""

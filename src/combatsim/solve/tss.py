@@ -104,7 +104,6 @@ class TssDecisions(DecisionChain):
         # the people at a round's end -> the next round's opening [(state, probability)]
         self._opened: dict[tuple, list] = {}
         self._strikes: dict[tuple, tuple] = {}
-        self._observed: dict[tuple, tuple] = {}
         self._past = self._states.number(PAST)
         start = tuple((0, 0, 0, 0, 0, 0, 0) for _ in range(self.members))
         self._initial = self._open(start) if chain.max_rounds >= 1 else [(self._past, self._one)]
@@ -357,26 +356,15 @@ class TssDecisions(DecisionChain):
             s[b + M_NEGATED] = person[NEGATED]
         return s
 
-    def observations(self, states: Sequence[int], t: int, member: int) -> tuple[np.ndarray, np.ndarray]:
+    def views(self, state: int, t: int) -> tuple[np.ndarray, np.ndarray]:
         m = self.members
-        size = len(self.game.observation_names)
-        actions = len(self.game.action_names)
-        obs = np.zeros((len(states), size), dtype=np.float32)
-        masks = np.zeros((len(states), actions), dtype=np.int8)
-        round_number, phase = self.round_phase(t)
-        cache = self._observed
-        for k, state in enumerate(states):
-            seen = cache.get((state, phase))
-            if seen is None:
-                one_obs = np.zeros((1, m, size), dtype=np.float32)
-                one_mask = np.zeros((1, m, actions), dtype=np.int8)
-                engine.write_views(self.game.table, self.game.config, self.engine_state(state, t)[None, :], 0,
-                                   one_obs, one_mask)
-                seen = cache[state, phase] = (one_obs[0], one_mask[0])
-            obs[k] = seen[0][member]
-            masks[k] = seen[1][member]
-        obs[:, 1] = np.float32(round_number / max(1, self.chain.max_rounds))
-        return obs, masks
+        obs = np.zeros((1, m, len(self.game.observation_names)), dtype=np.float32)
+        masks = np.zeros((1, m, len(self.game.action_names)), dtype=np.int8)
+        engine.write_views(self.game.table, self.game.config, self.engine_state(state, t)[None, :], 0, obs, masks)
+        return obs[0], masks[0]
+
+    def step_fields(self, obs: np.ndarray, t: int) -> None:
+        obs[:, 1] = np.float32(self.round_phase(t)[0] / max(1, self.chain.max_rounds))
 
     def keyer_spec(self) -> dict:
         """What ``combatsim.solve.keys_tss.key_observations`` needs besides the observations."""
