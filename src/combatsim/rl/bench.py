@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode
 from combatsim.bench_case import BenchCase
 from combatsim.engine import engine_kernels
 from combatsim.rl import EXAMPLE_ENVS
-from combatsim.rl.fight_env import BACKENDS, FightEnv
+from combatsim.rl.fight_env import FightEnv
 from combatsim.rl.fight_vector import FightVectorEnv
 
 VECTOR_ENVS = 1024
@@ -30,8 +30,6 @@ _envs: dict = {}
 
 def env_backends(ruleset: str) -> tuple[str, ...]:
     """The compiled backends the env runs ``ruleset`` on here: Numba, and Cython where it is built."""
-    if "cython" not in BACKENDS:
-        return ("numba",)
     try:
         engine_kernels(f"combatsim.{ruleset}.engine", "cython")
     except (ImportError, ValueError):

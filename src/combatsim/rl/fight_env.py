@@ -21,8 +21,6 @@ from combatsim.game import member_index, scenario_game
 from combatsim.scenario import Scenario
 from combatsim.validation import brief, check_choice, check_seed
 
-#: "auto": the engine's Cython build where it is built, else Numba (combatsim.engine.engine_kernels).
-BACKENDS = ENGINE_BACKENDS
 #: Members whose in/out pattern is looked up in a table of 2**members tuples (else built one by one).
 MAX_TABLED_MEMBERS = 12
 
@@ -161,7 +159,7 @@ class EngineEnv:
 
     def _use_game(self, game: Game, backend: str, envs: int) -> None:
         self.game = game
-        self.backend = check_choice("backend", backend, BACKENDS)
+        self.backend = check_choice("backend", backend, ENGINE_BACKENDS)
         self.observation_names = game.observation_names
         self.action_names = game.action_names
         self._engine = game.engine(self.backend)
