@@ -17,7 +17,7 @@ import re
 import sys
 from collections.abc import Callable
 
-from combatsim.cli_tools import add_ruleset_command, integer, one_line
+from combatsim.cli_tools import add_ruleset_command, one_line
 from combatsim.registry import BACKENDS, RULESETS, available_backends
 
 #: ``bench --seconds``: the longest minimum time per measurement.
@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
                    lambda into: importlib.import_module("combatsim.scenario_cli").add_scenario_parsers(into))
 
     defer_commands(commands, {"solve": "the exact best response or equilibrium of a scenario's fight"},
-                   lambda into: importlib.import_module("combatsim.solve.cli").add_solve_parser(into, integer))
+                   lambda into: importlib.import_module("combatsim.solve.cli").add_solve_parser(into))
 
     built: list[bool] = []
 

@@ -16,25 +16,25 @@ def add_parsers(odds_subparsers, curve_subparsers) -> None:
                                 build=_build_curve)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    from combatsim.fight_odds import DEFAULT_MAX_STATES
+def common_options(parser: argparse.ArgumentParser, method: bool = True) -> None:
+    """The scenario and the options of every command over a fight's chain (``method``: --method too)."""
+    from combatsim.fight_odds import DEFAULT_MAX_STATES, METHODS
 
     parser.add_argument("scenario", help="scenario file, or an example's name such as exp_bob_too")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
-                        help="override a field, e.g. sides[0].members[0].hit_points=25 (repeatable)")
+                        help="override a field, e.g. options.max_rounds=5 (repeatable)")
     parser.add_argument("--max-states", type=integer(1, 10**12), default=DEFAULT_MAX_STATES,
                         help=f"refuse a fight with more states than this (default {DEFAULT_MAX_STATES:,})")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    if method:
+        parser.add_argument("--method", choices=METHODS, default="auto",
+                            help="exact fractions, float64 with an error bound, or auto (exact where quick)")
 
 
 def _build_odds(parser: argparse.ArgumentParser) -> None:
-    from combatsim.fight_odds import METHODS
-
     parser.description = ("The exact probability of every outcome of a scenario's fight and of its length, "
                           "computed over the fight's states (docs/fight-odds.md).")
-    _common(parser)
-    parser.add_argument("--method", choices=METHODS, default="auto",
-                        help="exact fractions, float64 with an error bound, or auto (exact where quick)")
+    common_options(parser)
     parser.set_defaults(handler=run_odds)
 
 
@@ -44,7 +44,7 @@ def _build_curve(parser: argparse.ArgumentParser) -> None:
 
     parser.description = ("A fight's outcome probabilities at each value of one field: exact where "
                           "combatsim odds fight can, simulated otherwise.")
-    _common(parser)
+    common_options(parser, method=False)
     parser.add_argument("--vary", required=True, metavar="PATH=SPEC",
                         help="the field and its values: start:stop:step (stop included) or v1,v2,...; "
                              f"at most {MAX_POINTS} values, e.g. sides[0].members[0].armour_rating=500:700:10")

@@ -6,23 +6,16 @@ import argparse
 import json
 import sys
 
-from combatsim.fight_odds.cli import load_scenario, probability_text
+from combatsim.fight_odds.cli import common_options, load_scenario, probability_text
 
 
-def add_solve_parser(commands, integer) -> None:
-    """``combatsim solve``; ``integer`` is combatsim.cli's integer argument type."""
-    _build(commands.add_parser("solve", help="the exact best response or equilibrium of a scenario's fight"), integer)
-
-
-def _build(parser: argparse.ArgumentParser, integer) -> None:
-    from combatsim.fight_odds import DEFAULT_MAX_STATES, METHODS
-
+def add_solve_parser(commands) -> None:
+    """``combatsim solve``."""
+    parser = commands.add_parser("solve", help="the exact best response or equilibrium of a scenario's fight")
     parser.description = ("The best play of a member against the others' policies (--agent), or of two "
                           "members against each other (--agents A,B), solved exactly over the fight's "
                           "states (docs/solve.md).")
-    parser.add_argument("scenario", help="scenario file, or an example's name such as d100_duel")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
-                        help="override a field, e.g. options.max_rounds=5 (repeatable)")
+    common_options(parser)
     who = parser.add_mutually_exclusive_group(required=True)
     who.add_argument("--agent", metavar="NAME", help="the member whose best response is solved")
     who.add_argument("--agents", metavar="A,B", help="two members of opposite sides: solve the game between them")
@@ -32,13 +25,8 @@ def _build(parser: argparse.ArgumentParser, integer) -> None:
     parser.add_argument("--exploitability", action="store_true",
                         help="with one --against policy of a foe: also solve the game between the two, and report "
                              "how much more than its value the best response gets")
-    parser.add_argument("--method", choices=METHODS, default="auto",
-                        help="exact fractions, float64 with an error bound, or auto (exact where quick)")
-    parser.add_argument("--max-states", type=integer(1, 10**12), default=DEFAULT_MAX_STATES,
-                        help=f"refuse a fight with more states than this (default {DEFAULT_MAX_STATES:,})")
     parser.add_argument("--out", metavar="FILE.npz",
                         help="save the solved policy (--agents: FILE.npz is A's, and B's goes beside it)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run_solve)
 
 

@@ -13,8 +13,7 @@ def key_observations(obs: np.ndarray, blocks: int) -> np.ndarray:
     field of a member out of the fight but ``in_fight`` set to 0 (the chain does not track how an
     out member's tracks, phase or aim stood)."""
     obs = np.array(obs, dtype=np.float32, copy=True).reshape(len(obs), -1)
-    g, f = G, F
-    body = obs[:, g:g + f * blocks].reshape(len(obs), blocks, f)
+    body = obs[:, G:G + F * blocks].reshape(len(obs), blocks, F)
     body[:, :, 1:] *= (body[:, :, :1] != 0)
-    obs[:, g:g + f * blocks] = body.reshape(len(obs), -1)
+    obs[:, G:G + F * blocks] = body.reshape(len(obs), -1)
     return obs

@@ -111,7 +111,7 @@ class TablePolicy:
     def save(self, path: str | Path) -> None:
         meta = {"format": "combatsim solved policy", "version": 1, "ruleset": self.ruleset,
                 "scenario": self.scenario, "member": self.member, "label": self.label,
-                "keyer": self.keyer.describe()}
+                "keyer": self.keyer.spec}
         with open(path, "wb") as handle:
             np.savez_compressed(handle, meta=np.array(json.dumps(meta)), keys=self.keys,
                                 probabilities=self.probabilities)
@@ -127,13 +127,9 @@ class SavedKeyer:
     """``observation_keys`` as a saved policy knows it: its ruleset's ``key_observations``
     (``combatsim.solve.keys_<ruleset>``) with the arguments ``spec`` gives."""
 
-    def __init__(self, spec: dict, ruleset: str = "d100") -> None:
+    def __init__(self, spec: dict, ruleset: str) -> None:
         self.spec = spec
-        self.ruleset = ruleset
         self._key = import_module(f"combatsim.solve.keys_{ruleset}").key_observations
-
-    def describe(self) -> dict:
-        return self.spec
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         return self._key(np.asarray(obs), **self.spec)

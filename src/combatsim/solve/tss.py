@@ -203,9 +203,7 @@ class TssDecisions(DecisionChain):
         moved: dict[int, object] = {}
         ended: dict[int, object] = {}
         for joint in itertools.product(*mixes):
-            weight = one
-            for _, p in joint:
-                weight = weight * p
+            weight = math.prod((p for _, p in joint), start=one)
             if not weight:
                 continue
             intents = tuple(intent for intent, _ in joint)
