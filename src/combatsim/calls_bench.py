@@ -40,19 +40,14 @@ def _calls() -> dict[str, Callable[..., object]]:
     from combatsim.tss.api import simulate_attacks as tss_attacks
     from combatsim.tss.api import simulate_fights as tss_fights
 
-    to_hit = dict(bonus=exp_bench.BONUS, maximum_roll=exp_bench.MAXIMUM_ROLL, armour_rating=exp_bench.ARMOUR_RATING)
-    attack = dict(to_hit, weapon=exp_bench.SWORD, damage_adjustment=exp_bench.DAMAGE_ADJUSTMENT)
-    tss_attack = dict(skill=tss_bench.SKILL, steps=tss_bench.STEPS, damage=tss_bench.DAMAGE, weapon_quality="good",
-                      armour="d6", armour_quality="ordinary")
     return {
-        "exp.to_hit": lambda n, b, t: simulate_to_hit(n, **to_hit, seed=1, backend=b, threads=t),
-        "exp.attack": lambda n, b, t: simulate_attack(n, **attack, seed=1, backend=b, threads=t),
+        "exp.to_hit": lambda n, b, t: simulate_to_hit(n, **exp_bench.TO_HIT, seed=1, backend=b, threads=t),
+        "exp.attack": lambda n, b, t: simulate_attack(n, **exp_bench.ATTACK, seed=1, backend=b, threads=t),
         "exp.fight": lambda n, b, t: simulate_fight(n, *exp_bench.FIGHTERS, seed=1, backend=b, threads=t),
         "d100.attack": lambda n, b, t: d100_attacks(n, **d100_bench.ATTACK, seed=1, backend=b, threads=t),
         "d100.fight": lambda n, b, t: d100_fights(n, d100_bench.FIGHTERS, seed=1, backend=b, threads=t),
-        "tss.attack": lambda n, b, t: tss_attacks(n, **tss_attack, seed=1, backend=b, threads=t),
-        "tss.fight": lambda n, b, t: tss_fights(n, side_a=[tss_bench.ALEX], side_b=[tss_bench.THUG, tss_bench.THUG],
-                                                seed=1, backend=b, threads=t),
+        "tss.attack": lambda n, b, t: tss_attacks(n, **tss_bench.ATTACK, seed=1, backend=b, threads=t),
+        "tss.fight": lambda n, b, t: tss_fights(n, **tss_bench.SIDES, seed=1, backend=b, threads=t),
     }
 
 

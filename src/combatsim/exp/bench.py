@@ -14,12 +14,13 @@ BONUS, MAXIMUM_ROLL, ARMOUR_RATING = 110, 760, 580
 #: exp.attack: a long sword (d8) with DA 6 (Chapter 9's PSTR 11 example).
 SWORD = Weapon("long sword", "A", "d8")
 DAMAGE_ADJUSTMENT = 6
+#: The inputs of exp.to_hit's and exp.attack's calls (and of the prepared attack's).
+TO_HIT = dict(bonus=BONUS, maximum_roll=MAXIMUM_ROLL, armour_rating=ARMOUR_RATING)
+ATTACK = dict(TO_HIT, weapon=SWORD, damage_adjustment=DAMAGE_ADJUSTMENT)
 
 
 def _to_hit(backend: str, n: int, threads: int) -> int:
-    return simulate_to_hit(
-        n, bonus=BONUS, maximum_roll=MAXIMUM_ROLL, armour_rating=ARMOUR_RATING, seed=1, backend=backend, threads=threads
-    ).hits
+    return simulate_to_hit(n, **TO_HIT, seed=1, backend=backend, threads=threads).hits
 
 
 def _to_hit_numpy(n: int) -> int:
@@ -29,17 +30,7 @@ def _to_hit_numpy(n: int) -> int:
 
 
 def _attack(backend: str, n: int, threads: int) -> int:
-    return simulate_attack(
-        n,
-        bonus=BONUS,
-        maximum_roll=MAXIMUM_ROLL,
-        damage_adjustment=DAMAGE_ADJUSTMENT,
-        armour_rating=ARMOUR_RATING,
-        weapon=SWORD,
-        seed=1,
-        backend=backend,
-        threads=threads,
-    ).damage_total
+    return simulate_attack(n, **ATTACK, seed=1, backend=backend, threads=threads).damage_total
 
 
 def _attack_numpy(n: int) -> int:
@@ -115,6 +106,5 @@ CASES = [
     BenchCase("exp.attack", _attack, _attack_numpy, compiled_items=100_000_000),
     BenchCase("exp.fight", _fight, _fight_numpy, compiled_items=200_000, python_items=500, numpy_items=50_000),
     # One prepared unit of fire (combatsim.exp.Attack): exp.attack's sword, call by call.
-    *bench_cases("exp", lambda backend: Attack(bonus=BONUS, maximum_roll=MAXIMUM_ROLL, damage_adjustment=DAMAGE_ADJUSTMENT,
-                                               armour_rating=ARMOUR_RATING, weapon=SWORD, backend=backend)),
+    *bench_cases("exp", lambda backend: Attack(**ATTACK, backend=backend)),
 ]

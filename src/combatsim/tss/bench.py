@@ -11,14 +11,12 @@ from combatsim.tss.model import Armour, Weapon
 from combatsim.tss.prepared import Attack
 
 SKILL, STEPS, DAMAGE = "16/8/4", -1, "d4w/d4+2w/d4-1m"
+#: The inputs of tss.attack's calls (and of the prepared attack's).
+ATTACK = dict(skill=SKILL, steps=STEPS, damage=DAMAGE, weapon_quality="good", armour="d6", armour_quality="ordinary")
 
 
 def _attack(backend: str, n: int, threads: int) -> int:
-    result = simulate_attacks(
-        n, skill=SKILL, steps=STEPS, damage=DAMAGE, weapon_quality="good", armour="d6", armour_quality="ordinary",
-        seed=1, backend=backend, threads=threads,
-    )
-    return int(result.counts[7])
+    return int(simulate_attacks(n, **ATTACK, seed=1, backend=backend, threads=threads).counts[7])
 
 
 def _attack_numpy(n: int) -> int:
@@ -48,15 +46,17 @@ THUG = Combatant(skill="12", action_check="+11/10/5/2", weapon=Weapon.make("d4s/
                  durability=(8, 8, 4), actions_per_round=1, armour=CEREMETAL, defence_steps=3)
 
 
+#: The sides of tss.fight's calls.
+SIDES = dict(side_a=[ALEX], side_b=[THUG, THUG])
+
+
 def _fight(backend: str, n: int, threads: int) -> int:
-    result = simulate_fights(n, side_a=[ALEX], side_b=[THUG, THUG], seed=1, backend=backend, threads=threads)
-    return int(result.counts[0])
+    return int(simulate_fights(n, **SIDES, seed=1, backend=backend, threads=threads).counts[0])
 
 
 CASES = [
     BenchCase("tss.attack", _attack, _attack_numpy, compiled_items=200_000_000),
     BenchCase("tss.fight", _fight, None, compiled_items=1_000_000, python_items=2_000),
     # One prepared attack (combatsim.tss.Attack): tss.attack's pistol shot, call by call.
-    *bench_cases("tss", lambda backend: Attack(skill=SKILL, steps=STEPS, damage=DAMAGE, weapon_quality="good",
-                                               armour="d6", armour_quality="ordinary", backend=backend)),
+    *bench_cases("tss", lambda backend: Attack(**ATTACK, backend=backend)),
 ]
