@@ -36,6 +36,7 @@ from combatsim.validation import (
     check_progress,
     check_seed,
     check_threads,
+    remember,
 )
 
 #: Item indices are int64 in every kernel; counts accumulate in int64.
@@ -128,8 +129,8 @@ class RunResult:
     partial: bool
     #: Stopped on purpose by an observer's stop rule (e.g. a target confidence interval).
     stopped_early: bool = False
-    #: From simulate: each per-item output of the items done, or None for each without outcomes.
-    outcomes: tuple = ()
+    #: From simulate: {result field: the items done's per-item output, or None without outcomes}.
+    outcomes: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -559,7 +560,7 @@ def run_line(record: dict) -> str:
 
 def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /, **values: object) -> object:
     """A ruleset's result dataclass (a RunInfo) of a finished run: make_result with how it ran."""
-    values.update(seed=run.seed, backend=run.backend, threads=threads, partial=result.partial)
+    values.update(result.outcomes, seed=run.seed, backend=run.backend, threads=threads, partial=result.partial)
     return _made(cls, values)
 
 
@@ -570,14 +571,15 @@ def simulate(
     params: Sequence[object],
     per_item: Sequence[bool] | None = None,
     counts_size: int,
-    output_dtypes: tuple[type, ...] = (),
+    outputs: tuple[tuple[str, str], ...] = (),
     work: Work = ONE_UNIT,
 ) -> tuple[RunResult, str, int]:
     """Stream the kernel over ``run.n`` items (arguments checked by check_run, inputs by the API).
 
-    ``per_item`` as in run_kernel (default: no param is per item). The kernel's per-item outputs
-    have ``output_dtypes``; with ``run.outcomes`` they are allocated for every item and returned in
-    ``result.outcomes`` cut to the items done, else ``result.outcomes`` holds a None for each.
+    ``per_item`` as in run_kernel (default: no param is per item). ``outputs`` are the kernel's
+    per-item outputs, in its order, as (result field, dtype name); with ``run.outcomes`` they are
+    allocated for every item and ``result.outcomes`` maps each field to its array cut to the items
+    done, else to None.
     The kernel itself never validates. Threads used are at most the cores (and as many as the
     count buffers allow); returns (result, backend used, threads allowed).
     """
@@ -585,13 +587,16 @@ def simulate(
     threads = min(threads, CPU_COUNT, max_threads(counts_size))
     if per_item is None:
         per_item = (False,) * len(params)
-    outputs = tuple(np.empty(n, dtype=dtype) for dtype in output_dtypes) if outcomes else _no_outputs(output_dtypes)
+    if outcomes:
+        arrays = tuple(np.empty(n, dtype=dtype) for _, dtype in outputs)
+    else:
+        arrays, unasked = _no_outputs(outputs)
     if executor is not None and executor.name == "dask":
         result = executor.run(kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params,
-                              per_item=per_item, counts_size=counts_size, outputs=outputs, chunk_size=chunk_size,
+                              per_item=per_item, counts_size=counts_size, outputs=arrays, chunk_size=chunk_size,
                               progress=progress, work=work)
     elif chunk_size is None and (n < 2 or _one_slice(_unit_seconds(kernel_name, backend), n, threads, work)):
-        result = _run_whole(get_kernel(kernel_name, backend), n, np.uint64(seed), params, counts_size, outputs,
+        result = _run_whole(get_kernel(kernel_name, backend), n, np.uint64(seed), params, counts_size, arrays,
                             progress)
     else:
         result = run_kernel(
@@ -601,7 +606,7 @@ def simulate(
             params=params,
             per_item=per_item,
             counts_size=counts_size,
-            outputs=outputs,
+            outputs=arrays,
             threads=threads,
             chunk_size=chunk_size,
             progress=progress,
@@ -611,19 +616,21 @@ def simulate(
         )
     if outcomes:
         done = result.items_done
-        result.outcomes = tuple(out[:done] for out in outputs)
+        result.outcomes = {name: array[:done] for (name, _), array in zip(outputs, arrays, strict=True)}
     else:
-        result.outcomes = (None,) * len(outputs)
+        result.outcomes = unasked
     return result, backend, threads
 
 
-#: Zero-length outputs by their dtypes, for runs without outcomes: kernels write nothing to them,
-#: so one array of each type serves every run (allocations a call saved on the game loop's path).
-_empty_outputs: dict[tuple, tuple[np.ndarray, ...]] = {}
+#: For runs without outcomes, by the identity of simulate's ``outputs`` (a constant of the API's
+#: code, the same object each call: no hashing on the game loop's path), held with it: zero-length
+#: arrays (kernels write nothing to them, so one of each serves every run) and {field: None}.
+_empty_outputs: dict[int, tuple[tuple, tuple[np.ndarray, ...], dict]] = {}
 
 
-def _no_outputs(dtypes: tuple[type, ...]) -> tuple[np.ndarray, ...]:
-    empty = _empty_outputs.get(dtypes)
-    if empty is None:
-        empty = _empty_outputs[dtypes] = tuple(np.empty(0, dtype=dtype) for dtype in dtypes)
-    return empty
+def _no_outputs(outputs: tuple[tuple[str, str], ...]) -> tuple[tuple[np.ndarray, ...], dict]:
+    found = _empty_outputs.get(id(outputs))
+    if found is None or found[0] is not outputs:
+        found = remember(_empty_outputs, id(outputs), (outputs, tuple(np.empty(0, dtype=dtype) for _, dtype in outputs),
+                                                       dict.fromkeys(name for name, _ in outputs)))
+    return found[1], found[2]

@@ -294,8 +294,7 @@ def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
     """
     p, params, work = _attack_setup(attack)
     result, _, threads = simulate("d100.attack", run, params=params, counts_size=ATTACK_COUNTS,
-                                        output_dtypes=(np.int8, np.int8, np.int8), work=work)
-    tier, wound, second_wound = result.outcomes
+                                        outputs=(("tier", "int8"), ("wound", "int8"), ("second_wound", "int8")), work=work)
     return run_result(
         AttackResult, run, result, threads,
         attacks=result.items_done,
@@ -303,9 +302,6 @@ def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
         full_skill=p.full_skill,
         lethality=p.lethality,
         serious_threshold=p.serious_threshold,
-        tier=tier,
-        wound=wound,
-        second_wound=second_wound,
     )
 
 
@@ -549,19 +545,16 @@ def simulate_fights(
     per_round = len(table) * passes  # every combatant acts once a pass
     result, _, threads = simulate(
         "d100.fight", run, params=(table, passes, max_rounds, ambush),
-        counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), output_dtypes=(np.int8, np.int32),
+        counts_size=FIGHT_COUNTS + max_rounds + 1 + len(table), outputs=(("winner", "int8"), ("rounds", "int32")),
         work=Work(least=per_round, most=per_round * (max_rounds + 1), counted=FIGHT_ROUNDS, per_count=per_round),
     )
     histogram = result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]
-    winner, rounds = result.outcomes
     return run_result(
         FightResult, run, result, threads,
         fights=result.items_done,
         counts=dict(zip(FIGHT_COUNT_NAMES, result.counts[:FIGHT_COUNTS].tolist(), strict=True)),
         rounds_histogram=nonzero_counts(histogram),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
-        winner=winner,
-        rounds=rounds,
     )
 
 

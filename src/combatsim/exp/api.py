@@ -97,13 +97,12 @@ def simulate_to_hit(
         params=(bonus, maximum_roll, armour_rating, hit_on_equal),
         per_item=(len(bonus) > 1, len(maximum_roll) > 1, len(armour_rating) > 1, False),
         counts_size=1,
-        output_dtypes=(np.int32,),
+        outputs=(("to_hit", "int32"),),
     )
     return run_result(
         ToHitResult, run, result, threads,
         attacks=result.items_done,
         hits=int(result.counts[0]),
-        to_hit=result.outcomes[0],
     )
 
 
@@ -265,11 +264,10 @@ def simulate_attack(run: RunArguments, /, **attack: object) -> AttackResult:
         params=params,
         per_item=per_item,
         counts_size=ATTACK_COUNTS,
-        output_dtypes=(np.int32, np.int32, np.int64),
+        outputs=(("hits_per_unit", "int32"), ("rounds_hit_per_unit", "int32"), ("damage_per_unit", "int64")),
         work=work,
     )
     counts = result.counts.tolist()
-    hits_per_unit, rounds_hit_per_unit, damage_per_unit = result.outcomes
     return run_result(
         AttackResult, run, result, threads,
         units=result.items_done,
@@ -279,9 +277,6 @@ def simulate_attack(run: RunArguments, /, **attack: object) -> AttackResult:
         rounds_fired=counts[3],
         rounds_hit=counts[4],
         automatic=weapon.automatic,
-        hits_per_unit=hits_per_unit,
-        rounds_hit_per_unit=rounds_hit_per_unit,
-        damage_per_unit=damage_per_unit,
     )
 
 
@@ -458,11 +453,10 @@ def simulate_fight(
         run,
         params=(table, unit_limit, hit_on_equal, critical),
         counts_size=FIGHT_COUNTS + unit_limit + len(table),
-        output_dtypes=(np.int8, np.int32),
+        outputs=(("winner", "int8"), ("units", "int32")),
         work=Work(least=per_unit, most=per_unit * unit_limit, counted=FIGHT_UNITS, per_count=per_unit),
     )
     c = result.counts.tolist()
-    winner, units = result.outcomes
     return run_result(
         FightResult, run, result, threads,
         fights=result.items_done,
@@ -475,8 +469,6 @@ def simulate_fight(
         ammunition=(c[FIGHT_AMMUNITION_SIDE0], c[FIGHT_AMMUNITION_SIDE1]),
         to_hit_rolls=(c[FIGHT_ROLLS_SIDE0], c[FIGHT_ROLLS_SIDE1]),
         hits=(c[FIGHT_HITS_SIDE0], c[FIGHT_HITS_SIDE1]),
-        winner=winner,
-        units=units,
         standing=tuple(c[FIGHT_COUNTS + unit_limit:]),
     )
 

@@ -227,18 +227,13 @@ def simulate_attacks(run: RunArguments, /, **attack: object) -> AttackResult:
         run,
         params=(config,),
         counts_size=ATTACK_COUNTS,
-        output_dtypes=(np.int8, np.int32, np.int32, np.int32),
+        outputs=(("tier", "int8"), ("stun", "int32"), ("wound", "int32"), ("mortal", "int32")),
         work=work,
     )
-    tier, stun, wound, mortal = result.outcomes
     return run_result(
         AttackResult, run, result, threads,
         attacks=result.items_done,
         counts=result.counts,
-        tier=tier,
-        stun=stun,
-        wound=wound,
-        mortal=mortal,
     )
 
 
@@ -489,18 +484,15 @@ def simulate_fights(
         run,
         params=(table, n_characters, n_classes, max_rounds, one_step_shift),
         counts_size=FIGHT_COUNTS + max_rounds + 1 + n_characters,
-        output_dtypes=(np.int8, np.int32),
+        outputs=(("winner", "int8"), ("rounds", "int32")),
         work=Work(least=per_round, most=per_round * max_rounds, counted=FIGHT_ROUNDS, per_count=per_round),
     )
-    winner, rounds = result.outcomes
     return run_result(
         FightResult, run, result, threads,
         fights=result.items_done,
         counts=result.counts[:FIGHT_COUNTS],
         rounds_histogram=nonzero_counts(result.counts[FIGHT_COUNTS:FIGHT_COUNTS + max_rounds + 1]),
         standing=tuple(result.counts[FIGHT_COUNTS + max_rounds + 1:].tolist()),
-        winner=winner,
-        rounds=rounds,
     )
 
 
