@@ -398,15 +398,18 @@ class FightState(pyspiel.State):
         return f"chance outcome {action}"
 
     def __str__(self) -> str:
-        fight = self._node()
-        chain = fight.chain
-        if self._end is not None:
-            return _end_words(chain.game, self._end)
-        if self._state is None:
-            return f"{chain.game.ruleset}: before the fight"
         # every member's view together names the chain state (str is what value iteration keys on)
-        view = "\n".join(_render_member(fight, self._state, self._t, c) for c in range(fight.members))
+        view = self._words(range(self._node().members))
         return view + ("" if self._pending is None else "\n(declared; the dice roll next)")
+
+    def _words(self, rows) -> str:
+        """The node in words: the fight's end, before the opening, or the views of members ``rows``."""
+        fight = self._node()
+        if self._end is not None:
+            return _end_words(fight.chain.game, self._end)
+        if self._state is None:
+            return f"{fight.chain.game.ruleset}: before the fight"
+        return "\n".join(_render_member(fight, self._state, self._t, c) for c in rows)
 
 
 def _end_words(game, code: int) -> str:
@@ -504,12 +507,7 @@ class FightObserver:
             self.tensor[:] = fight.observation(state._state, state._t, player)
 
     def string_from(self, state: FightState, player: int) -> str:
-        fight = state._node()
-        if state._end is not None:
-            return _end_words(fight.chain.game, state._end)
-        if state._state is None:
-            return f"{fight.chain.game.ruleset}: before the fight"
-        return _render_member(fight, state._state, state._t, fight.rows[player])
+        return state._words([state._node().rows[player]])
 
 
 def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = False, label: str = "openspiel"):

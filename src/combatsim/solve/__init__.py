@@ -354,9 +354,8 @@ def equilibrium(scenario, agents, *, max_states: int | None = None, progress: bo
 
     started = time.perf_counter()
     scenario = _scenario(scenario)
-    check_agents(scenario_game(scenario), agents)  # before the state bound's check
+    first, second = check_agents(scenario_game(scenario), agents)  # before the state bound's check
     chain = decision_chain(scenario, method="float64", max_states=max_states)
-    first, second = check_agents(chain.game, agents)
     _linprog()
     names = (chain.game.member_names[first], chain.game.member_names[second])
     bound = chain.state_bound if max_states is None else max_states

@@ -38,7 +38,7 @@ def _out_path(text: str | None):
 
 def run_solve(args: argparse.Namespace) -> int:
     from combatsim.policies import parse_policies
-    from combatsim.solve import best_response, check_agents, equilibrium, exploitability
+    from combatsim.solve import best_response, equilibrium, exploitability
 
     out = _out_path(args.out)
     scenario = load_scenario(args)
@@ -51,9 +51,6 @@ def run_solve(args: argparse.Namespace) -> int:
         if args.method == "exact":
             raise ValueError("--method: the equilibrium is computed in float64 with a certified bound; "
                              "allowed with --agents: auto, float64")
-        from combatsim.game import scenario_game
-
-        check_agents(scenario_game(scenario), args.agents)
         result = equilibrium(scenario, args.agents, max_states=args.max_states, progress=progress)
         if out is not None:
             paths = _pair_paths(out, result.members)
