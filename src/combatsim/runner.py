@@ -345,17 +345,6 @@ class RunArguments(NamedTuple):
     asked_backend: object = "auto"
 
 
-#: The run options every ruleset's ``simulate_*`` function takes, after its own inputs, with their
-#: defaults (checked by check_run; see :func:`simulation`).
-RUN_OPTIONS = (
-    inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=0, annotation="int"),
-    inspect.Parameter("backend", inspect.Parameter.KEYWORD_ONLY, default="auto", annotation="str"),
-    inspect.Parameter("threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None"),
-    inspect.Parameter("chunk_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="int | None"),
-    inspect.Parameter("outcomes", inspect.Parameter.KEYWORD_ONLY, default=False, annotation="bool"),
-    inspect.Parameter("progress", inspect.Parameter.KEYWORD_ONLY, default=None,
-                      annotation="Callable[[int, int], None] | None"),
-)
 RUN_OPTIONS_DOC = """
     Run options, shared by every ``simulate_*`` function: ``seed`` (0..2**64-1) with the item
     index fixes every outcome; ``backend`` "auto", "cython", "numba" or "python"; ``threads``
@@ -382,7 +371,7 @@ def simulation(output_bytes_per_item: int, inputs: Callable | None = None) -> Ca
                       if p.kind is not inspect.Parameter.KEYWORD_ONLY]
         keywords = [p for p in own if p.kind is inspect.Parameter.KEYWORD_ONLY]
         options = ", ".join(option.name for option in RUN_OPTIONS)
-        run = f"_check_run(n, {options}, {output_bytes_per_item})"
+        run = f"_check_run({output_bytes_per_item}, n, {options})"
         api = exact_function(body.__name__, [first, *positional, *keywords, *RUN_OPTIONS],
                              f"_body({run}, {passing(positional + keywords)})",
                              {"_body": body, "_check_run": check_run})
@@ -425,18 +414,19 @@ def exact_function(name: str, parameters: Sequence[inspect.Parameter], returns: 
 
 
 def check_run(
-    n: object,
-    seed: object,
-    backend: object,
-    threads: object,
-    chunk_size: object,
-    outcomes: object,
-    progress: object,
     output_bytes_per_item: int,
+    n: int,
+    seed: int = 0,
+    backend: str = "auto",
+    threads: int | None = None,
+    chunk_size: int | None = None,
+    outcomes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    *,
     executor: object = None,
 ) -> RunArguments:
-    """Check a run's own arguments (RUN_OPTIONS, in their order), cheapest first, before any
-    ruleset input or allocation.
+    """Check a run's own arguments, cheapest first, before any ruleset input or allocation: ``n``
+    and the run options (RUN_OPTIONS: the parameters with defaults, before ``executor``).
 
     ``output_bytes_per_item`` is what ``outcomes=True`` stores for an item: n is refused past
     OUTPUT_BYTES of them, before anything is allocated.
@@ -460,6 +450,10 @@ def check_run(
 
 
 _new_tuple = tuple.__new__
+#: The run options every ruleset's ``simulate_*`` function takes by keyword, after its own inputs
+#: (see :func:`simulation`): check_run's, with their defaults and types.
+RUN_OPTIONS = tuple(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inspect.signature(check_run).parameters.values()
+                    if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is not inspect.Parameter.empty)
 
 
 def make_result(cls: type, /, **values: object) -> object:
