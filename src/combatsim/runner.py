@@ -585,29 +585,16 @@ def simulate(
         arrays = tuple(np.empty(n, dtype=dtype) for _, dtype in outputs)
     else:
         arrays, unasked = _no_outputs(outputs)
-    if executor is not None and executor.name == "dask":
-        result = executor.run(kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params,
-                              per_item=per_item, counts_size=counts_size, outputs=arrays, chunk_size=chunk_size,
-                              progress=progress, work=work)
-    elif chunk_size is None and (n < 2 or _one_slice(_unit_seconds(kernel_name, backend), n, threads, work)):
+    dask = executor is not None and executor.name == "dask"
+    if not dask and chunk_size is None and (n < 2 or _one_slice(_unit_seconds(kernel_name, backend), n, threads, work)):
         result = _run_whole(get_kernel(kernel_name, backend), n, np.uint64(seed), params, counts_size, arrays,
                             progress)
     else:
-        result = run_kernel(
-            get_kernel(kernel_name, backend),
-            n=n,
-            seed=seed,
-            params=params,
-            per_item=per_item,
-            counts_size=counts_size,
-            outputs=arrays,
-            threads=threads,
-            chunk_size=chunk_size,
-            progress=progress,
-            kernel_name=kernel_name,
-            backend=backend,
-            work=work,
-        )
+        # the chunked run, here or on Dask (whose run takes run_kernel's arguments)
+        streamed = dict(kernel_name=kernel_name, backend=backend, n=n, seed=seed, params=params, per_item=per_item,
+                        counts_size=counts_size, outputs=arrays, chunk_size=chunk_size, progress=progress, work=work)
+        result = executor.run(**streamed) if dask else run_kernel(get_kernel(kernel_name, backend), threads=threads,
+                                                                   **streamed)
     if outcomes:
         done = result.items_done
         result.outcomes = {name: array[:done] for (name, _), array in zip(outputs, arrays, strict=True)}
