@@ -12,6 +12,7 @@ reference kernel on the one item.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import types
@@ -157,12 +158,7 @@ def bench_cases(ruleset: str, make: Callable[[str], PreparedAttack]) -> list:
     builds the case's attack, once per backend."""
     from combatsim.bench_case import BenchCase
 
-    attacks: dict[str, PreparedAttack] = {}
-
-    def attack(backend: str) -> PreparedAttack:
-        if backend not in attacks:
-            attacks[backend] = make(backend)
-        return attacks[backend]
+    attack = functools.cache(make)
 
     def resolve_calls(backend: str, n: int, threads: int) -> object:
         resolve = attack(backend).resolve

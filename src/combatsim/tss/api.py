@@ -140,6 +140,7 @@ def attack_config(
         config[C_ARMOUR_PRESENT] = 1
         config[C_ARMOUR_COUNT], config[C_ARMOUR_SIDES], config[C_ARMOUR_MODIFIER] = die.count, die.sides, die.modifier
     words = 0
+    damage_modulus = 1  # of the joint layout (below): the least common multiple of the damage dice
     for degree in range(3):
         tier = weapon.damage.tier(degree)
         damage_type = tier.type
@@ -148,13 +149,10 @@ def attack_config(
         base = C_DAMAGE + 4 * degree
         config[base : base + 4] = (tier.dice.count, tier.dice.sides, tier.dice.modifier, damage_type)
         words = max(words, tier.dice.count)
-    config[C_DAMAGE_WORDS] = words
-    # The joint layout: one die for the whole attack when its faces stay small (docs/tss.md).
-    damage_modulus = 1
-    for degree in range(3):
-        tier = weapon.damage.tier(degree)
         if tier.dice.count:
             damage_modulus = math.lcm(damage_modulus, tier.dice.sides)
+    config[C_DAMAGE_WORDS] = words
+    # The joint layout: one die for the whole attack when its faces stay small (docs/tss.md).
     armour_words = int(config[C_ARMOUR_COUNT]) if die is not None else 0
     faces = (20 * int(config[C_SIT_SIDES]) ** int(config[C_SIT_COUNT]) * damage_modulus**words
              * int(config[C_ARMOUR_SIDES]) ** armour_words)
