@@ -18,10 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
 from combatsim.engine import DRAW, UNFINISHED
+from combatsim.fight_odds.chain import Numbering
 
 #: A member's decision in ``DecisionChain.transitions``: an env action, or its scripted policy.
 SCRIPTED = -1
@@ -71,6 +73,9 @@ class DecisionChain:
         self.exact = exact
         self.state_bound = bound
         self.game = scenario_game(scenario)
+        self.members = len(self.game.member_names)
+        self._one = Fraction(1) if exact else 1.0
+        self._states = Numbering()  # the chain's states, numbered as met
         self._views: dict[tuple, tuple] = {}  # (state, step kind) -> every member's view (``views``)
 
     def initial(self) -> list[tuple[int, object]]:
@@ -134,7 +139,7 @@ class DecisionChain:
         return t
 
     def state_count(self) -> int:
-        raise NotImplementedError
+        return len(self._states)
 
     def describe(self, state: int) -> str:
         """The state in words, for error messages."""

@@ -55,10 +55,10 @@ class D100Decisions(DecisionChain):
 
     def __init__(self, scenario, chain: D100Chain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
-        self.members = chain.count
         self.passes = chain.passes
         self.horizon = chain.passes * chain.max_rounds
         self._initial = chain.prepare(exact)
+        self._states = chain._states
         self._given = {}  # decisions -> the chain's declarations
         self._end_codes: dict[int, int] = {}
         # the observation fields' layout, for observation_keys
@@ -69,9 +69,6 @@ class D100Decisions(DecisionChain):
     # --- the chain ---------------------------------------------------------------------------------
     def initial(self) -> list[tuple[int, object]]:
         return list(self._initial.items())
-
-    def state_count(self) -> int:
-        return len(self.chain._states.values)
 
     def step_kind(self, t: int) -> int:
         """By pass number; the first step is its own kind, since its legal actions read surprise."""

@@ -21,7 +21,6 @@ import numpy as np
 from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.exp import engine
 from combatsim.exp.engine import FIRE_AT_FOE, HOLD, OBS_UNITS, ST_HIT_POINTS
-from combatsim.fight_odds.chain import Numbering
 from combatsim.fight_odds.exp import ExpChain, unit_of_fire
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 
@@ -54,14 +53,12 @@ class ExpDecisions(DecisionChain):
 
     def __init__(self, scenario, chain: ExpChain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
-        self.members = len(chain.members)
         self.horizon = chain.unit_limit
         laws, denominators = chain._laws(exact)
         if exact:  # weights over each attacker's denominator, as probabilities
             laws = {key: [(v, Fraction(w, denominators[key[0]])) for v, w in law] for key, law in laws.items()}
         # one target's law (the target die's 1/enemies is the aim's chance here)
         self._laws = {(a, t, rolls): law for (a, t, rolls, enemies), law in laws.items() if enemies == 1}
-        self._one = Fraction(1) if exact else 1.0
         table, config = self.game.table, self.game.config
         self._foe_rows = []  # per member: the rows of its foes, by foe slot
         for c in range(self.members):
@@ -69,8 +66,7 @@ class ExpDecisions(DecisionChain):
             start = int(config[engine.CF_SIDE_START + 1 - side])
             self._foe_rows.append(tuple(range(start, start + int(config[engine.CF_SIDE_SIZE + 1 - side]))))
         self._side0 = int(config[engine.CF_SIDE_SIZE])  # side 0's rows come first
-        self._states = Numbering()  # (hit points, shots) per member
-        self._states.number(chain.start)
+        self._states.number(chain.start)  # a state: (hit points, shots) per member
         self._steps: dict[tuple, Step] = {}
         # (hit points, aims) -> the unit's law, shared by every state with those hit points
         self._unit_laws: dict[tuple, tuple] = {}
@@ -81,9 +77,6 @@ class ExpDecisions(DecisionChain):
     # --- the chain ---------------------------------------------------------------------------------
     def initial(self) -> list[tuple[int, object]]:
         return [(0, self._one)]
-
-    def state_count(self) -> int:
-        return len(self._states)
 
     def step_kind(self, t: int) -> int:
         """A unit's law does not depend on how many came before."""

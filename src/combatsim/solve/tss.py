@@ -26,7 +26,6 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
-from combatsim.fight_odds.chain import Numbering
 from combatsim.fight_odds.tss import OUT, PHASES, TIE_FACES, TssChain, reachable_lost
 from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
 from combatsim.tss import engine
@@ -84,10 +83,8 @@ class TssDecisions(DecisionChain):
 
     def __init__(self, scenario, chain: TssChain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
-        self.members = chain.count
         self.horizon = PHASES * chain.max_rounds
         chain._laws(exact)
-        self._one = Fraction(1) if exact else 1.0
         config = self.game.config
         self._slots = int(config[K_SLOTS])
         # member row -> its foes' rows in foe order (its attack_foe_j actions)
@@ -99,7 +96,6 @@ class TssDecisions(DecisionChain):
         self._two = bool(config[K_TWO])
         self._actions = [row[R_ACTIONS] for row in chain.rows]
         self._has_second = [bool(row[R_HAS_SECOND]) for row in chain.rows]
-        self._states = Numbering()
         self._openings: dict[tuple, list] = {}
         # the people at a round's end -> the next round's opening [(state, probability)]
         self._opened: dict[tuple, list] = {}
@@ -107,9 +103,6 @@ class TssDecisions(DecisionChain):
         self._past = self._states.number(PAST)
         start = tuple((0, 0, 0, 0, 0, 0, 0) for _ in range(self.members))
         self._initial = self._open(start) if chain.max_rounds >= 1 else [(self._past, self._one)]
-
-    def state_count(self) -> int:
-        return len(self._states)
 
     def initial(self) -> list[tuple[int, object]]:
         return list(self._initial)
