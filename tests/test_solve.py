@@ -215,6 +215,8 @@ TWO_ROUNDS = ["options.max_rounds=2"]
     ([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], 0.0, [1 / 3] * 3, [1 / 3] * 3),             # rock, paper, scissors
     ([[3, 0], [-1, 2], [0, 0]], 1.0, [0.5, 0.5, 0.0], [1 / 3, 2 / 3]),                  # a dominated row
     ([[2, 5], [1, 0]], 2.0, [1.0, 0.0], [1.0, 0.0]),                                    # a saddle point
+    ([[1], [3], [2]], 3.0, [0.0, 1.0, 0.0], [1.0]),                                      # B has one action
+    ([[1, 3, 0.5]], 0.5, [1.0], [0.0, 0.0, 1.0]),                                        # A has one action
 ])
 def test_matrix_games_by_hand(matrix, value, a_mix, b_mix):
     from combatsim.solve.games import solve_game

@@ -60,20 +60,10 @@ def reduce_game(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def solve_game(matrix: np.ndarray, counter: dict) -> tuple[float, np.ndarray, np.ndarray]:
-    """(value, A's mix, B's mix) of the zero-sum game ``matrix`` (A, the rows, maximises)."""
-    m, n = matrix.shape
-    x = np.zeros(m)
-    y = np.zeros(n)
-    if n == 1:
-        i = int(np.argmax(matrix[:, 0]))
-        x[i] = y[0] = 1.0
-        counter["one-sided"] += 1
-        return float(matrix[i, 0]), x, y
-    if m == 1:
-        j = int(np.argmin(matrix[0]))
-        x[0] = y[j] = 1.0
-        counter["one-sided"] += 1
-        return float(matrix[0, j]), x, y
+    """(value, A's mix, B's mix) of the zero-sum game ``matrix`` (A, the rows, maximises). A game
+    with a one-action side always has a saddle point, solved in pure actions."""
+    x = np.zeros(matrix.shape[0])
+    y = np.zeros(matrix.shape[1])
     rows, cols = reduce_game(matrix)
     sub = matrix[np.ix_(rows, cols)]
     row_worst = sub.min(axis=1)
@@ -81,7 +71,7 @@ def solve_game(matrix: np.ndarray, counter: dict) -> tuple[float, np.ndarray, np
     i, j = int(np.argmax(row_worst)), int(np.argmin(col_best))
     if col_best[j] - row_worst[i] <= SADDLE:
         x[rows[i]] = y[cols[j]] = 1.0
-        counter["pure"] += 1
+        counter["one-sided" if min(matrix.shape) == 1 else "pure"] += 1
         return float(sub[i, j]), x, y
     counter["linear program"] += 1
     k, n_cols = sub.shape
