@@ -176,13 +176,11 @@ def hit_curve(bonus: str, maximum_roll: str, armour_rating: str, hit_on_equal: b
     """P(hit) over one swept parameter, each value in the range ``attack exp`` accepts."""
     from combatsim.exp.api import MAX_ARMOUR_RATING, MAX_BONUS, MAX_ROLL
 
-    sweeps = {
-        "bonus": parse_sweep(bonus, "bonus", -MAX_BONUS, MAX_BONUS),
-        "maximum_roll": parse_sweep(maximum_roll, "maximum_roll", 1, MAX_ROLL),
-        "armour_rating": parse_sweep(armour_rating, "armour_rating", -MAX_ARMOUR_RATING, MAX_ARMOUR_RATING),
-    }
-    # a range is swept even when it holds one point (0:1:5 is just 0): the report names that parameter
     texts = {"bonus": bonus, "maximum_roll": maximum_roll, "armour_rating": armour_rating}
+    ranges = {"bonus": (-MAX_BONUS, MAX_BONUS), "maximum_roll": (1, MAX_ROLL),
+              "armour_rating": (-MAX_ARMOUR_RATING, MAX_ARMOUR_RATING)}
+    sweeps = {name: parse_sweep(text, name, *ranges[name]) for name, text in texts.items()}
+    # a range is swept even when it holds one point (0:1:5 is just 0): the report names that parameter
     ranged = [name for name in sweeps if ":" in texts[name]]
     if len(ranged) > 1:
         raise ValueError(f"sweep one parameter at a time; got ranges for {', '.join(ranged)}")
@@ -190,7 +188,6 @@ def hit_curve(bonus: str, maximum_roll: str, armour_rating: str, hit_on_equal: b
     fixed = {name: values[0] for name, values in sweeps.items()}
     points = []
     for value in sweeps[parameter]:
-        arguments = dict(fixed, **{parameter: value})
-        p = hit_probability(arguments["bonus"], arguments["maximum_roll"], arguments["armour_rating"], hit_on_equal)
+        p = hit_probability(**dict(fixed, **{parameter: value}), hit_on_equal=hit_on_equal)
         points.append({parameter: value, "hit_probability": str(p), "hit_probability_float": float(p)})
     return {"parameter": parameter, "fixed": {k: v for k, v in fixed.items() if k != parameter}, "points": points}

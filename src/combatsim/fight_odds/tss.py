@@ -314,15 +314,11 @@ class TssChain:
         rest to ``following``. Every path's weight ends over the round's factor: an action not
         taken (attacker out, or fewer slots than actions), an attack not made (the off-hand one
         after a win) and the policy die not drawn (an aim held) count their denominators."""
-        denominators = self.slot_denominators
-        unused = 1
-        if tally.exact:
-            for i in range(self.count):
-                unused *= denominators[i] ** (actions[i] - schedule.count(i))
+        denominators = self.slot_denominators  # all 1 in float64
+        unused = math.prod(denominators[i] ** (actions[i] - schedule.count(i)) for i in range(self.count))
         remaining = [1] * (len(schedule) + 1)  # product of the denominators of slots k.. onward
-        if tally.exact:
-            for k in range(len(schedule) - 1, -1, -1):
-                remaining[k] = remaining[k + 1] * denominators[schedule[k]]
+        for k in range(len(schedule) - 1, -1, -1):
+            remaining[k] = remaining[k + 1] * denominators[schedule[k]]
         for k, attacker in enumerate(schedule):
             chance, hands = self.aim_chance[attacker], self.hands[attacker]
             die = 100 if tally.exact and 0 < chance < 100 else 1

@@ -64,8 +64,7 @@ class Outcome:
     def as_dict(self) -> dict:
         from combatsim.fight_odds.chain import both_forms
 
-        return {name: both_forms(value) for name, value in (("win", self.win), ("loss", self.loss), ("draw", self.draw),
-                                    ("unfinished", self.unfinished), ("reward", self.reward))}
+        return {name: both_forms(getattr(self, name)) for name in ("win", "loss", "draw", "unfinished", "reward")}
 
 
 class Progress:
