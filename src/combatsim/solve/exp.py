@@ -59,13 +59,9 @@ class ExpDecisions(DecisionChain):
             laws = {key: [(v, Fraction(w, denominators[key[0]])) for v, w in law] for key, law in laws.items()}
         # one target's law (the target die's 1/enemies is the aim's chance here)
         self._laws = {(a, t, rolls): law for (a, t, rolls, enemies), law in laws.items() if enemies == 1}
-        table, config = self.game.table, self.game.config
-        self._foe_rows = []  # per member: the rows of its foes, by foe slot
-        for c in range(self.members):
-            side = int(table[c, engine.C_SIDE])
-            start = int(config[engine.CF_SIDE_START + 1 - side])
-            self._foe_rows.append(tuple(range(start, start + int(config[engine.CF_SIDE_SIZE + 1 - side]))))
-        self._side0 = int(config[engine.CF_SIDE_SIZE])  # side 0's rows come first
+        # per member: its foes' rows by foe slot (the engine's rows are the odds chain's, side 0's first)
+        self._foe_rows = chain.foes
+        self._side0 = chain.side.count(0)
         self._states.number(chain.start)  # a state: (hit points, shots) per member
         self._steps: dict[tuple, Step] = {}
         # (hit points, aims) -> the unit's law, shared by every state with those hit points
