@@ -240,7 +240,7 @@ def run_kernel(
     sliced_outputs = [k for k, out in enumerate(outputs) if out.shape[0]]
     fixed_split = min_items_per_thread
     most, least = work.most, work.least
-    totals = None
+    totals = np.zeros(counts_size, dtype=np.int64)
     done = 0
     previous = 0
 
@@ -271,10 +271,7 @@ def run_kernel(
             else:
                 slices = 1
             chunk_counts = run_slice(done, stop) if slices == 1 else _run_split(run_slice, done, count, slices)
-            if totals is None:
-                totals = chunk_counts
-            else:
-                totals += chunk_counts
+            totals += chunk_counts
             previous = count
             done = stop
             if work.counted is not None:
@@ -282,8 +279,8 @@ def run_kernel(
             if (progress is not None or _observer.get() is not None) and after_chunk(done, n, totals, progress):
                 return RunResult(totals, done, partial=False, stopped_early=True)
     except KeyboardInterrupt:
-        return RunResult(_zeros_if_none(totals, counts_size), done, partial=True)
-    return RunResult(_zeros_if_none(totals, counts_size), done, partial=False)
+        return RunResult(totals, done, partial=True)
+    return RunResult(totals, done, partial=False)
 
 
 def _one_slice(unit_seconds: float, n: int, threads: int, work: Work) -> bool:
@@ -305,10 +302,6 @@ def _run_whole(kernel: Callable, n: int, seed: np.uint64, params: Sequence[objec
     except KeyboardInterrupt:
         return RunResult(np.zeros(counts_size, dtype=np.int64), 0, partial=True)
     return RunResult(counts, n, partial=False)
-
-
-def _zeros_if_none(totals: np.ndarray | None, counts_size: int) -> np.ndarray:
-    return np.zeros(counts_size, dtype=np.int64) if totals is None else totals
 
 
 def _run_split(run_slice: Callable[[int, int], np.ndarray], start: int, count: int, slices: int) -> np.ndarray:
