@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import re
@@ -207,10 +208,7 @@ def memoize_simple(function: Callable) -> Callable:
             found = remember(cache, key, (function(**arguments), held))
         return found[0]
 
-    memoized.__wrapped__ = function
-    memoized.__doc__ = function.__doc__
-    memoized.__name__ = function.__name__
-    return memoized
+    return functools.update_wrapper(memoized, function)
 
 
 def refuse_masked(name: str, value: object) -> None:
