@@ -226,14 +226,14 @@ def test_make_result_equals_the_constructor(cls):
                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     every = {f.name: (k, "value") for k, f in enumerate(dataclasses.fields(cls))}
     for values in (required, every):
-        made, built = runner.make_result(cls, **values), cls(**values)
+        made, built = runner.make_result(cls, values), cls(**values)
         assert made == built and repr(made) == repr(built)
         assert dataclasses.asdict(made) == dataclasses.asdict(built)
         with pytest.raises(dataclasses.FrozenInstanceError):
             made.seed = 1
     # a default made by a factory is the made result's own, never shared with another's
     factories = [f.name for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING]
-    first, second = runner.make_result(cls, **required), runner.make_result(cls, **required)
+    first, second = runner.make_result(cls, required), runner.make_result(cls, required)
     for name in factories:
         assert getattr(first, name) == getattr(cls(**required), name)
         assert getattr(first, name) is not getattr(second, name)

@@ -449,15 +449,11 @@ RUN_OPTIONS = tuple(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in insp
                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is not inspect.Parameter.empty)
 
 
-def make_result(cls: type, /, **values: object) -> object:
+def make_result(cls: type, values: dict) -> object:
     """``cls(**values)`` for a ruleset's frozen result dataclass, made without its generated
     ``__init__``: that sets each field through ``object.__setattr__``, about 2 us for a result of
     14 fields, the largest part of a small call's fixed cost. The values come checked from the
     run; fields left out take their defaults, as with the constructor (tests compare the two)."""
-    return _made(cls, values)
-
-
-def _made(cls: type, values: dict) -> object:
     made = object.__new__(cls)
     made.__dict__.update(values)
     for name, factory in _factories(cls):
@@ -548,7 +544,7 @@ def run_line(record: dict) -> str:
 def run_result(cls: type, run: RunArguments, result: RunResult, threads: int, /, **values: object) -> object:
     """A ruleset's result dataclass (a RunInfo) of a finished run: make_result with how it ran."""
     values.update(result.outcomes, seed=run.seed, backend=run.backend, threads=threads, partial=result.partial)
-    return _made(cls, values)
+    return make_result(cls, values)
 
 
 def simulate(
