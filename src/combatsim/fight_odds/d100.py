@@ -402,7 +402,7 @@ class D100Chain:
         cached = self._declared.get(key)
         if cached is None:
             merged: dict[tuple, list] = {}
-            for (actions, targets, marks), p in self._declarations(people, targeted, surprised):
+            for (actions, targets, marks), p in self._declarations(*key):
                 kinds = []
                 for c, action in enumerate(actions):
                     if action in (ACTION_QUICK_ATTACK, ACTION_CHARGE):
@@ -430,28 +430,27 @@ class D100Chain:
                 for kinds, plans in grouped.items()]
         return cached
 
-    def _declarations(self, people: tuple, targeted: tuple, surprised: tuple) -> list:
-        """[((actions, targets, targeted), probability)]: one policy d100 per combatant in the fight."""
+    def _declarations(self, seen: tuple, targeted: tuple) -> list:
+        """[((actions, targets, targeted), probability)]: one policy d100 per combatant that declares
+        (``seen``: None, or its target, whether it is engaged and whether it dual wields)."""
         branches = [((), (), targeted, self.one)]
         for c in range(self.count):
-            person = people[c]
-            if person[STATUS] != IN or surprised[c]:
+            if seen[c] is None:
                 branches = [((*a, ACTION_NONE), (*t, -1), marks, w) for a, t, marks, w in branches]
                 continue
             row = self.table[c]
-            engaged = person[PARTNER] >= 0
-            target = person[PARTNER] if engaged else next(o for o in self.foes[c] if people[o][STATUS] == IN)
+            target, engaged, dual = seen[c]
             choices: dict[int, Fraction] = {}
             low = 0
             given = self._given[c] if self._given is not None else None
             for action, p in given or ():
-                if not _legal(action, 1, engaged, row[C_DUAL_ALLOWED] and not person[DUAL]):
+                if not _legal(action, 1, engaged, row[C_DUAL_ALLOWED] and not dual):
                     action = ACTION_NONE  # masked: the engine plays it as nothing
                 choices[action] = choices.get(action, 0) + p
             for index, action in enumerate(POLICY_ACTIONS if given is None else ()):
                 high = row[C_POLICY + index]
                 if high > low:
-                    if row[C_DUAL_ALLOWED] and not person[DUAL]:
+                    if row[C_DUAL_ALLOWED] and not dual:
                         action = ACTION_TOGGLE_DUAL_WIELD
                     elif action == ACTION_FLEE and engaged:
                         action = ACTION_DISENGAGE  # flee is blocked while engaged
