@@ -90,10 +90,6 @@ def _mix(parts: list[tuple[Fraction, Distribution]]) -> Distribution:
     return {value: Fraction(p, denominator) for value, p in sorted(out.items()) if p}
 
 
-def _mean(distribution: Distribution) -> Fraction:
-    return sum((value * p for value, p in distribution.items()), Fraction(0))
-
-
 def damage_laws(p_hit: Fraction, dice: Dice, damage_adjustment: int, automatic: bool,
                 cap: int | None = None) -> tuple[Distribution, Distribution]:
     """The laws of the damage of one hit and of one to-hit roll (Chapter 27), every value at or above
@@ -138,7 +134,7 @@ def attack_odds(*, bonus: int, maximum_roll: int, armour_rating: int, dice: Dice
         "hits": p_hit,
         "hits_per_unit": {k: v for k, v in sorted(hits_per_unit.items()) if v},
         "damage_per_unit": unit_damage_law(faces, dice, damage_adjustment, rolls, automatic),
-        "damage_mean_per_hit": _mean(per_hit),
+        "damage_mean_per_hit": sum((value * p for value, p in per_hit.items()), Fraction(0)),
     }
     if automatic:
         landed = Fraction(1, ROUNDS_PER_BURST + 1)

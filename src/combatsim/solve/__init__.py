@@ -267,14 +267,9 @@ def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) 
 
 
 def _chosen_table(chain: DecisionChain, walk: Walk, chosen: list[np.ndarray], member: int, label: str):
-    actions_count = len(chain.game.action_names)
-
-    def per_step(t):
+    def per_step(t):  # the chosen option's action, for certain
         options = walk.options[t]
-        picked = options.actions[chosen[t], 0]
-        chances = np.zeros((len(picked), actions_count))
-        chances[np.arange(len(picked)), picked] = 1.0
-        return options.state[chosen[t]], chances
+        return options.state[chosen[t]], np.eye(len(chain.game.action_names))[options.actions[chosen[t], 0]]
 
     return _table(chain, walk, per_step, member, label)
 

@@ -30,17 +30,12 @@ def add_solve_parser(commands) -> None:
     parser.set_defaults(handler=run_solve)
 
 
-def _out_path(text: str | None):
-    from combatsim.fights import check_output_path
-
-    return None if text is None else check_output_path(text, "--out", (".npz",))
-
-
 def run_solve(args: argparse.Namespace) -> int:
+    from combatsim.fights import check_output_path
     from combatsim.policies import parse_policies
     from combatsim.solve import best_response, equilibrium, exploitability
 
-    out = _out_path(args.out)
+    out = None if args.out is None else check_output_path(args.out, "--out", (".npz",))
     scenario = load_scenario(args)
     against = parse_policies(args.against, "--against")
     progress = sys.stderr.isatty()
