@@ -277,7 +277,9 @@ class _Session:
         # Killing the workers as they appear makes a LocalCluster's start fail at once.
         deadline = time.monotonic() + ABANDON_SECONDS
         while not self._ready.wait(POLL_SECONDS) and time.monotonic() < deadline:
-            _kill_new_workers(workers_before)
+            for child in _worker_processes() - workers_before:
+                with contextlib.suppress(Exception):
+                    child.kill()
         with self._lock:
             self._abandoned.set()
             ready = self._ready.is_set()
@@ -322,12 +324,6 @@ def _worker_processes() -> set:
     import multiprocessing
 
     return {child for child in multiprocessing.active_children() if child.name == _NANNY_WORKER_NAME}
-
-
-def _kill_new_workers(before: set) -> None:
-    for child in _worker_processes() - before:
-        with contextlib.suppress(Exception):
-            child.kill()
 
 
 def _connect(scheduler: object):
