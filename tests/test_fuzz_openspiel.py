@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 pytest.importorskip("pyspiel")
 
 from ._fuzzing import FULL_EXAMPLES, REDUCED_EXAMPLES, assert_api_answered, full_form, sandbox
-from .test_fuzz_api import hostile_source
+from .test_fuzz_api import IMPORTS, hostile_source
 
 #: A valid call, each argument as source text (a one-pass duel: loading builds the chain's start).
 ARGUMENTS = {"scenario": '"d100_duel"', "agents": '["Veteran", "Guard"]',
@@ -27,7 +27,7 @@ OVERRIDE_VALUES = st.sampled_from(['["options.passes=0"]', '["options.passes"]',
 
 def call_source(**replace: str) -> str:
     arguments = {**ARGUMENTS, **replace}
-    return ("import combatsim.openspiel as co\n"
+    return (IMPORTS + "import combatsim.openspiel as co\n"  # the hostile values use Fraction and Decimal
             "result = co.load_game(" + ", ".join(f"{k}={v}" for k, v in arguments.items()) + ")")
 
 
