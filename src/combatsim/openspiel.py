@@ -223,8 +223,10 @@ class _Fight:
         obs, _ = self.chain.observations([state], t, self.rows[player])
         return obs[0]
 
-    def key(self, state: int, t: int, player: int) -> bytes:
-        return self.chain.observation_keys(self.observation(state, t, player)[None, :], self.rows[player])[0]
+    def key(self, state: int, t: int, row: int) -> bytes:
+        """Member row ``row``'s observation key (what the chain tracks) in ``state`` before step ``t``."""
+        obs, _ = self.chain.observations([state], t, row)
+        return self.chain.observation_keys(obs, row)[0]
 
 
 def _block_names(game) -> dict[int, dict[str, str]]:
@@ -435,10 +437,8 @@ def _render_member(fight: _Fight, state: int, t: int, c: int) -> str:
     """Member row ``c``'s observation (its key: what the chain tracks) in words."""
     words = fight._words.get((state, t, c))
     if words is None:
-        chain = fight.chain
-        obs, _ = chain.observations([state], t, c)
-        key = np.frombuffer(chain.observation_keys(obs, c)[0], dtype=np.float32)
-        words = fight._words[state, t, c] = _render_key(chain.game, fight.blocks[c], key, _step_words(chain, t))
+        key = np.frombuffer(fight.key(state, t, c), dtype=np.float32)
+        words = fight._words[state, t, c] = _render_key(fight.chain.game, fight.blocks[c], key, _step_words(fight.chain, t))
     return words
 
 
@@ -544,7 +544,7 @@ def table_policy(game: FightGame, policy, player: int | str, *, pure: bool = Fal
     actions = len(chain.game.action_names)
     table: dict[bytes, np.ndarray] = {}
     for state in _decision_states(game):
-        key = fight.key(state._state, state._t, player)
+        key = fight.key(state._state, state._t, row)
         if key in table:
             continue
         asked = state if turn_game is None else _turn_of(turn_game, state, player)

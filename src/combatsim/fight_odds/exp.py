@@ -173,11 +173,8 @@ class ExpChain:
             following: dict[tuple, int | float] = {}
             for (hit_points, shots), weight in distribution.items():
                 aims = self.aims(hit_points, shots, laws)
-                idle = 1
-                if tally.exact:
-                    for a in range(count):
-                        if aims[a] is None:
-                            idle *= denominators[a]
+                # exact: who does not fire still rolls certainty over its denominator
+                idle = math.prod(denominators[a] for a, aim in enumerate(aims) if aim is None) if tally.exact else 1
                 partial, done = unit_of_fire(hit_points, shots, aims, weight)
                 operations += done
                 for (points, shots_key), w in partial.items():

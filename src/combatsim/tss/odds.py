@@ -119,10 +119,8 @@ def exact_attack(skill, steps, damage, weapon_quality, armour, armour_quality, o
         damaging.append((tiers[degree], rolls, weights))
     moments = []
     for k in range(3):  # in integers over each tier's rolls: one Fraction per tier, not per value
-        first = sum((p * Fraction(sum(ways * v for v, ways in weights[k].items()), rolls)
-                     for p, rolls, weights in damaging), Fraction(0))
-        second = sum((p * Fraction(sum(ways * v * v for v, ways in weights[k].items()), rolls)
-                      for p, rolls, weights in damaging), Fraction(0))
+        first, second = (sum((p * Fraction(sum(ways * v**power for v, ways in weights[k].items()), rolls)
+                              for p, rolls, weights in damaging), Fraction(0)) for power in (1, 2))
         moments.append((first, second - first * first))
         if laws is not None:
             denominator = math.lcm(*(p.denominator * rolls for p, rolls, _ in damaging))
