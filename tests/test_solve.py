@@ -129,16 +129,16 @@ def little_free_memory(monkeypatch):
     handler = signal.getsignal(signal.SIGINT)
     readings = iter(range(2**30, 2**40, 2**20))
     monkeypatch.setattr(induction, "_resident_bytes", lambda: next(readings))
-    monkeypatch.setattr(induction, "_available_bytes", lambda: 2**20)
+    monkeypatch.setattr(induction, "available_memory", lambda: 2**20)
     yield
     assert signal.getsignal(signal.SIGINT) is handler  # the walk's Ctrl-C handler is gone
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="the memory watch reads Linux's /proc")
 def test_the_memory_watch_reads_this_process_and_this_machine():
-    from combatsim.solve.induction import _available_bytes, _resident_bytes
+    from combatsim.solve.induction import _resident_bytes, available_memory
 
-    held, free = _resident_bytes(), _available_bytes()
+    held, free = _resident_bytes(), available_memory()
     assert 2**20 < held < 2**40 and 0 < free < 2**50
     grown = b"\x01" * (64 * 2**20)  # written, so its pages are resident
     assert _resident_bytes() >= held + 60 * 2**20

@@ -22,7 +22,6 @@ In any mode, ``reset(options={"reset_mask": mask})`` resets only the envs in ``m
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,7 +35,7 @@ from combatsim.engine import RUNNING, S_OUTCOME, Game
 from combatsim.game import member_index
 from combatsim.rl.fight_env import EngineEnv, as_game, observation_box
 from combatsim.scenario import Scenario
-from combatsim.validation import check_int, check_seed, refuse_masked
+from combatsim.validation import available_memory, check_int, check_seed, refuse_masked
 
 MAX_ENVS = 1 << 24
 #: Envs one engine call steps: a few ms of work, the longest a Ctrl-C waits.
@@ -50,21 +49,6 @@ AUTORESET_MODES = {mode.value: mode for mode in AutoresetMode}
 MEMORY_PER_BUFFER_BYTE = 3
 #: The share of the memory available now that a vector env may plan to take.
 MEMORY_SHARE = 0.5
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available now (Linux's MemAvailable, else the free pages), or None."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, OSError, ValueError):
-        return None
 
 
 def check_num_envs(num_envs: object, game: Game) -> int:

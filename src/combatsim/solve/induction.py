@@ -27,6 +27,7 @@ import numpy as np
 from combatsim.engine import DRAW
 from combatsim.fight_odds.chain import UNIT_ROUNDOFF, TooManyStates, check_states, segment_sum, zeros
 from combatsim.solve.chain import SCRIPTED, DecisionChain, reward
+from combatsim.validation import available_memory
 
 #: float64: actions within this much of the best are ties, resolved by the lowest action number.
 TIE = 1e-12
@@ -337,7 +338,7 @@ class _Watch:
         except ValueError:  # not the main thread: Ctrl-C stays Python's KeyboardInterrupt
             self.previous = None
         self.states = states
-        start, free = _resident_bytes(), _available_bytes()
+        start, free = _resident_bytes(), available_memory()
         self.free = free
         self.limit = None if start is None or free is None else start + MEMORY_SHARE * free
 
@@ -369,18 +370,6 @@ def _resident_bytes() -> int | None:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError, AttributeError):
         return None
-
-
-def _available_bytes() -> int | None:
-    """The memory the machine can give without swapping (Linux's MemAvailable), or None."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 def float_error_bound(steps: int, widest: int) -> float:
