@@ -18,6 +18,7 @@ from combatsim.d100 import api, engine, layout, model
 from combatsim.d100.api import Combatant, Weapon, simulate_attacks, simulate_fights
 from combatsim.registry import get_kernel
 from combatsim.rng import dense_die, rejection_threshold
+from tests.test_d100_model import contest_wins
 
 BACKENDS = ("python", "numba", "cython")
 SEEDS = st.integers(0, 2**64 - 1)
@@ -410,7 +411,7 @@ def test_ambush_surprise_rate_matches_exact_contest(backend):
                 Combatant(1, 50, Weapon(30, 2), parkour=30, perception=60)]
     attacker = model.ambush_attacker_target(60, 50, 40, model.specialty_multiplier([2]))
     defender = model.ambush_defender_target(50, 30, 60)
-    probability = Fraction(sum(model.contest_wins(a, attacker, d, defender)
+    probability = Fraction(sum(contest_wins(a, attacker, d, defender)
                                for a in range(1, 101) for d in range(1, 101)), 10000)
     n = 3000 if backend == "python" else 200_000
     result = simulate_fights(n, fighters, passes=1, max_rounds=1, ambush_side=0, seed=3, backend=backend,

@@ -82,11 +82,6 @@ class Dice:
         return self.count * self.sides + self.modifier
 
     @property
-    def mean_twice(self) -> int:
-        """Twice the mean, an exact integer."""
-        return self.count * (self.sides + 1) + 2 * self.modifier
-
-    @property
     def outcomes(self) -> int:
         """How many totals the dice can roll (``minimum..maximum``)."""
         return self.maximum - self.minimum + 1

@@ -3,15 +3,19 @@
 Every function here is exact integer (or :class:`fractions.Fraction`) arithmetic: multipliers
 such as the specialty multiplier (1.0..1.5) and the lethality factors (x 0.5, x 0.75) are
 rationals, and each result rounds down once at the end, so no value can land on x.9999.
-The API builds kernel parameters from these functions. The per-attack rules among them (tier and
-damage bars, wound severity, the split of an attack value) are :mod:`combatsim.d100.engine`'s,
-which every backend's kernels run; the functions here call them.
+The API builds kernel parameters from these functions. The per-attack rules (tier and damage
+bars, wound severity, the split of an attack value) are :mod:`combatsim.d100.engine`'s, which
+every backend's kernels run; this module names them too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+
+# The per-attack rules are the engine's, which every backend runs; model.X names them as well.
+from combatsim.d100.engine import _tier, damage_bars, escalate, split_attack_value, tier_bars, wound_severity  # noqa: F401
+from combatsim.d100.engine import flee_target as engine_flee_target
 
 # The rules' codes and numbers the engine reads too are the layout's; model.X names them as well.
 from combatsim.d100.layout import (  # noqa: F401
@@ -137,25 +141,8 @@ def capped_target(skill: int) -> int:
     return min(TARGET_CAP, skill)
 
 
-def tier_bars(skill: int) -> tuple[int, int, int, int]:
-    """(critical bar, hard bar, success bar, critical-failure bar) of a full skill.
-
-    A roll r (1..100) is a critical success when r <= critical bar, hard when r <= hard bar,
-    a success when r <= success bar, a critical failure when r > critical-failure bar, else a
-    failure. Bars below 0 are clamped to 0 (no roll reaches them), so they ascend.
-    Critical: r <= floor(full_skill / 10) and r <= capped; hard: r <= floor(full_skill / 2) and
-    r <= capped; critical failure: F = 100 - max(0, capped), a failed roll above
-    100 - ceil(F / 10).
-    """
-    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
-
-    return engine.tier_bars(skill)
-
-
 def tier(roll: int, skill: int) -> int:
     """The result tier of a d100 ``roll`` against ``full_skill`` ``skill``."""
-    from combatsim.d100.engine import _tier  # the engine holds the rule (and imports this module)
-
     return _tier(roll, *tier_bars(skill))
 
 
@@ -194,26 +181,6 @@ def serious_threshold(lethality: int, severity: Fraction | int) -> int:
     return min(SERIOUS_CAP, floor_div(lethality * severity.numerator, severity.denominator))
 
 
-def wound_severity(damage_roll: int, lethality: int, serious: int, nonlethal: bool, critical: bool) -> int:
-    """Wound severity of a successful attack's damage d100.
-
-    damage <= lethality: lethal (instant death on a critical success); damage <= serious
-    threshold: serious; otherwise flesh. Nonlethal weapons cap lethal and instant-death
-    results at serious.
-    """
-    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
-
-    return engine.wound_severity(damage_roll, lethality, serious, nonlethal, critical)
-
-
-def damage_bars(lethality: int, serious: int, nonlethal: bool) -> tuple[int, int]:
-    """(lethal bar, serious-or-worse bar): damage <= lethal bar is lethal, <= the other at least
-    serious. A nonlethal weapon has no lethal results, and its lethal range counts as serious."""
-    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
-
-    return engine.damage_bars(lethality, serious, nonlethal)
-
-
 def record_wound(
     deadly_flesh: int, serious: int, lethal: int, severity: int, nonlethal: bool
 ) -> tuple[int, int, int, int, int]:
@@ -230,15 +197,11 @@ def record_wound(
         serious += 1
     elif severity in (LETHAL, INSTANT_DEATH):
         lethal += 1
-    from combatsim.d100.engine import escalate  # the engine holds the rule (and imports this module)
-
     return escalate(deadly_flesh, serious, lethal)
 
 
 def flee_target(fighting: int, parkour: int, failed_attempts: int = 0) -> int:
     """floor((Fighting + Parkour) / 2) + 20 per prior failed attempt, capped at 95."""
-    from combatsim.d100.engine import flee_target as engine_flee_target  # the engine holds the rule
-
     return engine_flee_target((fighting + parkour) // 2, failed_attempts)
 
 
@@ -256,20 +219,6 @@ def ambush_defender_target(fighting: int, parkour: int, perception: int,
     return full_skill((fighting + parkour + 2 * perception) // 4, combat_reflexes)
 
 
-def contest_wins(roll: int, target: int, opposing_roll: int, opposing_target: int) -> bool:
-    """Quick contest: does the side rolling ``roll`` against ``target`` beat the other side?
-
-    Each side rolls against its own target; compare tier (critical > hard > success > failure
-    > critical failure), then margin (capped target - roll). Ties go to the other side (the
-    defender or the blocker), so call this with the ambusher or the disengager first.
-    """
-    own_tier = tier(roll, target)
-    other_tier = tier(opposing_roll, opposing_target)
-    if own_tier != other_tier:
-        return own_tier < other_tier
-    return capped_target(target) - roll > capped_target(opposing_target) - opposing_roll
-
-
 def dual_wield_allowed(two_weapon_style: int, two_gun_style: int, categories: Sequence[str]) -> bool:
     """Two-Weapon Style rank 2 with two melee weapons, or Two-Gun Style rank 2 with two pistols."""
     if len(categories) != 2:
@@ -277,14 +226,3 @@ def dual_wield_allowed(two_weapon_style: int, two_gun_style: int, categories: Se
     if two_weapon_style >= 2 and all(category == "melee" for category in categories):
         return True
     return two_gun_style >= 2 and all(category == "pistol" for category in categories)
-
-
-def split_attack_value(value: int) -> tuple[int, int, int]:
-    """One attack's uniform value 0..999999 as three d100s: (attack, damage, second damage).
-
-    value = 10000 (attack - 1) + 100 (damage - 1) + (second damage - 1): three independent,
-    exactly uniform d100s from one exactly uniform 1..1000000 draw (docs/d100.md).
-    """
-    from combatsim.d100 import engine  # the engine holds the rule (and imports this module)
-
-    return engine.split_attack_value(value)

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
+from combatsim.tss.engine import dazed_steps, own_steps, tier_of  # the rules these functions apply
 from combatsim.tss.layout import DIFFICULTY_SCALE, MAX_STEPS, MORTAL, NOTHING, STUN, WOUND, situation_die  # noqa: F401
 from combatsim.validation import brief, check_int, check_text
 
@@ -27,11 +28,8 @@ MAX_DURABILITY = 1000
 #: Degrees of success, best first; the kernels use these codes for the tier of an attack.
 AMAZING, GOOD, ORDINARY, FAILURE, CRITICAL_FAILURE = 0, 1, 2, 3, 4
 TIER_NAMES = ("amazing", "good", "ordinary", "failure", "critical_failure")
-#: The four phases (actions) of a combat round, in the order they run.
-PHASE_NAMES = ("amazing", "good", "ordinary", "marginal")
 
 DAMAGE_TYPE_LETTERS = {"s": STUN, "w": WOUND, "m": MORTAL}
-DAMAGE_TYPE_NAMES = ("nothing", "stun", "wound", "mortal")
 
 #: Quality grades of weapons and armour; the type shift is the difference of grades.
 QUALITIES = ("marginal", "ordinary", "good", "amazing")
@@ -102,8 +100,6 @@ class Score:
 
     def tier(self, total: int) -> int:
         """AMAZING, GOOD, ORDINARY or FAILURE for a check total (the control die's 20 is separate)."""
-        from combatsim.tss.engine import tier_of  # the engine holds the rule (and imports this module)
-
         return tier_of(0, total, self.amazing, self.good, self.ordinary)
 
     def __str__(self) -> str:
@@ -175,8 +171,6 @@ def check_hand(two_weapons: str | None, name: str = "two_weapons") -> int:
 
 def two_weapon_steps(hand: str, ambidexterity: bool = False) -> int:
     """Attacking with two weapons: +2 main / +4 off hand, +0 / +2 with the Ambidexterity feat."""
-    from combatsim.tss.engine import own_steps  # the engine holds the rule (and imports this module)
-
     if hand is None:
         raise ValueError("two_weapons must be 'main' or 'off', got None")
     return own_steps(0, 0, check_hand(hand), 1 if ambidexterity else 0)
@@ -230,8 +224,6 @@ def dazed_penalty(
     for name, value in (("stun", stun), ("wound", wound), ("mortal", mortal)):
         check_int(name, value, 1, MAX_DURABILITY)
     check_int("resolve", resolve, 0, 3)
-    from combatsim.tss.engine import dazed_steps  # the engine holds the rule (and imports this module)
-
     return dazed_steps(stun_lost, stun, wound_lost, wound, mortal_lost, resolve)
 
 
