@@ -49,14 +49,6 @@ ctypedef struct Bars:
     int64_t two
 
 
-cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
-    return a if a < b else b
-
-
-cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
-    return a if a > b else b
-
-
 ctypedef (int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t) Tallies
 
 
@@ -154,15 +146,15 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
     for j in range(10):
         totals[j] = 0
     first_block = (start + 3) >> 2
-    last_block = _max(first_block, end >> 2)
+    last_block = max(first_block, end >> 2)
     # Items outside whole blocks (at most 3 at each end) go one by one.
-    for i in range(start, _min(end, first_block * 4)):
+    for i in range(start, min(end, first_block * 4)):
         _tally(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1, b, totals)
-    for i in range(_max(last_block * 4, start), end):
+    for i in range(max(last_block * 4, start), end):
         _tally(dense_die(&stream, seed, <uint64_t>i, ATTACK_SIDES, threshold) - 1, b, totals)
     tile = first_block
     while tile < last_block:
-        tile_end = _min(tile + TILE_BLOCKS, last_block)
+        tile_end = min(tile + TILE_BLOCKS, last_block)
         if _fast_tile(k0, k1, tile, tile_end, &wb, threshold, totals, buffer):
             # Replace each rejected word's fast tally with its exact value (retry domain); the
             # buffer still holds the tile's words, item tile * 4 + j at j.
@@ -424,7 +416,7 @@ cdef inline bint _in_lane_range(int64_t value) noexcept nogil:
 
 cdef inline int32_t _bar_byte(int64_t bar) noexcept nogil:
     # A bar that a roll - 1 of 0..99 is compared below, as 0..100: the same answers for every roll.
-    return <int32_t>_min(_max(bar, 0), 100)
+    return <int32_t>min(max(bar, 0), 100)
 
 
 cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_rounds, uint64_t seed,

@@ -1,5 +1,5 @@
 # EXP tactical-combat kernels for Cython: "exp.attack" (word layout: docs/exp.md).
-# Included at the end of _cy.pyx (it uses _min, _max and the engine's kernel rules from there); the
+# Included at the end of _cy.pyx (it uses the engine's kernel rules from there); the
 # reference is combatsim.exp.reference, each unit of fire's outcome the engine's fire_unit and fire_joint.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
@@ -49,7 +49,7 @@ cdef void _joint_count(uint64_t seed, int64_t first_block, int64_t last_block, i
     cdef int64_t tile = first_block, tile_end, walked, j, hit, dealt, low_word
     cdef Stream stream
     while tile < last_block:
-        tile_end = _min(tile + JOINT_TILE_BLOCKS, last_block)
+        tile_end = min(tile + JOINT_TILE_BLOCKS, last_block)
         low = 0xFFFFFFFFu
         walked = 0
         if _hand_written_joint_pass:
@@ -150,8 +150,8 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
             # Whole dense blocks in the fast path, the units at either end one by one.
             sides = dice_sides[0]
             first_block = (start + 3) >> 2
-            last_block = _max(first_block, end >> 2)
-            first_whole = _min(end, first_block * 4)
+            last_block = max(first_block, end >> 2)
+            first_whole = min(end, first_block * 4)
             with nogil:
                 totals[0] = totals[1] = 0
                 # a hit: the kilodie product word * 1000 >= this bar
@@ -168,7 +168,7 @@ def attack(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] bonus
                     seed, start, first_whole, faces, bonus[0], maximum_roll[0], armour_rating[0], adjustment[0],
                     dice_count[0], sides, dice_modifier[0], damage_adjustment[0], hit_on_equal, critical)
                 tail_hits, tail_damage = _joint_units(
-                    seed, _max(last_block * 4, start), end, faces, bonus[0], maximum_roll[0], armour_rating[0],
+                    seed, max(last_block * 4, start), end, faces, bonus[0], maximum_roll[0], armour_rating[0],
                     adjustment[0], dice_count[0], sides, dice_modifier[0], damage_adjustment[0], hit_on_equal,
                     critical)
                 hits += head_hits + tail_hits

@@ -24,14 +24,6 @@ cdef enum:
 include "kernel_rules.pxi"
 
 
-cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
-    return a if a < b else b
-
-
-cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
-    return a if a > b else b
-
-
 cdef int64_t _exact_hits(uint64_t seed, int64_t first, int64_t last, int64_t bonus, int64_t maximum_roll,
                          int64_t armour_rating, bint hit_on_equal, uint32_t threshold) noexcept nogil:
     # Hits of items first..last - 1, each die exactly as dense_die draws it (a tile's recount).
@@ -61,7 +53,7 @@ cdef int64_t _tile_hits(uint64_t seed, int64_t first_block, int64_t last_block, 
     hits = 0
     sub = first_block
     while sub < last_block:
-        hits += _tile_hits(seed, sub, _min(sub + sub_blocks, last_block), bar, bonus, maximum_roll, armour_rating,
+        hits += _tile_hits(seed, sub, min(sub + sub_blocks, last_block), bar, bonus, maximum_roll, armour_rating,
                            hit_on_equal, threshold, sub_blocks)
         sub += sub_blocks
     return hits
@@ -79,14 +71,14 @@ cdef int64_t _uniform_hits(uint64_t seed, int64_t start, int64_t count, int64_t 
     if first_hit_value >= KILODIE:
         return 0
     first_block = (start + 3) >> 2
-    last_block = _max(first_block, end >> 2)
-    hits = _exact_hits(seed, start, _min(end, first_block * 4), bonus, maximum_roll, armour_rating, hit_on_equal,
+    last_block = max(first_block, end >> 2)
+    hits = _exact_hits(seed, start, min(end, first_block * 4), bonus, maximum_roll, armour_rating, hit_on_equal,
                        threshold)
-    hits += _exact_hits(seed, _max(last_block * 4, start), end, bonus, maximum_roll, armour_rating, hit_on_equal,
+    hits += _exact_hits(seed, max(last_block * 4, start), end, bonus, maximum_roll, armour_rating, hit_on_equal,
                         threshold)
     tile = first_block
     while tile < last_block:
-        tile_end = _min(tile + TILE_BLOCKS, last_block)
+        tile_end = min(tile + TILE_BLOCKS, last_block)
         hits += _tile_hits(seed, tile, tile_end, bar, bonus, maximum_roll, armour_rating, hit_on_equal, threshold,
                            SUB_TILE_BLOCKS)
         tile = tile_end

@@ -37,14 +37,6 @@ cdef enum:
 include "kernel_rules.pxi"
 
 
-cdef inline int64_t _min(int64_t a, int64_t b) noexcept nogil:
-    return a if a < b else b
-
-
-cdef inline int64_t _max(int64_t a, int64_t b) noexcept nogil:
-    return a if a > b else b
-
-
 cdef void _attack_exact(uint64_t seed, int64_t start, int64_t count, const int64_t[::1] config,
                         int64_t* tally, int8_t[::1] tier_out, int32_t[::1] stun_out,
                         int32_t[::1] wound_out, int32_t[::1] mortal_out) noexcept nogil:
@@ -92,7 +84,7 @@ cdef void _joint_histogram(uint64_t seed, int64_t first_block, int64_t last_bloc
     cdef int64_t tile = first_block, blocks, j
     cdef Stream stream
     while tile < last_block:
-        blocks = _min(HISTOGRAM_TILE, last_block - tile)
+        blocks = min(HISTOGRAM_TILE, last_block - tile)
         if joint_histogram(k0, k1, tile, blocks, faces, histogram) < threshold:
             philox_dense_words(k0, k1, DOMAIN_DENSE, tile, blocks, words)
             for j in range(4 * blocks):
@@ -138,7 +130,7 @@ cdef bint _attack_joint_histogram(uint64_t seed, int64_t first_block, int64_t la
     if histogram == NULL:
         return False
     while segment < last_block:
-        segment_end = _min(segment + (<int64_t>1 << 29), last_block)
+        segment_end = min(segment + (<int64_t>1 << 29), last_block)
         _joint_histogram(seed, segment, segment_end, faces, threshold, histogram)
         _joint_fold(config, histogram, totals)
         segment = segment_end
@@ -178,7 +170,7 @@ cdef void _attack_fast(uint64_t seed, bint joint, int64_t first_block, int64_t l
     cdef int64_t tile = first_block, blocks, b, k
     cdef bint rejected
     while tile < last_block:
-        blocks = _min(TILE // attacks_per_block, last_block - tile)
+        blocks = min(TILE // attacks_per_block, last_block - tile)
         philox_dense_words(<uint32_t>seed, <uint32_t>(seed >> 32), DOMAIN_DENSE if joint else DOMAIN_ITEM, tile,
                            blocks, &words[0] if joint else drawn)
         if joint:
@@ -204,14 +196,14 @@ cdef void _attack_joint(uint64_t seed, int64_t start, int64_t count, const int64
     cdef int64_t* totals = &counts[0]
     cdef bint histogram
     first_block = (start + 3) >> 2
-    last_block = _max(first_block, end >> 2)
+    last_block = max(first_block, end >> 2)
     histogram = 4 * (last_block - first_block) >= HISTOGRAM_MIN_ATTACKS_PER_FACE * config[C_JOINT_SIDES]
     if tier_out.shape[0] > 0 or not (direct or histogram):
         _attack_exact(seed, start, count, config, totals, tier_out, stun_out, wound_out, mortal_out)
         return
-    head_end = _min(end, first_block * 4)
+    head_end = min(end, first_block * 4)
     _attack_exact(seed, start, head_end - start, config, totals, tier_out, stun_out, wound_out, mortal_out)
-    tail_start = _max(last_block * 4, head_end)
+    tail_start = max(last_block * 4, head_end)
     _attack_exact(seed, tail_start, end - tail_start, config, totals, tier_out, stun_out, wound_out, mortal_out)
     if histogram and _attack_joint_histogram(seed, first_block, last_block, config, totals):
         return
