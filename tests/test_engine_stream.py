@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import combatsim.engine as engine
+import combatsim.rng as rng_module
 from combatsim.engine import (
     new_stream,
     stream_block,
@@ -40,7 +40,7 @@ def test_a_continued_stream_reads_on_without_drawing_the_block_again(words, monk
         assert (low, high) == (0, 0)
     straight = ItemStream(SEED, INDEX)
     expected = [straight.word() for _ in range(words + 9)][words:]
-    drawn = engine.block
+    drawn = rng_module.block
 
     def refuse_item_blocks(seed, index, block_number, domain):
         assert domain != DOMAIN_ITEM, "the partly read block was drawn again"
@@ -48,7 +48,7 @@ def test_a_continued_stream_reads_on_without_drawing_the_block_again(words, monk
 
     rng = new_stream()
     with monkeypatch.context() as patch:
-        patch.setattr(engine, "block", refuse_item_blocks)
+        patch.setattr(rng_module, "block", refuse_item_blocks)
         stream_continue(rng, SEED, INDEX, used, retries, low, high)
     assert [stream_word(rng) for _ in range(9)] == expected
 

@@ -48,7 +48,7 @@ from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
-from combatsim.rng import DOMAIN_ITEM, DOMAIN_RETRY, MASK32, MASK64, ItemStream, block
+from combatsim.rng import MASK32, MASK64, ItemStream
 from combatsim.rng import rejection_threshold as _rejection_threshold
 from combatsim.validation import check_choice
 
@@ -56,7 +56,6 @@ from combatsim.validation import check_choice
 SCRIPTED = -1
 #: ``state[e, S_OUTCOME]`` while the fight runs; at its end: 0 or 1 (that side won), DRAW or UNFINISHED.
 RUNNING, DRAW, UNFINISHED = -1, 2, 3
-OUTCOME_NAMES = {0: "side 0 wins", 1: "side 1 wins", DRAW: "draw", UNFINISHED: "unfinished"}
 
 # State columns shared by every ruleset: the fight's item index, the stream position (words and
 # retry words used), steps played, the outcome, the fight's length in the ruleset's unit (rounds,
@@ -83,30 +82,17 @@ def new_stream() -> StreamHolder:
 
 def stream_resume(rng: StreamHolder, seed, index, words_used, retries_used) -> None:
     """Item ``index`` of ``seed`` with ``words_used`` words and ``retries_used`` retry words spent."""
-    seed, index, words_used, retries_used = int(seed), int(index), int(words_used), int(retries_used)
-    stream = ItemStream(seed, index)
-    stream.words_used = words_used
-    stream.retries_used = retries_used
-    if words_used & 3:
-        stream._block = block(seed, index, words_used // 4, DOMAIN_ITEM)
-    if retries_used & 3:
-        stream._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY)
-    rng.stream = stream
+    rng.stream = ItemStream(int(seed), int(index), int(words_used), int(retries_used))
 
 
 def stream_continue(rng: StreamHolder, seed, index, words_used, retries_used, block_low, block_high) -> None:
     """``stream_resume``, the partly read block's words (if any) given as ``stream_block`` packed them
     (``block_low``, ``block_high``) instead of drawn again."""
-    seed, index, words_used, retries_used = int(seed), int(index), int(words_used), int(retries_used)
-    stream = ItemStream(seed, index)
-    stream.words_used = words_used
-    stream.retries_used = retries_used
+    stream = rng.stream = ItemStream(int(seed), int(index), 0, int(retries_used))
+    stream.words_used = words_used = int(words_used)
     if words_used & 3:
         low, high = int(block_low) & MASK64, int(block_high) & MASK64
         stream._block = (low & MASK32, low >> 32, high & MASK32, high >> 32)
-    if retries_used & 3:
-        stream._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY)
-    rng.stream = stream
 
 
 def stream_block(rng: StreamHolder, half) -> int:

@@ -90,13 +90,14 @@ class ItemStream:
 
     __slots__ = ("_block", "_retry_block", "index", "retries_used", "seed", "words_used")
 
-    def __init__(self, seed: int, index: int) -> None:
+    def __init__(self, seed: int, index: int, words_used: int = 0, retries_used: int = 0) -> None:
+        """Item ``index`` of ``seed`` with ``words_used`` words and ``retries_used`` retry words spent."""
         self.seed = seed
         self.index = index
-        self.words_used = 0
-        self.retries_used = 0
-        self._block: tuple[int, ...] = ()
-        self._retry_block: tuple[int, ...] = ()
+        self.words_used = words_used
+        self.retries_used = retries_used
+        self._block = block(seed, index, words_used // 4, DOMAIN_ITEM) if words_used & 3 else ()
+        self._retry_block = block(seed, index, retries_used // 4, DOMAIN_RETRY) if retries_used & 3 else ()
 
     def word(self) -> int:
         position = self.words_used % 4
@@ -137,12 +138,10 @@ def dense_word(seed: int, index: int) -> int:
 def dense_die_word(seed: int, index: int, sides: int) -> int:
     """The word ``dense_die(seed, index, sides)`` reads: item ``index``'s dense word or, while
     Lemire's method rejects it, the item's next retry word. The die is ``scale(word, sides)[0] + 1``."""
-    word = dense_word(seed, index)
-    threshold = rejection_threshold(sides)
-    if scale(word, sides)[1] < threshold:
-        stream = ItemStream(seed, index)
-        while scale(word, sides)[1] < threshold:
-            word = stream.retry_word()
+    word, stream = dense_word(seed, index), None
+    while scale(word, sides)[1] < rejection_threshold(sides):
+        stream = stream or ItemStream(seed, index)
+        word = stream.retry_word()
     return word
 
 

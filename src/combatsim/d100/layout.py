@@ -12,7 +12,6 @@ TIER_NAMES = ("critical_success", "hard_success", "success", "failure", "critica
 
 # Wound severities of one damage resolution; NO_WOUND when the attack failed.
 NO_WOUND, FLESH, SERIOUS, LETHAL, INSTANT_DEATH = 0, 1, 2, 3, 4
-WOUND_NAMES = ("none", "flesh", "serious", "lethal", "instant_death")
 
 #: "The target is capped at 95" (attack targets and the flee target).
 TARGET_CAP = 95

@@ -34,7 +34,6 @@ from combatsim.d100.layout import (  # noqa: F401
     SUCCESS,
     TARGET_CAP,
     TIER_NAMES,
-    WOUND_NAMES,
 )
 
 # Armour classes.
