@@ -209,6 +209,15 @@ def _reachable(functions: dict[str, _Function], roots: tuple[str, ...]) -> list[
     return [name for name in functions if name in seen]
 
 
+def _closure(found: set, edges: list[tuple]) -> set:
+    """``found`` and every ``a`` of an edge ``(a, b)`` whose ``b`` is found, to a fixpoint."""
+    while True:
+        grown = found | {a for a, b in edges if b in found}
+        if grown == found:
+            return found
+        found = grown
+
+
 def _array_types(functions: dict[str, _Function], roots: tuple[str, ...]) -> dict[tuple[str, str], tuple[str, int]]:
     """(function, variable) -> (dtype, dimensions) of every array, by the uses the docstring lists."""
     types: dict[tuple[str, str], tuple[str, int]] = {}
@@ -249,14 +258,8 @@ def _array_types(functions: dict[str, _Function], roots: tuple[str, ...]) -> dic
                         types[key] = (DTYPE_BY_NAME.get(variable, "int64_t"), dimensions)
                         changed = True
     # An array no function writes into, through any of its names, is const (read-only arrays pass).
-    written = {(f.name, variable) for f in functions.values() for variable in f.written}
-    changed = True
-    while changed:
-        changed = False
-        for a, b, _ in links:
-            if b in written and a not in written:
-                written.add(a)
-                changed = True
+    written = _closure({(f.name, variable) for f in functions.values() for variable in f.written},
+                       [(a, b) for a, b, _ in links])
     return {key: (dtype if key in written else f"const {dtype}", dimensions)
             for key, (dtype, dimensions) in types.items()}
 
@@ -478,14 +481,8 @@ def _body(module, roots: tuple[str, ...] = KERNELS) -> str:
     order = _reachable(functions, roots)
     functions = {name: functions[name] for name in order}
     types = _array_types(functions, roots)
-    gil = {name for name, f in functions.items() if f.uses_python}
-    changed = True
-    while changed:
-        changed = False
-        for name, function in functions.items():
-            if name not in gil and any(callee in gil for callee, _ in function.calls):
-                gil.add(name)
-                changed = True
+    gil = _closure({name for name, f in functions.items() if f.uses_python},
+                   [(name, callee) for name, f in functions.items() for callee, _ in f.calls])
     rules = roots != KERNELS
     if rules and gil:
         raise ValueError(f"{module.__name__}: kernel rules {', '.join(sorted(gil))} allocate or use Python objects")

@@ -8,10 +8,11 @@ import sys
 from collections.abc import Callable
 
 
-def lazy_names(package: str, modules: dict[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """The module ``__getattr__`` and ``__dir__`` of ``package``, whose names ``modules`` maps to the
-    module that defines each; a name is imported once, then kept in the package."""
+def lazy_names(package: str, names: dict[str, tuple[str, ...]]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """The module ``__getattr__`` and ``__dir__`` of ``package``, whose public names ``names`` lists
+    under the module of ``package`` that defines them; a name is imported once, then kept in the package."""
     namespace = vars(sys.modules[package])
+    modules = {name: f"{package}.{module}" for module, listed in names.items() for name in listed}
 
     def __getattr__(name: str) -> object:
         if name not in modules:

@@ -3,4 +3,4 @@
 
 from combatsim.lazy import lazy_names
 
-__getattr__, __dir__ = lazy_names(__name__, {"Attack": "combatsim.d100.prepared"})
+__getattr__, __dir__ = lazy_names(__name__, {"prepared": ("Attack",)})

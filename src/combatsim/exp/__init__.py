@@ -5,20 +5,12 @@ command line, say) stays light."""
 
 from combatsim.lazy import lazy_names
 
-_MODULES = {
-    "AttackResult": "combatsim.exp.api",
-    "Combatant": "combatsim.exp.api",
-    "FightResult": "combatsim.exp.api",
-    "ToHitResult": "combatsim.exp.api",
-    "simulate_attack": "combatsim.exp.api",
-    "simulate_fight": "combatsim.exp.api",
-    "simulate_to_hit": "combatsim.exp.api",
-    "CombatRow": "combatsim.exp.model",
-    "CombatTable": "combatsim.exp.model",
-    "Persona": "combatsim.exp.model",
-    "Weapon": "combatsim.exp.model",
-    "Attack": "combatsim.exp.prepared",
+_NAMES = {
+    "api": ("AttackResult", "Combatant", "FightResult", "ToHitResult", "simulate_attack", "simulate_fight",
+            "simulate_to_hit"),
+    "model": ("CombatRow", "CombatTable", "Persona", "Weapon"),
+    "prepared": ("Attack",),
 }
-__all__ = sorted(_MODULES)
+__all__ = sorted(name for names in _NAMES.values() for name in names)
 
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)

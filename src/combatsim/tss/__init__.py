@@ -5,19 +5,11 @@ command line, say) stays light."""
 
 from combatsim.lazy import lazy_names
 
-_MODULES = {
-    "AttackResult": "combatsim.tss.api",
-    "Combatant": "combatsim.tss.api",
-    "FightResult": "combatsim.tss.api",
-    "simulate_attacks": "combatsim.tss.api",
-    "simulate_fights": "combatsim.tss.api",
-    "ActionCheck": "combatsim.tss.model",
-    "Armour": "combatsim.tss.model",
-    "DamageTrack": "combatsim.tss.model",
-    "Score": "combatsim.tss.model",
-    "Weapon": "combatsim.tss.model",
-    "Attack": "combatsim.tss.prepared",
+_NAMES = {
+    "api": ("AttackResult", "Combatant", "FightResult", "simulate_attacks", "simulate_fights"),
+    "model": ("ActionCheck", "Armour", "DamageTrack", "Score", "Weapon"),
+    "prepared": ("Attack",),
 }
-__all__ = sorted(_MODULES)
+__all__ = sorted(name for names in _NAMES.values() for name in names)
 
-__getattr__, __dir__ = lazy_names(__name__, _MODULES)
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
