@@ -13,6 +13,9 @@ import types
 
 import numpy as np
 
+from combatsim.engine import STREAM_FUNCTIONS
+
+from . import rng_nb
 from ._numba import njit
 from .rng_nb import (
     _RETRIES,
@@ -25,12 +28,7 @@ from .rng_nb import (
     SHIFT32,
     STREAM_SIZE,
     _refill,
-    rejection_threshold,
-    stream_bounded,
-    stream_die,
-    stream_roll,
     stream_start,
-    stream_word,
 )
 
 
@@ -55,18 +53,14 @@ def stream_resume(rng, seed, index, words_used, retries_used):
 @njit(inline="always")
 def stream_continue(rng, seed, index, words_used, retries_used, block_low, block_high):
     """``stream_resume``, the partly read block's words (if any) given as ``stream_block`` packed them."""
-    seed = np.uint64(seed)
-    stream_start(rng, seed & MASK32, seed >> SHIFT32, index)
-    rng[_USED] = np.uint64(words_used)
-    rng[_RETRIES] = np.uint64(retries_used)
+    stream_resume(rng, seed, index, words_used & ~3, retries_used)
     if words_used & 3:
         low, high = np.uint64(block_low), np.uint64(block_high)
         rng[_WORDS] = low & MASK32
         rng[_WORDS + 1] = low >> SHIFT32
         rng[_WORDS + 2] = high & MASK32
         rng[_WORDS + 3] = high >> SHIFT32
-    if retries_used & 3:
-        _refill(rng, np.uint64(retries_used), DOMAIN_RETRY, _RETRY_WORDS)
+        rng[_USED] = np.uint64(words_used)
 
 
 @njit(inline="always")
@@ -87,19 +81,8 @@ def stream_retries_used(rng):
     return np.int64(rng[_RETRIES])
 
 
-STREAMS = {
-    "new_stream": new_stream,
-    "stream_resume": stream_resume,
-    "stream_continue": stream_continue,
-    "stream_block": stream_block,
-    "stream_words_used": stream_words_used,
-    "stream_retries_used": stream_retries_used,
-    "rejection_threshold": rejection_threshold,
-    "stream_word": stream_word,
-    "stream_bounded": stream_bounded,
-    "stream_die": stream_die,
-    "stream_roll": stream_roll,
-}
+#: Each of combatsim.engine's STREAM_FUNCTIONS by name: this module's own, else rng_nb's.
+STREAMS = {name: globals()[name] if name in globals() else getattr(rng_nb, name) for name in STREAM_FUNCTIONS}
 
 
 def compile_engine(module: types.ModuleType) -> types.SimpleNamespace:
