@@ -16,10 +16,12 @@ to move the cache (for example when the package is installed read-only).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import pickle
 
 import numba
+import numpy as np
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.extending import intrinsic
 
@@ -43,6 +45,18 @@ def njit(function=None, **options):
         return dispatcher
 
     return decorate if function is None else decorate(function)
+
+
+def seeded(kernel):
+    """The registry's entry point to the compiled ``kernel``: its seed passed as uint64. Numba types a
+    Python int seed as int64 on the first call and then cannot take a seed of 2**63 or more ("int too
+    big to convert")."""
+
+    @functools.wraps(getattr(kernel, "py_func", kernel))
+    def entry(seed, *args):
+        return kernel(np.uint64(seed), *args)
+
+    return entry
 
 
 class _SealedEntries(IndexDataCacheFile):

@@ -9,7 +9,7 @@ from combatsim.d100.layout import (
 )
 from combatsim.engine import engine_kernels
 
-from .._numba import njit
+from .._numba import njit, seeded
 from ..rng_nb import (
     DOMAIN_DENSE,
     MASK32,
@@ -129,7 +129,7 @@ def _uniform_attacks(seed, start, count, skill, lethal1, serious1, lethal2, seri
 
 @njit
 def one_attack(seed, index, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons):
-    """Item ``index`` of _attack_kernel alone (combatsim.d100.Attack): (tier, wound, second wound),
+    """Item ``index`` of attack alone (combatsim.d100.Attack): (tier, wound, second wound),
     the bulk kernel's per-item outcome (the engine's attack_outcome) of that one item's value."""
     k0, k1 = seed_key(seed)
     sides = np.uint64(ATTACK_SIDES)
@@ -139,9 +139,11 @@ def one_attack(seed, index, full_skill, lethality, serious, nonlethal, lethality
                           weapons)
 
 
+@seeded
 @njit
-def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
-           weapons, counts, tier_out, wound_out, wound2_out):
+def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2, weapons,
+           counts, tier_out, wound_out, wound2_out):
+    """Attacks with damage; the reference is combatsim.d100.reference.attack."""
     uniform = (full_skill.shape[0] == 1 and lethality.shape[0] == 1 and serious.shape[0] == 1
                and nonlethal.shape[0] == 1 and lethality2.shape[0] == 1 and serious2.shape[0] == 1
                and nonlethal2.shape[0] == 1 and weapons.shape[0] == 1)
@@ -175,17 +177,5 @@ def _attack_kernel(seed, start, count, full_skill, lethality, serious, nonlethal
             wound2_out[k] = wound2
 
 
-# The registry's entry points. Numba types a Python int seed as int64 on the first call and then
-# cannot take a seed of 2**63 or more ("int too big to convert"); passing np.uint64 fixes the type.
-def attack(seed, start, count, full_skill, lethality, serious, nonlethal, lethality2, serious2, nonlethal2,
-           weapons, counts, tier_out, wound_out, wound2_out):
-    """Attacks with damage; the reference is combatsim.d100.reference.attack."""
-    _attack_kernel(np.uint64(seed), np.int64(start), np.int64(count), full_skill, lethality, serious, nonlethal,
-            lethality2, serious2, nonlethal2, weapons, counts, tier_out, wound_out, wound2_out)
-
-
-def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, winner_out, rounds_out):
-    """Fights: the engine's own ``fight`` (combatsim.d100.engine, the reference) compiled by Numba."""
-    engine_kernels("combatsim.d100.engine", "numba").fight(
-        np.uint64(seed), np.int64(start), np.int64(count), table, np.int64(passes), np.int64(max_rounds),
-        np.int64(ambush_side), counts, winner_out, rounds_out)
+# Fights: the engine's own ``fight`` (combatsim.d100.engine, the reference) compiled by Numba.
+fight = seeded(_ENGINE.fight)

@@ -8,7 +8,7 @@ import numpy as np
 from combatsim.engine import engine_kernels
 from combatsim.tss.engine import C_JOINT, C_JOINT_SIDES
 
-from .._numba import njit
+from .._numba import njit, seeded
 from ..rng_nb import (
     DOMAIN_DENSE,
     DOMAIN_ITEM,
@@ -191,13 +191,6 @@ def _attack_fast(k0, k1, state, joint, first_block, last_block, config, counts, 
                           tier_out, stun_out, wound_out, mortal_out)
 
 
-def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
-    """The attack kernel (combatsim.tss.reference.attack)."""
-    # A seed at or above 2**63 given as a Python int after an int64 specialisation exists makes
-    # Numba's dispatcher raise OverflowError: pass every seed as uint64.
-    _attack(np.uint64(seed), start, count, config, counts, tier_out, stun_out, wound_out, mortal_out)
-
-
 def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, one_step, counts, winner_out,
           rounds_out):
     """The fight kernel: the engine's own ``fight`` (combatsim.tss.engine, the reference) compiled by Numba."""
@@ -206,8 +199,10 @@ def fight(seed, start, count, characters, n_characters, n_classes, max_rounds, o
         np.int64(max_rounds), bool(one_step), counts, winner_out, rounds_out)
 
 
+@seeded
 @njit
-def _attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+def attack(seed, start, count, config, counts, tier_out, stun_out, wound_out, mortal_out):
+    """The attack kernel (combatsim.tss.reference.attack)."""
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     if config[C_JOINT]:
@@ -244,14 +239,11 @@ def _attack_joint(k0, k1, state, start, count, config, counts, tier_out, stun_ou
                  mortal_out)
 
 
+@seeded
+@njit
 def attack_joint_histogram(seed, first_block, last_block, config, counts):
     """The histogram pass and fold alone over dense blocks ``first_block .. last_block - 1``
     (attacks 4 first_block .. 4 last_block - 1), whatever their number: for tests."""
-    _attack_joint_histogram_seeded(np.uint64(seed), first_block, last_block, config, counts)
-
-
-@njit
-def _attack_joint_histogram_seeded(seed, first_block, last_block, config, counts):
     k0, k1 = seed_key(seed)
     state = np.zeros(STREAM_SIZE, dtype=np.uint64)
     _attack_joint_histogram(k0, k1, state, first_block, last_block, config, counts)
