@@ -32,8 +32,20 @@ DOMAIN_POLICY = 1 << 31
 
 def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tuple[int, int, int, int]:
     """Philox4x32-10 (Salmon et al., SC'11): four 32-bit counter words, two key words -> four words."""
-    c0, c1, c2, c3 = (int(word) & MASK32 for word in counter)
-    k0, k1 = (int(word) & MASK32 for word in key)
+    return _philox_rounds(*(int(word) & MASK32 for word in (*counter, *key)))
+
+
+def philox4x32_arrays(counter, key) -> tuple:
+    """``philox4x32`` over numpy arrays of words (uint64 arrays holding 32-bit values): the same
+    words, many counters at once."""
+    import numpy as np
+
+    return _philox_rounds(*(np.asarray(word, dtype=np.uint64) & np.uint64(MASK32) for word in (*counter, *key)))
+
+
+def _philox_rounds(c0, c1, c2, c3, k0, k1):
+    """The rounds, on 32-bit words held as Python ints or as numpy uint64 arrays (NumPy keeps an
+    array uint64 when the other operand is a Python int)."""
     for _ in range(PHILOX_ROUNDS):
         product0 = PHILOX_M0 * c0
         product1 = PHILOX_M1 * c2
@@ -48,30 +60,11 @@ def philox4x32(counter: tuple[int, int, int, int], key: tuple[int, int]) -> tupl
     return c0, c1, c2, c3
 
 
-def philox4x32_arrays(counter, key) -> tuple:
-    """``philox4x32`` over numpy arrays of words (uint64 arrays holding 32-bit values): the same
-    words, many counters at once."""
-    import numpy as np
-
-    mask = np.uint64(MASK32)
-    c0, c1, c2, c3 = (np.asarray(word, dtype=np.uint64) & mask for word in counter)
-    k0, k1 = (np.asarray(word, dtype=np.uint64) & mask for word in key)
-    m0, m1, w0, w1 = (np.uint64(v) for v in (PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1))
-    shift = np.uint64(32)
-    for _ in range(PHILOX_ROUNDS):
-        product0 = m0 * c0
-        product1 = m1 * c2
-        c0, c1, c2, c3 = ((product1 >> shift) ^ c1 ^ k0, product1 & mask, (product0 >> shift) ^ c3 ^ k1,
-                          product0 & mask)
-        k0 = (k0 + w0) & mask
-        k1 = (k1 + w1) & mask
-    return c0, c1, c2, c3
-
-
 def block(seed: int, index: int, block_number: int, domain: int) -> tuple[int, int, int, int]:
     """The four words of one block of an item's counter space."""
     seed, index = int(seed), int(index)
-    return philox4x32((index & MASK32, index >> 32, block_number, domain), (seed & MASK32, seed >> 32))
+    return _philox_rounds(index & MASK32, index >> 32, int(block_number) & MASK32, int(domain) & MASK32,
+                          seed & MASK32, seed >> 32)
 
 
 def rejection_threshold(sides: int) -> int:
