@@ -2,7 +2,8 @@
 
 Every function here is exact integer (or :class:`fractions.Fraction`) arithmetic: multipliers
 such as the specialty multiplier (1.0..1.5) and the lethality factors (x 0.5, x 0.75) are
-rationals, and each result rounds down once at the end, so no value can land on x.9999.
+rationals, and each result rounds down once at the end (the rules round down where they say
+nothing else), so no value can land on x.9999.
 The API builds kernel parameters from these functions. The per-attack rules (tier and damage
 bars, wound severity, the split of an attack value) are :mod:`combatsim.d100.engine`'s, which
 every backend's kernels run; this module names them too.
@@ -28,7 +29,6 @@ from combatsim.d100.layout import (  # noqa: F401
     HARD_SUCCESS,
     INSTANT_DEATH,
     LETHAL,
-    NO_WOUND,
     SERIOUS,
     SERIOUS_PER_LETHAL,
     SUCCESS,
@@ -67,11 +67,6 @@ DISTANT = {"pistol": -30, "thrown": -30, "archery": -20, "carbine": -20, "long_g
 COVER_FACTOR = Fraction(1, 2)
 ARMOUR_FACTOR = (Fraction(1), Fraction(3, 4), Fraction(1, 2))
 DUAL_WIELD_FACTOR = Fraction(3, 4)
-
-
-def floor_div(numerator: int, denominator: int) -> int:
-    """Round down: where the rules say nothing about rounding, they round down."""
-    return numerator // denominator
 
 
 def fighting_score(combat: int, athletics: int, strength: int, agility: int, endurance: int, perception: int) -> int:
@@ -132,7 +127,7 @@ def attack_modifiers(
 
 def full_skill(pool: int, multiplier: Fraction = Fraction(1), modifiers: int = 0) -> int:
     """full_skill = floor(pool x specialty multiplier) + action modifiers, uncapped."""
-    return floor_div(pool * multiplier.numerator, multiplier.denominator) + modifiers
+    return pool * multiplier.numerator // multiplier.denominator + modifiers
 
 
 def capped_target(skill: int) -> int:
@@ -171,13 +166,13 @@ def lethality_factor(*, cover: bool = False, ranged: bool = False, armour: int =
 
 def final_lethality(weapon_lethality: int, factor: Fraction = Fraction(1)) -> int:
     """All applicable factors multiplied, rounded down once."""
-    return floor_div(weapon_lethality * factor.numerator, factor.denominator)
+    return weapon_lethality * factor.numerator // factor.denominator
 
 
 def serious_threshold(lethality: int, severity: Fraction | int) -> int:
     """Serious threshold = min(90, floor(final lethality x weapon severity))."""
     severity = Fraction(severity)
-    return min(SERIOUS_CAP, floor_div(lethality * severity.numerator, severity.denominator))
+    return min(SERIOUS_CAP, lethality * severity.numerator // severity.denominator)
 
 
 def record_wound(

@@ -337,7 +337,5 @@ class Armour:
         return cls(parsed, quality_grade(quality, "armour_quality"))
 
     def die_for(self, damage_class: str) -> Dice | None:
-        for name, die in self.dice.items():
-            if name.lower() == damage_class.lower():
-                return die
-        return None
+        """The soak die for ``damage_class`` (case ignored), or None: no soak and no shift."""
+        return next((die for name, die in self.dice.items() if name.lower() == damage_class.lower()), None)
