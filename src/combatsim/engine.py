@@ -132,10 +132,7 @@ def stream_die(rng: StreamHolder, sides, threshold) -> int:
 
 def stream_roll(rng: StreamHolder, count, sides, threshold, modifier) -> int:
     """``count`` dice of ``sides`` plus ``modifier``, consuming words left to right."""
-    total = int(modifier)
-    for _ in range(int(count)):
-        total += rng.stream.die(int(sides))
-    return total
+    return rng.stream.roll(int(count), int(sides), int(modifier))
 
 
 #: The names above that a compiled engine takes from its backend instead.
@@ -239,7 +236,7 @@ def _cython_engine(module_name: str, required: bool) -> object | None:
         try:
             built = import_module(f"combatsim.kernels.{parts[1]}.engine_cy")
         except ImportError:
-            built = None
+            pass
     if built is None:
         if required:
             raise ValueError(f"engine backend cython: {module_name} has no Cython build (build the extensions)")

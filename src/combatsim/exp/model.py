@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from combatsim.dice import Dice
-from combatsim.validation import check_choice, check_int, check_text
+from combatsim.validation import check_bool, check_choice, check_int, check_text
 
 #: Persona classes (Table 9.4, Table 9.7).
 CLASSES = ("biologist", "knite", "mechanic", "mercenary", "nomad", "nothing", "spie", "veterinarian", "alien", "robot")
@@ -117,8 +117,7 @@ class Weapon:
         object.__setattr__(self, "damage", Dice.parse(self.damage, "damage"))
         if self.ammunition is not None:
             check_int("ammunition", self.ammunition, 0, MAX_AMMUNITION)
-        if not isinstance(self.natural, bool):
-            raise TypeError(f"natural must be a bool, got {type(self.natural).__name__}")
+        object.__setattr__(self, "natural", check_bool("natural", self.natural))
 
     @property
     def row(self) -> str:
@@ -251,17 +250,13 @@ class Persona:
     def _resolved_experience_bonus(self) -> tuple[int, int, int]:
         if self.experience_bonus is not None:
             return self.experience_bonus
-        if self.experience_data is not None:
-            by_level = self.experience_data.get(self.persona_class)
-            if by_level is None or self.level not in by_level:
-                if self.level == 1:
-                    return (0, 0, 0)
-                raise ValueError(
-                    f"experience_data has no entry for class {self.persona_class!r} at level {self.level}"
-                )
+        by_level = (self.experience_data or {}).get(self.persona_class) or {}
+        if self.level in by_level:
             return _check_bonus_triple(f"experience_data[{self.persona_class!r}][{self.level}]", by_level[self.level])
         if self.level == 1:
             return (0, 0, 0)  # "There is no experience bonus at level one"
+        if self.experience_data is not None:
+            raise ValueError(f"experience_data has no entry for class {self.persona_class!r} at level {self.level}")
         raise ValueError(
             f"level {self.level} needs experience_bonus (A, B, C) or experience_data: Chapter 15's "
             "progression is not in the rule texts"
