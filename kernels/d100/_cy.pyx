@@ -258,10 +258,6 @@ cdef extern from *:
     int64_t d100_lowest_bit(uint64_t x) noexcept nogil
 
 
-cdef inline uint64_t _bit(int64_t c) noexcept nogil:
-    return (<uint64_t>1) << c
-
-
 cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
     cdef int64_t n = 0
     while bits:
@@ -271,7 +267,7 @@ cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
 
 
 cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t escaped, uint64_t active,
-                         const uint64_t* sides, int64_t standing_at, int64_t* local, int64_t[::1] counts,
+                         const uint32_t* sides, int64_t standing_at, int64_t* local, int64_t[::1] counts,
                          int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
     # Records fight k's outcome (the winning side, DRAW or UNFINISHED) after ``rounds`` rounds, its
     # combatants in ``escaped`` having fled and those in ``active`` still standing (the reference's
@@ -410,8 +406,13 @@ cdef enum:
     LANE_VALUE_LIMIT = 1 << 20
 
 
-cdef inline bint _in_lane_range(int64_t value) noexcept nogil:
-    return -LANE_VALUE_LIMIT <= value <= LANE_VALUE_LIMIT
+cdef inline bint _in_lane_range(const int64_t* row, int64_t first, int64_t end) noexcept nogil:
+    # Whether row[first .. end - 1] all lie within the lanes' int32 steps.
+    cdef int64_t j
+    for j in range(first, end):
+        if not -LANE_VALUE_LIMIT <= row[j] <= LANE_VALUE_LIMIT:
+            return False
+    return True
 
 
 cdef inline int32_t _bar_byte(int64_t bar) noexcept nogil:
@@ -442,15 +443,9 @@ cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_r
                 return False
         if row[C_ARMOUR] < 0 or row[C_ARMOUR] > 2 or row[C_NONLETHAL] & ~1 or row[C_NONLETHAL + 1] & ~1:
             return False
-        for j in range(C_FLEE_BASE, C_AMBUSH_ATTACK):
-            if not _in_lane_range(row[j]):
-                return False
-        for j in range(C_ATTACK, C_NONLETHAL):
-            if not _in_lane_range(row[j]):
-                return False
-        for j in range(C_DAMAGE, FIELDS):
-            if not _in_lane_range(row[j]):
-                return False
+        if not (_in_lane_range(row, C_FLEE_BASE, C_AMBUSH_ATTACK) and _in_lane_range(row, C_ATTACK, C_NONLETHAL)
+                and _in_lane_range(row, C_DAMAGE, FIELDS)):
+            return False
         if row[C_POLICY + 7] < D100:
             return False
         for j in range(7):
@@ -462,7 +457,7 @@ cdef bint _lane_table(const int64_t[:, ::1] table, int64_t passes, int64_t max_r
                     return False
             k.attack[c][step] = _bar_byte(row[C_ATTACK + 4 * step]) | _bar_byte(row[C_ATTACK + 4 * step + 2]) << 8
         side = row[C_SIDE]
-        k.sides[side] |= <uint32_t>_bit(c)
+        k.sides[side] |= (<uint32_t>1) << c
         k.armour1 |= <uint32_t>((row[C_ARMOUR] & 1) << c)
         k.armour2 |= <uint32_t>((row[C_ARMOUR] >> 1) << c)
         k.side[c] = <int32_t>side
@@ -513,7 +508,7 @@ cdef inline void _start_lane(D100FightRun* lanes, const D100FightTable* k, int j
 
 cdef void _lockstep_fights(const int64_t[:, ::1] table, const int64_t[::1] config, int64_t[::1] scratch,
                            const D100FightTable* k, D100FightRun* lanes, uint64_t seed, int64_t start,
-                           int64_t count, const uint64_t* sides, int64_t standing_at, int64_t[::1] local,
+                           int64_t count, int64_t standing_at, int64_t[::1] local,
                            int64_t[::1] counts, int8_t[::1] winner_out, int32_t[::1] rounds_out) noexcept nogil:
     # Fights start..start+count-1 in the lanes; each lane that ends a fight records it and starts
     # the next index. Every count is a sum, and fight i rolls only item stream i, so the order in
@@ -540,7 +535,7 @@ cdef void _lockstep_fights(const int64_t[:, ::1] table, const int64_t[::1] confi
                     j = <int>(64 * w + d100_lowest_bit(bits))
                     bits &= bits - 1
                     _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), d100f_run_escaped(lanes, j),
-                            d100f_run_active(lanes, j), sides, standing_at, &local[0], counts, winner_out,
+                            d100f_run_active(lanes, j), k.sides, standing_at, &local[0], counts, winner_out,
                             rounds_out)
                     if next_fight < count:
                         item[j] = next_fight
@@ -566,8 +561,7 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     Else the engine's own fight as its Cython build (combatsim.d100.engine, kernels/d100/engine_cy.pyx).
     Fight i uses item stream i only, and every count is a sum, so either way the results equal the
     reference's fight-by-fight loop."""
-    cdef int64_t m = table.shape[0], c, j
-    cdef uint64_t sides[2]
+    cdef int64_t m = table.shape[0], j
     cdef D100FightTable lane_table
     cdef uint8_t[::1] lane_buffer
     cdef D100FightRun* lane_state
@@ -580,14 +574,10 @@ def fight(uint64_t seed, int64_t start, int64_t count, const int64_t[:, ::1] tab
     config = engine.make_config(table, passes, max_rounds, ambush_side)
     scratch = np.zeros(engine.state_size(m), dtype=np.int64)  # the ambush's surprised defenders
     local = np.zeros(FIGHT_COUNTS, dtype=np.int64)
-    sides[0] = 0
-    sides[1] = 0
-    for c in range(m):
-        sides[table[c, C_SIDE]] |= _bit(c)
     lane_buffer = np.zeros(sizeof(D100FightRun) + 64, dtype=np.uint8)
     lane_state = <D100FightRun*>((<uintptr_t>&lane_buffer[0] + 63) & ~(<uintptr_t>63))
     with nogil:
-        _lockstep_fights(table, config, scratch, &lane_table, lane_state, seed, start, count, sides,
+        _lockstep_fights(table, config, scratch, &lane_table, lane_state, seed, start, count,
                          FIGHT_COUNTS + max_rounds + 1, local, counts, winner_out, rounds_out)
     for j in range(FIGHT_COUNTS):
         counts[j] += local[j]

@@ -3,7 +3,7 @@
 # reference is combatsim.exp.reference, each unit of fire's outcome the engine's fire_unit and fire_joint.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
-from rng cimport (DOMAIN_DENSE, Stream, Words, block, pick as pick_word, rejection_threshold, stream_retry_word,
+from rng cimport (DOMAIN_DENSE, Stream, dense_block, pick as pick_word, rejection_threshold, stream_retry_word,
                  stream_start)
 
 
@@ -83,8 +83,7 @@ cdef inline int64_t _joint_word(Stream* stream, uint64_t seed, uint64_t index, u
                                uint32_t threshold) noexcept nogil:
     # The word of unit ``index``'s joint die of ``faces`` faces (``threshold``: its rejection
     # threshold): its dense word or, while Lemire's method rejects it, its next retry word.
-    cdef Words words = block(<uint32_t>seed, <uint32_t>(seed >> 32), index >> 2, 0, DOMAIN_DENSE)
-    cdef uint32_t word = pick_word(words, index & 3)
+    cdef uint32_t word = pick_word(dense_block(seed, index), index & 3)
     stream_start(stream, seed, index)
     while <uint32_t>(<uint64_t>word * faces) < threshold:
         word = stream_retry_word(stream)
