@@ -23,7 +23,6 @@ import pickle
 import numba
 import numpy as np
 from numba.core.caching import FunctionCache, IndexDataCacheFile
-from numba.extending import intrinsic
 
 
 def njit(function=None, **options):
@@ -108,14 +107,3 @@ class _CheckedCache(FunctionCache):
         # A full disk, a directory in the way: the kernel stays compiled in memory.
         with contextlib.suppress(Exception):
             super().save_overload(sig, data)
-
-
-def intrinsic_or(python):
-    """``numba.extending.intrinsic``, whose functions only compiled code can call; under
-    NUMBA_DISABLE_JIT (the coverage run, every kernel as plain Python) the name is bound to
-    ``python`` instead, which does the same to Python values."""
-
-    def decorate(definition):
-        return python if numba.config.DISABLE_JIT else intrinsic(definition)
-
-    return decorate

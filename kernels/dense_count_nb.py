@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.core import cgutils
+from numba.extending import intrinsic
 
-from ._numba import intrinsic_or, njit
+from ._numba import njit
 from .rng_nb import DOMAIN_DENSE, MASK32, block
 
 _M0, _M1, _W0, _W1 = 0xD2511F53, 0xCD9E8D57, 0x9E3779B9, 0xBB67AE85
@@ -54,7 +55,6 @@ def _dense_count_steps_python(round_keys, k0, k1, high, low_first, steps, bar, s
     return hits, lowest
 
 
-@intrinsic_or(_dense_count_steps_python)
 def _dense_count_steps(typingctx, round_keys, k0, k1, high, low_first, steps, bar, sides, domain):
     """(hits, lowest low word) over ``steps`` steps of STEP_BLOCKS dense blocks.
 
@@ -142,6 +142,11 @@ def _dense_count_steps(typingctx, round_keys, k0, k1, high, low_first, steps, ba
         return context.make_tuple(builder, sig.return_type, [total, builder.zext(lowest, _I64)])
 
     return signature, codegen
+
+
+# An intrinsic only compiled code can call: under NUMBA_DISABLE_JIT (the coverage run, every kernel as
+# plain Python) the name is bound to its Python twin instead, which does the same to Python values.
+_dense_count_steps = _dense_count_steps_python if config.DISABLE_JIT else intrinsic(_dense_count_steps)
 
 
 @njit
