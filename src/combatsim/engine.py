@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
@@ -233,10 +234,8 @@ def _cython_engine(module_name: str, required: bool) -> object | None:
     parts = module_name.split(".")
     built = None
     if len(parts) == 3 and parts[0] == "combatsim" and parts[2] == "engine":
-        try:
+        with suppress(ImportError):
             built = import_module(f"combatsim.kernels.{parts[1]}.engine_cy")
-        except ImportError:
-            pass
     if built is None:
         if required:
             raise ValueError(f"engine backend cython: {module_name} has no Cython build (build the extensions)")
