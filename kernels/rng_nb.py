@@ -26,15 +26,6 @@ _WORDS, _RETRY_WORDS = 6, 10
 # 1 + the _USED at which _WORDS already holds the next block (drawn ahead), else 0.
 _READY = 14
 STREAM_SIZE = 15
-#: Blocks an item stream drawn ahead draws at once (philox.h's PHILOX_AHEAD_BLOCKS, whose note
-#: has the figures); a power of two: a word's slot is a mask.
-AHEAD_BLOCKS = 16
-AHEAD_WORDS = 4 * AHEAD_BLOCKS
-# An item stream drawn ahead (uint64 array of AHEAD_SIZE): the item stream's state (its _USED
-# counts the words taken), the words drawn so far, then the words of the last draw.
-_DRAWN = STREAM_SIZE
-_AHEAD = STREAM_SIZE + 1
-AHEAD_SIZE = _AHEAD + AHEAD_WORDS
 
 
 # Inlined at the Numba IR level: a call per block would stop LLVM from vectorising the loops
@@ -152,56 +143,6 @@ def stream_die(state, sides, threshold):
 
 
 @njit(inline="always")
-def ahead_start(state, k0, k1, index):
-    """stream_start for an item stream drawn ahead (an AHEAD_SIZE array)."""
-    stream_start(state, k0, k1, index)
-    state[_DRAWN] = 0
-
-
-@njit(inline="always")
-def item_blocks(out, at, lo, hi, k0, k1, first, blocks):
-    """Blocks first..first+blocks-1 of item (lo, hi)'s stream (domain 0) under key (k0, k1), their
-    words in order into out[at:] (uint32 or uint64). The blocks'
-    chains are independent, so LLVM runs them side by side in vectors where one block at a time
-    waits on each round's multiply. Inlined: as a call it measured slower in the TSS and d100
-    fights (TSS 16 blocks 1782 -> 1968 ns a fight). The key and counter come as values, not read
-    from ``out``: read from the array the words go to, LLVM could not keep them in registers (and
-    vectorise the blocks) while storing."""
-    for j in range(blocks):
-        w0, w1, w2, w3 = philox4x32(lo, hi, first + np.uint64(j), DOMAIN_ITEM, k0, k1)
-        slot = np.uint64(at) + np.uint64(4 * j)
-        out[slot] = w0
-        out[slot + np.uint64(1)] = w1
-        out[slot + np.uint64(2)] = w2
-        out[slot + np.uint64(3)] = w3
-
-
-@njit(inline="always")
-def _draw_ahead(state):
-    """The item's next AHEAD_BLOCKS blocks of words."""
-    item_blocks(state, _AHEAD, state[_LO], state[_HI], state[_K0], state[_K1], state[_USED] >> np.uint64(2),
-                AHEAD_BLOCKS)
-    state[_DRAWN] = state[_USED] + np.uint64(AHEAD_WORDS)
-
-
-@njit(inline="always")
-def ahead_word(state):
-    """stream_word's next word, from words drawn AHEAD_BLOCKS blocks at a time (kernels that draw
-    many words from one item: the fights; a fight that ends leaves some unused)."""
-    used = state[_USED]
-    if used == state[_DRAWN]:
-        _draw_ahead(state)
-    state[_USED] = used + np.uint64(1)
-    return state[np.uint64(_AHEAD) + (used & np.uint64(AHEAD_WORDS - 1))]
-
-
-@njit(inline="always")
-def ahead_die(state, sides, threshold):
-    """stream_die from an item stream drawn ahead."""
-    return stream_bounded(state, ahead_word(state), sides, threshold) + 1
-
-
-@njit(inline="always")
 def stream_roll(state, count, sides, threshold, modifier):
     """NdS+K: ``count`` dice, consuming item words left to right."""
     total = np.int64(modifier)
@@ -256,17 +197,6 @@ def item_dice(seed, start, count, sides, dice_per_item, counts, out):
             total += value
         if out.shape[0]:
             out[k] = total
-
-
-@njit
-def ahead_dice(seed, index, sides, out):
-    """Item ``index``'s first dice from its stream drawn ahead (the fights'; for tests)."""
-    k0, k1 = seed_key(seed)
-    state = np.zeros(AHEAD_SIZE, dtype=np.uint64)
-    ahead_start(state, k0, k1, index)
-    threshold = rejection_threshold(np.uint64(sides))
-    for k in range(out.shape[0]):
-        out[k] = ahead_die(state, np.uint64(sides), threshold)
 
 
 @njit
