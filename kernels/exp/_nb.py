@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.engine import engine_kernels
-
 from .._numba import njit
 from ..dense_count_nb import STEP_BLOCKS, dense_count_keyed, dense_keys
 from ..rng_nb import (
@@ -18,12 +16,12 @@ from ..rng_nb import (
     seed_key,
 )
 
+# "exp.attack" lives in its own module, with the compiled engine both modules read.
+from ._nb_combat import _ENGINE, KILODIE, attack, kilodie_bar, one_attack  # noqa: F401
+
 # The to-hit rule is the engine's (the one source), compiled by Numba.
-_ENGINE = engine_kernels("combatsim.exp.engine", "numba")
-KILODIE = _ENGINE.KILODIE
 to_hit_roll = _ENGINE.to_hit_roll
 is_hit = _ENGINE.is_hit
-kilodie_bar = _ENGINE.kilodie_bar
 #: Blocks per tile, whole vector steps so no tile ends in scalar blocks. A tile whose fast pass saw
 #: a rejected word is counted again fast in sub-tiles, and only those that reject are recounted
 #: exactly (the exact path is ~15x slower; about one tile in 600 rejects a word at d1000).
@@ -108,7 +106,3 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
     _ENGINE.fight(
         np.uint64(seed), np.int64(start), np.int64(count), combatants, np.int64(unit_limit), bool(hit_on_equal),
         bool(critical), counts, winner_out, units_out)
-
-
-# Attacks with damage ("exp.attack") live in their own module.
-from ._nb_combat import attack, one_attack  # noqa: E402, F401
