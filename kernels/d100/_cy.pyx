@@ -103,13 +103,6 @@ cdef void _word_bars(const Bars* b, WordBars* wb) noexcept nogil:
     wb.two = <uint32_t>b.two
 
 
-cdef inline void _untally_word(uint32_t w, const WordBars* b, int64_t* t) noexcept nogil:
-    # Removes what the fast pass tallied for word w (see _fast_tile): the engine's word_tallies,
-    # which word_tally.h counts likewise.
-    _add(t, -1, word_tallies(w, b.critical, b.hard, b.success, b.critical_failure, b.lethal1, b.worse1, b.lethal2,
-                             b.worse2, b.two))
-
-
 cdef extern from "philox.h" nogil:
     # The words of dense blocks in block order, twelve blocks a step in AVX2 lanes where the CPU
     # has it (rng.pxd's block(), lane-wise).
@@ -162,7 +155,9 @@ cdef void _uniform_attacks(uint64_t seed, int64_t start, int64_t count, const Ba
                 word = buffer[j]
                 product = <uint64_t>word * ATTACK_SIDES
                 if <uint32_t>product < threshold:
-                    _untally_word(word, &wb, totals)
+                    # word_tally.h tallied it as the engine's word_tallies does
+                    _add(totals, -1, word_tallies(word, wb.critical, wb.hard, wb.success, wb.critical_failure,
+                                                  wb.lethal1, wb.worse1, wb.lethal2, wb.worse2, wb.two))
                     stream_start(&stream, seed, <uint64_t>(tile * 4 + j))
                     _tally(stream_bounded(&stream, word, ATTACK_SIDES, threshold), b, totals)
         tile = tile_end

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from combatsim.d100.layout import (
-    ATTACK_SIDES,
-)
+from combatsim.d100.layout import ATTACK_SIDES
 from combatsim.engine import engine_kernels
 
 from .._numba import njit, seeded
