@@ -37,6 +37,8 @@ def as_game(scenario: Scenario | str | Path | Mapping | Game) -> Game:
 
 def check_action(action: object, actions: int) -> int:
     """An integer action 0..actions-1 (Python or NumPy integer, or a 0-d integer array)."""
+    if type(action) is int and 0 <= action < actions:  # most steps' action: checked first, it is their cost
+        return action
     value = action[()] if isinstance(action, np.ndarray) and action.ndim == 0 else action
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise TypeError(f"action must be an integer in 0..{actions - 1}, got {type(action).__name__} {brief(action)}")
@@ -191,6 +193,10 @@ class OneFight(EngineEnv):
                           stacklevel=3)
             render_mode = None
         self.render_mode = render_mode
+        b = self._b
+        # The engine's step arguments, gathered once: a step is a few microseconds.
+        self._step_arguments = (game.table, game.config, b["seeds"], b["state"], b["actions"], b["counts"], b["obs"],
+                                b["mask"])
         self._last: dict[int, int | None] = dict.fromkeys(rows)  # each row's last action (ansi render)
         self._before: np.ndarray | None = None  # every member's observation before the last step (ansi render)
 
@@ -223,8 +229,7 @@ class OneFight(EngineEnv):
             b["actions"][0, row] = self._last[row] = check_action(action, len(self.action_names))
         if self.render_mode == "ansi":
             self._before = b["obs"][0].copy()
-        self._engine.step(self.game.table, self.game.config, b["seeds"], b["state"], b["actions"], b["counts"],
-                          b["obs"], b["mask"])
+        self._engine.step(*self._step_arguments)
         return int(b["state"][0, S_OUTCOME])
 
     def _outcome(self) -> dict[str, Any]:
