@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from combatsim.engine import DRAW, ENGINE_BACKENDS, RUNNING, S_LENGTH, S_OUTCOME, SCRIPTED, UNFINISHED, Game
+from combatsim.fight_summary import engine_outcomes
 from combatsim.runner import RunArguments
 from combatsim.validation import brief, check_int, check_seed, check_threads
 
@@ -391,6 +392,11 @@ def api_fights(build: Callable[..., Game], spec: dict, sides: Sequence[int], run
                        chunk=DEFAULT_CHUNK if run.chunk_size is None else min(run.chunk_size, MAX_CHUNK))
 
 
-def policy_result(cls: type, run: RunArguments, results: FightResults, /, **values: object) -> object:
-    """A ruleset API's result (a RunInfo) of its api_fights run: ``values`` and how it ran."""
-    return cls(seed=run.seed, backend=results.backend, threads=results.threads, partial=results.partial, **values)
+def policy_result(cls: type, run: RunArguments, results: FightResults, /, length: str = "rounds",
+                  **values: object) -> object:
+    """A ruleset API's fight result (a FightInfo) of its api_fights run: ``values``, the fights,
+    each member's standing, with outcomes each fight's winner and length (the result's field
+    ``length``), and how it ran."""
+    winner, lengths = engine_outcomes(results)
+    return cls(fights=results.fights, standing=tuple(results.standing), winner=winner, **{length: lengths},
+               seed=run.seed, backend=results.backend, threads=results.threads, partial=results.partial, **values)

@@ -28,12 +28,10 @@ from combatsim.d100.layout import (
     C_PRESS,
     C_RANGED,
     C_SIDE,
-    DRAW,
     FIELDS,
     FIGHT_COUNT_NAMES,
     FIGHT_COUNTS,
     POLICY_NAMES,
-    UNFINISHED,
     damage_column,
 )
 from combatsim.runner import (
@@ -561,21 +559,15 @@ def simulate_fights(
 def _policy_fights(combatants, passes, max_rounds, ambush_side, taper, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies), members
     named as in a scenario whose sides are "side 0" and "side 1" ("side 0", or "side 0 1", "side 0 2"...)."""
-    from combatsim.fight_summary import engine_outcomes
     from combatsim.policies import api_fights, policy_result
 
     spec = {"passes": passes, "max_rounds": max_rounds, "ambush_side": ambush_side, "taper": taper,
             "combatants": list(combatants)}
     results = api_fights(game, spec, [c.side for c in combatants], run, policies, table)
-    winner, rounds = engine_outcomes(results, DRAW, UNFINISHED)
     return policy_result(
         FightResult, run, results,
-        fights=results.fights,
         counts={name: results.totals[name] for name in FIGHT_COUNT_NAMES},
         rounds_histogram=results.length_histogram,
-        standing=tuple(results.standing),
-        winner=winner,
-        rounds=rounds,
     )
 
 

@@ -475,7 +475,6 @@ def simulate_fight(
 
 def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, policies, table) -> FightResult:
     """``simulate_fight`` with ``policies``: the fights through the engine (combatsim.policies)."""
-    from combatsim.fight_summary import engine_outcomes
     from combatsim.policies import api_fights, policy_result
 
     spec = {"unit_limit": unit_limit, "hit_on_equal": hit_on_equal, "critical": critical,
@@ -485,10 +484,8 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, polici
     histogram = np.zeros(unit_limit, dtype=np.int64)
     for units, fights in results.length_histogram.items():
         histogram[units - 1] = fights
-    winner, units = engine_outcomes(results)
     return policy_result(
-        FightResult, run, results,
-        fights=results.fights,
+        FightResult, run, results, "units",
         wins=(results.wins[0], results.wins[1]),
         draws=results.draws + results.unfinished,
         mutual=counts["mutual"],
@@ -498,9 +495,6 @@ def _policy_fights(side0, side1, unit_limit, hit_on_equal, critical, run, polici
         ammunition=(counts["ammunition_side_0"], counts["ammunition_side_1"]),
         to_hit_rolls=(counts["to_hit_rolls_side_0"], counts["to_hit_rolls_side_1"]),
         hits=(counts["hits_side_0"], counts["hits_side_1"]),
-        winner=winner,
-        units=units,
-        standing=tuple(results.standing),
     )
 
 

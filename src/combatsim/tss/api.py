@@ -496,21 +496,15 @@ def simulate_fights(
 
 def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, table) -> FightResult:
     """``simulate_fights`` with ``policies``: the fights through the engine (combatsim.policies)."""
-    from combatsim.fight_summary import engine_outcomes
     from combatsim.policies import api_fights, policy_result
 
     spec = {"max_rounds": max_rounds, "one_step_shift": one_step_shift, "sides": [list(side_a), list(side_b)]}
     results = api_fights(game, spec, [0] * len(side_a) + [1] * len(side_b), run, policies, table)
-    winner, rounds = engine_outcomes(results)  # 0, 1, or -1 unfinished
     return policy_result(
-        FightResult, run, results,
-        fights=results.fights,
+        FightResult, run, results,  # winner: 0, 1, or -1 unfinished
         # the engine's counts begin with the fight kernel's, in its order
         counts=np.array(list(results.totals.values())[:FIGHT_COUNTS], dtype=np.int64),
         rounds_histogram=results.length_histogram,
-        standing=tuple(results.standing),
-        winner=winner,
-        rounds=rounds,
     )
 
 
