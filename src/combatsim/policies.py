@@ -224,20 +224,16 @@ def _play_chunk(game: Game, engine, rows: Mapping[int, Policy], b: dict[str, np.
     while running.any():
         if stop is not None and stop.is_set():
             raise _Stopped
-        every = bool(running.all())
+        # every fight running: a slice, whose views spare the copies a boolean index makes
+        which = slice(None) if running.all() else running
         for row, policy in rows.items():
-            obs = view["obs"][:, row] if every else view["obs"][running, row]
-            mask = view["mask"][:, row] if every else view["mask"][running, row]
+            obs, mask = view["obs"][which, row], view["mask"][which, row]
             uniforms = None
             if getattr(policy, "uses_policy_die", False):  # a mixed solved policy (combatsim.solve)
-                uniforms = policy.policy_uniforms(view["seeds"] if every else view["seeds"][running],
-                                                  state if every else state[running], row)
+                uniforms = policy.policy_uniforms(view["seeds"][which], state[which], row)
             chosen = call_policy(policy, game.member_names[row], obs, mask, actions_count, uniforms)
             masked[row] += int(np.count_nonzero(np.take_along_axis(mask, chosen[:, None], axis=1) == 0))
-            if every:
-                view["actions"][:, row] = chosen
-            else:
-                view["actions"][running, row] = chosen
+            view["actions"][which, row] = chosen
         engine.step(game.table, game.config, view["seeds"], state, view["actions"], view["counts"],
                     view["obs"], view["mask"])
         running = state[:, S_OUTCOME] == RUNNING
@@ -353,17 +349,14 @@ def _play_threaded(game: Game, engine, rows: Mapping[int, Policy], seed: int, n:
             if following is not None:
                 pending.append((following, pool.submit(play, following)))
             add(first, tally)
-    except KeyboardInterrupt:
+    except BaseException as error:
         stop.set()
         for _, future in pending:
             future.cancel()
+        if not isinstance(error, KeyboardInterrupt):
+            raise
         wait_for([future for _, future in pending])
         return True
-    except BaseException:
-        stop.set()
-        for _, future in pending:
-            future.cancel()
-        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     return False
