@@ -50,6 +50,7 @@ from combatsim.validation import (
     check_int,
     check_sequence,
     memoize_simple,
+    parsed,
     register_immutable,
     remember,
     simple_key,
@@ -131,7 +132,7 @@ class Weapon:
             raise TypeError(f"{name} must be a Weapon, got {type(self).__name__}")
         check_int(f"{name}.lethality", self.lethality, 0, MAX_LETHALITY)
         try:
-            _severity(self.severity)
+            parsed(check_severity, self.severity)
         except (TypeError, ValueError) as error:
             raise type(error)(f"{name}.{error}") from None
         check_bool(f"{name}.nonlethal", self.nonlethal)
@@ -348,24 +349,9 @@ def combatant_row(c: Combatant, taper: str = "halving", name: str = "combatant")
 def _weapon_key(weapon: Weapon, name: str) -> tuple:
     """A checked weapon's inputs to a row, in canonical types (severity as a Fraction)."""
     Weapon.checked(weapon, name)
-    return (int(weapon.lethality), _severity(weapon.severity), bool(weapon.nonlethal), weapon.category,
+    return (int(weapon.lethality), parsed(check_severity, weapon.severity), bool(weapon.nonlethal), weapon.category,
             bool(weapon.long_range))
 
-
-#: Checked severities by (type, value): Fraction arithmetic costs microseconds a weapon.
-_severities: dict[tuple[type, object], Fraction] = {}
-
-
-def _severity(value: object) -> Fraction:
-    """check_severity, remembered for ints, strings and Fractions (immutable, hashable)."""
-    kind = type(value)
-    if kind is not int and kind is not str and kind is not Fraction:
-        return check_severity(value)
-    key = (kind, value)
-    severity = _severities.get(key)
-    if severity is None:
-        severity = remember(_severities, key, check_severity(value))
-    return severity
 
 
 @lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from combatsim.runner import (
     simulation,
 )
 from combatsim.tss import engine
-from combatsim.validation import check_bool, check_int, memoize_simple, register_immutable, remember
+from combatsim.validation import check_bool, check_int, memoize_simple, parsed, register_immutable, remember
 
 from .engine import (
     ATTACK_COUNTS,
@@ -266,29 +266,13 @@ class Combatant:
 def _weapon(weapon: object, label: str) -> Weapon:
     if isinstance(weapon, str):
         try:
-            weapon = _parsed(Weapon.make, weapon)
+            weapon = parsed(Weapon.make, weapon)
         except (ValueError, TypeError) as problem:
             raise type(problem)(f"{label}: {problem}") from None
     if not isinstance(weapon, Weapon):
         raise TypeError(f"{label} must be a Weapon or a damage track, got {type(weapon).__name__}")
     return weapon
 
-
-#: Scores, action checks and weapons parsed from text or ints, by (parser, type, value): parsing
-#: "16/8/4" again costs microseconds; the parsed objects are immutable.
-_parses: dict[tuple, object] = {}
-
-
-def _parsed(parse: Callable, value: object, *field: str) -> object:
-    """``parse(value, *field)``, remembered for text and ints (errors name the field each time)."""
-    kind = type(value)
-    if kind is not str and kind is not int:
-        return parse(value, *field)
-    key = (parse, kind, value)
-    found = _parses.get(key)
-    if found is None:
-        found = remember(_parses, key, parse(value, *field))
-    return found
 
 
 #: Fight tables by their sides (see _sides_key), as built and checked once: a game loop that asks
@@ -360,8 +344,8 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
     table = [0] * (len(everyone) * width)
     for i, ((side, label, member), weapon, second) in enumerate(zip(everyone, weapons, seconds, strict=True)):
         row = [0] * width
-        skill = _parsed(Score.parse, member.skill, f"{label}.skill")
-        check = _parsed(ActionCheck.parse, member.action_check, f"{label}.action_check").score
+        skill = parsed(Score.parse, member.skill, f"{label}.skill")
+        check = parsed(ActionCheck.parse, member.action_check, f"{label}.action_check").score
         row[R_SIDE] = side
         row[R_SKILL : R_SKILL + 3] = (skill.amazing, skill.good, skill.ordinary)
         row[R_ACTION_CHECK : R_ACTION_CHECK + 3] = (check.amazing, check.good, check.ordinary)
@@ -369,7 +353,7 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
         row[R_ATTACK_STEPS] = check_int(f"{label}.attack_steps", member.attack_steps, -1000, MAX_STEPS)
         row[R_DEFENCE_STEPS] = check_int(f"{label}.defence_steps", member.defence_steps, -1000, MAX_STEPS)
         if member.resolve is not None:
-            resolve = _parsed(Score.parse, member.resolve, f"{label}.resolve")
+            resolve = parsed(Score.parse, member.resolve, f"{label}.resolve")
             row[R_HAS_RESOLVE] = 1
             row[R_RESOLVE : R_RESOLVE + 3] = (resolve.amazing, resolve.good, resolve.ordinary)
         durability = member.durability
