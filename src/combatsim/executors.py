@@ -32,7 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from combatsim.runner import CHUNK_GROWTH, EXECUTOR, RunResult, after_chunk, items_for_seconds
+from combatsim.runner import CHUNK_GROWTH, EXECUTOR, ONE_UNIT, RunResult, Work, after_chunk, items_for_seconds
 
 EXECUTORS = ("local", "dask")
 #: Seconds of one worker thread's work a Dask task is sized for: long enough that the scheduler's
@@ -68,8 +68,6 @@ class ExecutorChoice:
     def run(self, **arguments: object) -> RunResult:
         """A run of combatsim.runner.simulate on this executor (run_dask's keyword arguments)."""
         return run_dask(self, **arguments)
-
-
 
 
 def resolve_executor(executor: str | ExecutorChoice | None, scheduler: object = None) -> ExecutorChoice:
@@ -413,16 +411,16 @@ def _task_failure(future) -> str | None:
 class _TaskSize:
     """Items per task: ``chunk_size`` when the caller chose one, else about TASK_SECONDS of work.
 
-    The work an item takes is the API's estimate (``work``, a ``runner.Work``, or a plain
-    ``work_per_item``); where the counts measure the work done (a fight's rounds), later tasks
-    are sized from the work measured so far, growing at most CHUNK_GROWTH times a task, as the
-    local runner's chunks do. Sizes only change speed, never a result.
+    The work an item takes is the API's estimate (``work``, a ``runner.Work``); where the counts
+    measure the work done (a fight's rounds), later tasks are sized from the work measured so far,
+    growing at most CHUNK_GROWTH times a task, as the local runner's chunks do. Sizes only change
+    speed, never a result.
     """
 
-    def __init__(self, kernel_name: str, backend: str, chunk_size: int | None, work, work_per_item: float) -> None:
+    def __init__(self, kernel_name: str, backend: str, chunk_size: int | None, work: Work) -> None:
         self._kernel = (kernel_name, backend)
-        self._work = work if chunk_size is None and getattr(work, "counted", None) is not None else None
-        self.items = chunk_size or task_items(kernel_name, backend, work.most if work is not None else work_per_item)
+        self._work = work if chunk_size is None and work.counted is not None else None
+        self.items = chunk_size or task_items(kernel_name, backend, work.most)
 
     def after(self, totals: np.ndarray, done: int) -> None:
         if self._work is not None:
@@ -442,8 +440,7 @@ def run_dask(
     outputs: Sequence[np.ndarray],
     chunk_size: int | None,
     progress: Callable[[int, int], None] | None,
-    work_per_item: float = 1.0,
-    work: object = None,
+    work: Work = ONE_UNIT,
 ):
     """Run items 0..n-1 as Dask tasks (see _TaskSize), submitted as the run goes.
 
@@ -451,7 +448,7 @@ def run_dask(
     order, so a stop rule sees (and a stopped run keeps) exactly the first items, as in a local
     run. Ctrl-C, or losing the scheduler, returns the chunks finished so far, marked partial.
     """
-    size = _TaskSize(kernel_name, backend, chunk_size, work, work_per_item)
+    size = _TaskSize(kernel_name, backend, chunk_size, work)
     output_kinds = [(out.dtype, out.shape[0] > 0) for out in outputs]
     totals = np.zeros(counts_size, dtype=np.int64)
     done = 0
