@@ -25,6 +25,8 @@ def integer(low: int | None = None, high: int | None = None) -> Callable[[str], 
     def parse(text: str) -> int:
         value = exact_integer(text)
         if value is None:
+            from combatsim.validation import brief
+
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {brief(text)}")
         if (low is not None and value < low) or (high is not None and value > high):
             raise argparse.ArgumentTypeError(f"must be {allowed}, got {text.strip()}")
@@ -42,13 +44,6 @@ def checked(check: Callable[[str], object]) -> Callable[[str], object]:
             raise argparse.ArgumentTypeError(str(error)) from None
 
     return parse
-
-
-def brief(value: object) -> str:
-    """A bad value as an error quotes it: its repr, cut short (combatsim.validation.brief)."""
-    from combatsim.validation import brief as cut
-
-    return cut(value)
 
 
 #: A word of an error message longer than this is a value echoed whole: only its start is kept.
