@@ -180,7 +180,6 @@ def validate(document: dict, file: str, default_name: str) -> Scenario:
         member.read(MEMBER_NAME)  # every ruleset's members may be named; checked here, used by combatsim.game
     module = ruleset_module(ruleset)
     spec = module.build(options, members)
-    options.finish(module.OPTIONS)
     for side in sides:
         side.finish(side_fields)
     top.finish(fields)

@@ -217,6 +217,12 @@ class Reader:
         base = self.child_path(f.name)
         return [Reader(self.file, item, f"{base}[{index}]") for index, item in enumerate(value)]
 
+    def read_all(self, fields: Sequence[Field]) -> dict:
+        """Every field of ``fields``, by name (see read), then ``finish``: the whole table."""
+        values = {f.name: self.read(f) for f in fields}
+        self.finish(fields)
+        return values
+
     def finish(self, fields: Sequence[Field]) -> None:
         """Refuse keys the table does not declare: a typo must not silently fall back to a default."""
         allowed = {f.name for f in fields}

@@ -90,9 +90,7 @@ EXAMPLE = "d100_duel"
 
 
 def _weapon(table: Reader) -> Weapon:
-    weapon = Weapon(**{f.name: table.read(f) for f in WEAPON})
-    table.finish(WEAPON)
-    return weapon
+    return Weapon(**table.read_all(WEAPON))
 
 
 def _member(reader: Reader, side: int) -> Combatant:
@@ -106,9 +104,7 @@ def _member(reader: Reader, side: int) -> Combatant:
         scores = {name: reader.read(replace(_FIELD[name], default=REQUIRED)) for name in SCORES}
         fighting = model.fighting_score(**scores)
         perception = scores["perception"]
-    policy = reader.read(_FIELD["policy"])
-    weights = tuple(policy.read(f) for f in _FIELD["policy"].fields)
-    policy.finish(_FIELD["policy"].fields)
+    weights = tuple(reader.read(_FIELD["policy"]).read_all(_FIELD["policy"].fields).values())
     second = reader.read(_FIELD["second_weapon"])
     pool = reader.read(_FIELD["pool"])
     combatant = Combatant(
@@ -129,7 +125,7 @@ def _member(reader: Reader, side: int) -> Combatant:
 
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
-    spec = {f.name: options.read(f) for f in OPTIONS}
+    spec = options.read_all(OPTIONS)
     if spec["ambush_side"] < 0:  # the file's -1: no ambush
         spec["ambush_side"] = None
     spec["combatants"] = [combatant for side in read_sides(sides, _member, MEMBER) for combatant in side]

@@ -87,11 +87,9 @@ EXAMPLE = "exp_bob_too"
 
 
 def _weapon(table: Reader) -> Weapon:
-    values = {f.name: table.read(f) for f in WEAPON}
-    weapon = call(table, Weapon, name=values["name"], weapon_type=values["type"], damage=values["damage"],
-                  ammunition=values["ammunition"], natural=values["natural"])
-    table.finish(WEAPON)
-    return weapon
+    values = table.read_all(WEAPON)
+    return call(table, Weapon, name=values["name"], weapon_type=values["type"], damage=values["damage"],
+                ammunition=values["ammunition"], natural=values["natural"])
 
 
 def _member(reader: Reader, side: int) -> Combatant:
@@ -120,9 +118,7 @@ def _member(reader: Reader, side: int) -> Combatant:
 
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
-    spec = {f.name: options.read(f) for f in OPTIONS}
-    spec["sides"] = read_sides(sides, _member, MEMBER)
-    return spec
+    return {**options.read_all(OPTIONS), "sides": read_sides(sides, _member, MEMBER)}
 
 
 def step_unit(spec: dict) -> str:

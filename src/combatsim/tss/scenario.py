@@ -69,11 +69,9 @@ EXAMPLE = "tss_alex_vs_thug"
 
 
 def _weapon(weapon_table: Reader) -> Weapon:
-    values = {f.name: weapon_table.read(f) for f in WEAPON}
-    weapon = call(weapon_table, Weapon.make, values["damage"], damage_class=values["class"],
-                  quality=values["quality"])
-    weapon_table.finish(WEAPON)
-    return weapon
+    values = weapon_table.read_all(WEAPON)
+    return call(weapon_table, Weapon.make, values["damage"], damage_class=values["class"],
+                quality=values["quality"])
 
 
 def _member(reader: Reader, side: int) -> Combatant:
@@ -81,16 +79,14 @@ def _member(reader: Reader, side: int) -> Combatant:
     second_table = reader.read(_FIELD["second_weapon"])
     second = None if second_table is None else _weapon(second_table)
     policy = reader.read(_FIELD["policy"])
-    aim, two_weapons = (policy.read(f) for f in POLICY)
-    policy.finish(POLICY)
+    aim, two_weapons = policy.read_all(POLICY).values()
     if two_weapons and second is None:
         raise policy.error("two_weapons", "needs a second_weapon: attacking with two weapons takes one in each hand")
     armour = None
     armour_table = reader.read(_FIELD["armour"])
     if armour_table is not None:
-        dice, quality = (armour_table.read(f) for f in ARMOUR)
+        dice, quality = armour_table.read_all(ARMOUR).values()
         armour = call(armour_table, Armour.make, dice, quality=quality)
-        armour_table.finish(ARMOUR)
     names = ("skill", "action_check", "actions_per_round", "durability", "attack_steps", "defence_steps", "resolve",
              "ambidexterity", "broad_skill")
     combatant = Combatant(weapon=weapon, armour=armour, second_weapon=second, aim_chance=aim,
@@ -100,9 +96,7 @@ def _member(reader: Reader, side: int) -> Combatant:
 
 
 def build(options: Reader, sides: list[list[Reader]]) -> dict:
-    spec = {f.name: options.read(f) for f in OPTIONS}
-    spec["sides"] = read_sides(sides, _member, MEMBER)
-    return spec
+    return {**options.read_all(OPTIONS), "sides": read_sides(sides, _member, MEMBER)}
 
 
 def step_unit(spec: dict) -> str:
