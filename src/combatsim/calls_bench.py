@@ -84,8 +84,6 @@ def _threads(kernel: str) -> Callable[[list[str], float], list[dict]]:
         call = _calls()[kernel]
         records = []
         for backend in backends:
-            if backend == "python":
-                continue
             for n in sizes:
                 repeat = max(1, 2000 // (1 + n // 100))
                 one = best_seconds(lambda b=backend, n=n: call(n, b, 1), seconds / 2, repeat)
@@ -143,8 +141,6 @@ def _fights64(ruleset: str) -> Callable[[list[str], float], list[dict]]:
         loaded, module = _example(ruleset)
         records = []
         for backend in backends:
-            if backend == "python":
-                continue
 
             def fights(b: str = backend) -> object:
                 return module.run(loaded.spec, n=64, seed=1, backend=b, threads=None)
