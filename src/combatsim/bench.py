@@ -30,6 +30,11 @@ def cases() -> list[BenchCase]:
     return found
 
 
+def measure(call: Callable[[], object], items: int, seconds: float) -> float:
+    """Best items/s over repeats filling ``seconds`` (after one warm-up call for JIT and caches)."""
+    return items / best_seconds(call, seconds)
+
+
 def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet: bool = False,
                    announce: Callable[[str, int, int], None] | None = None) -> list[dict]:
     """Time the kernels (all, or those named in ``kernels``); ``announce(kernel, k, total)`` is
@@ -60,7 +65,7 @@ def run_benchmarks(kernels: list[str] | None = None, seconds: float = 0.5, quiet
                          lambda c=case, b=backend, t=threads: c.run(b, c.compiled_items, t))
                     )
         for backend, threads, items, call in plans:
-            rate = items / best_seconds(call, seconds)  # the best repeat, after a warm-up call
+            rate = measure(call, items, seconds)
             record = {"kernel": case.kernel, "backend": backend, "threads": threads, "items_per_second": rate}
             records.append(record)
             if not quiet:
