@@ -141,8 +141,9 @@ def check_mode(args: argparse.Namespace) -> None:
         raise ValueError("--weapon-name names the weapon of --damage or --weapon-type; give one of them")
 
 
-def weapon_and_persona(args: argparse.Namespace):
-    """The weapon and, if a class is given, the persona that ``attack exp``/``odds exp`` describe."""
+def attack_arguments(args: argparse.Namespace) -> dict:
+    """The inputs of ``simulate_attack`` (and of a prepared ``Attack``) that the flags give: the
+    weapon and, if a class is given, the persona, or the raw numbers."""
     from combatsim.exp.model import Weapon
 
     weapon = Weapon(
@@ -151,23 +152,21 @@ def weapon_and_persona(args: argparse.Namespace):
         "0" if args.damage is None else args.damage,
         ammunition=args.ammunition,
     )
-    persona = None
-    if args.persona_class is not None:
-        persona = _persona(args, (weapon,) if args.proficient else ())
-    return weapon, persona
+    persona = None if args.persona_class is None else _persona(args, (weapon,) if args.proficient else ())
+    return dict(persona=persona, weapon=weapon, bonus=args.bonus, maximum_roll=args.max_roll,
+                damage_adjustment=args.damage_adjustment, armour_rating=args.armour_rating,
+                adjustment=args.adjustment or 0, hit_on_equal=args.hit_on_equal, critical=bool(args.critical))
 
 
 def run_attack(args: argparse.Namespace) -> int:
     check_mode(args)
     from combatsim.exp.api import simulate_attack, simulate_to_hit
 
-    shared = dict(bonus=args.bonus, maximum_roll=args.max_roll, armour_rating=args.armour_rating,
-                  hit_on_equal=args.hit_on_equal, **run_options(args))
     if is_plain_to_hit(args):
-        return emit(args, simulate_to_hit(args.n, **shared).as_dict(), _report)
-    weapon, persona = weapon_and_persona(args)
-    result = simulate_attack(args.n, persona=persona, weapon=weapon, damage_adjustment=args.damage_adjustment,
-                             adjustment=args.adjustment or 0, critical=bool(args.critical), **shared)
+        result = simulate_to_hit(args.n, bonus=args.bonus, maximum_roll=args.max_roll, armour_rating=args.armour_rating,
+                                 hit_on_equal=args.hit_on_equal, **run_options(args))
+        return emit(args, result.as_dict(), _report)
+    result = simulate_attack(args.n, **attack_arguments(args), **run_options(args))
     return emit(args, result.as_dict(), _attack_report)
 
 
@@ -189,8 +188,10 @@ def _attack_report(record: dict) -> str:
 
 
 def run_odds(args: argparse.Namespace) -> int:
-    from combatsim.exp.api import rolls_this_unit
-    from combatsim.exp.odds import attack_odds, hit_probability
+    from collections.abc import Mapping
+
+    from combatsim.exp.odds import hit_probability
+    from combatsim.exp.prepared import Attack
 
     check_mode(args)
     if is_plain_to_hit(args):
@@ -198,16 +199,8 @@ def run_odds(args: argparse.Namespace) -> int:
         record = {"probabilities": {"hits": str(p), "misses": str(1 - p)}}
         print(json.dumps(record) if args.json else f"P(hit) = {p} = {float(p):.6f}")
         return 0
-    weapon, persona = weapon_and_persona(args)
-    if persona is not None:
-        bonus, maximum_roll, damage_adjustment = persona.attack_profile(weapon)
-    else:
-        bonus, maximum_roll, damage_adjustment = args.bonus, args.max_roll, args.damage_adjustment or 0
-    odds = attack_odds(bonus=bonus, maximum_roll=maximum_roll, armour_rating=args.armour_rating,
-                       dice=weapon.damage, damage_adjustment=damage_adjustment,
-                       rolls=rolls_this_unit(weapon, args.ammunition), automatic=weapon.automatic,
-                       adjustment=args.adjustment or 0, hit_on_equal=args.hit_on_equal, critical=bool(args.critical))
-    record = {"probabilities": {key: {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else str(value)
+    odds = Attack(**attack_arguments(args), backend="python").odds()  # the exact laws; python: nothing to compile
+    record = {"probabilities": {key: {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else str(value)
                                 for key, value in odds.items() if key != "damage_mean_per_hit"},
               "damage_mean_per_hit": str(odds["damage_mean_per_hit"])}
     if args.json:
