@@ -392,10 +392,7 @@ def _derived_row(side: int, fighting: int, pool: int, attack_pool: int, parkour:
                     serious = model.serious_threshold(final, severity)
                     column = damage_column(w, cover, target_armour, dual)
                     row[column : column + 2] = model.damage_bars(final, serious, nonlethal)
-    bound = 0
-    for j, weight in enumerate(policy):
-        bound += weight
-        row[C_POLICY + j] = bound
+    row[C_POLICY : C_POLICY + len(policy)] = itertools.accumulate(policy)  # each action's upper bound
     return tuple(row)
 
 

@@ -329,16 +329,11 @@ def _build_fight_table(side_a: Sequence[Combatant], side_b: Sequence[Combatant])
             everyone.append((0 if name == "side_a" else 1, f"{name}[{index}]", member))
     if len(everyone) > MAX_CHARACTERS:
         raise ValueError(f"a fight holds at most {MAX_CHARACTERS} characters, got {len(everyone)}")
-    weapons = []
-    seconds = []
-    for _, label, member in everyone:
-        weapons.append(_weapon(member.weapon, f"{label}.weapon"))
-        second = member.second_weapon
-        seconds.append(None if second is None else _weapon(second, f"{label}.second_weapon"))
-    classes: list[str] = []
-    for weapon in [*weapons, *seconds]:
-        if weapon is not None and weapon.damage_class.lower() not in classes:
-            classes.append(weapon.damage_class.lower())
+    weapons = [_weapon(member.weapon, f"{label}.weapon") for _, label, member in everyone]
+    seconds = [None if member.second_weapon is None else _weapon(member.second_weapon, f"{label}.second_weapon")
+               for _, label, member in everyone]
+    # the damage classes in order of first use, main weapons first
+    classes = list(dict.fromkeys(weapon.damage_class.lower() for weapon in (*weapons, *seconds) if weapon is not None))
     width = ROW_BASE + 4 * len(classes)
     # Rows as Python lists, one array at the end: item by item into an array cost ~1 us a field.
     table = [0] * (len(everyone) * width)
