@@ -80,6 +80,7 @@ from .model import (
     Score,
     Weapon,
     _check_dice,
+    _named,
     check_hand,
     quality_grade,
     situation_die,
@@ -265,10 +266,7 @@ class Combatant:
 
 def _weapon(weapon: object, label: str) -> Weapon:
     if isinstance(weapon, str):
-        try:
-            weapon = parsed(Weapon.make, weapon)
-        except (ValueError, TypeError) as problem:
-            raise type(problem)(f"{label}: {problem}") from None
+        weapon = _named(label, parsed, Weapon.make, weapon)
     if not isinstance(weapon, Weapon):
         raise TypeError(f"{label} must be a Weapon or a damage track, got {type(weapon).__name__}")
     return weapon
