@@ -237,28 +237,10 @@ cdef class OneAttack:
 # fight starts with the engine's ambush contests (ambush_contests, from kernel_rules.pxi).
 # Combatant c is bit c of the lanes' masks.
 # ---------------------------------------------------------------------------------------------
-cdef extern from *:
-    """
-    /* The index of the lowest set bit of a nonzero word. */
-    static inline int64_t d100_lowest_bit(uint64_t x) {
-    #if defined(__GNUC__) || defined(__clang__)
-        return __builtin_ctzll(x);
-    #else
-        int64_t i = 0;
-        while (!(x & 1)) { x >>= 1; i++; }
-        return i;
-    #endif
-    }
-    """
-    int64_t d100_lowest_bit(uint64_t x) noexcept nogil
-
-
-cdef inline int64_t _bit_count(uint64_t bits) noexcept nogil:
-    cdef int64_t n = 0
-    while bits:
-        bits &= bits - 1
-        n += 1
-    return n
+cdef extern from * nogil:
+    # The kernels build with GCC or Clang only (clones.h, fight_lanes.h): their builtins.
+    int lowest_bit "__builtin_ctzll"(unsigned long long x)  # of a nonzero word
+    int bit_count "__builtin_popcountll"(unsigned long long x)
 
 
 cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t escaped, uint64_t active,
@@ -270,10 +252,10 @@ cdef inline void _finish(int64_t k, int64_t outcome, int64_t rounds, uint64_t es
     local[F_ROUNDS] += rounds
     counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
     while active:
-        counts[standing_at + d100_lowest_bit(active)] += 1
+        counts[standing_at + lowest_bit(active)] += 1
         active &= active - 1
-    local[F_ESCAPES] += _bit_count(escaped & sides[0])
-    local[F_ESCAPES + 1] += _bit_count(escaped & sides[1])
+    local[F_ESCAPES] += bit_count(escaped & sides[0])
+    local[F_ESCAPES + 1] += bit_count(escaped & sides[1])
     if outcome >= 0:
         local[F_WINS + outcome] += 1
         local[F_WINS_BY_FLIGHT + outcome] += (escaped & sides[1 - outcome]) != 0
@@ -527,7 +509,7 @@ cdef void _lockstep_fights(const int64_t[:, ::1] table, const int64_t[::1] confi
             for w in range(D100F_LANE_WORDS):
                 bits = d100f_run_ended_bits(lanes)[w]
                 while bits:
-                    j = <int>(64 * w + d100_lowest_bit(bits))
+                    j = <int>(64 * w + lowest_bit(bits))
                     bits &= bits - 1
                     _finish(item[j], d100f_run_winner(lanes, j), d100f_run_round(lanes, j), d100f_run_escaped(lanes, j),
                             d100f_run_active(lanes, j), k.sides, standing_at, &local[0], counts, winner_out,
