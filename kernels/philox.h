@@ -290,17 +290,20 @@ __attribute__((target("avx2"))) static inline void philox_dense_blocks(PhiloxDen
     philox_dense_step(&dense->keys, low, words);
 }
 
+/* The four blocks of one group, in lane order, as sixteen words: out[4 * i + j] is word j of lane i. */
+__attribute__((target("avx2"))) static inline void philox_store_blocks(__m256i c[4], uint32_t *out) {
+    __m256i low = _mm256_blend_epi32(c[0], _mm256_slli_epi64(c[1], 32), 0xAA); /* (w0, w1) a lane */
+    __m256i high = _mm256_blend_epi32(c[2], _mm256_slli_epi64(c[3], 32), 0xAA); /* (w2, w3) */
+    __m256i even = _mm256_unpacklo_epi64(low, high), odd = _mm256_unpackhi_epi64(low, high);
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even, odd, 0x20));
+    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_permute2x128_si256(even, odd, 0x31));
+}
+
 /* Words of a step in block order: out[4 * b + j] is word j of block first + b. */
 __attribute__((target("avx2"))) static inline void philox_store_words(__m256i words[PHILOX_GROUPS][4],
                                                                       uint32_t *out) {
-    for (int g = 0; g < PHILOX_GROUPS; g++) {
-        /* (w0, w1) and (w2, w3) of each block as one 64-bit lane, then blocks 0, 1 and 2, 3. */
-        __m256i w01 = _mm256_blend_epi32(words[g][0], _mm256_slli_epi64(words[g][1], 32), 0xAA);
-        __m256i w23 = _mm256_blend_epi32(words[g][2], _mm256_slli_epi64(words[g][3], 32), 0xAA);
-        __m256i even = _mm256_unpacklo_epi64(w01, w23), odd = _mm256_unpackhi_epi64(w01, w23);
-        _mm256_storeu_si256((__m256i *)(out + 16 * g), _mm256_permute2x128_si256(even, odd, 0x20));
-        _mm256_storeu_si256((__m256i *)(out + 16 * g + 8), _mm256_permute2x128_si256(even, odd, 0x31));
-    }
+    for (int g = 0; g < PHILOX_GROUPS; g++)
+        philox_store_blocks(words[g], out + 16 * g);
 }
 
 /* The smallest low word a running _mm256_min_epu32 of 64-bit products saw (its even 32-bit
@@ -330,15 +333,6 @@ __attribute__((target("avx2"))) static inline void philox_keyed_step(__m256i c[2
             k1[g] = _mm256_add_epi32(k1[g], w1);
         }
     }
-}
-
-/* The four blocks of one group, in lane order, as sixteen words: out[4 * i + j] is word j of lane i. */
-__attribute__((target("avx2"))) static inline void philox_store_blocks(__m256i c[4], uint32_t *out) {
-    __m256i low = _mm256_blend_epi32(c[0], _mm256_slli_epi64(c[1], 32), 0xAA); /* (w0, w1) a lane */
-    __m256i high = _mm256_blend_epi32(c[2], _mm256_slli_epi64(c[3], 32), 0xAA); /* (w2, w3) */
-    __m256i even = _mm256_unpacklo_epi64(low, high), odd = _mm256_unpackhi_epi64(low, high);
-    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(even, odd, 0x20));
-    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_permute2x128_si256(even, odd, 0x31));
 }
 
 __attribute__((target("avx2"))) static inline int64_t philox_keyed_blocks_avx2(int64_t n, const uint64_t *keys,
