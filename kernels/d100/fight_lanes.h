@@ -228,55 +228,37 @@ typedef struct {
     int32_t is_narrow;
 } D100FightRun;
 
+/* Step `name` (d100f_name or d100f16_name) of r's lanes, and field `name` of r's lanes. */
+#define D100F_RUN_CALL(r, name, ...)                                                                    \
+    ((r)->is_narrow ? d100f16_##name(&(r)->u.narrow, __VA_ARGS__) : d100f_##name(&(r)->u.wide, __VA_ARGS__))
+#define D100F_RUN_FIELD(r, name) ((r)->is_narrow ? (r)->u.narrow.name : (r)->u.wide.name)
+
 static void d100f_run_begin(D100FightRun *r, const D100FightTable *k) { r->is_narrow = d100f_narrow_fits(k); }
 
 static void d100f_run_load(D100FightRun *r, const D100FightTable *k, int i, uint64_t index, uint64_t retries,
                            const uint32_t *words, int32_t n, uint32_t next_block, uint32_t surprised) {
-    if (r->is_narrow)
-        d100f16_lane_load(&r->u.narrow, k, i, index, retries, words, n, next_block, surprised);
-    else
-        d100f_lane_load(&r->u.wide, k, i, index, retries, words, n, next_block, surprised);
+    D100F_RUN_CALL(r, lane_load, k, i, index, retries, words, n, next_block, surprised);
 }
 
-static void d100f_run_idle(D100FightRun *r, int i) {
-    if (r->is_narrow)
-        d100f16_lane_idle(&r->u.narrow, i);
-    else
-        d100f_lane_idle(&r->u.wide, i);
-}
+static void d100f_run_idle(D100FightRun *r, int i) { D100F_RUN_CALL(r, lane_idle, i); }
 
-static int32_t d100f_run_pass(D100FightRun *r, const D100FightTable *k) {
-    return r->is_narrow ? d100f16_lanes_pass(&r->u.narrow, k) : d100f_lanes_pass(&r->u.wide, k);
-}
+static int32_t d100f_run_pass(D100FightRun *r, const D100FightTable *k) { return D100F_RUN_CALL(r, lanes_pass, k); }
 
-static void d100f_run_take_counts(D100FightRun *r, int64_t *counts) {
-    if (r->is_narrow)
-        d100f16_take_counts(&r->u.narrow, counts);
-    else
-        d100f_take_counts(&r->u.wide, counts);
-}
+static void d100f_run_take_counts(D100FightRun *r, int64_t *counts) { D100F_RUN_CALL(r, take_counts, counts); }
 
-static inline const uint64_t *d100f_run_ended_bits(const D100FightRun *r) {
-    return r->is_narrow ? r->u.narrow.ended_bits : r->u.wide.ended_bits;
-}
+static inline const uint64_t *d100f_run_ended_bits(const D100FightRun *r) { return D100F_RUN_FIELD(r, ended_bits); }
 
 /* Lane i's ended fight: the winning side, -2 for a draw (layout.DRAW), -1 unfinished. */
 static inline int32_t d100f_run_winner(const D100FightRun *r, int i) {
-    int32_t winner = r->is_narrow ? r->u.narrow.winner[i] : r->u.wide.winner[i];
+    int32_t winner = D100F_RUN_FIELD(r, winner[i]);
     return winner == D100F_NOBODY_LEFT ? -2 : winner;
 }
 
-static inline uint32_t d100f_run_escaped(const D100FightRun *r, int i) {
-    return r->is_narrow ? r->u.narrow.escaped[i] : r->u.wide.escaped[i];
-}
+static inline uint32_t d100f_run_escaped(const D100FightRun *r, int i) { return D100F_RUN_FIELD(r, escaped[i]); }
 
 /* Lane i's combatants still in its ended fight (neither out nor fled). */
-static inline uint32_t d100f_run_active(const D100FightRun *r, int i) {
-    return r->is_narrow ? (uint32_t)r->u.narrow.active[i] : (uint32_t)r->u.wide.active[i];
-}
+static inline uint32_t d100f_run_active(const D100FightRun *r, int i) { return D100F_RUN_FIELD(r, active[i]); }
 
-static inline int32_t d100f_run_round(const D100FightRun *r, int i) {
-    return r->is_narrow ? r->u.narrow.round[i] : r->u.wide.round[i];
-}
+static inline int32_t d100f_run_round(const D100FightRun *r, int i) { return D100F_RUN_FIELD(r, round[i]); }
 
 #endif
