@@ -30,7 +30,7 @@ static inline int32_t d100_flip(uint32_t value) { return (int32_t)(value ^ 0x800
 static inline __attribute__((always_inline)) void d100_word_tally_loop(const uint32_t *words, int64_t n,
                                                                      const D100WordBars *b, uint32_t threshold,
                                                                      uint32_t two, uint32_t tallies[11]) {
-    uint32_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, t6 = 0, t7 = 0, t8 = 0, t9 = 0, rejected = 0;
+    uint32_t t[11] = {0}; /* the ten tallies, then the rejected words */
     const int32_t cb = d100_flip(b->critical), hb = d100_flip(b->hard), sb = d100_flip(b->success);
     const int32_t fb = d100_flip(b->critical_failure), lb1 = d100_flip(b->lethal1), wb1 = d100_flip(b->worse1);
     const int32_t lb2 = d100_flip(b->lethal2), wb2 = d100_flip(b->worse2), bar = d100_flip(threshold);
@@ -39,32 +39,22 @@ static inline __attribute__((always_inline)) void d100_word_tally_loop(const uin
         int32_t ws = d100_flip(w), r1s = d100_flip(r1), r2s = d100_flip(r2);
         uint32_t critical = ws < cb, success = ws < sb;
         uint32_t lethal1 = success & (r1s < lb1);
-        rejected += d100_flip(r2 * 100u) < bar;
-        t0 += critical;
-        t1 += ws < hb;
-        t2 += success;
-        t3 += ws >= fb;
-        t4 += lethal1;
-        t5 += success & (r1s < wb1);
-        t6 += lethal1 & critical;
+        t[0] += critical;
+        t[1] += ws < hb;
+        t[2] += success;
+        t[3] += ws >= fb;
+        t[4] += lethal1;
+        t[5] += success & (r1s < wb1);
+        t[6] += lethal1 & critical;
         if (two) {
             uint32_t lethal2 = success & (r2s < lb2);
-            t7 += lethal2;
-            t8 += success & (r2s < wb2);
-            t9 += lethal2 & critical;
+            t[7] += lethal2;
+            t[8] += success & (r2s < wb2);
+            t[9] += lethal2 & critical;
         }
+        t[10] += d100_flip(r2 * 100u) < bar;
     }
-    tallies[0] = t0;
-    tallies[1] = t1;
-    tallies[2] = t2;
-    tallies[3] = t3;
-    tallies[4] = t4;
-    tallies[5] = t5;
-    tallies[6] = t6;
-    tallies[7] = t7;
-    tallies[8] = t8;
-    tallies[9] = t9;
-    tallies[10] = rejected;
+    memcpy(tallies, t, sizeof t);
 }
 
 static inline __attribute__((always_inline)) int d100_word_tally_body(const uint32_t *words, int64_t n,
