@@ -94,12 +94,6 @@ cdef inline void stream_start(Stream* stream, uint64_t seed, uint64_t index) noe
     stream.ahead = False
 
 
-cdef inline void stream_start_ahead(Stream* stream, uint64_t seed, uint64_t index) noexcept nogil:
-    # Item ``index``'s stream from its first word, drawn PHILOX_AHEAD_BLOCKS blocks at a time.
-    stream_start(stream, seed, index)
-    stream.ahead = True
-
-
 cdef inline void _fill(uint32_t* out, Words words) noexcept nogil:
     out[0] = words.w0
     out[1] = words.w1

@@ -5,7 +5,7 @@ from libc.stdint cimport int64_t, uint32_t, uint64_t
 import numpy as np
 
 from rng cimport (Stream, Words, block, dense_die, philox4x32 as _philox4x32, rejection_threshold, stream_die,
-                 stream_start, stream_start_ahead)
+                 stream_start)
 
 
 def philox4x32(counter, key):
@@ -65,7 +65,8 @@ def ahead_dice(uint64_t seed, uint64_t index, uint32_t sides, int64_t[::1] out):
     cdef Stream stream
     cdef uint32_t threshold = rejection_threshold(sides)
     cdef Py_ssize_t k
-    stream_start_ahead(&stream, seed, index)
+    stream_start(&stream, seed, index)
+    stream.ahead = True
     for k in range(out.shape[0]):
         out[k] = stream_die(&stream, sides, threshold)
 
