@@ -164,19 +164,14 @@ def dense_keys(k0, k1):
 
 
 @njit
-def dense_count(k0, k1, first_block, last_block, sides, bar, threshold):
+def dense_count(round_keys, k0, k1, first_block, last_block, sides, bar, threshold):
     """(count, any rejected) over the DOMAIN_DENSE blocks first_block .. last_block - 1.
 
     Every word w with w * sides >= bar counts (``bar`` = first value that counts << 32);
     "any rejected" is true when a word's product has a low word below ``threshold``, so the
-    caller can redo the range exactly. Same results as dense_count.h.
+    caller can redo the range exactly. Same results as dense_count.h. ``round_keys`` is
+    ``dense_keys(k0, k1)``, which loops over tiles make once.
     """
-    return dense_count_keyed(dense_keys(k0, k1), k0, k1, first_block, last_block, sides, bar, threshold)
-
-
-@njit
-def dense_count_keyed(round_keys, k0, k1, first_block, last_block, sides, bar, threshold):
-    """``dense_count`` given ``dense_keys(k0, k1)``: loops over tiles make the keys once."""
     hits = np.int64(0)
     rejected = False
     g = first_block

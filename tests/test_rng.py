@@ -182,7 +182,8 @@ def test_dense_count_widest_and_portable_clones_and_numba_equal_the_reference(se
         portable = rng_cy.dense_count_pass(seed, first_block, first_block + blocks, sides, first_value)
     # The count is exact on both paths; "rejected" says only whether any word was rejected.
     assert fast[0] == portable[0] and bool(fast[1]) == bool(portable[1])
-    numba_count = dense_count_nb.dense_count(np.uint64(seed & rng.MASK32), np.uint64(seed >> 32), first_block,
+    k0, k1 = np.uint64(seed & rng.MASK32), np.uint64(seed >> 32)
+    numba_count = dense_count_nb.dense_count(dense_count_nb.dense_keys(k0, k1), k0, k1, first_block,
                                              first_block + blocks, np.uint64(sides), np.uint64(first_value) << 32,
                                              np.uint64(rng.rejection_threshold(sides)))
     assert numba_count == (fast[0], bool(fast[1]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
-from ..dense_count_nb import STEP_BLOCKS, dense_count_keyed, dense_keys
+from ..dense_count_nb import STEP_BLOCKS, dense_count, dense_keys
 from ..rng_nb import (
     DOMAIN_DENSE,
     SHIFT32,
@@ -46,7 +46,7 @@ def _exact_hits(state, k0, k1, first, last, bonus, maximum_roll, armour_rating, 
 def _tile_hits(state, round_keys, k0, k1, first_block, last_block, first_hit_value, bonus, maximum_roll,
                armour_rating, hit_on_equal, threshold, sub_blocks):
     """Hits of dense blocks first_block..last_block - 1: the fast count, else sub-tiles (see TILE_BLOCKS)."""
-    hits, rejected = dense_count_keyed(round_keys, k0, k1, first_block, last_block, np.uint64(KILODIE),
+    hits, rejected = dense_count(round_keys, k0, k1, first_block, last_block, np.uint64(KILODIE),
                                        np.uint64(first_hit_value) << SHIFT32, threshold)
     if not rejected:
         return hits
