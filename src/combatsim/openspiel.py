@@ -430,7 +430,7 @@ def _step_words(chain, t: int) -> str:
         round_number, pass_number = pass_of(t)
         max_rounds = chain.horizon // chain.passes
         return f"round {round_number} of {max_rounds}, pass {pass_number} of {chain.passes}"
-    return f"{chain.step_name} {t + 1} of {chain.horizon}"
+    return f"{chain.game.step_name} {t + 1} of {chain.horizon}"
 
 
 def _render_member(fight: _Fight, state: int, t: int, c: int) -> str:

@@ -60,8 +60,6 @@ class DecisionChain:
     game = None
     exact: bool = True
     horizon: int = 0
-    #: words for a step (pass, phase, unit) and for the fight's length unit (round, unit)
-    step_name: str = "step"
 
     def __init__(self, scenario, chain, exact: bool, bound: int) -> None:
         """What every ruleset's chain keeps: the scenario, its odds chain, whether probabilities

@@ -51,8 +51,6 @@ def decisions(scenario, method: str, max_states: int) -> D100Decisions:
 
 
 class D100Decisions(DecisionChain):
-    step_name = "pass"
-
     def __init__(self, scenario, chain: D100Chain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
         self.passes = chain.passes

@@ -49,8 +49,6 @@ def decisions(scenario, method: str, max_states: int) -> ExpDecisions:
 
 
 class ExpDecisions(DecisionChain):
-    step_name = "unit"
-
     def __init__(self, scenario, chain: ExpChain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
         self.horizon = chain.unit_limit

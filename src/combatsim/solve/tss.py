@@ -79,8 +79,6 @@ def decisions(scenario, method: str, max_states: int) -> TssDecisions:
 
 
 class TssDecisions(DecisionChain):
-    step_name = "phase"
-
     def __init__(self, scenario, chain: TssChain, exact: bool, bound: int) -> None:
         super().__init__(scenario, chain, exact, bound)
         self.horizon = PHASES * chain.max_rounds
