@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from combatsim.fight_odds.chain import Tally, TooManyStates, both_forms
+from combatsim.fight_odds.chain import Tally, TooManyStates, both_forms, check_states
 
 __all__ = ["DEFAULT_MAX_STATES", "FightOdds", "TooManyStates", "fight_odds"]
 
@@ -122,11 +122,20 @@ def check_exact(digits: int, states: int) -> None:
                          "limit (options.unit_limit or options.max_rounds)")
 
 
-def exact_method(chain, method: str) -> bool:
-    """Whether a chain computes in exact fractions: asked for, or "auto" where its state bound is at
-    most its ``exact_states`` (default EXACT_STATES) and its denominators' digits at most EXACT_DIGITS."""
-    return method == "exact" or (method == "auto" and chain.state_bound() <= getattr(chain, "exact_states", EXACT_STATES)
-                                 and chain.exact_digits() <= EXACT_DIGITS)
+def exact_method(chain, method: str, max_states: int, steps: int = 1) -> tuple[bool, int]:
+    """Whether a chain (an odds chain, or the decision chain over it) computes in exact fractions:
+    asked for (refused where that is unbounded: ``check_exact``), or "auto" where its state bound
+    is at most its ``exact_states`` (default EXACT_STATES) and its denominators' digits at most
+    EXACT_DIGITS; and its state bound times ``steps`` (a decision chain whose states can all be
+    live before every one of its steps counts each (step, state)), refused past ``max_states``
+    before any work."""
+    bound = chain.state_bound() * steps
+    check_states(bound, max_states)
+    if method == "exact":
+        check_exact(chain.exact_digits(), bound)
+        return True, bound
+    return (method == "auto" and chain.state_bound() <= getattr(chain, "exact_states", EXACT_STATES)
+            and chain.exact_digits() <= EXACT_DIGITS), bound
 
 
 def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = "auto") -> FightOdds:
@@ -143,10 +152,7 @@ def fight_odds(scenario, *, max_states: int = DEFAULT_MAX_STATES, method: str = 
     check_method(method)
     started = time.perf_counter()
     chain = _chain(scenario)
-    bound = chain.state_bound()
-    if method == "exact":
-        check_exact(chain.exact_digits(), bound)
-    exact = exact_method(chain, method)
+    exact, bound = exact_method(chain, method, max_states)
     tally = Tally(exact)
     peak = chain.run(tally, max_states)
     probability = tally.probability

@@ -167,7 +167,6 @@ class D100Chain:
         self._given = given
 
     def run(self, tally: Tally, max_states: int) -> int:
-        check_states(self.state_bound(), max_states)
         distribution = self.prepare(tally.exact)
         # the memo tables are a million small tuples, lists and dicts without a reference cycle:
         # the cyclic garbage collector would walk them again and again, a third of the time

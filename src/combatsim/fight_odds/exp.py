@@ -80,7 +80,6 @@ class ExpChain:
 
     def run(self, tally: Tally, max_states: int) -> int:
         """Step the chain to its end, tallying ended fights; the largest number of live states."""
-        check_states(self.state_bound(), max_states)
         laws, denominators = self._laws(tally.exact)
         if len(self.members) == 2:
             return self._duel(tally, laws, denominators)

@@ -204,7 +204,6 @@ class TssChain:
         return damage_law(Dice(count, sides, modifier), damage_type, soak)
 
     def run(self, tally: Tally, max_states: int) -> int:
-        check_states(self.state_bound(), max_states)
         exact = tally.exact
         self._laws(exact)
         ties = [TIE_FACES ** len(group) if exact else 1 for group in self.tie_groups]

@@ -143,15 +143,3 @@ class DecisionChain:
         """The state in words, for error messages."""
         return str(state)
 
-
-def exact_chain(chain, method: str, max_states: int, steps: int = 1) -> tuple[bool, int]:
-    """Whether a decision chain over the odds ``chain`` computes in exact fractions (with "auto":
-    where ``combatsim odds fight`` does), and its state bound times ``steps`` (a chain whose states
-    can all be live before every one of its steps counts each (step, state)), refused past
-    ``max_states`` before any work."""
-    from combatsim.fight_odds import exact_method
-    from combatsim.fight_odds.chain import check_states
-
-    bound = chain.state_bound() * steps
-    check_states(bound, max_states)
-    return exact_method(chain, method), bound

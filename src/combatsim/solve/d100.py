@@ -39,14 +39,15 @@ from combatsim.d100.engine import (
 )
 from combatsim.d100.layout import C_DUAL_ALLOWED
 from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.fight_odds import exact_method
 from combatsim.fight_odds.d100 import COVER, DUAL, ESCAPED, FAILED, FLESH, IN, PARTNER, SERIOUS, STATUS, D100Chain
-from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step
 
 
 def decisions(scenario, method: str, max_states: int) -> D100Decisions:
     """The decision chain of a d100 scenario (``combatsim.solve.decision_chain``)."""
     chain = D100Chain(scenario.spec)
-    exact, bound = exact_chain(chain, method, max_states)
+    exact, bound = exact_method(chain, method, max_states)
     return D100Decisions(scenario, chain, exact, bound)
 
 

@@ -21,8 +21,9 @@ import numpy as np
 from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME
 from combatsim.exp import engine
 from combatsim.exp.engine import FIRE_AT_FOE, HOLD, OBS_UNITS, ST_HIT_POINTS
+from combatsim.fight_odds import exact_method
 from combatsim.fight_odds.exp import ExpChain, unit_of_fire
-from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step
 
 #: "auto" solves in exact fractions up to this state bound, or up to EXACT_DECISIONS (state, unit)
 #: pairs: backward induction touches every transition at every unit, and exact values carry
@@ -36,15 +37,11 @@ _PLENTY = 1 << 40
 
 def decisions(scenario, method: str, max_states: int) -> ExpDecisions:
     """The decision chain of an EXP scenario (``combatsim.solve.decision_chain``)."""
-    from combatsim.fight_odds import check_exact
-
     chain = ExpChain(scenario.spec)
     # a state (hit points and shots) can be met before every unit (a run of misses), and each
     # (unit, state) is a decision: the bound is on those
-    exact, bound = exact_chain(chain, method, max_states, steps=chain.unit_limit)
+    exact, bound = exact_method(chain, method, max_states, steps=chain.unit_limit)
     exact = exact and (method == "exact" or chain.state_bound() <= EXACT_STATES or bound <= EXACT_DECISIONS)
-    if method == "exact":
-        check_exact(chain.exact_digits(), bound)
     return ExpDecisions(scenario, chain, exact, bound)
 
 

@@ -26,8 +26,9 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.engine import RUNNING, S_LENGTH, S_OUTCOME
+from combatsim.fight_odds import exact_method
 from combatsim.fight_odds.tss import OUT, PHASES, TIE_FACES, TssChain, reachable_lost
-from combatsim.solve.chain import SCRIPTED, DecisionChain, Step, exact_chain
+from combatsim.solve.chain import SCRIPTED, DecisionChain, Step
 from combatsim.tss import engine
 from combatsim.tss.engine import (
     ATTACK,
@@ -74,7 +75,7 @@ def decisions(scenario, method: str, max_states: int) -> TssDecisions:
     chain._laws(False)
     bound = state_bound(chain)
     check_states(bound, max_states)
-    exact, _ = exact_chain(TssChain(scenario.spec), method, 10**12)
+    exact, _ = exact_method(TssChain(scenario.spec), method, 10**12)
     return TssDecisions(scenario, chain, exact, bound)
 
 
