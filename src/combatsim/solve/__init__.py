@@ -206,7 +206,12 @@ def best_response(scenario, agent: str, *, against: Mapping | None = None, metho
         ends, unfinished, _ = play(walk, chosen_weights(walk, chosen), line)
         value = outcome_for(ends, unfinished, side)
         scripted, scripted_walk = _fixed_outcome(chain, {**fixed, member: SCRIPTED}, max(bound, 1), side, line)
-        policy, conflicts = _chosen_table(chain, walk, chosen, member, label=f"best response of {agent}")
+
+        def per_step(t):  # the chosen option's action, for certain
+            options = walk.options[t]
+            return options.state[chosen[t]], np.eye(len(chain.game.action_names))[options.actions[chosen[t], 0]]
+
+        policy, conflicts = _table(chain, walk, per_step, member, label=f"best response of {agent}")
     finally:
         line.done()
     error = 0.0 if chain.exact else float_error_bound(chain.horizon, max(walk.rows.widest, scripted_walk.rows.widest))
@@ -264,14 +269,6 @@ def _table(chain: DecisionChain, walk: Walk, per_step, member: int, label: str) 
     policy = TablePolicy(ruleset=chain.game.ruleset, scenario=chain.scenario.name, member=chain.game.member_names[member],
                          keys=all_keys[first], probabilities=all_chances[first], keyer=keyer, label=label)
     return policy, conflicts
-
-
-def _chosen_table(chain: DecisionChain, walk: Walk, chosen: list[np.ndarray], member: int, label: str):
-    def per_step(t):  # the chosen option's action, for certain
-        options = walk.options[t]
-        return options.state[chosen[t]], np.eye(len(chain.game.action_names))[options.actions[chosen[t], 0]]
-
-    return _table(chain, walk, per_step, member, label)
 
 
 @dataclass
