@@ -22,7 +22,6 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
-from combatsim.fight_odds.chain import PRUNE_BELOW as PRUNE
 from combatsim.fight_odds.chain import Tally, check_states, lcm_all
 from combatsim.tss.engine import (
     R_ACTION_CHECK,
@@ -457,10 +456,7 @@ class TssChain:
                 following += matrix
             for side in (0, 1):
                 tally.add(("wins", side), won[side])
-            small = following < PRUNE
-            tally.dropped += float(following[small].sum())
-            following[small] = 0.0
-            distribution = following
+            distribution = tally.prune_array(following)
             peak = max(peak, int(np.count_nonzero(distribution)))
             if not distribution.any():
                 break
