@@ -199,12 +199,10 @@ class AttackResult(RunInfo):
     mortal: np.ndarray | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict:
-        names = (*TIER_NAMES, "stun", "wound", "mortal")
-        record: dict = {"attacks": self.attacks}
-        record.update({name: int(value) for name, value in zip(names, self.counts, strict=True)})
-        hits = sum(int(v) for v in self.counts[:3])
-        record["hit_rate"] = hits / self.attacks if self.attacks else 0.0
-        return {**record, **self.record()}
+        counts = self.counts.tolist()
+        hits = sum(counts[:3])
+        return {"attacks": self.attacks, **dict(zip((*TIER_NAMES, "stun", "wound", "mortal"), counts, strict=True)),
+                "hit_rate": hits / self.attacks if self.attacks else 0.0, **self.record()}
 
 
 @simulation(output_bytes_per_item=13, inputs=attack_config)
