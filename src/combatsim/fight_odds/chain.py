@@ -149,6 +149,22 @@ def lcm_all(values) -> int:
     return math.lcm(*values) if values else 1
 
 
+def scaled(law: dict, denominator: int, exact: bool) -> list[tuple[object, int | float]]:
+    """A law {outcome: Fraction} as [(outcome, weight)] in its order, outcomes of probability 0
+    dropped: integer weights over ``denominator`` (exact), or floats."""
+    if exact:
+        return [(key, int(p * denominator)) for key, p in law.items() if p]
+    return [(key, float(p)) for key, p in law.items() if p]
+
+
+def attacker_laws(raw: dict, count: int, exact: bool) -> tuple[dict, list[int]]:
+    """The laws ``raw`` (keyed by (attacker, ...)) ``scaled`` over each attacker's denominator, the
+    lcm of its laws' (1 in float64), and those denominators."""
+    denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == a for p in law.values()])
+                    if exact else 1 for a in range(count)]
+    return {key: scaled(law, denominators[key[0]], exact) for key, law in raw.items()}, denominators
+
+
 def segment_sum(index: np.ndarray, values: np.ndarray, size: int, exact: bool) -> np.ndarray:
     """The sums of ``values`` by ``index`` into ``size`` slots (exact: Fractions in an object array)."""
     if exact:

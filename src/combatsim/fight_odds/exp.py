@@ -15,7 +15,7 @@ import math
 from fractions import Fraction
 
 from combatsim.exp.odds import hit_faces, unit_damage_law
-from combatsim.fight_odds.chain import Tally, check_states, lcm_all
+from combatsim.fight_odds.chain import Tally, attacker_laws, check_states
 
 
 class ExpChain:
@@ -52,7 +52,7 @@ class ExpChain:
 
     def _laws(self, exact: bool) -> tuple[dict, list[int]]:
         """(attacker, target, rolls, enemies standing) -> [(damage, weight)]; and each attacker's
-        denominator, the lcm of its outcomes' (exact: weights are integers over it)."""
+        denominator, the lcm of its outcomes' (exact: weights are integers over it; float64: 1)."""
         raw: dict[tuple, dict[int, Fraction]] = {}
         for a, attacker in enumerate(self.members):
             shots = self.start[1][a]
@@ -67,16 +67,7 @@ class ExpChain:
                                           attacker.weapon.automatic, target.hit_points)
                     for enemies in range(1, len(self.foes[a]) + 1):
                         raw[a, t, rolls, enemies] = {v: p / enemies for v, p in law.items()}
-        denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == a for p in law.values()])
-                        for a in range(len(self.members))]
-        laws = {}
-        for key, law in raw.items():
-            if exact:
-                scale = denominators[key[0]]
-                laws[key] = [(v, int(p * scale)) for v, p in sorted(law.items())]
-            else:
-                laws[key] = [(v, float(p)) for v, p in sorted(law.items())]
-        return laws, denominators
+        return attacker_laws(raw, len(self.members), exact)
 
     def run(self, tally: Tally, max_states: int) -> int:
         """Step the chain to its end, tallying ended fights; the largest number of live states."""

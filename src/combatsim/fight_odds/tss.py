@@ -22,7 +22,7 @@ import math
 from fractions import Fraction
 
 from combatsim.dice import Dice
-from combatsim.fight_odds.chain import Tally, check_states, lcm_all
+from combatsim.fight_odds.chain import Tally, attacker_laws, check_states, lcm_all, scaled
 from combatsim.tss.engine import (
     R_ACTION_CHECK,
     R_ACTIONS,
@@ -69,12 +69,6 @@ def ties_order_chance(order: tuple[int, ...]) -> Fraction:
     k = len(order)
     falls = sum(a > b for a, b in itertools.pairwise(order))
     return Fraction(math.comb(TIE_FACES + k - 1 - falls, k), TIE_FACES**k)
-
-
-def _scaled(law: dict, denominator: int, exact: bool) -> list[tuple[object, int | float]]:
-    if exact:
-        return [(key, int(p * denominator)) for key, p in law.items() if p]
-    return [(key, float(p)) for key, p in law.items() if p]
 
 
 class TssChain:
@@ -159,11 +153,9 @@ class TssChain:
                 laws[penalty] = joint
             denominator = lcm_all([p.denominator for law in laws.values() for p in law.values()])
             self.start_denominators.append(denominator if exact else 1)
-            self.start_laws.append({k: _scaled(law, denominator, exact) for k, law in laws.items()})
-        # (attacker, target, penalty, aimed, hand)
-        self.attack_laws: dict[tuple[int, int, int, int, int], list] = {}
+            self.start_laws.append({k: scaled(law, denominator, exact) for k, law in laws.items()})
         self._outcome_cache: dict[tuple, tuple] = {}
-        raw = {}
+        raw = {}  # (attacker, target, penalty, aimed, hand) -> the attack's law
         for i, row in enumerate(self.rows):
             for j in self.foes[i]:
                 for aimed, hand in self._strikes(i):
@@ -177,14 +169,11 @@ class TssChain:
                             for done, q in (damage[tier].items() if tier <= 2 else [((0, 0, 0), Fraction(1))]):
                                 law[done] = law.get(done, 0) + p * q
                         raw[i, j, penalty, aimed, hand] = law
-        self.attack_denominators = [lcm_all([p.denominator for key, law in raw.items() if key[0] == i
-                                             for p in law.values()]) if exact else 1 for i in range(self.count)]
+        self.attack_laws, self.attack_denominators = attacker_laws(raw, self.count, exact)
         # An action's weights sum to its slot denominator: the policy d100 (an aim chance strictly
         # between 0 and 100), then one attack's, or two's with two weapons.
         self.slot_denominators = [(100 if exact and 0 < chance < 100 else 1) * d ** hands for d, chance, hands in
                                   zip(self.attack_denominators, self.aim_chance, self.hands, strict=True)]
-        for key, law in raw.items():
-            self.attack_laws[key] = _scaled(law, self.attack_denominators[key[0]], exact)
 
     def _damage_law(self, i: int, j: int, tier: int, weapon: int = 0) -> dict[tuple[int, int, int], Fraction]:
         """(stun, wound, mortal) an attack of degree ``tier`` with ``weapon`` (0, or SECOND) deals: the
