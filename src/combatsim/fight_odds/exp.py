@@ -156,7 +156,6 @@ class ExpChain:
         step_factor = math.prod(denominators)
         distribution = {self.start: tally.one()}
         peak = 1
-        operations = 0
         while distribution:
             tally.next_step(step_factor)
             unit = tally.step
@@ -166,7 +165,7 @@ class ExpChain:
                 # exact: who does not fire still rolls certainty over its denominator
                 idle = math.prod(denominators[a] for a, aim in enumerate(aims) if aim is None) if tally.exact else 1
                 partial, done = unit_of_fire(hit_points, shots, aims, weight)
-                operations += done
+                tally.operations += done
                 for (points, shots_key), w in partial.items():
                     if idle != 1:
                         w *= idle
@@ -189,7 +188,6 @@ class ExpChain:
             distribution = tally.prune(following)
             peak = max(peak, len(distribution))
             check_states(len(distribution), max_states)
-        tally.operations += operations
         tally.flush()
         return peak
 

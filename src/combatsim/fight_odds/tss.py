@@ -418,7 +418,6 @@ class TssChain:
         dazed = [np.array([[self.dazed(c, lost, n) for lost in states[c]] for n in range(4)]) for c in (0, 1)]
         distribution = np.zeros((sizes[0], sizes[1]))
         distribution[0, 0] = 1.0
-        operations = 0
         peak = 1
         for _ in range(self.max_rounds):
             tally.next_step(1)
@@ -440,7 +439,7 @@ class TssChain:
                             if part.size:
                                 won[1] += float((out @ part).sum())
                                 after[:, penalty == value] += moves.T @ part
-                    operations += 2 * matrix.size * (max(sizes) + 1)
+                    tally.operations += 2 * matrix.size * (max(sizes) + 1)
                     matrix = after
                 following += matrix
             for side in (0, 1):
@@ -451,7 +450,6 @@ class TssChain:
                 break
         else:
             tally.add(("unfinished",), float(distribution.sum()))
-        tally.operations += operations
         tally.flush()
         return peak
 
