@@ -308,12 +308,10 @@ class _Session:
                     if nanny.pid:
                         os.kill(nanny.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
         if self._own_client:
-            with contextlib.suppress(Exception):
-                if self.client is not None:
-                    self.client.close(timeout=CLOSE_SECONDS)
-            with contextlib.suppress(Exception):
-                if self.cluster is not None:
-                    self.cluster.close(timeout=CLOSE_SECONDS)
+            for started in (self.client, self.cluster):  # the client first, then its cluster
+                if started is not None:
+                    with contextlib.suppress(Exception):
+                        started.close(timeout=CLOSE_SECONDS)
         self._quiet.unmute()
 
 
