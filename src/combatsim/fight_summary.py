@@ -106,13 +106,12 @@ def kernel_summary(result, n: int, seed: int, step_unit: str, **figures) -> Figh
                         step_unit=step_unit, **figures)
 
 
-def engine_outcomes(results, draw: int = WINNER_DRAW,
-                    unfinished: int = WINNER_UNFINISHED) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Each fight's winner (0, 1, else ``draw`` or ``unfinished``; int8) and length (int32) of fights
-    the engine played (combatsim.policies.FightResults), or (None, None) without outcomes."""
+def engine_outcomes(results) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each fight's winner (0, 1, WINNER_DRAW or WINNER_UNFINISHED; int8) and length (int32) of
+    fights the engine played (combatsim.policies.FightResults), or (None, None) without outcomes."""
     if results.outcome is None:
         return None, None
     winner = results.outcome.astype(np.int8)
-    winner[results.outcome == DRAW] = draw
-    winner[results.outcome == UNFINISHED] = unfinished
+    winner[results.outcome == DRAW] = WINNER_DRAW
+    winner[results.outcome == UNFINISHED] = WINNER_UNFINISHED
     return winner, results.length.astype(np.int32)
