@@ -134,21 +134,17 @@ def equilibrium_values(walk: Walk, first: int, progress: Progress) -> tuple[list
             new_low[states[saddle]] = q_low[index].reshape(games.shape)[g, i, :].min(axis=1)[saddle]
             new_high[states[saddle]] = q_high[index].reshape(games.shape)[g, :, j].max(axis=1)[saddle]
             w[starts[groups][saddle] + i[saddle] * lb + j[saddle]] = 1.0
-            for k in np.flatnonzero(saddle).tolist():
-                a_actions = options.actions[starts[groups[k]]:starts[groups[k]] + count:lb, 0]
-                b_actions = options.actions[starts[groups[k]]:starts[groups[k]] + lb, 1]
-                step_mixes[int(states[k])] = (a_actions, np.eye(la)[i[k]], b_actions, np.eye(lb)[j[k]])
-            for k in np.flatnonzero(~saddle).tolist():
-                start = int(starts[groups[k]])
-                value, x, y = solve_game(games[k], counter)
-                state = int(states[k])
-                new_values[state] = value
-                new_low[state] = (x @ q_low[start:start + count].reshape(la, lb)).min()
-                new_high[state] = (q_high[start:start + count].reshape(la, lb) @ y).max()
-                w[start:start + count] = np.outer(x, y).ravel()
-                a_actions = options.actions[start:start + count:lb, 0]
-                b_actions = options.actions[start:start + lb, 1]
-                step_mixes[state] = (a_actions, x, b_actions, y)
+            for k in range(len(groups)):
+                start, state = int(starts[groups[k]]), int(states[k])
+                if saddle[k]:
+                    x, y = np.eye(la)[i[k]], np.eye(lb)[j[k]]
+                else:
+                    value, x, y = solve_game(games[k], counter)
+                    new_values[state] = value
+                    new_low[state] = (x @ q_low[start:start + count].reshape(la, lb)).min()
+                    new_high[state] = (q_high[start:start + count].reshape(la, lb) @ y).max()
+                    w[start:start + count] = np.outer(x, y).ravel()
+                step_mixes[state] = (options.actions[start:start + count:lb, 0], x, options.actions[start:start + lb, 1], y)
         values, low, high = new_values, new_low, new_high
         weights[t] = w
         mixes[t] = step_mixes
