@@ -219,10 +219,6 @@ class _Fight:
             self._outcomes[key] = found
         return found
 
-    def observation(self, state: int, t: int, player: int) -> np.ndarray:
-        obs, _ = self.chain.observations([state], t, self.rows[player])
-        return obs[0]
-
     def key(self, state: int, t: int, row: int) -> bytes:
         """Member row ``row``'s observation key (what the chain tracks) in ``state`` before step ``t``."""
         obs, _ = self.chain.observations([state], t, row)
@@ -504,7 +500,7 @@ class FightObserver:
         if state._state is None or state._end is not None:
             self.tensor.fill(0)
         else:
-            self.tensor[:] = fight.observation(state._state, state._t, player)
+            self.tensor[:] = fight.chain.observations([state._state], state._t, fight.rows[player])[0][0]
 
     def string_from(self, state: FightState, player: int) -> str:
         return state._words([state._node().rows[player]])
