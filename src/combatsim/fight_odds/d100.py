@@ -284,12 +284,9 @@ class D100Chain:
         if self.ambush_side is None:
             return out
         ambushers = [c for c in range(self.count) if self.side[c] == self.ambush_side]
-        rank = 0
-        for d in range(self.count):
-            if self.side[d] == self.ambush_side:
-                continue
+        ambushed = [c for c in range(self.count) if self.side[c] != self.ambush_side]
+        for rank, d in enumerate(ambushed):
             a = ambushers[rank % len(ambushers)]
-            rank += 1
             p = self._probability(first_wins(self.table[a][C_AMBUSH_ATTACK:C_AMBUSH_ATTACK + CONTEST_FIELDS],
                                              self.table[d][C_AMBUSH_DEFEND:C_AMBUSH_DEFEND + CONTEST_FIELDS]))
             following = {}
