@@ -98,11 +98,8 @@ class D100Decisions(DecisionChain):
     def _end_code(self, end: int) -> int:
         code = self._end_codes.get(end)
         if code is None:
-            code = DRAW
-            for key in self.chain._ends.values[end]:
-                if key[0] in ("wins", "wins_by_flight"):
-                    code = key[1]
-            self._end_codes[end] = code
+            code = self._end_codes[end] = next(
+                (key[1] for key in self.chain._ends.values[end] if key[0] in ("wins", "wins_by_flight")), DRAW)
         return code
 
     def describe(self, state: int) -> str:
