@@ -320,7 +320,6 @@ class TssDecisions(DecisionChain):
         """The engine's state row that the chain's ``state`` before step ``t`` stands for (a member
         out of the fight shows its tracks all lost; the tie-break words are the acting order's)."""
         people, order = self._states.values[state]
-        table = self.game.table
         s = np.zeros(engine.state_size(self.members), dtype=np.int64)
         round_number, phase = self.round_phase(t)
         s[S_OUTCOME] = RUNNING
@@ -334,9 +333,7 @@ class TssDecisions(DecisionChain):
             b = S_MEMBERS + M_WIDTH * c
             s[b + M_INTENT] = engine.INTENT_SCRIPTED
             if person is OUT:
-                s[b + M_STUN] = table[c, engine.R_STUN]
-                s[b + M_WOUND] = table[c, engine.R_WOUND]
-                s[b + M_MORTAL] = table[c, engine.R_MORTAL]
+                s[b + M_STUN], s[b + M_WOUND], s[b + M_MORTAL] = self.chain.tracks[c]
                 continue
             s[b + M_IN] = 1
             s[b + M_STUN], s[b + M_WOUND], s[b + M_MORTAL] = person[:3]
