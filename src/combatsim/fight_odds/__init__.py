@@ -73,9 +73,7 @@ class FightOdds:
             "error_bound": self.error_bound,
             "sides": [{"name": name, "wins": both(w), "wins_by_flight": both(f)}
                       for name, w, f in zip(self.side_names, self.wins, self.wins_by_flight, strict=True)],
-            "escapes": both(self.escapes),
-            "draws": both(self.draws),
-            "unfinished": both(self.unfinished),
+            **{key: both(getattr(self, key)) for key in ("escapes", "draws", "unfinished")},
             "length": {"unit": self.step_unit, "mean": both(self.length_mean),
                        "distribution": {str(k): both(v) for k, v in self.length.items()}},
             "states": {"bound": self.state_bound, "peak": self.peak_states},

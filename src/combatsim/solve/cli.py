@@ -75,10 +75,8 @@ def _pair_paths(out, members) -> list:
 
 
 def _outcome_lines(title: str, outcome) -> list[str]:
-    return [f"  {title}",
-            *(f"    {name:<10} {probability_text(value, 48)}" for name, value in
-              (("win", outcome.win), ("loss", outcome.loss), ("draw", outcome.draw),
-               ("unfinished", outcome.unfinished), ("reward", outcome.reward)))]
+    return [f"  {title}", *(f"    {name:<10} {probability_text(getattr(outcome, name), 48)}"
+                            for name in ("win", "loss", "draw", "unfinished", "reward"))]
 
 
 def best_response_report(result) -> str:
