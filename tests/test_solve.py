@@ -118,6 +118,12 @@ def test_too_many_states_is_refused_before_any_work():
         best_response(example("d100_duel"), "Veteran", max_states=100)
 
 
+def test_unbounded_exact_fractions_are_refused_before_any_work():
+    """As ``odds fight`` refuses them: 10,000 d100 rounds make fractions of some 400,000 digits."""
+    with pytest.raises(ValueError, match=r"^method exact: this fight's exact fractions would reach about 400,001 digits"):
+        best_response(example("d100_duel", ["options.max_rounds=10000"]), "Veteran", method="exact")
+
+
 @pytest.fixture
 def little_free_memory(monkeypatch):
     """A machine with 1 MB free when the walk begins, and a process that holds 1 MB more at every
