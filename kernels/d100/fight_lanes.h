@@ -181,11 +181,6 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 #define D100F_S D100FightLanes
 #define D100F_F(name) d100f_##name
 #include "fight_lanes_steps.h"
-#undef D100F_L
-#undef D100F_UL
-#undef D100F_NARROW
-#undef D100F_S
-#undef D100F_F
 
 #define D100F_L int16_t
 #define D100F_UL uint16_t
@@ -193,11 +188,6 @@ static int32_t d100f_disengages(int32_t roll, const int32_t *bars, int32_t press
 #define D100F_S D100FightLanes16
 #define D100F_F(name) d100f16_##name
 #include "fight_lanes_steps.h"
-#undef D100F_L
-#undef D100F_UL
-#undef D100F_NARROW
-#undef D100F_S
-#undef D100F_F
 
 /* The most combatants the int16 lanes take (eight 2-bit flesh fields fill 16 bits; two rows of
  * four partner fields), and the flee bases, whose targets they work out in 16 bits. */

@@ -4,7 +4,8 @@
  *   D100F_NARROW       0 for int32 lanes (up to D100F_MAX combatants), 1 for int16 lanes
  *                      (up to D100F_NARROW_MAX: their masks, wound fields and partner fields fit
  *                      16 bits, so a 512-bit vector holds 32 lanes, not 16),
- *   D100F_S            the state's type name, D100F_F(name) a function's name.
+ *   D100F_S            the state's type name, D100F_F(name) a function's name;
+ * this file undefines them at its end.
  * What the widths lay out differently is in the D100F_W_* constants below; the steps are the
  * same code. GCC narrows a step's int arithmetic to 16-bit vector ops only where the result is
  * truncated to 16 bits and every shift amount is known below 16, hence the masks on the amounts. */
@@ -393,8 +394,7 @@ static inline D100F_F(aim_t) D100F_F(aim)(const D100F_S *s, int32_t c, int i, in
         D100F_L blocked = (act == D100F_PRESS) & D100F_F(bit)(s->disengagers[i], declared_target) &
                           D100F_F(bit)(s->declared_engaged[i], c);
         /* The first opponent still in: the first of the other side after the quick attacks. */
-        D100F_L first0 = s->first_left[0][i], first1 = s->first_left[1][i];
-        D100F_L first_opponent = (D100F_L)(first1 ^ ((first1 ^ first0) & -side));
+        D100F_L first_opponent = D100F_F(pick)(s->first_left[1][i], s->first_left[0][i], (D100F_L)side);
         (void)few;
         aim.attack = on & ((act == D100F_ATTACK) | ((act == D100F_PRESS) & (blocked ^ 1))) & ((active & opponents) != 0);
         aim.target = D100F_F(pick)(first_opponent, declared_target, D100F_F(bit)(active, declared_target));
@@ -570,8 +570,7 @@ static inline D100F_F(plan_t) D100F_F(plan)(const D100F_S *s, int32_t c, int i, 
     D100F_L decl = s->declared[c][i], act = decl >> D100F_SHIFT, declared_target = decl & 31;
     D100F_L engaged = D100F_F(bit)(s->engaged[i], c), partner = D100F_F(partner)(s, i, c);
     /* Both sides' rows loaded, one picked (as partner). */
-    D100F_L first0 = s->first_of_side[0][i], first1 = s->first_of_side[1][i];
-    D100F_L first_of_side = (D100F_L)(first0 ^ ((first0 ^ first1) & -side));
+    D100F_L first_of_side = D100F_F(pick)(s->first_of_side[0][i], s->first_of_side[1][i], (D100F_L)side);
     D100F_L pressed_on_c = D100F_F(bit)(declared_engaged, partner) ? declared_target == partner : first_of_side == c;
     plan.flee_roll = on & (act == D100F_FLEE) & (engaged ^ 1) & D100F_F(bit)(s->targeted[i], c);
     plan.contested = on & (act == D100F_DISENGAGE) & engaged & D100F_F(bit)(active, partner) &
@@ -760,3 +759,8 @@ static void D100F_F(take_counts)(D100F_S *s, int64_t *counts) {
 #undef D100F_W_DAMAGE_ROWS
 #undef D100F_W_FLEE_CAP
 #undef D100F_GATHER
+#undef D100F_L
+#undef D100F_UL
+#undef D100F_NARROW
+#undef D100F_S
+#undef D100F_F
