@@ -10,7 +10,7 @@
  * to the smallest last low word (below the die's threshold when Lemire's method rejected a word).
  * The AVX2 and x86-64-v4 clones (clones.h) run it; the portable clone walks no block, and the
  * caller counts the blocks left with the engine's rule as Cython generates it (kernels/exp/
- * _combat.pxi), as it fixes rejected words. docs/kernels.md gives what this pass is worth.
+ * _cy.pyx), as it fixes rejected words. docs/kernels.md gives what this pass is worth.
  */
 #ifndef COMBATSIM_EXP_ATTACK_COUNT_H
 #define COMBATSIM_EXP_ATTACK_COUNT_H
