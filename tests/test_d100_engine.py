@@ -11,7 +11,18 @@ from hypothesis import strategies as st
 
 from combatsim.d100 import api, engine, layout, model, reference
 from combatsim.d100.game import game
-from combatsim.engine import DRAW, RUNNING, S_LENGTH, S_OUTCOME, S_STEPS, SCRIPTED, UNFINISHED, engine_kernels
+from combatsim.engine import (
+    DRAW,
+    RUNNING,
+    S_LENGTH,
+    S_OUTCOME,
+    S_STEPS,
+    SCRIPTED,
+    UNFINISHED,
+    WINNER_DRAW,
+    WINNER_UNFINISHED,
+    engine_kernels,
+)
 from combatsim.registry import get_kernel
 from combatsim.scenario import example_names, example_path, load
 
@@ -189,7 +200,7 @@ def test_a_step_by_step_scripted_episode_is_the_fight(name):
     standing = [np.count_nonzero(engine.member_standing(state, slice(None), members, c)) for c in range(members)]
     np.testing.assert_array_equal(fixed[layout.FIGHT_COUNTS + max_rounds + 1:], standing)
     outcome = state[:, S_OUTCOME]
-    expected = np.where(winner == layout.DRAW, DRAW, np.where(winner == layout.UNFINISHED, UNFINISHED, winner))
+    expected = np.where(winner == WINNER_DRAW, DRAW, np.where(winner == WINNER_UNFINISHED, UNFINISHED, winner))
     np.testing.assert_array_equal(outcome, expected)
     np.testing.assert_array_equal(state[:, S_LENGTH], rounds)
     assert (counts[:, engine.C_MASKED] == 0).all()

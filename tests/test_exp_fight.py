@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from combatsim.engine import WINNER_DRAW as DRAW
+from combatsim.engine import WINNER_UNFINISHED as UNFINISHED
 from combatsim.exp.api import Combatant, combatant_table, simulate_fight
-from combatsim.exp.engine import DRAW_WINNER as DRAW
 from combatsim.exp.engine import FIGHT_COUNTS, KILODIE
-from combatsim.exp.engine import UNFINISHED_WINNER as UNFINISHED
 from combatsim.exp.model import Persona, Weapon
 from combatsim.registry import get_kernel
 

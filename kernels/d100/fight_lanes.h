@@ -238,7 +238,7 @@ static void d100f_run_take_counts(D100FightRun *r, int64_t *counts) { D100F_RUN_
 
 static inline const uint64_t *d100f_run_ended_bits(const D100FightRun *r) { return D100F_RUN_FIELD(r, ended_bits); }
 
-/* Lane i's ended fight: the winning side, -2 for a draw (layout.DRAW), -1 unfinished. */
+/* Lane i's ended fight: the winning side, -2 for a draw (combatsim.engine.WINNER_DRAW), -1 unfinished. */
 static inline int32_t d100f_run_winner(const D100FightRun *r, int i) {
     int32_t winner = D100F_RUN_FIELD(r, winner[i]);
     return winner == D100F_NOBODY_LEFT ? -2 : winner;

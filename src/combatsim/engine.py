@@ -57,6 +57,9 @@ from combatsim.validation import check_choice
 SCRIPTED = -1
 #: ``state[e, S_OUTCOME]`` while the fight runs; at its end: 0 or 1 (that side won), DRAW or UNFINISHED.
 RUNNING, DRAW, UNFINISHED = -1, 2, 3
+#: A fight kernel's per-fight winner when no side won; WINNERS[outcome] is the winner of a final outcome.
+WINNER_UNFINISHED, WINNER_DRAW = -1, -2
+WINNERS = (0, 1, WINNER_DRAW, WINNER_UNFINISHED)
 
 # State columns shared by every ruleset: the fight's item index, the stream position (words and
 # retry words used), steps played, the outcome, the fight's length in the ruleset's unit (rounds,

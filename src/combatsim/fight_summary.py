@@ -12,11 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from combatsim.engine import DRAW, UNFINISHED
+from combatsim.engine import WINNER_DRAW, WINNER_UNFINISHED, WINNERS
 
 Z95 = 1.959963984540054
-#: A fight's per-fight winner when no side won, as every ruleset's kernels and engine write it.
-WINNER_UNFINISHED, WINNER_DRAW = -1, -2
 #: The outcomes --compare pairs and --plot stacks, by their winner codes; "wins" rows are the sides'.
 NO_WINNER_OUTCOMES = (("draws", WINNER_DRAW), ("unfinished", WINNER_UNFINISHED))
 
@@ -111,7 +109,4 @@ def engine_outcomes(results) -> tuple[np.ndarray | None, np.ndarray | None]:
     fights the engine played (combatsim.policies.FightResults), or (None, None) without outcomes."""
     if results.outcome is None:
         return None, None
-    winner = results.outcome.astype(np.int8)
-    winner[results.outcome == DRAW] = WINNER_DRAW
-    winner[results.outcome == UNFINISHED] = WINNER_UNFINISHED
-    return winner, results.length.astype(np.int32)
+    return np.array(WINNERS, dtype=np.int8)[results.outcome], results.length.astype(np.int32)

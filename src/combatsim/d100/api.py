@@ -510,7 +510,7 @@ def simulate_fights(
     with a lethal wound, dead, or fled): the other side wins, or with nobody left on either side
     it is a draw. After ``max_rounds`` rounds it is unfinished. With ``ambush_side`` 0 or 1 that
     side ambushes the other before round 1. ``winner`` (with ``outcomes``) holds each fight's
-    winning side, layout.DRAW or layout.UNFINISHED.
+    winning side, WINNER_DRAW or WINNER_UNFINISHED (combatsim.engine).
 
     ``policies`` ({member name: policy(obs, masks) -> actions}, combatsim.policies) plays those
     members by the policies and the others by their weights, through the engine (backend numba

@@ -81,9 +81,7 @@ from combatsim.d100.layout import (
     TARGET_CAP,
 )
 from combatsim.d100.layout import ATTACK_COUNTS as ATTACK_COUNTS
-from combatsim.d100.layout import DRAW as WINNER_DRAW
 from combatsim.d100.layout import FIELDS as FIELDS
-from combatsim.d100.layout import UNFINISHED as WINNER_UNFINISHED
 from combatsim.engine import (
     DRAW,
     RUNNING,
@@ -97,6 +95,7 @@ from combatsim.engine import (
     S_WORDS,
     SCRIPTED,
     UNFINISHED,
+    WINNERS,
     new_stream,
     stream_block,
     stream_continue,
@@ -105,6 +104,7 @@ from combatsim.engine import (
     stream_retries_used,
     stream_words_used,
 )
+from combatsim.engine import WINNER_DRAW as WINNER_DRAW
 from combatsim.rng import MASK32
 from combatsim.rng import rejection_threshold as _threshold
 
@@ -163,7 +163,7 @@ KERNEL_RULES = ("attack_outcome", "tier_bars", "damage_bars", "count_attack", "a
                 "word_tallies", "ambush_contests")
 #: What else the Cython kernel module (kernels/d100/_cy.pyx) reads with the rules: the wound
 #: severities its attack kernel counts by, the attack counts, and the fight table's columns and the
-#: fight counts of its vector lanes (ATTACK_COUNTS and FIELDS are imported for it alone).
+#: fight counts of its vector lanes (ATTACK_COUNTS, FIELDS and WINNER_DRAW are imported for it alone).
 KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH", "ATTACK_SIDES", "ATTACK_COUNTS",
                     "C_RANGED", "C_ARMOUR", "C_DUAL_ALLOWED", "C_FLEE_BASE", "C_PRESS", "C_ATTACK", "C_NONLETHAL",
                     "C_DAMAGE", "C_POLICY", "FIELDS", "F_WINS", "F_WINS_BY_FLIGHT", "F_ESCAPES", "F_DRAWS",
@@ -894,7 +894,7 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
 
     Fight ``start + k`` uses item stream ``start + k``. ``counts`` gains the layout's F_* fields,
     then the rounds histogram (0 .. max_rounds), then each member's fights ended standing;
-    ``winner_out[k]`` gets 0 or 1 (the winning side), layout.DRAW or layout.UNFINISHED,
+    ``winner_out[k]`` gets 0 or 1 (the winning side), WINNER_DRAW or WINNER_UNFINISHED,
     ``rounds_out[k]`` the rounds (empty outputs: not wanted).
     """
     m = table.shape[0]
@@ -923,13 +923,7 @@ def fight(seed, start, count, table, passes, max_rounds, ambush_side, counts, wi
         for c in range(m):  # then each member's fights ended still standing
             if member_standing(buffers, 0, m, c):
                 counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
-        outcome = s[S_OUTCOME]
         if len(winner_out):
-            if outcome == DRAW:
-                winner_out[k] = WINNER_DRAW
-            elif outcome == UNFINISHED:
-                winner_out[k] = WINNER_UNFINISHED
-            else:
-                winner_out[k] = outcome
+            winner_out[k] = WINNERS[s[S_OUTCOME]]
         if len(rounds_out):
             rounds_out[k] = rounds

@@ -51,9 +51,6 @@ FIGHT_COUNT_NAMES = (
     "escapes_side_1", "draws", "unfinished", "rounds", "attacks", "lethal", "serious", "flesh", "instant_death",
     "escalated_serious", "escalated_lethal", "surprised",
 )
-#: A fight's outcome (the per-fight winner output): the winning side 0 or 1, or one of these.
-UNFINISHED = -1
-DRAW = -2
 
 # Actions (one per pass). The policy d100 picks among the first eight in this order.
 ACTION_NONE = 0

@@ -38,6 +38,7 @@ from combatsim.engine import (
     S_WORDS,
     SCRIPTED,
     UNFINISHED,
+    WINNERS,
     new_stream,
     rejection_threshold,
     stream_block,
@@ -112,10 +113,6 @@ FIGHT_COUNTS = 13
 #: An episode's counts: the FIGHT_* fields (draws include the unfinished), then these two.
 COUNT_UNFINISHED, COUNT_MASKED = 13, 14
 ENGINE_COUNTS = 15
-#: winner_out value of a fight still running at the unit limit (-1, as in the other rulesets).
-UNFINISHED_WINNER = -1
-#: winner_out value of a draw: both sides out in the same unit (-2, as in the other rulesets).
-DRAW_WINNER = -2
 
 #: Actions: hold, then fire at foe 0, 1, ...
 HOLD = 0
@@ -576,8 +573,8 @@ def fight(seed, start, count, combatants, unit_limit, hit_on_equal, critical, co
 
     The "exp.fight" kernel signature: ``combatants`` is the int64 combatant table (``C_*``);
     counts: ``FIGHT_*``, the histogram of units (index units - 1, unit_limit of them), then each
-    member's fights ended standing (hit points left); winner_out gets 0, 1, DRAW_WINNER (both
-    sides out) or UNFINISHED_WINNER (the unit limit), units_out the units played.
+    member's fights ended standing (hit points left); winner_out gets 0, 1, WINNER_DRAW (both
+    sides out) or WINNER_UNFINISHED (the unit limit), units_out the units played.
     """
     members = combatants.shape[0]
     # The fight's buffers are the rows of one array, one allocation per call (the Cython build
@@ -611,14 +608,8 @@ def play_fights(seed, start, count, combatants, config, state, actions, fight_co
         counts[FIGHT_COUNTS + units - 1] += 1
         for c in range(members):  # then each member's fights ended standing (no branch on a coin toss)
             counts[FIGHT_COUNTS + unit_limit + c] += 1 if member_standing(state, 0, members, c) else 0
-        outcome = state[0, S_OUTCOME]
         if len(winner_out):
-            if outcome == 0 or outcome == 1:
-                winner_out[k] = outcome
-            elif outcome == DRAW:
-                winner_out[k] = DRAW_WINNER
-            else:
-                winner_out[k] = UNFINISHED_WINNER
+            winner_out[k] = WINNERS[state[0, S_OUTCOME]]
         if len(units_out):
             units_out[k] = units
     for f in range(FIGHT_COUNTS):

@@ -40,6 +40,7 @@ from combatsim.engine import (
     S_STEPS,
     S_WORDS,
     UNFINISHED,
+    WINNERS,
     new_stream,
     rejection_threshold,
     stream_block,
@@ -967,8 +968,7 @@ def play_fights(seed, start, count, table, config, state, episode, max_rounds, c
         start_fight(table, config, state, episode, 0, rng, seed, start + k)
         while state[0, S_OUTCOME] == RUNNING:
             play_step(table, config, state, episode, 0, rng)
-        outcome = state[0, S_OUTCOME]
-        winner = outcome if outcome <= 1 else -1
+        winner = WINNERS[state[0, S_OUTCOME]]
         rounds = state[0, S_LENGTH]
         counts[winner if winner >= 0 else 2] += 1
         counts[3] += rounds
