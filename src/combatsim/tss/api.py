@@ -488,7 +488,7 @@ def _policy_fights(side_a, side_b, max_rounds, one_step_shift, run, policies, ta
 
 def action_names(slots: int, two_weapons: bool) -> tuple[str, ...]:
     """hold, attack_foe_0 .. attack_foe_{slots-1} (foe j: the j-th member of the other side), aim,
-    then, when some member has a second weapon, attack_two_weapons_foe_0 .. (engine.action_count)."""
+    then, when some member has a second weapon, attack_two_weapons_foe_0 .."""
     two = tuple(f"attack_two_weapons_foe_{j}" for j in range(slots)) if two_weapons else ()
     return ("hold", *(f"attack_foe_{j}" for j in range(slots)), "aim", *two)
 

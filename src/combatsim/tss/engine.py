@@ -67,7 +67,6 @@ R_WEAPON_QUALITY, R_WEAPON_CLASS, R_ARMOUR_QUALITY = 17, 18, 19
 R_DAMAGE = 20  # per tier (AMAZING, GOOD, ORDINARY): count, sides, modifier, type before any shift
 #: The second weapon's quality, class and damage sit SECOND columns after the first weapon's.
 SECOND = 15
-R_SECOND_QUALITY, R_SECOND_CLASS, R_SECOND_DAMAGE = 32, 33, 35
 R_HAS_SECOND, R_AMBIDEXTERITY, R_BROAD = 47, 48, 49
 #: the scripted policy's knobs: the percent chance to aim before an attack, attack with both weapons
 R_AIM_CHANCE, R_TWO_WEAPONS = 50, 51
@@ -505,11 +504,6 @@ def state_size(members):
 
 def observation_size(slots):
     return G + F * 2 * slots
-
-
-def action_count(slots, two_weapons):
-    """hold, the attacks, aim, then the two-weapon attacks when some member has a second weapon."""
-    return ATTACK + slots + 1 + (slots if two_weapons else 0)
 
 
 def fill_config(table, max_rounds, one_step, config):
@@ -968,18 +962,13 @@ def play_fights(seed, start, count, table, config, state, episode, max_rounds, c
         start_fight(table, config, state, episode, 0, rng, seed, start + k)
         while state[0, S_OUTCOME] == RUNNING:
             play_step(table, config, state, episode, 0, rng)
-        winner = WINNERS[state[0, S_OUTCOME]]
+        for f in range(FIGHT_COUNTS):  # an episode's counts begin with the fixed counts' fields
+            counts[f] += episode[0, f]
         rounds = state[0, S_LENGTH]
-        counts[winner if winner >= 0 else 2] += 1
-        counts[3] += rounds
         counts[FIGHT_COUNTS + rounds] += 1  # the rounds histogram follows the fixed counts
-        counts[4] += episode[0, C_ATTACKS]
-        counts[5] += episode[0, C_STUN]
-        counts[6] += episode[0, C_WOUND]
-        counts[7] += episode[0, C_MORTAL]
         for c in range(n):  # then each member's fights ended standing
             if member_standing(state, 0, n, c):
                 counts[FIGHT_COUNTS + max_rounds + 1 + c] += 1
         if keep:
-            winner_out[k] = winner
+            winner_out[k] = WINNERS[state[0, S_OUTCOME]]
             rounds_out[k] = rounds

@@ -36,9 +36,7 @@ def situation_die(steps: int) -> tuple[int, int, int]:
     Bonuses stop at -d20; a penalty +N beyond +7 is +(N-4)d20. Steps 0 is
     "-d0": no die (count 0).
     """
-    steps = check_int("steps", steps, None, MAX_STEPS)
-    if steps < -5:
-        steps = -5
+    steps = max(check_int("steps", steps, None, MAX_STEPS), -5)
     if steps > 7:
         return 1, steps - 4, 20
     return DIFFICULTY_SCALE[steps]
