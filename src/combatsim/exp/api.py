@@ -529,7 +529,8 @@ def game(spec: dict, member_names: Sequence[str], side_names: Sequence[str], tab
     table = combatant_table(side0, side1) if table is None else table
     if len(member_names) != len(table):
         raise ValueError(f"member_names must name the scenario's {len(table)} members, got {len(member_names)}")
-    config = engine.make_config(table, spec["unit_limit"], spec["hit_on_equal"], spec["critical"])
+    config = np.zeros(engine.config_size(len(table)), dtype=np.int64)
+    engine.fill_config(table, spec["unit_limit"], spec["hit_on_equal"], spec["critical"], config)
     foe_slots = int(config[engine.CF_FOE_SLOTS])
     names = observation_names(int(config[engine.CF_ALLY_SLOTS]), foe_slots)
     return Game(

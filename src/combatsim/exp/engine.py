@@ -49,6 +49,7 @@ from combatsim.engine import (
     stream_roll,
     stream_words_used,
 )
+from combatsim.rng import MASK32
 
 KILODIE = 1000
 #: rejection_threshold(KILODIE), as a constant so a step never divides for it.
@@ -60,8 +61,6 @@ NO_CAP = 1 << 60
 #: The most faces a joint die may have (1000 x sides ** dice): products of a word and the faces
 #: stay below 2**63, so the compiled fast paths compare them as signed 64-bit integers.
 JOINT_FACES_LIMIT = 2**31
-#: The low 32 bits of a word's product with a die's faces (Lemire's multiply-shift: docs/rng.md).
-LOW_WORD = 2**32 - 1
 
 #: Columns of the combatant table (one int64 row per combatant; exp.api.combatant_table).
 (
@@ -82,7 +81,7 @@ LOW_WORD = 2**32 - 1
 COMBATANT_FIELDS = 13
 
 #: config fields: the scenario's options, the observation's member slots, where each side's rows
-#: start (CF_SIDE_START + side) and how many it has (CF_SIDE_SIZE + side); then (make_config) the
+#: start (CF_SIDE_START + side) and how many it has (CF_SIDE_SIZE + side); then (fill_config) the
 #: rejection thresholds of each member's damage die and of a target die of 0..members sides.
 CF_UNIT_LIMIT, CF_HIT_ON_EQUAL, CF_CRITICAL, CF_ALLY_SLOTS, CF_FOE_SLOTS, CF_SIDE_START, CF_SIDE_SIZE = 0, 1, 2, 3, 4, 5, 7
 CONFIG_HEAD = 9
@@ -140,12 +139,12 @@ KERNEL_CONSTANTS = ("KILODIE", "ROUNDS_PER_BURST")
 
 NUMBA_INLINE = (
     "to_hit_roll", "is_hit", "damage", "fire_unit", "fire_joint", "joint_word_tally", "can_fire",
-    "member_view", "fight_outcome", "write_views", "play_units", "start_fight", "config_size",
+    "fight_outcome", "write_views", "play_units", "start_fight", "config_size",
     "dice_threshold_field", "target_threshold_field", "slot_row",
 )
 #: The loops over envs and fights, which never allocate: compiled without Numba's runtime, the
 #: arrays handed to the helpers inlined in them are not reference counted for every env or fight.
-NUMBA_NO_RUNTIME = ("_reset_envs", "_step_envs", "play_fights")
+NUMBA_NO_RUNTIME = ("reset", "_step_envs", "play_fights")
 
 
 # ---- the rules of one unit of fire --------------------------------------------------------------
@@ -237,7 +236,7 @@ def fire_joint(word, bonus, maximum_roll, armour_rating, adjustment, dice_count,
     kilodie = (product >> 32) + 1
     dice_total = dice_count  # the dice are 1-based
     for _ in range(dice_count):
-        product = (product & LOW_WORD) * dice_sides
+        product = (product & MASK32) * dice_sides
         dice_total += product >> 32
     hit = 1 if is_hit(to_hit_roll(kilodie, bonus, maximum_roll, adjustment, critical), armour_rating,
                       hit_on_equal) else 0
@@ -273,7 +272,7 @@ def joint_word_tally(word, bar, sides1, sides2, sides3, base):
     product's, which decides Lemire's rejection. Branch-free, so the compiled passes vectorise it;
     masking both factors to 32 bits lets LLVM multiply each pair in one 32 x 32-bit instruction.
     """
-    low = np.uint64(LOW_WORD)
+    low = np.uint64(MASK32)
     q0 = np.uint64(word) * np.uint64(KILODIE)
     q1 = (q0 & low) * (np.uint64(sides1) & low)
     q2 = (q1 & low) * (np.uint64(sides2) & low)
@@ -298,22 +297,14 @@ def target_threshold_field(members, enemies):
     return CONFIG_HEAD + members + enemies
 
 
-def make_config(table, unit_limit, hit_on_equal, critical):
-    """The config array of a combatant table whose rows are side 0's members, then side 1's:
-    the options; the observation's slots (the largest side: its size less one allies, its size
-    foes); where the sides' rows are; the dice's rejection thresholds."""
-    config = np.zeros(config_size(table.shape[0]), dtype=np.int64)
-    fill_config(table, unit_limit, hit_on_equal, critical, config)
-    return config
-
-
 def fill_config(table, unit_limit, hit_on_equal, critical, config):
-    """make_config's fields, written into ``config`` (zeros, config_size long or more)."""
+    """The config of a combatant table whose rows are side 0's members, then side 1's, into ``config``
+    (zeros, config_size long or more): the options; the observation's slots (the largest side: its
+    size less one allies, its size foes); where the sides' rows are; the dice's rejection thresholds."""
     members = table.shape[0]
     size0 = 0
     for c in range(members):
-        if table[c, C_SIDE] == 0:
-            size0 += 1
+        size0 += 1 if table[c, C_SIDE] == 0 else 0
     largest = max(size0, members - size0)
     config[CF_UNIT_LIMIT] = unit_limit
     config[CF_HIT_ON_EQUAL] = 1 if hit_on_equal else 0
@@ -353,22 +344,8 @@ def slot_row(c, slot, ally_slots, own_start, own_size, foe_start, foe_size):
     return foe_start + foe if foe < foe_size else -1
 
 
-def member_view(hit_points, start_hit_points, shots, start_shots, armour_rating):
-    """A member's observation fields (F_*): in the fight, health, hit points, ammunition, armour."""
-    left = max(hit_points, 0)
-    ammunition = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
-    # The scaled fields are clipped: the observation space is Box(0, 1), and hit points past the
-    # scale or an armour rating outside 0..1000 are allowed inputs.
-    return (1.0 if left > 0 else 0.0, left / start_hit_points, min(left / HIT_POINTS_SCALE, 1.0), ammunition,
-            min(max(armour_rating / ARMOUR_RATING_SCALE, 0.0), 1.0))
-
-
 def reset(table, config, seeds, indices, which, state, counts, obs, mask):
     """Start fight ``indices[e]`` of every env with ``which[e]``: full hit points and shots."""
-    _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask)
-
-
-def _reset_envs(table, config, seeds, indices, which, state, counts, obs, mask):
     for e in range(state.shape[0]):
         if which[e] == 0:
             continue
@@ -382,18 +359,13 @@ def start_fight(table, state, e, index):
     """Env ``e``'s state at the start of fight ``index``: no words drawn, no unit played, every
     member at full hit points and shots, no damage taken."""
     members = table.shape[0]
+    for k in range(state.shape[1]):
+        state[e, k] = 0
     state[e, S_INDEX] = index
-    state[e, S_WORDS] = 0
-    state[e, S_RETRIES] = 0
-    state[e, S_BLOCK] = 0
-    state[e, S_BLOCK + 1] = 0
-    state[e, S_STEPS] = 0
     state[e, S_OUTCOME] = RUNNING
-    state[e, S_LENGTH] = 0
     for c in range(members):
         state[e, ST_HIT_POINTS + c] = table[c, C_HIT_POINTS]
         state[e, ST_HIT_POINTS + members + c] = table[c, C_SHOTS]
-        state[e, ST_HIT_POINTS + 2 * members + c] = 0
 
 
 def step(table, config, seeds, state, actions, counts, obs, mask):
@@ -541,15 +513,16 @@ def write_views(table, config, state, e, obs, mask):
     slots = ally_slots + config[CF_FOE_SLOTS]
     units = state[e, S_LENGTH] / config[CF_UNIT_LIMIT]
     for t in range(obs.shape[1]):
-        in_fight, health, hit_points, ammunition, armour_rating = member_view(
-            state[e, ST_HIT_POINTS + t], table[t, C_HIT_POINTS], state[e, ST_HIT_POINTS + members + t],
-            table[t, C_SHOTS], table[t, C_ARMOUR_RATING])
+        left = max(state[e, ST_HIT_POINTS + t], 0)
+        shots, start_shots = state[e, ST_HIT_POINTS + members + t], table[t, C_SHOTS]
         obs[e, t, OBS_UNITS] = units
-        obs[e, t, GLOBAL_FIELDS + F_IN_FIGHT] = in_fight
-        obs[e, t, GLOBAL_FIELDS + F_HEALTH] = health
-        obs[e, t, GLOBAL_FIELDS + F_HIT_POINTS] = hit_points
-        obs[e, t, GLOBAL_FIELDS + F_AMMUNITION] = ammunition
-        obs[e, t, GLOBAL_FIELDS + F_ARMOUR_RATING] = armour_rating
+        obs[e, t, GLOBAL_FIELDS + F_IN_FIGHT] = 1.0 if left > 0 else 0.0
+        obs[e, t, GLOBAL_FIELDS + F_HEALTH] = left / table[t, C_HIT_POINTS]
+        # The scaled fields are clipped: the observation space is Box(0, 1), and hit points past the
+        # scale or an armour rating outside 0..1000 are allowed inputs.
+        obs[e, t, GLOBAL_FIELDS + F_HIT_POINTS] = min(left / HIT_POINTS_SCALE, 1.0)
+        obs[e, t, GLOBAL_FIELDS + F_AMMUNITION] = 1.0 if shots < 0 else (shots / start_shots if start_shots > 0 else 0.0)
+        obs[e, t, GLOBAL_FIELDS + F_ARMOUR_RATING] = min(max(table[t, C_ARMOUR_RATING] / ARMOUR_RATING_SCALE, 0.0), 1.0)
     for c in range(obs.shape[1]):
         side = table[c, C_SIDE]
         own_start, own_size = config[CF_SIDE_START + side], config[CF_SIDE_SIZE + side]
