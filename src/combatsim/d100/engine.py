@@ -180,15 +180,10 @@ NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "s
                 "_first_foe_in", "_target_of", "_may_toggle", "_press_spent", "_engaging_attack", "_involve",
                 "_only_met", "_outcome_now", "_first_wins", "_declare", "_move", "_block", "_attack_batch",
                 "_engage_after_attacks", "_finish", "word_tallies")
-#: Helpers that never allocate: compiled without Numba's runtime (no reference counting per call).
-NUMBA_NO_RUNTIME = (
-    "_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value", "wound_severity",
-    "escalate", "flee_target", "attack_outcome", "attack_tallies", "tally_counts", "word_bar", "word_tallies",
-    "_first_wins", "_first_foe_in", "_target_of", "_release", "_take_out", "_outcome_now", "_legal", "_may_toggle",
-    "_declare", "_wound", "_attack", "_press_spent", "_attack_batch", "_engaging_attack", "_involve", "_only_met",
-    "_engage_after_attacks", "_move", "_play_pass", "_finish", "_observe", "_block", "_reset_envs", "_step_envs",
-    "_begin", "ambush_contests", "_advance",
-)
+#: Helpers that never allocate (the inlined ones among them): compiled without Numba's runtime (no
+#: reference counting per call).
+NUMBA_NO_RUNTIME = (*NUMBA_INLINE, "attack_outcome", "attack_tallies", "tally_counts", "word_bar", "_play_pass",
+                    "_observe", "_reset_envs", "_step_envs", "_begin", "ambush_contests", "_advance")
 
 
 def state_size(members):
@@ -446,10 +441,11 @@ def _may_toggle(table, s, m, c):
 
 
 def _declare(table, s, m, c, external, first_pass, rng, counts):
-    """Member ``c`` (in the fight) declares: its scripted policy (``external`` SCRIPTED) or
-    ``external`` if legal, else nothing (counted as masked). Draws the policy d100 either way,
-    except for a surprised member in pass 1 of round 1, who draws nothing and does nothing."""
-    if first_pass and s[_at(M_SURPRISED, c, m)] != 0:
+    """Member ``c`` declares: its scripted policy (``external`` SCRIPTED) or ``external`` if legal,
+    else nothing (counted as masked). Draws the policy d100 either way, except for a member out of
+    the fight or surprised in pass 1 of round 1, who draws nothing and does nothing (any action but
+    "none" masked)."""
+    if s[_at(M_ACTIVE, c, m)] == 0 or (first_pass and s[_at(M_SURPRISED, c, m)] != 0):
         s[_at(M_ACTION, c, m)] = ACTION_NONE
         if external > ACTION_NONE:
             counts[C_MASKED] += 1
@@ -661,12 +657,7 @@ def _play_pass(table, s, m, actions, first_pass, rng, counts):
         s[_at(M_ATTACKED, c, m)] = -1
         s[_at(M_INVOLVED, c, m)] = -1
         s[_at(M_INVOLVED_MANY, c, m)] = 0
-        if s[_at(M_ACTIVE, c, m)] != 0:
-            _declare(table, s, m, c, actions[c], first_pass, rng, counts)
-        else:
-            s[_at(M_ACTION, c, m)] = ACTION_NONE
-            if actions[c] > ACTION_NONE:
-                counts[C_MASKED] += 1  # out of the fight: only "none"
+        _declare(table, s, m, c, actions[c], first_pass, rng, counts)
     _attack_batch(table, s, m, 1, rng, counts)
     _attack_batch(table, s, m, 0, rng, counts)
     outcome = _outcome_now(table, s, m)
@@ -840,23 +831,13 @@ def ambush_contests(table, config, s, counts, rng):
     ambush_side = config[G_AMBUSH_SIDE]
     if ambush_side < 0:
         return
-    ambushers = 0
-    for a in range(m):
-        if table[a, C_SIDE] == ambush_side:
-            ambushers += 1
-    rank = 0
+    a = -1
     for d in range(m):
         if table[d, C_SIDE] == ambush_side:
             continue
-        wanted = rank % ambushers
-        rank += 1
-        a = 0
-        while True:
-            if table[a, C_SIDE] == ambush_side:
-                if wanted == 0:
-                    break
-                wanted -= 1
-            a += 1
+        a = (a + 1) % m  # the next ambusher in table order, cycling
+        while table[a, C_SIDE] != ambush_side:
+            a = (a + 1) % m
         attacker_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
         defender_roll = stream_die(rng, np.uint64(D100), np.uint64(D100_THRESHOLD))
         if _first_wins(table, a, C_AMBUSH_ATTACK, attacker_roll, d, C_AMBUSH_DEFEND, defender_roll):
