@@ -370,13 +370,12 @@ def test_steps_count_passes_and_the_round_limit_is_unfinished():
     assert (counts[:, layout.F_ROUNDS] == 4).all()
 
 
-def test_damage_column_matches_the_layout():
-    for weapon in range(2):
-        for cover in range(2):
-            for armour in range(3):
-                for dual in range(2):
-                    assert engine._damage_column(weapon, cover, armour, dual) == layout.damage_column(
-                        weapon, cover, armour, dual)
+def test_damage_columns_fill_the_layout_block():
+    """Each weapon, cover, target armour and dual wield has its own pair of bars, together exactly the
+    table's columns C_DAMAGE .. C_POLICY - 1."""
+    columns = sorted(engine.damage_column(weapon, cover, armour, dual) + bar for weapon in range(2)
+                     for cover in range(2) for armour in range(3) for dual in range(2) for bar in range(2))
+    assert columns == list(range(layout.C_DAMAGE, layout.C_POLICY))
 
 
 def test_game_checks_its_names():

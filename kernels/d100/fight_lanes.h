@@ -116,7 +116,7 @@ typedef struct {
     /* Bars as bytes, clamped to 0..100 (a roll - 1 of 0..99 is below them or not, as before):
      * attack[c][steps] holds the critical and success bars (the bars ascend, so these two give
      * the tier that matters) for 0..4 penalty steps; damage[c][(cover * 3 + armour) * 2 + dual]
-     * the lethal and serious-or-worse bars of weapon 0, then weapon 1 (layout.damage_column).
+     * the lethal and serious-or-worse bars of weapon 0, then weapon 1 (engine.damage_column).
      * One table load a lane, where four were slower. */
     int32_t attack[D100F_MAX][5], damage[D100F_MAX][12];
     int32_t policy[D100F_MAX][8]; /* cumulative bounds, ascending; the last >= 100 */

@@ -32,7 +32,6 @@ from combatsim.d100.layout import (
     FIGHT_COUNT_NAMES,
     FIGHT_COUNTS,
     POLICY_NAMES,
-    damage_column,
 )
 from combatsim.runner import (
     FightInfo,
@@ -360,6 +359,8 @@ def _derived_row(side: int, fighting: int, pool: int, attack_pool: int, parkour:
                  policy: tuple, ranks: tuple, taper: str) -> tuple[int, ...]:
     """The row of checked inputs (canonical types, so equal inputs are equal keys). A game loop
     that plays the same combatants again skips the exact arithmetic: about 0.7 ms a combatant."""
+    from combatsim.d100.engine import damage_column  # the engine loads with the first table, not with the API
+
     multiplier, ambush, reflexes = (model.specialty_multiplier(r, taper) for r in ranks)
     dual_allowed = model.dual_wield_allowed(two_weapon, two_gun, [category for _, _, _, category, _ in weapons])
     first_category, first_long_range = weapons[0][3], weapons[0][4]

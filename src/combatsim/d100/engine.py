@@ -175,7 +175,7 @@ KERNEL_CONSTANTS = ("NO_WOUND", "FLESH", "SERIOUS", "LETHAL", "INSTANT_DEATH", "
 #: above it stay calls: inlined, they cost more compile time than they saved, and inlined into
 #: ``fight`` (which allocates, so runs with Numba's runtime) they made it several times slower.
 #: word_tallies is inlined for the Numba attack kernel's fast pass, a loop LLVM vectorises.
-NUMBA_INLINE = ("_at", "_damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
+NUMBA_INLINE = ("_at", "damage_column", "_tier", "tier_bars", "damage_bars", "split_attack_value",
                 "wound_severity", "escalate", "flee_target", "_legal", "_wound", "_attack", "_release", "_take_out",
                 "_first_foe_in", "_target_of", "_may_toggle", "_press_spent", "_engaging_attack", "_involve",
                 "_only_met", "_outcome_now", "_first_wins", "_declare", "_move", "_block", "_attack_batch",
@@ -222,8 +222,9 @@ def _at(field, c, m):
     return S_MEMBERS + c * MEMBER_FIELDS + field
 
 
-def _damage_column(weapon, cover, armour, dual_wield):
-    """layout.damage_column, here so the compiled engine has it (a test holds the two equal)."""
+def damage_column(weapon, cover, armour, dual_wield):
+    """Column of the lethal bar (the serious-or-worse bar follows) for weapon 0 or 1 (dual wield's
+    second weapon), target in cover (ranged attacker), target armour class 0..2, dual wield."""
     return C_DAMAGE + 2 * (((weapon * 2 + cover) * 3 + armour) * 2 + dual_wield)
 
 
@@ -483,7 +484,7 @@ def _declare(table, s, m, c, external, first_pass, rng, counts):
 def _wound(table, s, m, c, t, w, damage_roll, cover, critical, counts):
     """Weapon ``w`` of ``c`` wounds ``t``: severity from the damage bars, then escalation
     (three deadly flesh wounds make a serious one, two serious a lethal one)."""
-    column = _damage_column(w, cover, table[t, C_ARMOUR], s[_at(M_DUAL, c, m)])
+    column = damage_column(w, cover, table[t, C_ARMOUR], s[_at(M_DUAL, c, m)])
     # The bars ascend (lethal, serious or worse; model.damage_bars): the severity is counted, not
     # branched on (which wound a hit deals is a coin flip to the branch predictor).
     lethal = 1 if damage_roll <= table[c, column] else 0

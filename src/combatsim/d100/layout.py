@@ -86,9 +86,3 @@ C_DAMAGE = 42  # (lethal bar, serious-or-worse bar) per weapon, cover, target ar
 C_POLICY = 90  # cumulative policy bounds, one per POLICY_ACTIONS entry, the last = 100
 FIELDS = 98
 
-
-def damage_column(weapon: int, cover: int, armour: int, dual_wield: int) -> int:
-    """Column of the lethal bar (the serious-or-worse bar follows) for weapon 0 or 1 (dual wield's
-    second weapon), target in cover (ranged attacker), target armour class 0..2, dual wield."""
-    return C_DAMAGE + 2 * (((weapon * 2 + cover) * 3 + armour) * 2 + dual_wield)
-

@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from combatsim.d100 import model
-from combatsim.d100.engine import _first_wins, _legal, flee_target
+from combatsim.d100.engine import _first_wins, _legal, damage_column, flee_target
 from combatsim.d100.layout import (
     ACTION_ATTACK,
     ACTION_CHARGE,
@@ -55,7 +55,6 @@ from combatsim.d100.layout import (
     C_SIDE,
     CONTEST_FIELDS,
     POLICY_ACTIONS,
-    damage_column,
 )
 from combatsim.d100.odds import tier_law, wound_law
 from combatsim.fight_odds.chain import Numbering, Tally, check_states, segment_sum, zeros
